@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# execgate: one Makefile, every output under .output/. `make V=1` shows commands.
+
+OUTPUT   := .output
+CLANG    ?= clang
+CC       ?= gcc
+BPFTOOL  ?= bpftool
+ARCH     := x86
+VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
+
+LIBS     := libbpf libelf zlib yaml-0.1 libpcre2-8 libseccomp
+PKG_CFLAGS := $(shell pkg-config --cflags $(LIBS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lyaml -lpcre2-8 -lseccomp)
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing \
+            -I$(OUTPUT) -Ibpf -Iuserspace $(PKG_CFLAGS)
+LDLIBS   += $(PKG_LIBS) -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -I$(OUTPUT) -Ibpf -Ivmlinux/$(ARCH)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(wildcard userspace/*.c)
+USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
+LIB_OBJS  := $(filter-out $(OUTPUT)/obj/main.o,$(USER_OBJS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%,$(HELPER_SRCS))
+BENCH_SRCS  := $(wildcard tools/bench/*.c)
+BENCH_BINS  := $(patsubst tools/bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps run test test-unit test-integration test-vm check-asan bench fuzz clean vmlinux
+
+all: $(OUTPUT)/execgate
+
+deps:
+	$(Q)tools/install-deps.sh
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/tests/helpers $(OUTPUT)/bench $(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+# BPF objects and their skeletons.
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# Userspace: every object waits for every skeleton (they are cheap).
+$(OUTPUT)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/execgate.h $(SKELS) | $(OUTPUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/execgate: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+$(OUTPUT)/tests/helpers/%: tests/helpers/%.c | $(OUTPUT)/tests/helpers
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread $< -o $@
+
+$(OUTPUT)/bench/%: tools/bench/%.c $(LIB_OBJS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -pthread $< $(LIB_OBJS) -o $@ $(LDLIBS)
+
+# libFuzzer targets link the userspace objects rebuilt with sanitizers.
+FUZZ_CFLAGS := -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuserspace \
+               $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+$(OUTPUT)/fuzz/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) | $(OUTPUT)/fuzz
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+$(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(patsubst $(OUTPUT)/obj/%,$(OUTPUT)/fuzz/%,$(LIB_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@ $(LDLIBS)
+
+# AddressSanitizer build of the unit tests (used by `make test`).
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-asan: deps
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan CFLAGS="$(ASAN_CFLAGS)" \
+		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS))
+	$(Q)tests/run.sh --unit-only --unit-dir $(OUTPUT)/asan/tests
+
+build-tests: all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
+
+fuzz: $(FUZZ_BINS)
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	./$(OUTPUT)/execgate daemon $(RUN_ARGS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)tests/run.sh
+
+test-unit: build-tests
+	$(Q)tests/run.sh --unit-only
+
+test-integration: build-tests
+	$(Q)tests/run.sh --integration-only
+
+bench: deps
+	$(Q)tools/install-deps.sh bench
+	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)tools/bench/run.sh
+
+vmlinux:
+	$(Q)tools/gen-vmlinux.sh
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Runs every test suite and ends with the plain line "N passed, N failed, N skipped".
+# Each suite prints one line per test: "PASS name", "FAIL name", "SKIP name: reason".
+# A suite that exits non-zero without a FAIL line counts as one failure.
+#   tests/run.sh [--unit-only | --integration-only] [--unit-dir DIR]
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUTPUT:-.output}
+unit_dir=$OUT/tests
+only=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--unit-only) only=unit ;;
+	--integration-only) only=integration ;;
+	--unit-dir) unit_dir=$2; shift ;;
+	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+passed=0 failed=0 skipped=0
+log=$(mktemp -d /tmp/execgate-tests.XXXXXX)
+
+# run_suite NAME CMD...: runs, shows its lines, adds its counts.
+run_suite() {
+	local name=$1; shift
+	local out=$log/$name.out rc p f s
+	echo "== $name"
+	"$@" > "$out" 2>&1
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out"
+	p=$(grep -c '^PASS ' "$out"); f=$(grep -c '^FAIL ' "$out"); s=$(grep -c '^SKIP ' "$out")
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL $name: suite exited with status $rc; its output:"
+		tail -n 30 "$out" | sed 's/^/    /'
+		f=1
+	fi
+	echo "$name: $p passed, $f failed, $s skipped"
+	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+}
+
+if [ "$only" != integration ]; then
+	for t in "$unit_dir"/test_*; do
+		[ -x "$t" ] || continue
+		run_suite "unit/$(basename "$t")" "$t"
+	done
+	if [ -z "$only" ] && [ -x tests/fuzz/run.sh ]; then
+		run_suite fuzz tests/fuzz/run.sh
+	fi
+fi
+if [ "$only" != unit ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP integration: needs root (BPF, seccomp, cgroups)"
+		skipped=$((skipped + 1))
+	else
+		run_suite integration python3 tests/integration/run.py
+	fi
+	if [ -z "$only" ] && [ -x tests/vm/run.sh ]; then
+		run_suite vm tests/vm/run.sh
+	fi
+fi
+
+echo "logs in $log"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "unit.h"
+#include "json.h"
+
+static bool roundtrip(const char *in, size_t n, const char *want_json)
+{
+	struct sbuf out = {}, back = {};
+	bool ok = true;
+
+	json_str(&out, in, n);
+	if (want_json)
+		ok &= ASSERT_STREQ(sbuf_cstr(&out), want_json, "encoding");
+	ok &= ASSERT_OK(json_unescape(out.data + 1, out.len - 2, &back), "unescape");
+	ok &= ASSERT_EQ(back.len, n, "decoded length");
+	if (back.len == n)
+		ok &= ASSERT_MEMEQ(back.data, in, n, "decoded bytes");
+	sbuf_free(&out);
+	sbuf_free(&back);
+	return ok;
+}
+
+static void test_json_plain(void)
+{
+	roundtrip("curl", 4, "\"curl\"");
+	roundtrip("", 0, "\"\"");
+}
+
+static void test_json_escapes(void)
+{
+	roundtrip("a\"b\\c\nd\te\r\x01\x1f\x7f", 13, "\"a\\\"b\\\\c\\nd\\te\\r\\u0001\\u001f\\u007f\"");
+	roundtrip("nul\0in", 6, "\"nul\\u0000in\"");
+}
+
+static void test_json_utf8_kept(void)
+{
+	roundtrip("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 14, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
+}
+
+static void test_json_invalid_utf8_escaped(void)
+{
+	/* lone continuation, truncated sequence, overlong '/', encoded surrogate, > U+10FFFF */
+	roundtrip("\x80", 1, "\"\\udc80\"");
+	roundtrip("a\xc3", 2, "\"a\\udcc3\"");
+	roundtrip("\xc0\xaf", 2, "\"\\udcc0\\udcaf\"");
+	roundtrip("\xed\xb2\x80", 3, "\"\\udced\\udcb2\\udc80\"");
+	roundtrip("\xf4\x90\x80\x80", 4, "\"\\udcf4\\udc90\\udc80\\udc80\"");
+	roundtrip("\xff\xfe", 2, "\"\\udcff\\udcfe\"");
+}
+
+static void test_json_every_byte(void)
+{
+	char all[256];
+	int i;
+
+	for (i = 0; i < 256; i++)
+		all[i] = (char)i;
+	roundtrip(all, sizeof(all), NULL);
+}
+
+static void test_json_random_roundtrip(void)
+{
+	char buf[64];
+	unsigned int seed = 12345;
+	int i, j;
+
+	for (i = 0; i < 2000; i++) {
+		int n = rand_r(&seed) % (int)sizeof(buf);
+
+		for (j = 0; j < n; j++)
+			buf[j] = (char)rand_r(&seed);
+		if (!roundtrip(buf, n, NULL))
+			break;
+	}
+}
+
+int main(void)
+{
+	RUN(test_json_plain);
+	RUN(test_json_escapes);
+	RUN(test_json_utf8_kept);
+	RUN(test_json_invalid_utf8_escaped);
+	RUN(test_json_every_byte);
+	RUN(test_json_random_roundtrip);
+	return UNIT_DONE();
+}

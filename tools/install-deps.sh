@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Install, with apt-get, whatever the build and the tests need and this
+# machine lacks. Quiet and quick when everything is already there.
+#   tools/install-deps.sh          build + test packages
+#   tools/install-deps.sh vm       also what the qemu BPF LSM suite needs
+#   tools/install-deps.sh bench    also auditd (the benchmark's baseline)
+set -euo pipefail
+
+pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+      libyaml-dev libpcre2-dev libseccomp-dev python3 util-linux procps
+      libclang-rt-14-dev)
+for extra in "$@"; do
+	case "$extra" in
+	vm)    pkgs+=(qemu-system-x86 busybox-static cpio) ;;
+	bench) pkgs+=(auditd valgrind) ;;
+	*)     echo "install-deps: unknown group '$extra' (vm, bench)" >&2; exit 2 ;;
+	esac
+done
+
+missing=()
+for p in "${pkgs[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}; run as root or install them" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

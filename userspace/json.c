@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <string.h>
+#include "json.h"
+
+size_t utf8_seq_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	size_t len, i;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		len = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		len = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		len = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+static const char hex[] = "0123456789abcdef";
+
+void json_str(struct sbuf *b, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, run;
+
+	/* worst case: 6 output bytes per input byte, plus quotes */
+	if (sbuf_reserve(b, n + 2))
+		return;
+	sbuf_putc(b, '"');
+	while (i < n) {
+		run = i;
+		while (run < n && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+			run++;
+		if (run > i) {
+			sbuf_put(b, s + i, run - i);
+			i = run;
+			continue;
+		}
+		unsigned char c = s[i];
+		char esc[6] = { '\\', 'u', '0', '0', 0, 0 };
+
+		if (c >= 0x80) {
+			size_t l = utf8_seq_len(s + i, n - i);
+
+			if (l) {
+				sbuf_put(b, s + i, l);
+				i += l;
+				continue;
+			}
+			esc[2] = 'd';
+			esc[3] = 'c';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			sbuf_put(b, esc, 6);
+			i++;
+			continue;
+		}
+		switch (c) {
+		case '"': sbuf_put(b, "\\\"", 2); break;
+		case '\\': sbuf_put(b, "\\\\", 2); break;
+		case '\n': sbuf_put(b, "\\n", 2); break;
+		case '\t': sbuf_put(b, "\\t", 2); break;
+		case '\r': sbuf_put(b, "\\r", 2); break;
+		case '\b': sbuf_put(b, "\\b", 2); break;
+		case '\f': sbuf_put(b, "\\f", 2); break;
+		default:
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			sbuf_put(b, esc, 6);
+		}
+		i++;
+	}
+	sbuf_putc(b, '"');
+}
+
+void json_key(struct sbuf *b, const char *key, int *first)
+{
+	if (!*first)
+		sbuf_putc(b, ',');
+	*first = 0;
+	sbuf_putc(b, '"');
+	sbuf_puts(b, key);
+	sbuf_put(b, "\":", 2);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static void put_utf8(struct sbuf *out, uint32_t cp)
+{
+	char u[4];
+
+	if (cp < 0x80) {
+		sbuf_putc(out, cp);
+	} else if (cp < 0x800) {
+		u[0] = 0xc0 | (cp >> 6);
+		u[1] = 0x80 | (cp & 0x3f);
+		sbuf_put(out, u, 2);
+	} else if (cp < 0x10000) {
+		u[0] = 0xe0 | (cp >> 12);
+		u[1] = 0x80 | ((cp >> 6) & 0x3f);
+		u[2] = 0x80 | (cp & 0x3f);
+		sbuf_put(out, u, 3);
+	} else {
+		u[0] = 0xf0 | (cp >> 18);
+		u[1] = 0x80 | ((cp >> 12) & 0x3f);
+		u[2] = 0x80 | ((cp >> 6) & 0x3f);
+		u[3] = 0x80 | (cp & 0x3f);
+		sbuf_put(out, u, 4);
+	}
+}
+
+static int read_u4(const char *s, size_t n, size_t i, uint32_t *ret)
+{
+	uint32_t v = 0;
+	int k, h;
+
+	if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u')
+		return -EINVAL;
+	for (k = 2; k < 6; k++) {
+		h = hexval(s[i + k]);
+		if (h < 0)
+			return -EINVAL;
+		v = (v << 4) | h;
+	}
+	*ret = v;
+	return 0;
+}
+
+int json_unescape(const char *s, size_t n, struct sbuf *out)
+{
+	size_t i = 0;
+	uint32_t cp, lo;
+
+	while (i < n) {
+		if (s[i] != '\\') {
+			sbuf_putc(out, s[i++]);
+			continue;
+		}
+		if (i + 1 >= n)
+			return -EINVAL;
+		switch (s[i + 1]) {
+		case '"': sbuf_putc(out, '"'); i += 2; continue;
+		case '\\': sbuf_putc(out, '\\'); i += 2; continue;
+		case '/': sbuf_putc(out, '/'); i += 2; continue;
+		case 'n': sbuf_putc(out, '\n'); i += 2; continue;
+		case 't': sbuf_putc(out, '\t'); i += 2; continue;
+		case 'r': sbuf_putc(out, '\r'); i += 2; continue;
+		case 'b': sbuf_putc(out, '\b'); i += 2; continue;
+		case 'f': sbuf_putc(out, '\f'); i += 2; continue;
+		case 'u': break;
+		default: return -EINVAL;
+		}
+		if (read_u4(s, n, i, &cp))
+			return -EINVAL;
+		i += 6;
+		if (cp >= 0xdc80 && cp <= 0xdcff) {	/* an escaped raw byte */
+			sbuf_putc(out, (char)(cp & 0xff));
+			continue;
+		}
+		if (cp >= 0xd800 && cp <= 0xdbff && !read_u4(s, n, i, &lo) &&
+		    lo >= 0xdc00 && lo <= 0xdfff) {
+			cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+			i += 6;
+		}
+		put_utf8(out, cp);
+	}
+	return out->oom ? -ENOMEM : 0;
+}

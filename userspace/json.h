@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * JSON output for arbitrary bytes. Valid UTF-8 is written as is (control
+ * characters, quote and backslash escaped); every byte that is not part of
+ * valid UTF-8 is written as the lone surrogate \udcXX (XX = the byte), the
+ * "surrogateescape" convention of PEP 383, so a reader recovers the exact
+ * bytes. See docs/events.md.
+ */
+#ifndef EG_JSON_H
+#define EG_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "sbuf.h"
+
+/* Appends s[0..n) as a quoted JSON string. */
+void json_str(struct sbuf *b, const char *s, size_t n);
+/* Appends "key": (comma first unless *first) */
+void json_key(struct sbuf *b, const char *key, int *first);
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 if s[0] starts none. */
+size_t utf8_seq_len(const unsigned char *s, size_t n);
+/* Decodes one JSON string body produced by json_str (for tests and tools). */
+int json_unescape(const char *s, size_t n, struct sbuf *out);
+
+#endif

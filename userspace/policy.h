@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The exec policy: a YAML file (libyaml) compiled into an evaluator. The
+ * daemon annotates every event with policy_eval(); the enforcement layers
+ * (seccomp sessions, kernel rules) call the same function.
+ * Format: policy/README.md. Library code: returns 0 or -errno, never prints.
+ */
+#ifndef EG_POLICY_H
+#define EG_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum eg_decision {
+	EG_DECISION_ALLOW = 0,
+	EG_DECISION_DENY,
+	EG_DECISION_APPROVAL,
+	EG_DECISION_AUDIT,
+};
+
+/* "allow", "deny", "approval", "audit" */
+const char *eg_decision_name(enum eg_decision d);
+
+/* One exec, as the daemon or a supervisor saw it. */
+struct eg_exec_req {
+	const char *filename;		/* the executed path, NUL terminated */
+	const char *const *argv;	/* argc NUL-terminated strings (argv[0] first) */
+	unsigned int argc;
+	int depth;			/* 0 = direct, >= 1 = nested */
+	const char *cgroup;		/* cgroup v2 path from the hierarchy root ("/a/b"), NULL if unknown */
+	uint32_t uid;
+	const char *session;		/* NULL outside sessions */
+	bool truncated;			/* argv (or filename) was cut */
+};
+
+struct eg_verdict {
+	enum eg_decision decision;
+	const char *rule;		/* NULL: default_decision; "internal_bypass"; "on_truncated" */
+	const char *message;		/* the rule's message, or NULL */
+	int rule_index;			/* index in the file's commands, -1 if none */
+};
+
+enum eg_timeout_action {
+	EG_TIMEOUT_DENY = 0,
+	EG_TIMEOUT_ALLOW,
+};
+
+/* sandbox.seccomp.execve settings, with the seed's defaults. */
+struct eg_policy_settings {
+	bool execve_enabled;		/* default false */
+	uint32_t max_argc;		/* default 1000 */
+	uint32_t max_argv_bytes;	/* default 65536 */
+	enum eg_decision on_truncated;	/* deny (default), allow, approval */
+	uint64_t approval_timeout_ms;	/* default 10000 */
+	bool approval_timeout_set;	/* the file names approval_timeout */
+	enum eg_timeout_action approval_timeout_action; /* default deny */
+	enum eg_decision default_decision; /* default allow */
+};
+
+/* A problem found while loading or linting: FILE:LINE:COLUMN: message. */
+struct eg_diag {
+	char file[256];
+	int line;			/* 1-based; 0 if not tied to a place */
+	int column;			/* 1-based */
+	bool warning;			/* lint warning, not an error */
+	char msg[512];
+};
+
+struct eg_diags {
+	struct eg_diag *v;
+	size_t n, cap;
+};
+
+void eg_diags_free(struct eg_diags *d);
+
+struct eg_policy;
+
+/*
+ * Loads and compiles a policy. On error returns -EINVAL (or -errno for I/O)
+ * and fills diags with at least one error; ret_policy is untouched on
+ * failure. Warnings (lint) are added to diags in both cases.
+ */
+int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_diags *diags);
+int policy_load_buf(const char *buf, size_t len, const char *name,
+		    struct eg_policy **ret_policy, struct eg_diags *diags);
+void policy_free(struct eg_policy *p);
+
+/* First match wins; no match gives default_decision. Never fails. */
+void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struct eg_verdict *ret);
+
+const struct eg_policy_settings *policy_settings(const struct eg_policy *p);
+/* Hex sha256 of the file's bytes (65 bytes with the NUL). */
+const char *policy_sha256(const struct eg_policy *p);
+size_t policy_rule_count(const struct eg_policy *p);
+
+#endif
