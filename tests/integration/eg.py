@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Shared helpers for the integration tests: run the daemon, read its events,
+make cgroups, and decode strings back to the exact bytes."""
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, os.environ.get("OUTPUT", ".output"))
+EXECGATE = os.path.join(OUT, "execgate")
+HELPERS = os.path.join(OUT, "tests", "helpers")
+CGROUP2 = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") and \
+    os.path.exists("/sys/fs/cgroup/unified/cgroup.procs") else "/sys/fs/cgroup"
+
+
+class Skip(Exception):
+    pass
+
+
+def raw(s):
+    """The exact bytes behind a decoded JSON string (docs/events.md)."""
+    return s.encode("utf-8", "surrogateescape")
+
+
+def token():
+    return "egt%d_%d" % (os.getpid(), time.monotonic_ns() % 10**9)
+
+
+class Daemon:
+    def __init__(self, ctx, args=(), output=None, pin_path=None, env=None, ready=True):
+        self.ctx = ctx
+        self.pin_path = pin_path or "/sys/fs/bpf/egtest-%d-%d" % (os.getpid(), ctx.seq())
+        self.output = output or os.path.join(ctx.tmpdir(), "events.jsonl")
+        self.stderr_path = self.output + ".stderr"
+        self.stderr = open(self.stderr_path, "wb")
+        cmd = [EXECGATE, "daemon", "--output", self.output, "--pin-path", self.pin_path] + list(args)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr,
+                                     env=env, start_new_session=True)
+        ctx.on_cleanup(self.kill)
+        if ready:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("daemon exited with %s: %s" % (self.proc.returncode, self.err()))
+            for e in self.events():
+                if e.get("type") == "daemon" and e.get("event") == "start":
+                    return e
+            time.sleep(0.05)
+        raise AssertionError("daemon not ready after %ss: %s" % (timeout, self.err()))
+
+    def err(self):
+        try:
+            with open(self.stderr_path, "rb") as f:
+                return f.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def lines(self):
+        try:
+            with open(self.output, "rb") as f:
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        return data.split(b"\n")[:-1]  # only complete lines
+
+    def events(self):
+        return [json.loads(l) for l in self.lines()]
+
+    def wait_for(self, pred, timeout=10, what="event"):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            evs = [e for e in self.events() if pred(e)]
+            if evs:
+                return evs
+            time.sleep(0.05)
+        raise AssertionError("no %s within %ss" % (what, timeout))
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError("daemon did not stop within %ss" % timeout)
+        self.stderr.close()
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if not self.stderr.closed:
+            self.stderr.close()
+        if os.path.isdir(self.pin_path):
+            shutil.rmtree(self.pin_path, ignore_errors=True)
+
+
+class Ctx:
+    execgate = EXECGATE
+    root = ROOT
+    out = OUT
+
+    def __init__(self):
+        self._cleanups = []
+        self._seq = 0
+
+    def seq(self):
+        self._seq += 1
+        return self._seq
+
+    def skip(self, reason):
+        raise Skip(reason)
+
+    def helper(self, name):
+        p = os.path.join(HELPERS, name)
+        if not os.access(p, os.X_OK):
+            raise AssertionError("test helper %s not built (make build-tests)" % p)
+        return p
+
+    def on_cleanup(self, fn):
+        self._cleanups.append(fn)
+
+    def cleanup(self):
+        while self._cleanups:
+            fn = self._cleanups.pop()
+            try:
+                fn()
+            except Exception:
+                pass
+
+    def tmpdir(self):
+        d = tempfile.mkdtemp(prefix="egtest.")
+        self.on_cleanup(lambda: shutil.rmtree(d, ignore_errors=True))
+        return d
+
+    def daemon(self, *args, **kw):
+        return Daemon(self, args=args, **kw)
+
+    def cgroup(self):
+        """A fresh cgroup v2 directory; (path relative to the root, absolute path, id)."""
+        name = "egtest-%d-%d" % (os.getpid(), self.seq())
+        path = os.path.join(CGROUP2, name)
+        os.mkdir(path)
+
+        def rm():
+            try:
+                with open(os.path.join(path, "cgroup.procs")) as f:
+                    pids = f.read().split()
+                for p in pids:
+                    try:
+                        with open(os.path.join(CGROUP2, "cgroup.procs"), "w") as f:
+                            f.write(p)
+                    except OSError:
+                        pass
+                os.rmdir(path)
+            except OSError:
+                pass
+        self.on_cleanup(rm)
+        return "/" + name, path, os.stat(path).st_ino
+
+    def run(self, argv, check=True, **kw):
+        return subprocess.run(argv, check=check, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, **kw)
