@@ -197,7 +197,7 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
-	if (size > EG_SCRATCH_SIZE(max_argv_bytes))
+	if (size > EG_RECORD_MAX(max_argv_bytes))
 		return;
 	/* Batch: wake the daemon only past the fill threshold; its timer does the rest. */
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
@@ -273,7 +273,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	struct mm_struct *mm;
 	unsigned long arg_start, arg_end;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 off, n, len;
+	__u32 off, n;
+	__u64 len;
 	__u64 now = bpf_ktime_get_boot_ns();
 	char *buf;
 
@@ -317,14 +318,10 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	arg_start = BPF_CORE_READ(mm, arg_start);
 	arg_end = BPF_CORE_READ(mm, arg_end);
 	len = arg_end > arg_start ? arg_end - arg_start : 0;
-	e->argv_bytes = len;
-	if (len > max_argv_bytes) {
-		len = max_argv_bytes;
+	e->argv_bytes = len > 0xffffffffull ? 0xffffffffu : len;
+	if (len > max_argv_bytes)
 		e->flags |= EG_F_ARGV_TRUNC;
-	}
-	barrier_var(len);
-	if (len > EG_ARGV_LIMIT)
-		len = EG_ARGV_LIMIT;
+	eg_clamp(len, max_argv_bytes);
 	barrier_var(off);
 	if (off > EG_EVENT_HDR + EG_FILENAME_MAX + EG_CWD_MAX)
 		goto update;
@@ -416,7 +413,7 @@ struct argv_walk {
 static long argv_step(__u32 i, struct argv_walk *w)
 {
 	const char *arg = NULL;
-	__u32 off = w->off, pos = w->pos, room;
+	__u64 off = w->off, pos = w->pos, room;
 	char *buf;
 	long n;
 
@@ -426,7 +423,13 @@ static long argv_step(__u32 i, struct argv_walk *w)
 	}
 	if (!arg)
 		return 1;
+	/*
+	 * argc is only counted, never compared here: a compared counter would
+	 * make every iteration a distinct verifier state.
+	 */
 	w->argc++;
+	if (i == EG_ARGC_SCAN - 1)
+		w->flags |= EG_F_ARGC_INEXACT;
 	if (w->full)
 		return 0;
 	if (off > EG_EVENT_HDR + EG_FILENAME_MAX + EG_CWD_MAX || pos >= max_argv_bytes ||
@@ -439,9 +442,8 @@ static long argv_step(__u32 i, struct argv_walk *w)
 	if (!buf)
 		return 1;
 	room = max_argv_bytes - pos;
-	barrier_var(room);
-	if (room > EG_ARGV_LIMIT)
-		room = EG_ARGV_LIMIT;
+	eg_clamp(room, EG_ARG_READ_MAX);
+	eg_clamp(pos, max_argv_bytes);
 	n = bpf_probe_read_user_str(buf + off + pos, room, arg);
 	if (n < 0) {
 		w->flags |= EG_F_ARGV_FAULT;
@@ -517,8 +519,6 @@ static __always_inline void report_failed(long ret)
 	aw.off = off;
 	if (aw.argv)
 		bpf_loop(EG_ARGC_SCAN, argv_step, &aw, 0);
-	if (aw.argc >= EG_ARGC_SCAN)
-		e->flags |= EG_F_ARGC_INEXACT;
 	e->flags |= aw.flags;
 	e->argc = aw.argc;
 	e->argv_bytes = aw.bytes;

@@ -9,4 +9,14 @@
 #define eg_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - bpf_core_field_offset(type, member)))
 
+/*
+ * v = min(v, max) on the very register that is used afterwards: written in C,
+ * clang may compare one copy and use another, and the verifier then sees an
+ * unbounded size. max may be a const volatile (known to the verifier).
+ */
+#define eg_clamp(v, max)						\
+	asm volatile("if %[val] <= %[lim] goto +1\n\t"			\
+		     "%[val] = %[lim]"					\
+		     : [val] "+r"(v) : [lim] "r"((__u64)(max)))
+
 #endif /* EXECGATE_BPF_H */

@@ -16,6 +16,7 @@
 #define EG_ARGV_DEFAULT		(64 * 1024)	/* seed 001: max_argv_bytes 65536 */
 #define EG_ARGV_LIMIT		(2 * 1024 * 1024) /* largest --max-argv-bytes */
 #define EG_ARGC_SCAN		65536	/* argv pointers counted for a failed exec */
+#define EG_ARG_READ_MAX		(128 * 1024) /* one string of a failed exec's argv (MAX_ARG_STRLEN) */
 #define EG_RINGBUF_DEFAULT	(16 * 1024 * 1024)
 
 enum eg_event_type {
@@ -110,8 +111,12 @@ struct eg_counters {
 	__u64 storage_failed;	/* task storage could not be created */
 };
 
-/* Size of one CPU's scratch record for a given argv cap. */
-#define EG_SCRATCH_SIZE(argv_cap) \
+/*
+ * Size of one CPU's scratch record for a given argv cap: the largest record,
+ * plus room for one more string read so the verifier can bound each read.
+ */
+#define EG_RECORD_MAX(argv_cap) \
 	(sizeof(struct eg_event) + EG_FILENAME_MAX + EG_CWD_MAX + (argv_cap))
+#define EG_SCRATCH_SIZE(argv_cap) (EG_RECORD_MAX(argv_cap) + EG_ARG_READ_MAX)
 
 #endif /* EXECGATE_H */

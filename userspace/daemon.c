@@ -1,4 +1,541 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
+ * into JSON lines (or a table on a terminal), report every lost record.
+ *
+ * Batching is the whole performance story (DESIGN.md, "Performance notes"):
+ * the BPF side submits without waking us, we drain on a short timer or when
+ * the ring passes a fill threshold, and write the output in large chunks.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "commands.h"
+#include "execgate.h"
+#include "execgate.skel.h"
+#include "format.h"
+#include "json.h"
 #include "log.h"
-int do_daemon(int argc, char **argv) { (void)argc; (void)argv; p_err("daemon: not built yet"); return 1; }
+#include "mounts.h"
+#include "pidfile.h"
+#include "probe.h"
+#include "record.h"
+#include "tracer.h"
+#include "version.h"
+
+#define DRAIN_INTERVAL_MS	100
+#define FLUSH_BYTES		(1 << 20)
+
+enum out_format { FMT_AUTO, FMT_JSON, FMT_TEXT };
+
+struct daemon_opts {
+	const char *output;		/* NULL or "-": stdout */
+	const char *pin_path;
+	const char *cgroup;
+	uint32_t max_argv_bytes;
+	uint32_t ringbuf_size;
+	enum out_format format;
+};
+
+struct daemon {
+	struct daemon_opts o;
+	struct execgate_bpf *skel;
+	struct ring_buffer *rb;
+	struct eg_decoder dec;
+	struct sbuf out;
+	int out_fd;
+	bool text;
+	bool write_failed;
+	int64_t boot_to_real;
+	uint64_t written_exec, written_failed, malformed;
+	uint64_t lost_reported;
+	struct eg_mode mode;
+};
+
+static const char doc[] =
+"Trace every execve/execveat on this host and write one event per line.\n"
+"\n"
+"Events are JSON lines (schema v1, docs/events.md) when the output is a file\n"
+"or a pipe, a readable table when it is a terminal. The first record says how\n"
+"the daemon runs; SIGINT/SIGTERM drain the ring buffer, write a stop record\n"
+"and exit 0; SIGHUP reopens --output (for logrotate). Maps are pinned under\n"
+"--pin-path for bpftool and 'execgate stats' (docs/maps.md).";
+
+enum {
+	OPT_PIN_PATH = 0x100,
+	OPT_MAX_ARGV,
+	OPT_RINGBUF,
+	OPT_FORMAT,
+	OPT_CGROUP,
+};
+
+static const struct argp_option options[] = {
+	{ "output", 'o', "FILE", 0, "Append events to FILE (default: stdout)", 0 },
+	{ "pin-path", OPT_PIN_PATH, "DIR", 0, "Pin maps under DIR (default " EG_PIN_PATH_DEFAULT ")", 0 },
+	{ "max-argv-bytes", OPT_MAX_ARGV, "N", 0,
+	  "Bytes of argv kept per exec (default 65536, up to 2097152); longer argv is cut at an argument boundary and flagged", 0 },
+	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0,
+	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 0 },
+	{ "format", OPT_FORMAT, "json|text", 0, "Output format (default: text on a terminal, else json)", 0 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only report tasks in this cgroup v2 directory or below", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf debug output", 0 },
+	{},
+};
+
+static int parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct daemon_opts *o = state->input;
+	uint64_t v;
+
+	switch (key) {
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_PIN_PATH:
+		if (arg[0] != '/')
+			argp_error(state, "--pin-path must be an absolute path");
+		o->pin_path = arg;
+		break;
+	case OPT_MAX_ARGV:
+		if (parse_size(arg, &v) || v < 16 || v > EG_ARGV_LIMIT)
+			argp_error(state, "--max-argv-bytes must be between 16 and %d", EG_ARGV_LIMIT);
+		o->max_argv_bytes = v;
+		break;
+	case OPT_RINGBUF:
+		if (parse_size(arg, &v) || v < 4096 || v > (1u << 30) || (v & (v - 1)))
+			argp_error(state, "--ringbuf-size must be a power of two between 4096 and 1G");
+		o->ringbuf_size = v;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "json"))
+			o->format = FMT_JSON;
+		else if (!strcmp(arg, "text"))
+			o->format = FMT_TEXT;
+		else
+			argp_error(state, "--format is json or text");
+		break;
+	case OPT_CGROUP:
+		o->cgroup = arg;
+		break;
+	case 'v':
+		eg_verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+
+/* ---- output ------------------------------------------------------------- */
+
+static int open_output(const char *path)
+{
+	if (!path || !strcmp(path, "-"))
+		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+}
+
+static int flush_out(struct daemon *d)
+{
+	size_t off = 0;
+
+	if (d->out.oom) {
+		p_err("out of memory buffering events");
+		d->write_failed = true;
+	}
+	while (off < d->out.len && !d->write_failed) {
+		ssize_t n = write(d->out_fd, d->out.data + off, d->out.len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			p_err("writing events to %s failed: %s; stopping",
+			      d->o.output ? d->o.output : "stdout", n < 0 ? strerror(errno) : "short write");
+			d->write_failed = true;
+			break;
+		}
+		off += n;
+	}
+	sbuf_reset(&d->out);
+	return d->write_failed ? -EIO : 0;
+}
+
+/* Text mode shows daemon and lost records as comment lines. */
+static void emit_meta_text(struct daemon *d, const char *line)
+{
+	sbuf_printf(&d->out, "# %s\n", line);
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct daemon *d = ctx;
+	struct eg_record r;
+
+	if (record_decode(&d->dec, data, size, &r)) {
+		d->malformed++;
+		return 0;
+	}
+	if (d->text)
+		format_record_text(&d->out, &r, d->boot_to_real, NULL);
+	else
+		format_record_json(&d->out, &r, d->boot_to_real, NULL);
+	if (r.h.type == EG_EVENT_EXEC)
+		d->written_exec++;
+	else
+		d->written_failed++;
+	if (d->out.len >= FLUSH_BYTES)
+		flush_out(d);
+	return 0;
+}
+
+static void report_lost(struct daemon *d)
+{
+	struct eg_counters c;
+	uint64_t lost;
+
+	if (tracer_read_counters(bpf_map__fd(d->skel->maps.counters), &c))
+		return;
+	lost = c.lost_exec + c.lost_exec_failed;
+	if (lost <= d->lost_reported)
+		return;
+	if (d->text) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all",
+			 lost - d->lost_reported, lost);
+		emit_meta_text(d, line);
+	} else {
+		format_json_open(&d->out, "lost", clock_real_ns());
+		sbuf_printf(&d->out, ",\"count\":%" PRIu64 ",\"total\":%" PRIu64
+			    ",\"exec\":%llu,\"exec_failed\":%llu}\n",
+			    lost - d->lost_reported, lost, (unsigned long long)c.lost_exec,
+			    (unsigned long long)c.lost_exec_failed);
+	}
+	d->lost_reported = lost;
+}
+
+static void drain(struct daemon *d)
+{
+	d->boot_to_real = clock_boot_to_real();
+	ring_buffer__consume(d->rb);
+	report_lost(d);
+	flush_out(d);
+}
+
+/* ---- daemon records ----------------------------------------------------- */
+
+static void emit_start(struct daemon *d)
+{
+	if (d->text) {
+		char line[512];
+
+		snprintf(line, sizeof(line),
+			 "execgate %s started: tracer=%s kernel_enforcement=%s session_enforcement=%s, maps in %s",
+			 EG_VERSION, d->mode.tracer, d->mode.kernel_enforcement,
+			 d->mode.session_enforcement, d->o.pin_path);
+		emit_meta_text(d, line);
+		format_text_header(&d->out);
+		return;
+	}
+	format_json_open(&d->out, "daemon", clock_real_ns());
+	sbuf_printf(&d->out, ",\"event\":\"start\",\"version\":\"%s\",\"pid\":%d", EG_VERSION,
+		    (int)getpid());
+	sbuf_printf(&d->out, ",\"mode\":{\"tracer\":\"%s\",\"kernel_enforcement\":\"%s\","
+		    "\"session_enforcement\":\"%s\"}", d->mode.tracer, d->mode.kernel_enforcement,
+		    d->mode.session_enforcement);
+	sbuf_puts(&d->out, ",\"features_used\":[\"tp_btf\",\"task_storage\",\"ringbuf\",\"tracepoint\"]");
+	sbuf_puts(&d->out, ",\"pin_path\":");
+	json_str(&d->out, d->o.pin_path, strlen(d->o.pin_path));
+	sbuf_printf(&d->out, ",\"max_argv_bytes\":%u,\"ringbuf_size\":%u", d->o.max_argv_bytes,
+		    d->o.ringbuf_size);
+	sbuf_puts(&d->out, ",\"cgroup\":");
+	if (d->o.cgroup)
+		json_str(&d->out, d->o.cgroup, strlen(d->o.cgroup));
+	else
+		sbuf_puts(&d->out, "null");
+	sbuf_puts(&d->out, "}\n");
+}
+
+static void emit_stop(struct daemon *d)
+{
+	struct eg_counters c = {};
+
+	tracer_read_counters(bpf_map__fd(d->skel->maps.counters), &c);
+	if (d->text) {
+		char line[256];
+
+		snprintf(line, sizeof(line),
+			 "execgate stopped: %" PRIu64 " exec, %" PRIu64 " exec_failed written, %" PRIu64 " lost",
+			 d->written_exec, d->written_failed, (uint64_t)(c.lost_exec + c.lost_exec_failed));
+		emit_meta_text(d, line);
+		return;
+	}
+	format_json_open(&d->out, "daemon", clock_real_ns());
+	sbuf_printf(&d->out, ",\"event\":\"stop\",\"exec\":%" PRIu64 ",\"exec_failed\":%" PRIu64
+		    ",\"lost\":%llu,\"argv_truncated\":%llu,\"read_faults\":%llu"
+		    ",\"malformed\":%" PRIu64 "}\n",
+		    d->written_exec, d->written_failed,
+		    (unsigned long long)(c.lost_exec + c.lost_exec_failed),
+		    (unsigned long long)c.argv_truncated, (unsigned long long)c.read_faults,
+		    d->malformed);
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static int setup_signals(int *ret_fd)
+{
+	sigset_t set;
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+static int reopen_output(struct daemon *d)
+{
+	int fd;
+
+	if (!d->o.output || !strcmp(d->o.output, "-"))
+		return 0;
+	fd = open_output(d->o.output);
+	if (fd < 0)
+		return -errno;
+	flush_out(d);
+	dup3(fd, d->out_fd, O_CLOEXEC);
+	close(fd);
+	return 0;
+}
+
+/* The pin directory is created by tracer_pin(); its parent must be a bpffs. */
+static int mount_pin_parent(const char *pin_path)
+{
+	char parent[PATH_MAX];
+	char *slash;
+
+	if (snprintf(parent, sizeof(parent), "%s", pin_path) >= (int)sizeof(parent))
+		return -ENAMETOOLONG;
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return -EINVAL;
+	if (slash == parent)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return eg_mount_bpffs(parent);
+}
+
+static int run_loop(struct daemon *d, int sfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, evs[4];
+	bool stop = false;
+	int epfd, i, n, err = 0;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return -errno;
+	ev.data.fd = sfd;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev))
+		goto fail;
+	ev.data.fd = ring_buffer__epoll_fd(d->rb);
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+		goto fail;
+
+	while (!stop && !d->write_failed) {
+		n = epoll_wait(epfd, evs, 4, DRAIN_INTERVAL_MS);
+		if (n < 0 && errno != EINTR)
+			goto fail;
+		for (i = 0; i < n; i++) {
+			struct signalfd_siginfo si;
+
+			if (evs[i].data.fd != sfd)
+				continue;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP) {
+					int e = reopen_output(d);
+
+					if (e)
+						p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
+						       d->o.output, strerror(-e));
+				} else {
+					stop = true;
+				}
+			}
+		}
+		drain(d);
+	}
+	close(epfd);
+	return d->write_failed ? -EIO : 0;
+fail:
+	err = -errno;
+	close(epfd);
+	return err;
+}
+
+int do_daemon(int argc, char **argv)
+{
+	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
+	struct daemon d = { .out_fd = -1 };
+	struct tracer_opts to = {};
+	struct eg_features feats;
+	char pidfile[PATH_MAX];
+	int pid_fd = -1, sfd = -1, err, rc = 1;
+	pid_t other = 0;
+
+	d.o.pin_path = EG_PIN_PATH_DEFAULT;
+	d.o.max_argv_bytes = EG_ARGV_DEFAULT;
+	d.o.ringbuf_size = EG_RINGBUF_DEFAULT;
+	if (argp_parse(&argp, argc, argv, 0, NULL, &d.o))
+		return 2;
+	eg_libbpf_setup();
+
+	if (geteuid() != 0) {
+		p_err("daemon: needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)");
+		return 1;
+	}
+	err = pidfile_path(d.o.pin_path, pidfile, sizeof(pidfile));
+	if (!err)
+		err = pidfile_acquire(pidfile, &pid_fd, &other);
+	if (err == -EBUSY) {
+		p_err("another execgate daemon (pid %d) is running on pin path %s", (int)other, d.o.pin_path);
+		return 1;
+	}
+	if (err) {
+		p_err("cannot take the daemon lock %s: %s", pidfile, strerror(-err));
+		return 1;
+	}
+	err = setup_signals(&sfd);
+	if (err) {
+		p_err("cannot set up signal handling: %s", strerror(-err));
+		goto cleanup;
+	}
+	d.out_fd = open_output(d.o.output);
+	if (d.out_fd < 0) {
+		p_err("cannot open %s: %s", d.o.output, strerror(errno));
+		goto cleanup;
+	}
+	d.text = d.o.format == FMT_TEXT ||
+		 (d.o.format == FMT_AUTO && (!d.o.output || !strcmp(d.o.output, "-")) && isatty(STDOUT_FILENO));
+
+	to.max_argv_bytes = d.o.max_argv_bytes;
+	to.ringbuf_size = d.o.ringbuf_size;
+	if (d.o.cgroup) {
+		err = cgroup_resolve(d.o.cgroup, &to.cgroup_id, &to.cgroup_level);
+		if (err) {
+			p_err("--cgroup %s: %s (a cgroup v2 directory, absolute or relative to the cgroup2 mount)",
+			      d.o.cgroup, strerror(-err));
+			goto cleanup;
+		}
+	}
+	err = mount_pin_parent(d.o.pin_path);
+	if (err) {
+		p_err("cannot mount bpffs for %s: %s", d.o.pin_path, strerror(-err));
+		goto cleanup;
+	}
+	err = eg_mount_tracefs();
+	if (err) {
+		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
+		goto cleanup;
+	}
+	probe_features(&feats);
+	probe_mode(&feats, &d.mode);
+
+	err = tracer_start(&to, &d.skel);
+	if (err) {
+		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
+		      strerror(-err));
+		goto cleanup;
+	}
+	err = tracer_pin(d.skel, d.o.pin_path);
+	if (err) {
+		p_err("cannot pin maps under %s: %s", d.o.pin_path, strerror(-err));
+		goto cleanup;
+	}
+	d.rb = ring_buffer__new(bpf_map__fd(d.skel->maps.events), on_record, &d, NULL);
+	if (!d.rb) {
+		p_err("cannot open the ring buffer: %s", strerror(errno));
+		goto cleanup;
+	}
+	d.boot_to_real = clock_boot_to_real();
+	emit_start(&d);
+	if (flush_out(&d))
+		goto cleanup;
+	p_info("tracing every exec (tracer %s, kernel enforcement %s, sessions %s); events to %s",
+	       d.mode.tracer, d.mode.kernel_enforcement, d.mode.session_enforcement,
+	       d.o.output ? d.o.output : "stdout");
+
+	err = run_loop(&d, sfd);
+
+	/* Stop new records, then take everything still queued. */
+	tracer_detach(d.skel);
+	d.boot_to_real = clock_boot_to_real();
+	while (ring_buffer__consume(d.rb) > 0)
+		;
+	report_lost(&d);
+	emit_stop(&d);
+	flush_out(&d);
+	rc = (err || d.write_failed) ? 1 : 0;
+	if (err && err != -EIO)
+		p_err("event loop failed: %s", strerror(-err));
+
+cleanup:
+	ring_buffer__free(d.rb);
+	if (d.skel)
+		tracer_unpin(d.skel, d.o.pin_path);
+	tracer_destroy(d.skel);
+	decoder_free(&d.dec);
+	sbuf_free(&d.out);
+	if (d.out_fd >= 0)
+		close(d.out_fd);
+	if (sfd >= 0)
+		close(sfd);
+	pidfile_release(pidfile, pid_fd);
+	return rc;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Decoding of one ring-buffer record (struct eg_event + its strings) into
+ * views of its fields. The record's memory is the ring buffer's, mapped
+ * read-only: decoding never writes to it; argv elements point into it and
+ * the working directory is rebuilt into the caller's buffer.
+ */
+#ifndef EG_RECORD_H
+#define EG_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "execgate.h"
+#include "sbuf.h"
+
+struct eg_str {
+	const char *p;
+	size_t len;
+};
+
+struct eg_record {
+	struct eg_event h;		/* a copy: aligned and writable */
+	struct eg_str filename;		/* without the NUL */
+	struct eg_str cwd;		/* "/a/b", in the caller's buffer */
+	struct eg_str *argv;		/* the whole arguments kept */
+	size_t argv_kept;
+	bool argv_truncated;		/* argv cut (at an argument boundary) */
+	bool filename_truncated;
+	bool cwd_truncated;
+};
+
+/* Reusable buffers, so decoding allocates only while records grow. */
+struct eg_decoder {
+	struct sbuf cwd;
+	struct eg_str *argv;
+	size_t argv_cap;
+};
+
+/*
+ * Decodes data[0..size). Returns 0, or -EINVAL for a record whose lengths
+ * do not add up (never expected from our BPF side; counted, not trusted).
+ */
+int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg_record *ret);
+void decoder_free(struct eg_decoder *d);
+
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "execgate.h"
+#include "execgate.skel.h"
+#include "tracer.h"
+
+const char *const tracer_pinned_maps[] = { "tasks", "procs", "counters", NULL };
+
+static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
+{
+	return bpf_object__find_map_by_name(skel->obj, name);
+}
+
+int tracer_start(const struct tracer_opts *o, struct execgate_bpf **ret_skel)
+{
+	struct execgate_bpf *skel;
+	int ncpus, err;
+
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	skel = execgate_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->max_argv_bytes = o->max_argv_bytes;
+	skel->rodata->filter_cgroup_id = o->cgroup_id;
+	skel->rodata->filter_cgroup_level = o->cgroup_level;
+	/* wake the reader when an eighth of the ring is queued; its timer does the rest */
+	skel->rodata->wakeup_bytes = o->ringbuf_size / 8;
+	err = bpf_map__set_max_entries(skel->maps.events, o->ringbuf_size);
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.scratch, ncpus);
+	if (!err)
+		err = bpf_map__set_value_size(skel->maps.scratch, EG_SCRATCH_SIZE(o->max_argv_bytes));
+	if (err)
+		goto fail;
+	err = execgate_bpf__load(skel);
+	if (err)
+		goto fail;
+	err = execgate_bpf__attach(skel);
+	if (err)
+		goto fail;
+	*ret_skel = skel;
+	return 0;
+fail:
+	execgate_bpf__destroy(skel);
+	return err;
+}
+
+int tracer_pin(struct execgate_bpf *skel, const char *dir)
+{
+	char path[PATH_MAX];
+	int i, err;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return -errno;
+	for (i = 0; tracer_pinned_maps[i]; i++) {
+		struct bpf_map *m = map_by_name(skel, tracer_pinned_maps[i]);
+
+		if (!m)
+			return -ENOENT;
+		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
+		/* we hold the daemon lock: a pin here is a crashed daemon's leftover */
+		if (unlink(path) && errno != ENOENT)
+			return -errno;
+		err = bpf_map__pin(m, path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void tracer_unpin(struct execgate_bpf *skel, const char *dir)
+{
+	char path[PATH_MAX];
+	int i;
+
+	if (!skel)
+		return;
+	for (i = 0; tracer_pinned_maps[i]; i++) {
+		struct bpf_map *m = map_by_name(skel, tracer_pinned_maps[i]);
+
+		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
+		if (m)
+			bpf_map__unpin(m, path);
+	}
+	rmdir(dir);
+}
+
+void tracer_detach(struct execgate_bpf *skel)
+{
+	if (skel)
+		execgate_bpf__detach(skel);
+}
+
+void tracer_destroy(struct execgate_bpf *skel)
+{
+	execgate_bpf__destroy(skel);
+}
+
+int tracer_read_counters(int map_fd, struct eg_counters *ret)
+{
+	int ncpus = libbpf_num_possible_cpus(), i;
+	struct eg_counters *v;
+	__u32 zero = 0;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	v = calloc(ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(map_fd, &zero, v)) {
+		int err = -errno;
+
+		free(v);
+		return err;
+	}
+	memset(ret, 0, sizeof(*ret));
+	for (i = 0; i < ncpus; i++) {
+		ret->exec += v[i].exec;
+		ret->exec_failed += v[i].exec_failed;
+		ret->lost_exec += v[i].lost_exec;
+		ret->lost_exec_failed += v[i].lost_exec_failed;
+		ret->argv_truncated += v[i].argv_truncated;
+		ret->read_faults += v[i].read_faults;
+		ret->storage_failed += v[i].storage_failed;
+	}
+	free(v);
+	return 0;
+}
+
+int cgroup2_mount(char *buf, size_t len)
+{
+	char line[4096], mnt[PATH_MAX], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* ... mountpoint ... - fstype source opts */
+		char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		if ((size_t)snprintf(buf, len, "%s", mnt) >= len) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
+{
+	char root[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
+	const char *rel;
+	struct stat st;
+	uint32_t level = 0;
+	size_t rl;
+	int err;
+
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return err;
+	rl = strlen(root);
+	if (!strncmp(path, root, rl) && (path[rl] == '/' || !path[rl]))
+		snprintf(full, sizeof(full), "%s", path);
+	else if ((size_t)snprintf(full, sizeof(full), "%s/%s", root, path) >= sizeof(full))
+		return -ENAMETOOLONG;
+	if (!realpath(full, real))
+		return -errno;
+	if (strncmp(real, root, rl) || (real[rl] != '/' && real[rl]))
+		return -EXDEV;
+	if (stat(real, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	for (rel = real + rl; *rel; rel++)
+		if (*rel == '/' && rel[1])
+			level++;
+	*ret_id = st.st_ino;
+	*ret_level = level;
+	return 0;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Loading, attaching and pinning the tracer BPF object (bpf/execgate.bpf.c). */
+#ifndef EG_TRACER_H
+#define EG_TRACER_H
+
+#include <stdint.h>
+#include <linux/types.h>
+
+struct execgate_bpf;
+
+struct tracer_opts {
+	uint32_t max_argv_bytes;	/* per record, 16 .. EG_ARGV_LIMIT */
+	uint32_t ringbuf_size;		/* power of two, >= page size */
+	uint64_t cgroup_id;		/* 0: trace every cgroup */
+	uint32_t cgroup_level;
+};
+
+/* Names of the maps pinned under the pin path (docs/maps.md). */
+extern const char *const tracer_pinned_maps[];
+
+/* Opens, configures (rodata, map sizes), loads and attaches. */
+int tracer_start(const struct tracer_opts *o, struct execgate_bpf **ret_skel);
+/* Pins the maps under dir (created if missing; stale pins replaced). */
+int tracer_pin(struct execgate_bpf *skel, const char *dir);
+void tracer_unpin(struct execgate_bpf *skel, const char *dir);
+/* Detaches the programs: no new records after this. */
+void tracer_detach(struct execgate_bpf *skel);
+void tracer_destroy(struct execgate_bpf *skel);
+
+/* Sums the per-CPU counters of the pinned or loaded map fd. */
+struct eg_counters;
+int tracer_read_counters(int map_fd, struct eg_counters *ret);
+
+/* A cgroup v2 directory -> id and level (root = 0); path may be relative to the cgroup2 mount. */
+int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level);
+/* The cgroup2 mount point, e.g. /sys/fs/cgroup/unified. */
+int cgroup2_mount(char *buf, size_t len);
+
+#endif
