@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * spawn: the exec load of the overhead benchmark (tools/bench/run.sh).
+ *
+ *   spawn -n N -p P [-q]
+ *
+ * P worker threads each run N times posix_spawn("/bin/true", {"true", "a",
+ * "b", "c", "d"}) followed by waitpid(), and the whole is timed with
+ * CLOCK_MONOTONIC from the moment every worker is ready to the moment the
+ * last one is done. The result is one line on stdout, for scripts:
+ *
+ *   elapsed_ns=1482331090 execs=2000 rate=1349.23 pid=4242
+ *
+ * pid is this process: the children's parent, so a reader of an exec log
+ * can tell this run's execs from the rest of the host's. Any failed spawn or
+ * child that does not exit 0 aborts the run with a message and exit 1: a
+ * benchmark that quietly did less work would report a better time.
+ *
+ * Threads rather than processes: posix_spawn() freezes only the calling
+ * thread (vfork semantics), and waitpid() on a given pid is per child, so
+ * workers do not disturb each other, and the setup stays outside the timing.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SPAWN_PATH	"/bin/true"
+#define MAX_WORKERS	256
+
+extern char **environ;
+
+struct worker {
+	pthread_t thread;
+	unsigned long iterations;
+	unsigned long done;
+	int err;		/* 0, or a positive errno of the failed call */
+	int status;		/* wait status of a child that failed, or -1 */
+	const char *what;	/* the call that failed */
+};
+
+static pthread_barrier_t start_barrier;
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	char *const child_argv[] = { "true", "a", "b", "c", "d", NULL };
+	unsigned long i;
+	int status, err;
+	pid_t pid, got;
+
+	pthread_barrier_wait(&start_barrier);
+	for (i = 0; i < w->iterations; i++) {
+		err = posix_spawn(&pid, SPAWN_PATH, NULL, NULL, child_argv, environ);
+		if (err) {
+			w->err = err;
+			w->what = "posix_spawn(" SPAWN_PATH ")";
+			break;
+		}
+		do {
+			got = waitpid(pid, &status, 0);
+		} while (got < 0 && errno == EINTR);
+		if (got < 0) {
+			w->err = errno;
+			w->what = "waitpid";
+			break;
+		}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			w->status = status;
+			w->what = SPAWN_PATH;
+			break;
+		}
+		w->done++;
+	}
+	return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s -n N -p P [-q]\n"
+		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
+		"  -p P  parallel worker threads (default 1, at most %d)\n"
+		"  -q    print only the machine-readable result line\n",
+		prog, MAX_WORKERS);
+}
+
+static bool parse_ulong(const char *s, unsigned long min, unsigned long max,
+			unsigned long *ret)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min || v > max)
+		return false;
+	*ret = v;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long iterations = 1000, workers = 1, i, execs = 0;
+	struct worker *w = NULL;
+	bool quiet = false, failed = false, barrier = false;
+	uint64_t t0, t1, elapsed;
+	int opt, err, ret = 1;
+	unsigned long started = 0;
+
+	while ((opt = getopt(argc, argv, "n:p:qh")) != -1) {
+		switch (opt) {
+		case 'n':
+			if (!parse_ulong(optarg, 1, 100000000ul, &iterations)) {
+				fprintf(stderr, "spawn: -n wants a count >= 1, got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'p':
+			if (!parse_ulong(optarg, 1, MAX_WORKERS, &workers)) {
+				fprintf(stderr, "spawn: -p wants 1..%d workers, got '%s'\n",
+					MAX_WORKERS, optarg);
+				return 2;
+			}
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr, argv[0]);
+		return 2;
+	}
+	if (access(SPAWN_PATH, X_OK)) {
+		fprintf(stderr, "spawn: %s: %s\n", SPAWN_PATH, strerror(errno));
+		return 1;
+	}
+
+	w = calloc(workers, sizeof(*w));
+	if (!w) {
+		fprintf(stderr, "spawn: out of memory\n");
+		return 1;
+	}
+	/* The main thread joins the barrier too, so t0 is taken once all are ready. */
+	err = pthread_barrier_init(&start_barrier, NULL, workers + 1);
+	if (err) {
+		fprintf(stderr, "spawn: pthread_barrier_init: %s\n", strerror(err));
+		goto cleanup;
+	}
+	barrier = true;
+	for (i = 0; i < workers; i++) {
+		w[i].iterations = iterations;
+		w[i].status = -1;
+		err = pthread_create(&w[i].thread, NULL, worker_run, &w[i]);
+		if (err) {
+			/* Those already waiting at the barrier cannot be released: give up. */
+			fprintf(stderr, "spawn: pthread_create: %s\n", strerror(err));
+			_exit(1);
+		}
+		started++;
+	}
+	pthread_barrier_wait(&start_barrier);
+	t0 = now_ns();
+	for (i = 0; i < started; i++)
+		pthread_join(w[i].thread, NULL);
+	t1 = now_ns();
+	elapsed = t1 - t0;
+
+	for (i = 0; i < workers; i++) {
+		execs += w[i].done;
+		if (w[i].err) {
+			fprintf(stderr, "spawn: worker %lu, iteration %lu: %s: %s\n",
+				i, w[i].done + 1, w[i].what, strerror(w[i].err));
+			failed = true;
+		} else if (w[i].status != -1) {
+			int st = w[i].status;
+
+			if (WIFEXITED(st))
+				fprintf(stderr, "spawn: worker %lu, iteration %lu: %s exited with %d\n",
+					i, w[i].done + 1, w[i].what, WEXITSTATUS(st));
+			else if (WIFSIGNALED(st))
+				fprintf(stderr, "spawn: worker %lu, iteration %lu: %s killed by signal %d (%s)\n",
+					i, w[i].done + 1, w[i].what, WTERMSIG(st), strsignal(WTERMSIG(st)));
+			else
+				fprintf(stderr, "spawn: worker %lu, iteration %lu: %s: wait status 0x%x\n",
+					i, w[i].done + 1, w[i].what, st);
+			failed = true;
+		}
+	}
+	if (failed) {
+		fprintf(stderr, "spawn: FAILED after %lu of %lu execs\n",
+			execs, iterations * workers);
+		goto cleanup;
+	}
+
+	printf("elapsed_ns=%" PRIu64 " execs=%lu rate=%.2f pid=%d\n", elapsed, execs,
+	       elapsed ? (double)execs * 1e9 / (double)elapsed : 0.0, (int)getpid());
+	if (!quiet)
+		fprintf(stderr, "spawn: %lu workers x %lu execs of %s in %.3f s: %.1f us per exec per worker\n",
+			workers, iterations, SPAWN_PATH, (double)elapsed / 1e9,
+			(double)elapsed / 1e3 / (double)iterations);
+	if (fflush(stdout) == EOF) {
+		fprintf(stderr, "spawn: writing the result: %s\n", strerror(errno));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	if (barrier)
+		pthread_barrier_destroy(&start_barrier);
+	free(w);
+	return ret;
+}
