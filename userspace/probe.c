@@ -1,35 +1,759 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* Placeholder: the real probes are being written. */
+/*
+ * Kernel feature probes and `execgate probe`. Every feature is tried for
+ * real: a program of bpf/probe.bpf.c loaded alone, a map created, a
+ * syscall made (seccomp ones in a throwaway child, since filters cannot be
+ * removed). A kernel version number says nothing about backports, distro
+ * config, lockdown or the active LSMs, so it is never consulted.
+ *
+ * probe_features() leaves nothing behind (every map, program, link, fd and
+ * child is gone when it returns) except a tracefs mount when tracefs was
+ * missing, which the daemon needs anyway.
+ */
+#include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include "commands.h"
+#include "json.h"
 #include "log.h"
+#include "mounts.h"
 #include "probe.h"
+#include "probe.skel.h"
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+#ifndef ENOTSUPP
+#define ENOTSUPP 524	/* kernel-internal, but BPF_PROG_LOAD leaks it */
+#endif
+
+/* Tried in order; the first one in vmlinux BTF becomes the fentry target. */
+static const char *const fentry_targets[] = {
+	"bpf_fentry_test1",	/* exists for exactly this purpose (net/bpf/test_run.c) */
+	"do_nanosleep",
+	"__x64_sys_getpid",
+};
+
+static const char *const feature_names[EG_FEAT__COUNT] = {
+	[EG_FEAT_BTF]			= "btf",
+	[EG_FEAT_RINGBUF]		= "ringbuf",
+	[EG_FEAT_TASK_STORAGE]		= "task_storage",
+	[EG_FEAT_TRACEPOINT]		= "tracepoint",
+	[EG_FEAT_TP_BTF]		= "tp_btf",
+	[EG_FEAT_FENTRY]		= "fentry",
+	[EG_FEAT_BPF_LSM]		= "bpf_lsm",
+	[EG_FEAT_BPF_LSM_CGROUP]	= "bpf_lsm_cgroup",
+	[EG_FEAT_SEND_SIGNAL]		= "send_signal",
+	[EG_FEAT_SECCOMP_NOTIF]		= "seccomp_notif",
+	[EG_FEAT_WAIT_KILLABLE_RECV]	= "wait_killable_recv",
+	[EG_FEAT_PIDFD]			= "pidfd",
+};
 
 const char *eg_feature_name(enum eg_feature f)
 {
-	(void)f;
-	return "?";
+	if ((unsigned int)f >= EG_FEAT__COUNT)
+		return "?";
+	return feature_names[f];
+}
+
+const char *eg_errno_name(int err, char *buf, size_t size)
+{
+	const char *name;
+
+	if (err < 0)
+		err = -err;
+	if (err == ENOTSUPP)
+		return "ENOTSUPP";
+	name = strerrorname_np(err);
+	if (name)
+		return name;
+	snprintf(buf, size, "E%d", err);
+	return buf;
+}
+
+/* Whether the failing libbpf step was the kernel's BPF_PROG_LOAD. */
+static bool prog_load_failed;
+static libbpf_print_fn_t saved_print;
+static bool privileged;
+
+static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (strstr(fmt, "program load failed"))
+		prog_load_failed = true;
+	if (eg_verbose && saved_print)
+		return saved_print(level, fmt, ap);
+	return 0;
+}
+
+static bool have_bpf_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return geteuid() == 0;
+#define HAS_CAP(c) (data[(c) / 32].effective & (1U << ((c) % 32)))
+	return HAS_CAP(CAP_SYS_ADMIN) || (HAS_CAP(CAP_BPF) && HAS_CAP(CAP_PERFMON));
+#undef HAS_CAP
+}
+
+static void set_ok(struct eg_features *f, enum eg_feature feat, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_ok(struct eg_features *f, enum eg_feature feat, const char *fmt, ...)
+{
+	struct eg_feature_result *r = &f->r[feat];
+	va_list ap;
+
+	r->available = true;
+	r->err = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* reason = "<ERRNO> at <step>: <hint>", the hint cut to fit */
+static void set_fail(struct eg_features *f, enum eg_feature feat, int err, const char *step,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void set_fail(struct eg_features *f, enum eg_feature feat, int err, const char *step,
+		     const char *fmt, ...)
+{
+	struct eg_feature_result *r = &f->r[feat];
+	char ebuf[16];
+	va_list ap;
+	int n;
+
+	r->available = false;
+	r->err = err < 0 ? err : -EINVAL;
+	n = snprintf(r->reason, sizeof(r->reason), "%s at %s: ",
+		     eg_errno_name(r->err, ebuf, sizeof(ebuf)), step);
+	if (n < 0 || (size_t)n >= sizeof(r->reason))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->reason + n, sizeof(r->reason) - n, fmt, ap);
+	va_end(ap);
+}
+
+/* A hint for errors any BPF probe can hit; NULL when only the caller knows. */
+static const char *common_hint(int err)
+{
+	switch (-err) {
+	case EPERM:
+	case EACCES:
+		return privileged ? NULL : "needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN)";
+	case ENOMEM:
+		return "out of memory (memlock limit on kernels without memcg accounting?)";
+	default:
+		return NULL;
+	}
+}
+
+enum step { STEP_OPEN, STEP_LOAD, STEP_PROG_LOAD, STEP_ATTACH };
+static const char *const step_names[] = {
+	[STEP_OPEN]	 = "open",
+	[STEP_LOAD]	 = "load",
+	[STEP_PROG_LOAD] = "BPF_PROG_LOAD",
+	[STEP_ATTACH]	 = "attach",
+};
+
+/*
+ * Loads the program called name, alone (every other program and thus its
+ * maps stay out); with attach, attaches and detaches it too. Returns 0 or
+ * -errno and the step that failed in *ret_step.
+ */
+static int try_prog(const char *name, const char *target, bool attach, enum step *ret_step)
+{
+	struct bpf_program *prog, *p;
+	struct probe_bpf *skel;
+	struct bpf_link *link;
+	int err;
+
+	*ret_step = STEP_OPEN;
+	skel = probe_bpf__open();
+	if (!skel)
+		return -errno;
+	prog = bpf_object__find_program_by_name(skel->obj, name);
+	if (!prog) {
+		err = -ENOENT;
+		goto cleanup;
+	}
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, p == prog);
+	if (target) {
+		err = bpf_program__set_attach_target(prog, 0, target);
+		if (err)
+			goto cleanup;
+	}
+	*ret_step = STEP_LOAD;
+	prog_load_failed = false;
+	err = probe_bpf__load(skel);
+	if (err) {
+		if (prog_load_failed)
+			*ret_step = STEP_PROG_LOAD;
+		goto cleanup;
+	}
+	if (attach) {
+		*ret_step = STEP_ATTACH;
+		link = bpf_program__attach(prog);
+		if (!link) {
+			err = -errno;
+			goto cleanup;
+		}
+		bpf_link__destroy(link);
+	}
+cleanup:
+	probe_bpf__destroy(skel);
+	return err;
+}
+
+static struct btf *probe_btf(struct eg_features *f)
+{
+	struct btf *btf;
+	int err;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf) {
+		err = -errno;
+		set_fail(f, EG_FEAT_BTF, err, "btf__load_vmlinux_btf",
+			 err == -ENOENT ? "no /sys/kernel/btf/vmlinux; kernel built without CONFIG_DEBUG_INFO_BTF"
+					: "kernel BTF unreadable");
+		return NULL;
+	}
+	set_ok(f, EG_FEAT_BTF, "%s", "");
+	return btf;
+}
+
+static void probe_map(struct eg_features *f, enum eg_feature feat, enum bpf_map_type type,
+		      const char *hint)
+{
+	const char *h;
+	int ret;
+
+	errno = 0;
+	ret = libbpf_probe_bpf_map_type(type, NULL);
+	if (ret == 1) {
+		set_ok(f, feat, "%s", "");
+		return;
+	}
+	/* 0: the kernel refused the map; libbpf leaves its errno in place. */
+	if (ret == 0)
+		ret = errno ? -errno : -EOPNOTSUPP;
+	h = common_hint(ret);
+	set_fail(f, feat, ret, "BPF_MAP_CREATE", "%s", h ? h : hint);
+}
+
+static void probe_tracepoint(struct eg_features *f)
+{
+	enum step step;
+	const char *h;
+	int err;
+
+	/* libbpf finds a tracepoint's id in tracefs; without it attach fails. */
+	err = eg_mount_tracefs();
+	if (err) {
+		set_fail(f, EG_FEAT_TRACEPOINT, err, "mount tracefs",
+			 err == -ENOENT ? "tracefs has no events; kernel built without CONFIG_FTRACE?"
+					: "no tracefs at " EG_TRACEFS_DIR " and mounting it failed");
+		return;
+	}
+	err = try_prog("probe_tracepoint", NULL, true, &step);
+	if (!err) {
+		set_ok(f, EG_FEAT_TRACEPOINT, "%s", "");
+		return;
+	}
+	h = common_hint(err);
+	if (!h && step == STEP_ATTACH && err == -ENOENT)
+		h = "no syscalls/sys_enter_execve tracepoint; kernel built without CONFIG_FTRACE_SYSCALLS";
+	set_fail(f, EG_FEAT_TRACEPOINT, err, step_names[step], "%s",
+		 h ? h : "tracepoint programs refused by this kernel");
+}
+
+static void probe_tp_btf(struct eg_features *f)
+{
+	enum step step;
+	const char *h;
+	int err;
+
+	err = try_prog("probe_tp_btf", NULL, false, &step);
+	if (!err) {
+		set_ok(f, EG_FEAT_TP_BTF, "%s", "");
+		return;
+	}
+	h = common_hint(err);
+	if (!h && !f->r[EG_FEAT_BTF].available)
+		h = "needs kernel BTF (see btf)";
+	if (!h && (err == -ESRCH || err == -ENOENT))
+		h = "sched_process_exec not in vmlinux BTF";
+	set_fail(f, EG_FEAT_TP_BTF, err, step_names[step], "%s",
+		 h ? h : "BTF-typed tracepoints (tp_btf, Linux 5.5+) refused by this kernel");
+}
+
+static void probe_fentry(struct eg_features *f, const struct btf *btf)
+{
+	const char *target = NULL, *h;
+	enum step step;
+	size_t i;
+	int err;
+
+	if (!btf) {
+		set_fail(f, EG_FEAT_FENTRY, f->r[EG_FEAT_BTF].err, "btf", "needs kernel BTF (see btf)");
+		return;
+	}
+	for (i = 0; i < sizeof(fentry_targets) / sizeof(fentry_targets[0]) && !target; i++)
+		if (btf__find_by_name_kind(btf, fentry_targets[i], BTF_KIND_FUNC) >= 0)
+			target = fentry_targets[i];
+	if (!target) {
+		set_fail(f, EG_FEAT_FENTRY, -ESRCH, "btf", "no known fentry target in vmlinux BTF");
+		return;
+	}
+	err = try_prog("probe_fentry", target, false, &step);
+	if (!err) {
+		set_ok(f, EG_FEAT_FENTRY, "%s", "");
+		return;
+	}
+	h = common_hint(err);
+	if (!h && (err == -EPERM || err == -EACCES))
+		h = "the kernel refuses BPF trampolines (lockdown or kernel policy); execgate does not need them";
+	if (!h && (err == -ENOTSUPP || err == -EOPNOTSUPP))
+		h = "no BPF trampolines on this kernel (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); not needed";
+	set_fail(f, EG_FEAT_FENTRY, err, step_names[step], "%s",
+		 h ? h : "fentry refused by this kernel; execgate does not need it");
+}
+
+/* 1 if bpf is an active LSM, 0 if not, -errno if the list is unreadable. */
+static int bpf_in_lsm_list(void)
+{
+	char buf[512], *tok, *save;
+	ssize_t n;
+	int fd;
+
+	fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return n;
+	}
+	close(fd);
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save))
+		if (!strcmp(tok, "bpf"))
+			return 1;
+	return 0;
+}
+
+static void probe_bpf_lsm(struct eg_features *f)
+{
+	enum step step;
+	const char *h;
+	int err, listed;
+
+	err = try_prog("probe_lsm", NULL, false, &step);
+	if (!err) {
+		set_ok(f, EG_FEAT_BPF_LSM, "%s", "");
+		return;
+	}
+	listed = bpf_in_lsm_list();
+	h = common_hint(err);
+	if (!h && (err == -ESRCH || err == -ENOENT))
+		h = "no bpf_lsm_bprm_check_security in vmlinux BTF; kernel built without CONFIG_BPF_LSM";
+	if (!h && listed == 0)
+		h = "BPF LSM not enabled (bpf not in /sys/kernel/security/lsm); add bpf to the lsm= boot parameter";
+	if (!h && listed < 0)
+		h = "BPF LSM probably not enabled; add bpf to the lsm= boot parameter (LSM list unknown: no securityfs)";
+	set_fail(f, EG_FEAT_BPF_LSM, err, step_names[step], "%s",
+		 h ? h : "bpf is an active LSM, yet the kernel refused the program (lockdown?)");
+}
+
+static void probe_bpf_lsm_cgroup(struct eg_features *f)
+{
+	enum step step;
+	const char *h;
+	int err;
+
+	err = try_prog("probe_lsm_cgroup", NULL, false, &step);
+	if (!err) {
+		set_ok(f, EG_FEAT_BPF_LSM_CGROUP, "%s", "");
+		return;
+	}
+	h = common_hint(err);
+	if (!h && !f->r[EG_FEAT_BPF_LSM].available)
+		h = "needs BPF LSM (see bpf_lsm)";
+	set_fail(f, EG_FEAT_BPF_LSM_CGROUP, err, step_names[step], "%s",
+		 h ? h : "kernel lacks BPF_LSM_CGROUP (Linux 6.0+)");
+}
+
+static void probe_send_signal(struct eg_features *f)
+{
+	enum step step;
+	const char *h;
+	int err;
+
+	if (f->r[EG_FEAT_TP_BTF].available) {
+		/* From the program type the kill-on-exec fallback uses. */
+		err = try_prog("probe_send_signal", NULL, false, &step);
+		if (!err) {
+			set_ok(f, EG_FEAT_SEND_SIGNAL, "%s", "");
+			return;
+		}
+		h = common_hint(err);
+		set_fail(f, EG_FEAT_SEND_SIGNAL, err, step_names[step], "%s",
+			 h ? h : "bpf_send_signal refused in tracing programs (Linux 5.3+)");
+		return;
+	}
+	/* Without tp_btf, still say whether the helper exists. */
+	errno = 0;
+	err = libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, BPF_FUNC_send_signal, NULL);
+	if (err == 1) {
+		set_ok(f, EG_FEAT_SEND_SIGNAL, "from tracepoint programs only (tp_btf unavailable)");
+		return;
+	}
+	if (err == 0)
+		err = errno ? -errno : -EOPNOTSUPP;
+	h = common_hint(err);
+	set_fail(f, EG_FEAT_SEND_SIGNAL, err, "BPF_PROG_LOAD", "%s",
+		 h ? h : "bpf_send_signal unknown to this kernel (Linux 5.3+)");
+}
+
+/*
+ * Runs in a forked child: installs an allow-everything filter with a
+ * listener, first with WAIT_KILLABLE_RECV, then without. Writes both
+ * results (0 or -errno) to wfd. Async-signal-safe calls only: the caller
+ * may have threads.
+ */
+static void __attribute__((noreturn)) seccomp_child(int wfd)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = sizeof(insns) / sizeof(insns[0]),
+		.filter = insns,
+	};
+	int res[2];	/* [0] NEW_LISTENER, [1] NEW_LISTENER|WAIT_KILLABLE_RECV */
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		res[0] = res[1] = -errno;
+		goto out;
+	}
+	/* One listener per filter chain: try the stronger flags first. */
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
+		    &prog) >= 0) {
+		res[0] = res[1] = 0;
+		goto out;
+	}
+	res[1] = -errno;
+	res[0] = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			 SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog) >= 0 ? 0 : -errno;
+out:
+	if (write(wfd, res, sizeof(res)) != sizeof(res))
+		_exit(1);
+	_exit(0);
+}
+
+static int run_seccomp_child(int res[2])
+{
+	int pfd[2], status, err = 0;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return err;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		seccomp_child(pfd[1]);
+	}
+	close(pfd[1]);
+	do
+		n = read(pfd[0], res, 2 * sizeof(int));
+	while (n < 0 && errno == EINTR);
+	if (n != 2 * sizeof(int))
+		err = n < 0 ? -errno : -EPIPE;
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return err;
+}
+
+static void probe_seccomp(struct eg_features *f)
+{
+	__u32 action = SECCOMP_RET_USER_NOTIF;
+	int err, res[2];
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action)) {
+		err = -errno;
+		set_fail(f, EG_FEAT_SECCOMP_NOTIF, err, "SECCOMP_GET_ACTION_AVAIL",
+			 "no SECCOMP_RET_USER_NOTIF (Linux 5.0+ with CONFIG_SECCOMP_FILTER)");
+		set_fail(f, EG_FEAT_WAIT_KILLABLE_RECV, err, "SECCOMP_GET_ACTION_AVAIL",
+			 "needs seccomp user-notify (see seccomp_notif)");
+		return;
+	}
+	err = run_seccomp_child(res);
+	if (err) {
+		set_fail(f, EG_FEAT_SECCOMP_NOTIF, err, "fork", "the probe's child process failed");
+		set_fail(f, EG_FEAT_WAIT_KILLABLE_RECV, err, "fork", "the probe's child process failed");
+		return;
+	}
+	if (res[0])
+		set_fail(f, EG_FEAT_SECCOMP_NOTIF, res[0], "SECCOMP_SET_MODE_FILTER",
+			 "SECCOMP_FILTER_FLAG_NEW_LISTENER refused (Linux 5.0+)");
+	else
+		set_ok(f, EG_FEAT_SECCOMP_NOTIF, "%s", "");
+	if (res[1])
+		set_fail(f, EG_FEAT_WAIT_KILLABLE_RECV, res[1], "SECCOMP_SET_MODE_FILTER",
+			 "no SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (Linux 5.19+): signals can abort a pending exec");
+	else
+		set_ok(f, EG_FEAT_WAIT_KILLABLE_RECV, "%s", "");
+}
+
+static void probe_pidfd(struct eg_features *f)
+{
+	int fd;
+
+	/* pidfd_open() always sets O_CLOEXEC. */
+	fd = syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0) {
+		set_fail(f, EG_FEAT_PIDFD, -errno, "pidfd_open", "no pidfd_open (Linux 5.3+)");
+		return;
+	}
+	close(fd);
+	set_ok(f, EG_FEAT_PIDFD, "%s", "");
 }
 
 int probe_features(struct eg_features *ret)
 {
+	struct timespec t0, t1;
+	struct btf *btf;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(ret, 0, sizeof(*ret));
+	privileged = have_bpf_caps();
+	/* Refusals are the expected answers here, not warnings to show. */
+	saved_print = libbpf_set_print(quiet_print);
+
+	btf = probe_btf(ret);
+	probe_map(ret, EG_FEAT_RINGBUF, BPF_MAP_TYPE_RINGBUF,
+		  "no BPF ring buffer (Linux 5.8+)");
+	probe_map(ret, EG_FEAT_TASK_STORAGE, BPF_MAP_TYPE_TASK_STORAGE,
+		  "no BPF task storage (Linux 5.11+)");
+	probe_tracepoint(ret);
+	probe_tp_btf(ret);
+	probe_fentry(ret, btf);
+	probe_bpf_lsm(ret);
+	probe_bpf_lsm_cgroup(ret);
+	probe_send_signal(ret);
+	probe_seccomp(ret);
+	probe_pidfd(ret);
+
+	btf__free(btf);
+	libbpf_set_print(saved_print);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	p_dbg("probe: %ld ms", (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+				     (t1.tv_nsec - t0.tv_nsec) / 1000000));
 	return 0;
 }
 
 void probe_mode(const struct eg_features *f, struct eg_mode *ret)
 {
-	(void)f;
-	ret->tracer = "tp_btf";
-	ret->kernel_enforcement = "none";
-	ret->session_enforcement = "none";
+#define HAVE(x) (f->r[EG_FEAT_##x].available)
+	if (HAVE(TP_BTF) && HAVE(TASK_STORAGE) && HAVE(RINGBUF) && HAVE(TRACEPOINT))
+		ret->tracer = "tp_btf";
+	else
+		ret->tracer = "unavailable";
+	if (HAVE(BPF_LSM))
+		ret->kernel_enforcement = "bpf_lsm";
+	else if (HAVE(SEND_SIGNAL) && HAVE(TP_BTF))
+		ret->kernel_enforcement = "kill_on_exec";
+	else
+		ret->kernel_enforcement = "none";
+	if (HAVE(SECCOMP_NOTIF) && HAVE(PIDFD))
+		ret->session_enforcement = "seccomp_notify";
+	else
+		ret->session_enforcement = "none";
+#undef HAVE
+}
+
+/* `execgate probe` */
+
+struct probe_args {
+	bool json;
+};
+
+static const struct argp_option probe_options[] = {
+	{ "json", 'j', NULL, 0, "Print one JSON object instead of a table", 0 },
+	{ "verbose", 'v', NULL, 0, "Show libbpf's messages, including the verifier log of refused probes", 0 },
+	{},
+};
+
+static const char probe_doc[] =
+	"Report which kernel features execgate can use on this machine, and the "
+	"mode the daemon will run in.\v"
+	"Each feature is tried for real (a tiny BPF program loaded, a map created, "
+	"a syscall made in a throwaway child), never guessed from the kernel "
+	"version. An unavailable feature comes with the errno and the step that "
+	"failed, and a hint.\n\n"
+	"Features: btf, ringbuf, task_storage, tracepoint, tp_btf, fentry, bpf_lsm, "
+	"bpf_lsm_cgroup, send_signal, seccomp_notif, wait_killable_recv, pidfd.\n\n"
+	"Mode: tracer=tp_btf needs tp_btf, task_storage, ringbuf and tracepoint; "
+	"kernel_enforcement is bpf_lsm, else kill_on_exec (send_signal and tp_btf), "
+	"else none; session_enforcement=seccomp_notify needs seccomp_notif and pidfd.\n\n"
+	"Needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). Mounts tracefs "
+	"if it is missing. Exit status: 0 when the probe ran, even if features are "
+	"missing; 1 on errors.";
+
+static error_t probe_parse(int key, char *arg, struct argp_state *state)
+{
+	struct probe_args *a = state->input;
+
+	switch (key) {
+	case 'j':
+		a->json = true;
+		break;
+	case 'v':
+		eg_verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void print_plain(const struct eg_features *f, const struct eg_mode *m)
+{
+	int i;
+
+	printf("%-20s %-12s %s\n", "FEATURE", "STATUS", "REASON");
+	for (i = 0; i < EG_FEAT__COUNT; i++) {
+		const struct eg_feature_result *r = &f->r[i];
+		const char *status = r->available ? "available" : "unavailable";
+
+		if (r->reason[0])
+			printf("%-20s %-12s %s\n", eg_feature_name(i), status, r->reason);
+		else
+			printf("%-20s %s\n", eg_feature_name(i), status);
+	}
+	printf("mode: tracer=%s kernel_enforcement=%s session_enforcement=%s\n",
+	       m->tracer, m->kernel_enforcement, m->session_enforcement);
+}
+
+static int print_json(const struct eg_features *f, const struct eg_mode *m)
+{
+	struct sbuf b = {};
+	int i, first = 1, ffirst, err = 0;
+	char ebuf[16];
+
+	sbuf_puts(&b, "{\"features\":{");
+	for (i = 0; i < EG_FEAT__COUNT; i++) {
+		const struct eg_feature_result *r = &f->r[i];
+		const char *name;
+
+		json_key(&b, eg_feature_name(i), &first);
+		ffirst = 1;
+		sbuf_putc(&b, '{');
+		json_key(&b, "available", &ffirst);
+		sbuf_puts(&b, r->available ? "true" : "false");
+		if (!r->available) {
+			name = eg_errno_name(r->err, ebuf, sizeof(ebuf));
+			json_key(&b, "errno", &ffirst);
+			json_str(&b, name, strlen(name));
+		}
+		if (r->reason[0]) {
+			json_key(&b, "reason", &ffirst);
+			json_str(&b, r->reason, strlen(r->reason));
+		}
+		sbuf_putc(&b, '}');
+	}
+	sbuf_puts(&b, "},\"mode\":{");
+	first = 1;
+	json_key(&b, "tracer", &first);
+	json_str(&b, m->tracer, strlen(m->tracer));
+	json_key(&b, "kernel_enforcement", &first);
+	json_str(&b, m->kernel_enforcement, strlen(m->kernel_enforcement));
+	json_key(&b, "session_enforcement", &first);
+	json_str(&b, m->session_enforcement, strlen(m->session_enforcement));
+	sbuf_puts(&b, "}}\n");
+	if (b.oom)
+		err = -ENOMEM;
+	else if (fwrite(b.data, 1, b.len, stdout) != b.len)
+		err = -EIO;
+	sbuf_free(&b);
+	return err;
 }
 
 int do_probe(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	p_err("probe: not built yet");
-	return 1;
+	static char prog_name[] = "execgate probe";
+	const struct argp argp = {
+		.options = probe_options,
+		.parser = probe_parse,
+		.doc = probe_doc,
+	};
+	struct probe_args args = {};
+	struct eg_features f;
+	struct eg_mode m;
+	int err;
+
+	/* Usage errors exit 1 (argp's default is 64). */
+	argp_err_exit_status = 1;
+	argv[0] = prog_name;
+	err = argp_parse(&argp, argc, argv, 0, NULL, &args);
+	if (err)
+		return 1;
+	eg_json_errors = args.json;
+	eg_libbpf_setup();
+	if (!have_bpf_caps()) {
+		p_err("probe: needs root: loading BPF programs takes CAP_BPF and CAP_PERFMON "
+		      "(or CAP_SYS_ADMIN); try 'sudo execgate probe'");
+		return 1;
+	}
+	probe_features(&f);
+	probe_mode(&f, &m);
+	if (args.json) {
+		err = print_json(&f, &m);
+		if (err) {
+			p_err("probe: writing the output failed: %s", strerror(-err));
+			return 1;
+		}
+	} else {
+		print_plain(&f, &m);
+	}
+	if (fflush(stdout)) {
+		p_err("probe: writing the output failed: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
 }

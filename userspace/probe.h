@@ -7,6 +7,7 @@
 #define EG_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum eg_feature {
 	EG_FEAT_BTF,		/* /sys/kernel/btf/vmlinux loads */
@@ -50,5 +51,11 @@ struct eg_mode {
 	const char *session_enforcement;
 };
 void probe_mode(const struct eg_features *f, struct eg_mode *ret);
+
+/*
+ * "EPERM" for -EPERM or EPERM (also the kernel-internal ENOTSUPP); "E<n>"
+ * in buf when the number has no name.
+ */
+const char *eg_errno_name(int err, char *buf, size_t size);
 
 #endif
