@@ -231,7 +231,9 @@ static __always_inline void fill_common(struct eg_event *e, struct task_struct *
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (st && (st->flags & EG_TASK_KNOWN)) {
-		e->flags |= EG_F_PARENT_KNOWN;
+		/* a depth set from userspace comes without an exec id */
+		if (st->exec_ktime)
+			e->flags |= EG_F_PARENT_KNOWN;
 		e->parent_tgid = st->exec_tgid;
 		e->parent_ktime_ns = st->exec_ktime;
 		e->depth = st->depth + 1;

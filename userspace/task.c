@@ -1,4 +1,172 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * execgate task: a process's exec state from the pinned task storage,
+ * reached through a pidfd (the key task-storage maps take from userspace).
+ * The session launcher sets its own depth to -1 the same way, so that the
+ * command it execs is depth 0.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 #include "commands.h"
+#include "execgate.h"
 #include "log.h"
-int do_task(int argc, char **argv) { (void)argc; (void)argv; p_err("task: not built yet"); return 1; }
+#include "pidfile.h"
+#include "task.h"
+
+struct task_opts {
+	const char *pin_path;
+	pid_t pid;
+	bool set;
+	int depth;
+	bool json;
+};
+
+int task_open_map(const char *pin_path)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/tasks", pin_path ? pin_path : EG_PIN_PATH_DEFAULT);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+int task_get(int map_fd, pid_t pid, struct eg_task *ret)
+{
+	int pidfd = syscall(SYS_pidfd_open, pid, 0), err = 0;
+
+	if (pidfd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(map_fd, &pidfd, ret))
+		err = -errno;
+	close(pidfd);
+	return err;
+}
+
+int task_set_depth(int map_fd, pid_t pid, int depth)
+{
+	struct eg_task t = {};
+	int pidfd = syscall(SYS_pidfd_open, pid, 0), err = 0;
+
+	if (pidfd < 0)
+		return -errno;
+	/* keep the session and exec id; only the depth changes */
+	if (bpf_map_lookup_elem(map_fd, &pidfd, &t) && errno != ENOENT) {
+		err = -errno;
+		goto out;
+	}
+	t.depth = depth;
+	t.flags = (t.flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_KNOWN;
+	if (bpf_map_update_elem(map_fd, &pidfd, &t, BPF_ANY))
+		err = -errno;
+out:
+	close(pidfd);
+	return err;
+}
+
+static const struct argp_option options[] = {
+	{ "pin-path", 'p', "DIR", 0, "Where the daemon pinned its maps (default " EG_PIN_PATH_DEFAULT ")", 0 },
+	{ "set-depth", 'd', "N", 0, "Set the depth of PID's current image (its next exec gets N+1)", 0 },
+	{ "json", 'j', NULL, 0, "JSON output", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct task_opts *o = state->input;
+	char *end;
+	long v;
+
+	switch (key) {
+	case 'p':
+		o->pin_path = arg;
+		break;
+	case 'd':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || *end || v < -1 || v > 1000000)
+			argp_error(state, "--set-depth takes a number from -1 to 1000000");
+		o->set = true;
+		o->depth = v;
+		break;
+	case 'j':
+		o->json = true;
+		eg_json_errors = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->pid)
+			argp_error(state, "one PID only");
+		v = strtol(arg, &end, 10);
+		if (*end || v <= 0 || v > INT_MAX)
+			argp_error(state, "'%s' is not a process id", arg);
+		o->pid = v;
+		break;
+	case ARGP_KEY_END:
+		if (!o->pid)
+			argp_error(state, "which PID?");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int do_task(int argc, char **argv)
+{
+	static const char doc[] =
+		"Show PID's exec depth and exec id as the tracer keeps them, or set its depth.\n"
+		"Needs a running daemon (the state lives in its pinned task storage).";
+	struct argp argp = { options, parse_opt, "PID", doc, NULL, NULL, NULL };
+	struct task_opts o = { .pin_path = EG_PIN_PATH_DEFAULT };
+	struct eg_task t = {};
+	int fd, err;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+		return 2;
+	fd = task_open_map(o.pin_path);
+	if (fd < 0) {
+		p_err("cannot open %s/tasks: %s (is the daemon running?)", o.pin_path, strerror(-fd));
+		return 1;
+	}
+	if (o.set) {
+		err = task_set_depth(fd, o.pid, o.depth);
+		if (err) {
+			p_err("cannot set the depth of pid %d: %s", (int)o.pid, strerror(-err));
+			close(fd);
+			return 1;
+		}
+	}
+	err = task_get(fd, o.pid, &t);
+	close(fd);
+	if (err == -ENOENT) {
+		/* no storage yet: never forked from a traced task, never exec'd since start */
+		t = (struct eg_task){};
+	} else if (err) {
+		p_err("cannot read pid %d: %s", (int)o.pid, strerror(-err));
+		return 1;
+	}
+	if (o.json) {
+		printf("{\"pid\":%d,\"known\":%s,\"depth\":", (int)o.pid,
+		       (t.flags & EG_TASK_KNOWN) ? "true" : "false");
+		if (t.flags & EG_TASK_KNOWN)
+			printf("%d,\"exec_id\":\"%u:%llu\"", t.depth, t.exec_tgid, (unsigned long long)t.exec_ktime);
+		else
+			printf("null,\"exec_id\":null");
+		printf(",\"session\":%u}\n", t.session);
+		return 0;
+	}
+	if (t.flags & EG_TASK_KNOWN)
+		printf("pid %d: depth %d, exec id %u:%llu\n", (int)o.pid, t.depth, t.exec_tgid,
+		       (unsigned long long)t.exec_ktime);
+	else
+		printf("pid %d: no exec seen since the daemon started (its next exec is depth 0)\n",
+		       (int)o.pid);
+	return 0;
+}

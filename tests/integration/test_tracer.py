@@ -1,0 +1,443 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""The tracer on this kernel: daemon lifecycle, event schema, argv limits,
+exec depth, failed execs, lost-record accounting, bytes round trip, BTF.
+
+Every test finds its own events by a unique token in argv (or by its own
+cgroup), so other activity on the machine does not disturb it."""
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import time
+
+import eg
+from eg import raw, token
+
+
+def execs(d, tok, typ="exec"):
+    return [e for e in d.events() if e.get("type") == typ and tok in e.get("argv", [])]
+
+
+def wait_execs(d, tok, n=1, typ="exec", timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        evs = execs(d, tok, typ)
+        if len(evs) >= n:
+            return evs
+        time.sleep(0.05)
+    raise AssertionError("expected %d %s events with %s, got %d" % (n, typ, tok, len(execs(d, tok, typ))))
+
+
+def my_depth_is(ctx, d, depth):
+    """Sets this test process's depth so that what it execs gets depth+1."""
+    ctx.run([ctx.execgate, "task", str(os.getpid()), "--set-depth", str(depth),
+             "--pin-path", d.pin_path])
+
+
+# ---- daemon lifecycle ------------------------------------------------------
+
+def test_start_record_and_pins(ctx):
+    d = ctx.daemon()
+    start = d.events()[0]
+    assert start["type"] == "daemon" and start["event"] == "start", start
+    assert start["v"] == 1 and start["version"]
+    assert start["mode"]["tracer"] == "tp_btf"
+    assert start["pin_path"] == d.pin_path
+    assert start["max_argv_bytes"] == 65536
+    for m in ("tasks", "procs", "counters"):
+        assert os.path.exists(os.path.join(d.pin_path, m)), m
+
+
+def test_second_daemon_refused(ctx):
+    d = ctx.daemon()
+    r = ctx.run([ctx.execgate, "daemon", "--pin-path", d.pin_path, "--output",
+                 os.path.join(ctx.tmpdir(), "x")], check=False, timeout=20)
+    err = r.stderr.decode().strip()
+    assert r.returncode != 0
+    assert len(err.splitlines()) == 1, err
+    assert "another execgate daemon" in err and str(d.proc.pid) in err, err
+    assert d.proc.poll() is None, "the first daemon must keep running"
+
+
+def test_sigterm_drains_writes_stop_and_unpins(ctx):
+    d = ctx.daemon()
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    rc = d.stop()
+    assert rc == 0, d.err()
+    evs = d.events()
+    assert evs[-1]["type"] == "daemon" and evs[-1]["event"] == "stop", evs[-1]
+    assert execs(d, tok), "the exec before SIGTERM must be drained"
+    assert not os.path.exists(d.pin_path), "pins must be removed"
+
+
+def test_sigint_also_stops_cleanly(ctx):
+    d = ctx.daemon()
+    assert d.stop(signal.SIGINT) == 0
+    assert d.events()[-1]["event"] == "stop"
+
+
+def test_sighup_reopens_output(ctx):
+    d = ctx.daemon()
+    rotated = d.output + ".1"
+    os.rename(d.output, rotated)
+    d.proc.send_signal(signal.SIGHUP)
+    tok = token()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not execs(d, tok):
+        subprocess.run(["/bin/true", tok])
+        time.sleep(0.2)
+    assert execs(d, tok), "events after SIGHUP go to the new file"
+    with open(rotated) as f:
+        assert tok not in f.read()
+
+
+def test_text_table_on_a_terminal(ctx):
+    master, slave = pty.openpty()
+    pin = "/sys/fs/bpf/egtest-tty-%d" % os.getpid()
+    p = subprocess.Popen([ctx.execgate, "daemon", "--pin-path", pin], stdout=slave,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    os.close(slave)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    out = b""
+    tok = token()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and tok.encode() not in out:
+        if b"DEPTH" in out:
+            subprocess.run(["/bin/echo", "hello world", tok], stdout=subprocess.DEVNULL)
+        r, _, _ = select.select([master], [], [], 0.3)
+        if r:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                break
+    p.send_signal(signal.SIGTERM)
+    p.wait(20)
+    os.close(master)
+    text = out.decode("utf-8", "replace")
+    assert re.search(r"TIME\s+PID\s+PPID\s+DEPTH\s+UID\s+ARGV", text), text[:500]
+    line = [l for l in text.splitlines() if tok in l]
+    assert line, text[-1000:]
+    assert "/bin/echo 'hello world' " + tok in line[0], line[0]
+    assert not line[0].lstrip().startswith("{"), "no JSON on a terminal"
+
+
+def test_bad_options_one_line_errors(ctx):
+    for args in (["--ringbuf-size", "1000"], ["--max-argv-bytes", "5M"], ["--format", "xml"],
+                 ["--cgroup", "/no/such/cgroup"]):
+        r = ctx.run([ctx.execgate, "daemon", "--pin-path", "/sys/fs/bpf/egtest-bad",
+                     "--output", "/dev/null"] + args, check=False, timeout=20)
+        assert r.returncode != 0, args
+        assert r.stderr.strip(), args
+
+
+# ---- schema ---------------------------------------------------------------
+
+def test_exec_event_fields(ctx):
+    d = ctx.daemon()
+    tok = token()
+    cwd = ctx.tmpdir()
+    subprocess.run(["/bin/echo", "x", tok], cwd=cwd, stdout=subprocess.DEVNULL)
+    e = wait_execs(d, tok)[0]
+    assert re.fullmatch(r"\d+:\d+", e["exec_id"]), e["exec_id"]
+    assert e["exec_id"].split(":")[0] == str(e["pid"])
+    assert e["tid"] == e["pid"]
+    assert e["ppid"] == os.getpid()
+    assert e["uid"] == os.getuid() and e["gid"] == os.getgid()
+    assert e["comm"] == "echo"
+    assert e["filename"] == "/bin/echo"
+    assert e["cwd"] == os.path.realpath(cwd)
+    assert e["argv"] == ["/bin/echo", "x", tok]
+    assert e["argc"] == 3
+    assert e["argv_bytes"] == len("/bin/echo") + 1 + 2 + len(tok) + 1
+    assert e["truncated"] is False and e["filename_truncated"] is False and e["cwd_truncated"] is False
+    with open("/proc/self/cgroup") as f:
+        rel = [l.split(":", 2)[2].strip() for l in f if l.startswith("0::")][0]
+    assert e["cgroup_id"] == os.stat(eg.CGROUP2 + rel).st_ino
+    assert isinstance(e["depth"], int)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", e["time"]), e["time"]
+
+
+def big_argv(head, n_args, total):
+    """head + filler: n_args arguments in all, exactly `total` bytes with their NULs."""
+    rest = total - sum(len(a) + 1 for a in head)
+    n = n_args - len(head)
+    base, extra = divmod(rest, n)
+    return head + ["%0*d" % (base - 1 + (i < extra), i) for i in range(n)]
+
+
+def test_argv_200k_exact_with_raised_cap(ctx):
+    d = ctx.daemon("--max-argv-bytes", "262144")
+    tok = token()
+    full = big_argv(["/bin/true", tok], 2000, 200 * 1024)
+    subprocess.run(full)
+    e = wait_execs(d, tok)[0]
+    assert e["argv"] == full, "argv must be byte-exact"
+    assert e["argc"] == 2000 and e["truncated"] is False
+    assert e["argv_bytes"] == 200 * 1024
+
+
+def test_argv_200k_cut_at_boundary_by_default(ctx):
+    d = ctx.daemon()
+    tok = token()
+    full = big_argv(["/bin/true", tok], 2000, 200 * 1024)
+    subprocess.run(full)
+    e = wait_execs(d, tok)[0]
+    assert e["truncated"] is True
+    assert e["argc"] == 2000, "argc is the real count"
+    assert e["argv_bytes"] == 200 * 1024
+    kept = e["argv"]
+    assert 0 < len(kept) < len(full)
+    assert kept == full[:len(kept)], "a prefix of whole arguments"
+    assert sum(len(a) + 1 for a in kept) <= 65536
+    assert sum(len(a) + 1 for a in full[:len(kept) + 1]) > 65536, "cut at the last boundary"
+
+
+def test_argv_one_mib(ctx):
+    d = ctx.daemon("--max-argv-bytes", "1048576")
+    tok = token()
+    full = big_argv(["/bin/true", tok], 16, 1000 * 1000)
+    subprocess.run(full)
+    e = wait_execs(d, tok)[0]
+    assert e["argv"] == full and e["truncated"] is False and e["argv_bytes"] == 1000 * 1000
+
+
+def test_long_filename_and_deep_cwd(ctx):
+    d = ctx.daemon()
+    base = ctx.tmpdir()
+    # a path near PATH_MAX: 15 components of 250 bytes
+    long_dir = os.path.join(base, *["L" * 250] * 15)
+    os.makedirs(long_dir)
+    exe = os.path.join(long_dir, "t")
+    subprocess.run(["cp", "/bin/true", exe], check=True)
+    tok = token()
+    subprocess.run([exe, tok], cwd=long_dir)
+    e = wait_execs(d, tok)[0]
+    assert e["filename"] == exe and e["filename_truncated"] is False
+    assert e["cwd"] == long_dir and e["cwd_truncated"] is False
+    # deeper than the walk goes: flagged, never silently short
+    deep = os.path.join(base, *["d"] * 80)
+    os.makedirs(deep)
+    tok2 = token()
+    subprocess.run(["/bin/true", tok2], cwd=deep)
+    e2 = wait_execs(d, tok2)[0]
+    assert e2["cwd_truncated"] is True
+    assert deep.endswith(e2["cwd"]), "the kept part is the leaf side"
+
+
+# ---- depth ----------------------------------------------------------------
+
+def chain(d, leaf):
+    by_id = {e["exec_id"]: e for e in d.events() if e.get("type") == "exec"}
+    out = [leaf]
+    while out[-1]["parent_exec_id"] in by_id:
+        out.append(by_id[out[-1]["parent_exec_id"]])
+    return out
+
+
+def test_depth_nested_shells(ctx):
+    d = ctx.daemon()
+    my_depth_is(ctx, d, 10)
+    tok = token()
+    subprocess.run(["/bin/sh", "-c", "/bin/sh -c \"/bin/sh -c '/bin/true %s'\"" % tok])
+    leaf = wait_execs(d, tok)[0]
+    c = chain(d, leaf)
+    assert len(c) >= 4, [x["argv"] for x in c]
+    for child, parent in zip(c, c[1:]):
+        assert child["depth"] == parent["depth"] + 1, (child["argv"], parent["argv"])
+    assert [x["depth"] for x in c[:4]] == [14, 13, 12, 11]
+
+
+def test_depth_exec_without_fork(ctx):
+    d = ctx.daemon()
+    my_depth_is(ctx, d, 0)
+    tok = token()
+    subprocess.run(["/bin/sh", "-c", "exec /bin/true %s" % tok])
+    leaf = wait_execs(d, tok)[0]
+    parent = chain(d, leaf)[1]
+    assert parent["argv"][0] == "/bin/sh" and parent["pid"] == leaf["pid"]
+    assert (parent["depth"], leaf["depth"]) == (1, 2)
+
+
+def test_depth_double_fork_reparented(ctx):
+    d = ctx.daemon()
+    my_depth_is(ctx, d, 5)
+    tok = token()
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        try:
+            os.close(r)
+            mid = os.getpid()
+            if os.fork() == 0:
+                # wait until the middle process is gone: re-parented before exec
+                while os.getppid() == mid:
+                    time.sleep(0.01)
+                os.write(w, b"%d\n" % os.getppid())
+                os.execv("/bin/true", ["/bin/true", "grandchild", tok])
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.waitpid(child, 0)
+    new_parent = int(os.read(r, 64))
+    os.close(r)
+    e = wait_execs(d, tok)[0]
+    assert new_parent != child
+    assert e["ppid"] == new_parent and e["ppid"] != child
+    assert e["depth"] == 6, e["depth"]
+
+
+def test_depth_thread_exec(ctx):
+    d = ctx.daemon()
+    my_depth_is(ctx, d, 3)
+    tok = token()
+    r = ctx.run([ctx.helper("thread_exec"), tok])
+    pid, tid = map(int, r.stdout.split())
+    assert pid != tid
+    e = [x for x in wait_execs(d, tok, n=2) if x["argv"][1] == "thread-exec"][0]
+    assert e["pid"] == pid, "the event's pid is the tgid"
+    assert e["tid"] == tid, "tid is the thread that called execve"
+    parent = chain(d, e)[1]
+    assert parent["pid"] == pid and parent["depth"] == 4
+    assert e["depth"] == 5
+
+
+def test_depth_map_set_through_pidfd(ctx):
+    d = ctx.daemon()
+    my_depth_is(ctx, d, 41)
+    r = ctx.run([ctx.execgate, "task", str(os.getpid()), "--json", "--pin-path", d.pin_path])
+    st = json.loads(r.stdout)
+    assert st["known"] is True and st["depth"] == 41
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    assert wait_execs(d, tok)[0]["depth"] == 42
+
+
+# ---- failed execs ---------------------------------------------------------
+
+def test_exec_failed_enoent_from_path_search(ctx):
+    d = ctx.daemon()
+    tok = token()
+    cmd = "nosuch-" + tok
+    subprocess.run(["/usr/bin/env", "PATH=/egt-none1:/egt-none2", cmd, "arg1"],
+                   stderr=subprocess.DEVNULL)
+    evs = wait_execs(d, cmd, n=2, typ="exec_failed")
+    assert {e["filename"] for e in evs} == {"/egt-none1/" + cmd, "/egt-none2/" + cmd}
+    for e in evs:
+        assert e["errno"] == 2 and e["error"] == "ENOENT" and e["syscall"] == "execve"
+        assert e["argv"] == [cmd, "arg1"] and e["argc"] == 2
+        assert e["exec_id"] is None and e["comm"] == "env"
+
+
+def test_exec_failed_eacces(ctx):
+    d = ctx.daemon()
+    tok = token()
+    path = os.path.join(ctx.tmpdir(), "script-" + tok)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\necho hi\n")
+    os.chmod(path, 0o644)
+    try:
+        subprocess.run([path, tok])
+    except PermissionError:
+        pass
+    e = wait_execs(d, tok, typ="exec_failed")[0]
+    assert e["errno"] == 13 and e["error"] == "EACCES"
+    assert e["filename"] == path and e["argv"] == [path, tok]
+
+
+def test_exec_failed_execveat(ctx):
+    d = ctx.daemon()
+    tok = token()
+    r = ctx.run([ctx.helper("execveat_fail"), "/tmp", "nosuch-" + tok, tok])
+    err, dfd = map(int, r.stdout.split())
+    assert err == 2
+    e = wait_execs(d, tok, typ="exec_failed")[0]
+    assert e["syscall"] == "execveat" and e["dirfd"] == dfd
+    assert e["filename"] == "nosuch-" + tok
+    assert e["argv"] == ["nosuch-" + tok, "execveat-arg", tok]
+    assert "unreadable" not in e
+
+
+# ---- nothing lost silently ------------------------------------------------
+
+def test_lost_records_exact_accounting(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--ringbuf-size", "4096", "--cgroup", cg)
+    tok = token()
+    n = 400
+    d.proc.send_signal(signal.SIGSTOP)  # the consumer stalls: the ring must overflow
+    try:
+        r = ctx.run([ctx.helper("burst"), cg, str(n), tok])
+        assert int(r.stdout) == n
+        st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path]).stdout)
+    finally:
+        d.proc.send_signal(signal.SIGCONT)
+    assert st["lost"] > 0, "a 4 KiB ring with a stopped reader must overflow"
+    time.sleep(0.5)
+    assert d.stop() == 0
+    evs = d.events()
+    written = len([e for e in evs if e["type"] == "exec" and tok in e["argv"]])
+    lost_records = sum(e["count"] for e in evs if e["type"] == "lost")
+    stop = evs[-1]
+    assert stop["event"] == "stop"
+    others = [e for e in evs if e["type"] in ("exec", "exec_failed") and tok not in e.get("argv", [])]
+    assert not others, "the cgroup filter keeps other tasks out: %s" % others[:2]
+    assert lost_records == stop["lost"] == st["lost"], (lost_records, stop["lost"], st["lost"])
+    assert written + lost_records == n, (written, lost_records, n)
+    assert all(e["cgroup_id"] == cgid for e in evs if e["type"] == "exec")
+
+
+def test_stats_while_running(ctx):
+    d = ctx.daemon()
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    wait_execs(d, tok)
+    r = ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path])
+    st = json.loads(r.stdout)
+    assert st["daemon_pid"] == d.proc.pid
+    assert st["exec"] >= 1 and st["lost"] == 0 and st["procs"] >= 1
+    plain = ctx.run([ctx.execgate, "stats", "--pin-path", d.pin_path]).stdout.decode()
+    assert "lost records" in plain
+
+
+def test_stats_without_daemon_is_a_clear_error(ctx):
+    r = ctx.run([ctx.execgate, "stats", "--pin-path", "/sys/fs/bpf/egtest-none"], check=False)
+    assert r.returncode == 1
+    assert "is 'execgate daemon' running" in r.stderr.decode()
+
+
+# ---- bytes ----------------------------------------------------------------
+
+def test_any_bytes_round_trip(ctx):
+    d = ctx.daemon()
+    tok = token()
+    args = [b"a\nb", b'q"uote', b"back\\slash", b"\x01\x02\x1f\x7f", b"", b"tab\there",
+            b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", "caf\u00e9 \U0001f600".encode(), b"\\udcff",
+            tok.encode()]
+    subprocess.run([b"/bin/true"] + args)
+    wait_execs(d, tok)
+    line = [l for l in d.lines() if tok.encode() in l][0]
+    e = json.loads(line)  # strict: the line is valid JSON
+    assert [raw(a) for a in e["argv"]] == [b"/bin/true"] + args
+    assert b"\n" not in line
+
+
+# ---- BTF for operators ----------------------------------------------------
+
+def test_bpftool_shows_named_fields(ctx):
+    d = ctx.daemon()
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    wait_execs(d, tok)
+    out = ctx.run(["bpftool", "map", "dump", "pinned", d.pin_path + "/counters"]).stdout.decode()
+    for f in ("exec", "lost_exec", "lost_exec_failed", "argv_truncated"):
+        assert '"%s"' % f in out, out[:400]
+    out = ctx.run(["bpftool", "-j", "map", "dump", "pinned", d.pin_path + "/procs"]).stdout
+    entries = json.loads(out)
+    assert entries and "formatted" in entries[0]
+    val = entries[0]["formatted"]["value"]
+    for f in ("depth", "ppid", "exec_ktime", "parent_tgid", "cgroup_id", "comm"):
+        assert f in val, val
