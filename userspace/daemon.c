@@ -33,6 +33,7 @@
 #include "probe.h"
 #include "record.h"
 #include "tracer.h"
+#include "units.h"
 #include "version.h"
 
 #define DRAIN_INTERVAL_MS	100
@@ -93,26 +94,6 @@ static const struct argp_option options[] = {
 	{ "verbose", 'v', NULL, 0, "Show libbpf debug output", 0 },
 	{},
 };
-
-static int parse_size(const char *s, uint64_t *ret)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
