@@ -19,7 +19,10 @@
 # $OUTPUT/execgate), SPAWN (default $OUTPUT/bench/spawn), OUTPUT (default
 # .output), PIN_PATH (default /sys/fs/bpf/execgate-bench), TARGET_SECONDS
 # (length of one run when -n is not given, default 1.5), SETTLE (pause
-# before each timed run, default 0.2 s).
+# before each timed run, default 0.2 s), NOISE_LIMIT (a round whose A or B
+# run saw other processes use more than this percentage of a CPU is run
+# again, up to ROUNDS times, as is a round during which another BPF tracing
+# program was loaded; default 10).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -40,10 +43,11 @@ DAEMON_START_TIMEOUT=${DAEMON_START_TIMEOUT:-30}
 DAEMON_STOP_TIMEOUT=${DAEMON_STOP_TIMEOUT:-60}
 AUDIT_KEY=egbench
 AUDIT_RULE=("always,exit" -F arch=b64 -S "execve,execveat" -k "$AUDIT_KEY")
+NOISE_LIMIT=${NOISE_LIMIT:-10}	# percent of one CPU used by others during A or B
 TARGET_OVERHEAD=1.0	# percent, median, at the default settings
 
 usage() {
-	sed -n '3,23s/^# \{0,1\}//p' "$0"
+	sed -n '3,26s/^# \{0,1\}//p' "$0"
 }
 
 die() {
@@ -115,20 +119,61 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # --- one timed run of the spawn loop -------------------------------------
-# Sets run_ns, run_execs, run_rate, run_pid from the spawner's result line.
-run_spawn() {	# iterations workers
-	local out
+# Where the machine's CPU time went during a run: busy time of all CPUs
+# from /proc/stat, of the tracer's tasks from their schedstat, of the
+# spawner and its children from its own report. What is left is other load,
+# which makes a round's ratio noise rather than measurement.
+hz=$(getconf CLK_TCK)
+machine_busy_ns() {
+	local _cpu user nice system _idle _iowait irq softirq steal _rest
+	read -r _cpu user nice system _idle _iowait irq softirq steal _rest </proc/stat
+	echo $(((user + nice + system + irq + softirq + steal) * 1000000000 / hz))
+}
+tasks_cpu_ns() {	# pid... (sum over their threads)
+	local p f ns sum=0
+	for p in "$@"; do
+		for f in /proc/"$p"/task/*/schedstat; do
+			[ -r "$f" ] && read -r ns _ <"$f" 2>/dev/null && sum=$((sum + ns))
+		done
+	done
+	echo "$sum"
+}
+
+# Number of BPF programs of tracing kinds loaded on the host: while our
+# daemon is not running, any of them may be someone else's exec tracer,
+# which would slow the A runs too.
+tracing_progs() {
+	command -v bpftool >/dev/null || { echo 0; return; }
+	bpftool prog show 2>/dev/null |
+		awk '$1 ~ /^[0-9]+:$/ && $2 ~ /^(tracing|tracepoint|raw_tracepoint|kprobe|lsm|perf_event)$/ { n++ }
+		     END { print n + 0 }'
+}
+
+# run_spawn iterations workers [tracer-pid...]
+# Sets run_ns, run_execs, run_rate, run_pid from the spawner's result line,
+# run_tracer_ns (CPU time of the tracer pids during the run) and run_bg
+# (other load, in per mille of one CPU).
+run_spawn() {
+	local out n=$1 p=$2 busy0 busy1 tr0 tr1 cpu
+	shift 2
 	# The same pause before every timed run: lets a daemon that has just
 	# started (or stopped) finish its own work before the clock starts.
 	sleep "$SETTLE"
-	if ! out=$("$SPAWN" -q -n "$1" -p "$2" 2>"$tmp/spawn.err"); then
+	tr0=$(tasks_cpu_ns "$@")
+	busy0=$(machine_busy_ns)
+	if ! out=$("$SPAWN" -q -n "$n" -p "$p" 2>"$tmp/spawn.err"); then
 		cat "$tmp/spawn.err" >&2
 		die "the spawner failed (see above)"
 	fi
-	[[ $out =~ elapsed_ns=([0-9]+)\ execs=([0-9]+)\ rate=([0-9.]+)\ pid=([0-9]+) ]] ||
+	busy1=$(machine_busy_ns)
+	tr1=$(tasks_cpu_ns "$@")
+	[[ $out =~ elapsed_ns=([0-9]+)\ execs=([0-9]+)\ rate=([0-9.]+)\ pid=([0-9]+)\ cpu_ns=([0-9]+) ]] ||
 		die "unexpected spawner output: $out"
 	run_ns=${BASH_REMATCH[1]} run_execs=${BASH_REMATCH[2]}
-	run_rate=${BASH_REMATCH[3]} run_pid=${BASH_REMATCH[4]}
+	run_rate=${BASH_REMATCH[3]} run_pid=${BASH_REMATCH[4]} cpu=${BASH_REMATCH[5]}
+	run_tracer_ns=$((tr1 - tr0))
+	run_bg=$(((busy1 - busy0 - cpu - run_tracer_ns) * 1000 / run_ns))
+	[ "$run_bg" -ge 0 ] || run_bg=0
 }
 
 # --- the execgate daemon (B) ----------------------------------------------
@@ -320,8 +365,9 @@ v = [(float(x) - 1.0) * 100.0 for x in sys.argv[1].split()]
 print("%+.2f %+.2f %+.2f" % (statistics.median(v), min(v), max(v)))
 EOF
 }
-median() {
-	python3 -c 'import statistics, sys; print("%.0f" % statistics.median(map(float, sys.argv[1].split())))' "$1"
+median() {	# "v1 v2 ..." [divisor]
+	python3 -c 'import statistics, sys
+print("%.0f" % (statistics.median(map(float, sys.argv[1].split())) / float(sys.argv[2])))' "$1" "${2:-1}"
 }
 ratio() {	# b a
 	python3 -c 'import sys; print("%.6f" % (int(sys.argv[1]) / int(sys.argv[2])))' "$1" "$2"
@@ -333,7 +379,7 @@ pct() {	# ratio
 # --- main -------------------------------------------------------------------
 audit_probe
 echo "execgate exec-overhead benchmark"
-echo "  $(uname -sr), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "  $(uname -sr), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(tracing_progs) BPF tracing programs loaded"
 echo "  daemon:  $EXECGATE daemon --output FILE --pin-path $PIN_PATH"
 echo "  spawner: $SPAWN (posix_spawn /bin/true a b c d + waitpid)"
 if [ "$audit_ok" = 1 ]; then
@@ -350,6 +396,7 @@ echo "  rounds:  $ROUNDS, each A B$([ "$audit_ok" = 1 ] && echo " C"), per worke
 summary=()
 targets=()
 miss=0
+noisy_any=0
 
 for P in $PARALLEL; do
 	echo
@@ -363,53 +410,84 @@ print(min(max(n, 200), 100000))' "$run_ns" "$TARGET_SECONDS")
 	fi
 	echo "P=$P: $n iterations x $P workers per run"
 
-	ratios_b='' ratios_c='' rates_a='' rates_b='' rates_c=''
-	expected=0 seen=0 other=0 lost=0 nostop=0 audit_lost=0
-	for ((r = 1; r <= ROUNDS; r++)); do
+	ratios_b='' ratios_c='' rates_a='' rates_b='' rates_c='' cpu_b='' cpu_c=''
+	expected=0 seen=0 other=0 lost=0 nostop=0 audit_lost=0 redone=0 noisy=0
+	r=1
+	while [ "$r" -le "$ROUNDS" ]; do
+		ft=$(tracing_progs)
 		run_spawn "$n" "$P"
-		a_ns=$run_ns
-		rates_a+=" $run_rate"
+		a_ns=$run_ns a_rate=$run_rate bg=$run_bg
+		f=$(tracing_progs)
+		[ "$f" -le "$ft" ] || ft=$f
 		line=$(printf '  round %2d/%d: A %6.0f/s' "$r" "$ROUNDS" "$run_rate")
 
 		ev="$tmp/events.P$P.r$r.jsonl"
 		daemon_start "$ev"
-		run_spawn "$n" "$P"
+		run_spawn "$n" "$P" "$daemon_pid"
 		daemon_stop
-		rates_b+=" $run_rate"
+		[ "$run_bg" -le "$bg" ] || bg=$run_bg
+		b_rate=$run_rate b_cpu=$((run_tracer_ns / run_execs))
 		x=$(count_events "$ev" "$run_pid") || die "cannot read the event log $ev"
 		read -r s o l st <<<"$x"
-		x=$(ratio "$run_ns" "$a_ns")
+		[ "$KEEP" = 1 ] || rm -f "$ev"
+		b_ratio=$(ratio "$run_ns" "$a_ns")
+		line+=$(printf '  B %6.0f/s %8s %3dus/exec  events %d/%d lost %d' "$run_rate" \
+			"$(pct "$b_ratio")" $((b_cpu / 1000)) "$s" "$run_execs" "$l")
+		# Events are checked in every round, redone or not: a loss is a loss.
 		expected=$((expected + run_execs)) seen=$((seen + s)) other=$((other + o))
 		lost=$((lost + l))
 		[ "$st" = 1 ] || nostop=$((nostop + 1))
-		[ "$KEEP" = 1 ] || rm -f "$ev"
-		ratios_b+=" $x"
-		line+=$(printf '  B %6.0f/s %8s  events %d/%d lost %d' "$run_rate" "$(pct "$x")" "$s" "$run_execs" "$l")
 
 		if [ "$audit_ok" = 1 ]; then
 			l0=$(audit_status lost)
 			audit_start || die "auditd failed to start in round $r: $(tail -n1 "$tmp/auditd.log")"
-			run_spawn "$n" "$P"
+			# shellcheck disable=SC2046  # pids are words
+			run_spawn "$n" "$P" $(auditd_pid || true) $(pgrep -x kauditd || true)
 			l1=$(audit_status lost)
 			audit_stop
-			x=$(ratio "$run_ns" "$a_ns")
-			ratios_c+=" $x"
-			rates_c+=" $run_rate"
+			c_ratio=$(ratio "$run_ns" "$a_ns")
+			c_rate=$run_rate c_cpu=$((run_tracer_ns / run_execs))
 			audit_lost=$((audit_lost + ${l1:-0} - ${l0:-0}))
-			line+=$(printf '  C %6.0f/s %8s' "$run_rate" "$(pct "$x")")
+			line+=$(printf '  C %6.0f/s %8s %3dus/exec' "$run_rate" "$(pct "$c_ratio")" $((c_cpu / 1000)))
 		fi
+		line+=$(printf '  other load %d.%d%%' $((bg / 10)) $((bg % 10)))
+		[ "$ft" -eq 0 ] || line+=" + $ft BPF tracing programs"
+
+		# Other load in the A or B run of a round makes its ratio noise,
+		# and so does another exec tracer, which slows A as much as B:
+		# run the round again (at most ROUNDS times in all for this P).
+		quiet=1
+		{ [ "$bg" -le $((NOISE_LIMIT * 10)) ] && [ "$ft" -eq 0 ]; } || quiet=0
+		if [ "$quiet" = 0 ] && [ "$redone" -lt "$ROUNDS" ]; then
+			redone=$((redone + 1))
+			echo "$line  -> noisy, redone"
+			continue
+		fi
+		[ "$quiet" = 1 ] || noisy=$((noisy + 1))
 		echo "$line"
+		rates_a+=" $a_rate" rates_b+=" $b_rate" ratios_b+=" $b_ratio" cpu_b+=" $b_cpu"
+		if [ "$audit_ok" = 1 ]; then
+			rates_c+=" $c_rate" ratios_c+=" $c_ratio" cpu_c+=" $c_cpu"
+		fi
+		r=$((r + 1))
 	done
 
 	read -r bmed bmin bmax < <(stats "$ratios_b")
-	echo "  execgate: overhead median $bmed% (min $bmin%, max $bmax%); rate $(median "$rates_b")/s vs $(median "$rates_a")/s without"
+	echo "  execgate: overhead median $bmed% (min $bmin%, max $bmax%); rate $(median "$rates_b")/s vs $(median "$rates_a")/s without;" \
+		"daemon CPU $(median "$cpu_b" 1000) us/exec"
 	echo "            events_expected=$expected events_seen=$seen lost=$lost$([ "$other" -gt 0 ] && echo " (+$other with our argv but another ppid)")"
-	[ "$nostop" -eq 0 ] || echo "  bench: warning: $nostop of $ROUNDS event logs have no daemon stop record" >&2
+	[ "$nostop" -eq 0 ] || echo "  bench: warning: $nostop event logs have no daemon stop record" >&2
+	[ "$redone" -eq 0 ] || echo "  $redone rounds redone (other load above $NOISE_LIMIT% of a CPU, or another BPF tracer loaded)"
+	if [ "$noisy" -gt 0 ]; then
+		echo "  bench: warning: $noisy of $ROUNDS rounds kept although noisy: these figures are not reliable" >&2
+		noisy_any=1
+	fi
 	summary+=("$(printf '%-2s %-9s %9s %9s %9s %8s/s %8s/s %s' "$P" execgate "$bmed%" "$bmin%" "$bmax%" \
 		"$(median "$rates_a")" "$(median "$rates_b")" "$((expected - seen)) missing, $lost lost")")
 	if [ "$audit_ok" = 1 ]; then
 		read -r cmed cmin cmax < <(stats "$ratios_c")
-		echo "  auditd:   overhead median $cmed% (min $cmin%, max $cmax%); rate $(median "$rates_c")/s; kernel audit lost $audit_lost"
+		echo "  auditd:   overhead median $cmed% (min $cmin%, max $cmax%); rate $(median "$rates_c")/s;" \
+			"auditd+kauditd CPU $(median "$cpu_c" 1000) us/exec; kernel audit lost $audit_lost"
 		summary+=("$(printf '%-2s %-9s %9s %9s %9s %8s/s %8s/s %s' "$P" auditd "$cmed%" "$cmin%" "$cmax%" \
 			"$(median "$rates_a")" "$(median "$rates_c")" "$audit_lost lost (kernel)")")
 		if python3 -c 'import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))' "$bmed" "$cmed"; then
@@ -435,6 +513,7 @@ echo "Summary (overhead = time with / time without - 1, per round; rates in exec
 printf '%-2s %-9s %9s %9s %9s %10s %10s %s\n' P tracer median min max "rate A" "rate B/C" events
 for s in "${summary[@]}"; do echo "$s"; done
 [ "$audit_ok" = 1 ] || echo "auditd: unavailable ($audit_why)"
+[ "$noisy_any" = 0 ] || echo "Some rounds ran under other load or beside another BPF tracer: rerun on an idle machine."
 echo
 [ "$defaults" = 1 ] || echo "Targets (they are set for the default settings; these are not):"
 [ "$defaults" = 0 ] || echo "Targets:"

@@ -9,10 +9,13 @@
  * CLOCK_MONOTONIC from the moment every worker is ready to the moment the
  * last one is done. The result is one line on stdout, for scripts:
  *
- *   elapsed_ns=1482331090 execs=2000 rate=1349.23 pid=4242
+ *   elapsed_ns=1482331090 execs=2000 rate=1349.23 pid=4242 cpu_ns=1650000000
  *
  * pid is this process: the children's parent, so a reader of an exec log
- * can tell this run's execs from the rest of the host's. Any failed spawn or
+ * can tell this run's execs from the rest of the host's. cpu_ns is the CPU
+ * time (user + system) this process and its children used while timed: the
+ * runner subtracts it from the machine's busy time to see how much of the
+ * machine something else was using meanwhile. Any failed spawn or
  * child that does not exit 0 aborts the run with a message and exit 1: a
  * benchmark that quietly did less work would report a better time.
  *
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,6 +94,21 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* User + system time of this process and of its waited-for children. */
+static uint64_t cpu_used_ns(void)
+{
+	struct rusage self, children;
+	uint64_t us = 0;
+
+	if (getrusage(RUSAGE_SELF, &self) == 0)
+		us += (uint64_t)(self.ru_utime.tv_sec + self.ru_stime.tv_sec) * 1000000ull +
+		      (uint64_t)(self.ru_utime.tv_usec + self.ru_stime.tv_usec);
+	if (getrusage(RUSAGE_CHILDREN, &children) == 0)
+		us += (uint64_t)(children.ru_utime.tv_sec + children.ru_stime.tv_sec) * 1000000ull +
+		      (uint64_t)(children.ru_utime.tv_usec + children.ru_stime.tv_usec);
+	return us * 1000;
+}
+
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
@@ -119,7 +138,7 @@ int main(int argc, char **argv)
 	unsigned long iterations = 1000, workers = 1, i, execs = 0;
 	struct worker *w = NULL;
 	bool quiet = false, failed = false, barrier = false;
-	uint64_t t0, t1, elapsed;
+	uint64_t t0, t1, elapsed, cpu0, cpu1;
 	int opt, err, ret = 1;
 	unsigned long started = 0;
 
@@ -181,11 +200,13 @@ int main(int argc, char **argv)
 		}
 		started++;
 	}
+	cpu0 = cpu_used_ns();
 	pthread_barrier_wait(&start_barrier);
 	t0 = now_ns();
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
 	t1 = now_ns();
+	cpu1 = cpu_used_ns();
 	elapsed = t1 - t0;
 
 	for (i = 0; i < workers; i++) {
@@ -215,8 +236,9 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	printf("elapsed_ns=%" PRIu64 " execs=%lu rate=%.2f pid=%d\n", elapsed, execs,
-	       elapsed ? (double)execs * 1e9 / (double)elapsed : 0.0, (int)getpid());
+	printf("elapsed_ns=%" PRIu64 " execs=%lu rate=%.2f pid=%d cpu_ns=%" PRIu64 "\n",
+	       elapsed, execs, elapsed ? (double)execs * 1e9 / (double)elapsed : 0.0,
+	       (int)getpid(), cpu1 - cpu0);
 	if (!quiet)
 		fprintf(stderr, "spawn: %lu workers x %lu execs of %s in %.3f s: %.1f us per exec per worker\n",
 			workers, iterations, SPAWN_PATH, (double)elapsed / 1e9,
