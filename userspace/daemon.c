@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroups.h"
 #include "commands.h"
 #include "execgate.h"
 #include "execgate.skel.h"
@@ -30,6 +31,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "pidfile.h"
+#include "policy.h"
 #include "probe.h"
 #include "record.h"
 #include "tracer.h"
@@ -45,6 +47,7 @@ struct daemon_opts {
 	const char *output;		/* NULL or "-": stdout */
 	const char *pin_path;
 	const char *cgroup;
+	const char *policy_path;
 	uint32_t max_argv_bytes;
 	uint32_t ringbuf_size;
 	enum out_format format;
@@ -63,6 +66,12 @@ struct daemon {
 	uint64_t written_exec, written_failed, malformed;
 	uint64_t lost_reported;
 	struct eg_mode mode;
+	/* policy annotation (audit mode: nothing enforced by this daemon yet) */
+	struct eg_policy *policy;
+	struct cgroup_cache *cgroups;
+	const char **argvp;
+	size_t argvp_cap;
+	struct sbuf fname;
 };
 
 static const char doc[] =
@@ -72,7 +81,9 @@ static const char doc[] =
 "or a pipe, a readable table when it is a terminal. The first record says how\n"
 "the daemon runs; SIGINT/SIGTERM drain the ring buffer, write a stop record\n"
 "and exit 0; SIGHUP reopens --output (for logrotate). Maps are pinned under\n"
-"--pin-path for bpftool and 'execgate stats' (docs/maps.md).";
+"--pin-path for bpftool and 'execgate stats' (docs/maps.md). With --policy,\n"
+"every event carries the policy's decision; SIGHUP or 'execgate policy\n"
+"reload' re-reads the file (a file that fails to load leaves the old policy).";
 
 enum {
 	OPT_PIN_PATH = 0x100,
@@ -80,6 +91,7 @@ enum {
 	OPT_RINGBUF,
 	OPT_FORMAT,
 	OPT_CGROUP,
+	OPT_POLICY,
 };
 
 static const struct argp_option options[] = {
@@ -91,6 +103,7 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 0 },
 	{ "format", OPT_FORMAT, "json|text", 0, "Output format (default: text on a terminal, else json)", 0 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only report tasks in this cgroup v2 directory or below", 0 },
+	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 0 },
 	{ "verbose", 'v', NULL, 0, "Show libbpf debug output", 0 },
 	{},
 };
@@ -129,6 +142,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CGROUP:
 		o->cgroup = arg;
+		break;
+	case OPT_POLICY:
+		o->policy_path = arg;
 		break;
 	case 'v':
 		eg_verbose = true;
@@ -183,21 +199,157 @@ static void emit_meta_text(struct daemon *d, const char *line)
 	sbuf_printf(&d->out, "# %s\n", line);
 }
 
+/* ---- policy ------------------------------------------------------------- */
+
+/* What happened, while no enforcement layer covers the task. */
+static const char *audit_action(enum eg_decision dec)
+{
+	switch (dec) {
+	case EG_DECISION_DENY: return "would-block";
+	case EG_DECISION_APPROVAL: return "would-ask";
+	case EG_DECISION_AUDIT: return "audited";
+	default: return "allowed";
+	}
+}
+
+static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a)
+{
+	struct eg_exec_req req = {};
+	struct eg_verdict v;
+	size_t i;
+
+	if (!d->policy)
+		return false;
+	if (r->argv_kept + 1 > d->argvp_cap) {
+		size_t cap = r->argv_kept + 64;
+		const char **p = realloc(d->argvp, cap * sizeof(*p));
+
+		if (!p) {
+			/* cannot evaluate: say so rather than guess */
+			*a = (struct eg_annotation){ "deny", "internal_error", "out of memory", "would-block" };
+			return true;
+		}
+		d->argvp = p;
+		d->argvp_cap = cap;
+	}
+	/* kept arguments are NUL terminated in the record itself */
+	for (i = 0; i < r->argv_kept; i++)
+		d->argvp[i] = r->argv[i].p;
+	d->argvp[i] = NULL;
+	sbuf_reset(&d->fname);
+	sbuf_put(&d->fname, r->filename.p, r->filename.len);
+	req.filename = sbuf_cstr(&d->fname);
+	req.argv = d->argvp;
+	req.argc = r->argv_kept;
+	req.depth = r->h.depth;
+	req.cgroup = cgroup_cache_path(d->cgroups, r->h.cgroup_id);
+	req.uid = r->h.uid;
+	req.truncated = r->argv_truncated || r->filename_truncated ||
+			(r->h.flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT));
+	policy_eval(d->policy, &req, &v);
+	a->decision = eg_decision_name(v.decision);
+	a->rule = v.rule;
+	a->message = v.message;
+	a->action = audit_action(v.decision);
+	return true;
+}
+
+static void diag_lines(const struct eg_diags *diags, bool errors_only, void (*out)(const char *, void *),
+		       void *arg)
+{
+	char line[1024];
+	size_t i;
+
+	for (i = 0; i < diags->n; i++) {
+		if (errors_only && diags->v[i].warning)
+			continue;
+		eg_diag_format(&diags->v[i], line, sizeof(line));
+		out(line, arg);
+	}
+}
+
+static void print_diag(const char *line, void *arg)
+{
+	(void)arg;
+	fprintf(stderr, "%s\n", line);
+}
+
+static void json_diag(const char *line, void *arg)
+{
+	struct sbuf *b = arg;
+
+	if (b->data[b->len - 1] != '[')
+		sbuf_putc(b, ',');
+	json_str(b, line, strlen(line));
+}
+
+static void emit_policy(struct daemon *d, bool reload)
+{
+	if (d->text) {
+		char line[PATH_MAX + 200];
+
+		snprintf(line, sizeof(line), "policy %s%s: %zu rules, sha256 %s",
+			 d->o.policy_path, reload ? " reloaded" : "", policy_rule_count(d->policy),
+			 policy_sha256(d->policy));
+		emit_meta_text(d, line);
+		return;
+	}
+	format_json_open(&d->out, "daemon", clock_real_ns());
+	sbuf_puts(&d->out, ",\"event\":\"policy\",\"path\":");
+	json_str(&d->out, d->o.policy_path, strlen(d->o.policy_path));
+	sbuf_printf(&d->out, ",\"sha256\":\"%s\",\"rules\":%zu,\"reload\":%s}\n",
+		    policy_sha256(d->policy), policy_rule_count(d->policy), reload ? "true" : "false");
+}
+
+/* SIGHUP: the new policy replaces the old only if it loads. */
+static void reload_policy(struct daemon *d)
+{
+	struct eg_diags diags = {};
+	struct eg_policy *p = NULL;
+	int err;
+
+	if (!d->o.policy_path)
+		return;
+	err = policy_load_file(d->o.policy_path, &p, &diags);
+	if (err) {
+		p_warn("policy reload failed, keeping the previous policy:");
+		diag_lines(&diags, true, print_diag, NULL);
+		if (d->text) {
+			emit_meta_text(d, "policy reload failed; the previous policy stays in force");
+		} else {
+			format_json_open(&d->out, "daemon", clock_real_ns());
+			sbuf_puts(&d->out, ",\"event\":\"policy_error\",\"path\":");
+			json_str(&d->out, d->o.policy_path, strlen(d->o.policy_path));
+			sbuf_printf(&d->out, ",\"kept_sha256\":\"%s\",\"errors\":[",
+				    policy_sha256(d->policy));
+			diag_lines(&diags, true, json_diag, &d->out);
+			sbuf_puts(&d->out, "]}\n");
+		}
+	} else {
+		policy_free(d->policy);
+		d->policy = p;
+		emit_policy(d, true);
+	}
+	eg_diags_free(&diags);
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
+	struct eg_annotation a, *ap;
 	struct eg_record r;
 
 	if (record_decode(&d->dec, data, size, &r)) {
 		d->malformed++;
 		return 0;
 	}
+	ap = annotate(d, &r, &a) ? &a : NULL;
 	if (d->text)
-		format_record_text(&d->out, &r, d->boot_to_real, NULL);
+		format_record_text(&d->out, &r, d->boot_to_real, ap);
 	else
-		format_record_json(&d->out, &r, d->boot_to_real, NULL);
+		format_record_json(&d->out, &r, d->boot_to_real, ap);
 	if (r.h.type == EG_EVENT_EXEC)
 		d->written_exec++;
 	else
@@ -272,7 +424,14 @@ static void emit_start(struct daemon *d)
 		json_str(&d->out, d->o.cgroup, strlen(d->o.cgroup));
 	else
 		sbuf_puts(&d->out, "null");
+	sbuf_puts(&d->out, ",\"policy\":");
+	if (d->o.policy_path)
+		json_str(&d->out, d->o.policy_path, strlen(d->o.policy_path));
+	else
+		sbuf_puts(&d->out, "null");
 	sbuf_puts(&d->out, "}\n");
+	if (d->policy)
+		emit_policy(d, false);
 }
 
 static void emit_stop(struct daemon *d)
@@ -385,6 +544,7 @@ static int run_loop(struct daemon *d, int sfd)
 					if (e)
 						p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
 						       d->o.output, strerror(-e));
+					reload_policy(d);
 				} else {
 					stop = true;
 				}
@@ -455,6 +615,19 @@ int do_daemon(int argc, char **argv)
 			goto cleanup;
 		}
 	}
+	if (d.o.policy_path) {
+		struct eg_diags diags = {};
+
+		err = policy_load_file(d.o.policy_path, &d.policy, &diags);
+		diag_lines(&diags, false, print_diag, NULL);
+		eg_diags_free(&diags);
+		if (err) {
+			p_err("policy %s does not load; fix the errors above ('execgate policy check %s')",
+			      d.o.policy_path, d.o.policy_path);
+			goto cleanup;
+		}
+		d.cgroups = cgroup_cache_new();
+	}
 	err = mount_pin_parent(d.o.pin_path);
 	if (err) {
 		p_err("cannot mount bpffs for %s: %s", d.o.pin_path, strerror(-err));
@@ -512,6 +685,10 @@ cleanup:
 		tracer_unpin(d.skel, d.o.pin_path);
 	tracer_destroy(d.skel);
 	decoder_free(&d.dec);
+	policy_free(d.policy);
+	cgroup_cache_free(d.cgroups);
+	free(d.argvp);
+	sbuf_free(&d.fname);
 	sbuf_free(&d.out);
 	if (d.out_fd >= 0)
 		close(d.out_fd);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,65 +134,5 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->storage_failed += v[i].storage_failed;
 	}
 	free(v);
-	return 0;
-}
-
-int cgroup2_mount(char *buf, size_t len)
-{
-	char line[4096], mnt[PATH_MAX], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	int err = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		/* ... mountpoint ... - fstype source opts */
-		char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
-			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
-			continue;
-		if ((size_t)snprintf(buf, len, "%s", mnt) >= len) {
-			err = -ENAMETOOLONG;
-			break;
-		}
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
-int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
-{
-	char root[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
-	const char *rel;
-	struct stat st;
-	uint32_t level = 0;
-	size_t rl;
-	int err;
-
-	err = cgroup2_mount(root, sizeof(root));
-	if (err)
-		return err;
-	rl = strlen(root);
-	if (!strncmp(path, root, rl) && (path[rl] == '/' || !path[rl]))
-		snprintf(full, sizeof(full), "%s", path);
-	else if ((size_t)snprintf(full, sizeof(full), "%s/%s", root, path) >= sizeof(full))
-		return -ENAMETOOLONG;
-	if (!realpath(full, real))
-		return -errno;
-	if (strncmp(real, root, rl) || (real[rl] != '/' && real[rl]))
-		return -EXDEV;
-	if (stat(real, &st))
-		return -errno;
-	if (!S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	for (rel = real + rl; *rel; rel++)
-		if (*rel == '/' && rel[1])
-			level++;
-	*ret_id = st.st_ino;
-	*ret_level = level;
 	return 0;
 }

@@ -31,9 +31,4 @@ void tracer_destroy(struct execgate_bpf *skel);
 struct eg_counters;
 int tracer_read_counters(int map_fd, struct eg_counters *ret);
 
-/* A cgroup v2 directory -> id and level (root = 0); path may be relative to the cgroup2 mount. */
-int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level);
-/* The cgroup2 mount point, e.g. /sys/fs/cgroup/unified. */
-int cgroup2_mount(char *buf, size_t len);
-
 #endif

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cgroups.h"
+
+int cgroup2_mount(char *buf, size_t len)
+{
+	char line[4096], mnt[PATH_MAX], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	int err = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE OPTS */
+		char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		err = (size_t)snprintf(buf, len, "%s", mnt) >= len ? -ENAMETOOLONG : 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
+{
+	char root[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
+	const char *rel;
+	struct stat st;
+	uint32_t level = 0;
+	size_t rl;
+	int err;
+
+	err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return err;
+	rl = strlen(root);
+	if (!strncmp(path, root, rl) && (path[rl] == '/' || !path[rl]))
+		snprintf(full, sizeof(full), "%s", path);
+	else if ((size_t)snprintf(full, sizeof(full), "%s/%s", root, path) >= sizeof(full))
+		return -ENAMETOOLONG;
+	if (!realpath(full, real))
+		return -errno;
+	if (strncmp(real, root, rl) || (real[rl] != '/' && real[rl]))
+		return -EXDEV;
+	if (stat(real, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	for (rel = real + rl; *rel; rel++)
+		if (*rel == '/' && rel[1])
+			level++;
+	*ret_id = st.st_ino;
+	*ret_level = level;
+	return 0;
+}
+
+#define CACHE_SLOTS 1024	/* direct-mapped: a miss costs one open_by_handle_at */
+
+struct cgroup_cache {
+	char root[PATH_MAX];
+	int root_fd;
+	uint64_t id[CACHE_SLOTS];
+	char *path[CACHE_SLOTS];
+};
+
+struct cgroup_cache *cgroup_cache_new(void)
+{
+	struct cgroup_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->root_fd = -1;
+	if (!cgroup2_mount(c->root, sizeof(c->root)))
+		c->root_fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return c;
+}
+
+void cgroup_cache_free(struct cgroup_cache *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < CACHE_SLOTS; i++)
+		free(c->path[i]);
+	if (c->root_fd >= 0)
+		close(c->root_fd);
+	free(c);
+}
+
+/* The kernfs file handle of a cgroup is its 64-bit id (FILEID_KERNFS). */
+static char *lookup(struct cgroup_cache *c, uint64_t id)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe }, .id = id };
+	char proc[64], target[PATH_MAX];
+	size_t rl = strlen(c->root);
+	ssize_t n;
+	int fd;
+
+	if (c->root_fd < 0)
+		return NULL;
+	fd = open_by_handle_at(c->root_fd, &h.fh, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, target, sizeof(target) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	target[n] = '\0';
+	if (strncmp(target, c->root, rl))
+		return NULL;
+	return strdup(target[rl] ? target + rl : "/");
+}
+
+const char *cgroup_cache_path(struct cgroup_cache *c, uint64_t id)
+{
+	size_t slot = (id * 0x9e3779b97f4a7c15ull) >> 54;	/* 10 bits */
+	char *p;
+
+	if (!c || !id)
+		return NULL;
+	if (c->id[slot] == id && c->path[slot])
+		return c->path[slot];
+	p = lookup(c, id);
+	if (!p)
+		return NULL;
+	free(c->path[slot]);
+	c->path[slot] = p;
+	c->id[slot] = id;
+	return p;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* cgroup v2 paths and ids: the kernel reports ids, policies name paths. */
+#ifndef EG_CGROUPS_H
+#define EG_CGROUPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The cgroup2 mount point, e.g. /sys/fs/cgroup/unified. */
+int cgroup2_mount(char *buf, size_t len);
+/* A cgroup v2 directory -> id and level (root = 0); path may be relative to the cgroup2 mount. */
+int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level);
+
+/*
+ * id -> path from the hierarchy root ("/a/b", "/" for the root), through a
+ * bounded cache. The returned string lives until the next call.
+ */
+struct cgroup_cache;
+struct cgroup_cache *cgroup_cache_new(void);
+void cgroup_cache_free(struct cgroup_cache *c);
+const char *cgroup_cache_path(struct cgroup_cache *c, uint64_t id);
+
+#endif
