@@ -9,6 +9,9 @@
 #ifndef TRACEFS_MAGIC
 #define TRACEFS_MAGIC 0x74726163
 #endif
+#ifndef SECURITYFS_MAGIC
+#define SECURITYFS_MAGIC 0x73636673
+#endif
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
 #endif
@@ -53,6 +56,23 @@ int eg_mount_bpffs(const char *dir)
 		return 0;
 	/* mode=0700 as systemd does: pinned objects are root's business. */
 	if (mount("bpf", dir, "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700"))
+		return -errno;
+	return 0;
+}
+
+int eg_mount_securityfs(void)
+{
+	int err;
+
+	if (!access(EG_SECURITYFS_DIR "/lsm", F_OK))
+		return 0;
+	err = fs_is(EG_SECURITYFS_DIR, SECURITYFS_MAGIC);
+	if (err < 0)
+		return err;
+	/* Mounted, but this kernel has no LSM list: mounting again will not help. */
+	if (err == 1)
+		return -ENOENT;
+	if (mount("securityfs", EG_SECURITYFS_DIR, "securityfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
 		return -errno;
 	return 0;
 }

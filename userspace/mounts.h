@@ -9,6 +9,7 @@
 
 #define EG_TRACEFS_DIR	"/sys/kernel/tracing"
 #define EG_BPFFS_DIR	"/sys/fs/bpf"
+#define EG_SECURITYFS_DIR "/sys/kernel/security"
 
 /*
  * Makes tracepoints visible to libbpf (it reads their ids from tracefs):
@@ -22,5 +23,11 @@ int eg_mount_tracefs(void);
  * root of one or lies inside one. Pinning fails anywhere else.
  */
 int eg_mount_bpffs(const char *dir);
+
+/*
+ * Mounts securityfs at EG_SECURITYFS_DIR unless EG_SECURITYFS_DIR/lsm (the
+ * active LSM list) is already readable there.
+ */
+int eg_mount_securityfs(void);
 
 #endif

@@ -7,8 +7,9 @@
  * config, lockdown or the active LSMs, so it is never consulted.
  *
  * probe_features() leaves nothing behind (every map, program, link, fd and
- * child is gone when it returns) except a tracefs mount when tracefs was
- * missing, which the daemon needs anyway.
+ * child is gone when it returns) except two standard mounts the daemon
+ * needs anyway: tracefs when it was missing, and securityfs when BPF LSM
+ * programs load and only the active LSM list can tell whether they run.
  */
 #include <argp.h>
 #include <errno.h>
@@ -46,6 +47,8 @@
 #ifndef ENOTSUPP
 #define ENOTSUPP 524	/* kernel-internal, but BPF_PROG_LOAD leaks it */
 #endif
+
+#define EG_LSM_LIST EG_SECURITYFS_DIR "/lsm"
 
 /* Tried in order; the first one in vmlinux BTF becomes the fentry target. */
 static const char *const fentry_targets[] = {
@@ -348,7 +351,7 @@ static int bpf_in_lsm_list(void)
 	ssize_t n;
 	int fd;
 
-	fd = open("/sys/kernel/security/lsm", O_RDONLY | O_CLOEXEC);
+	fd = open(EG_LSM_LIST, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -365,6 +368,11 @@ static int bpf_in_lsm_list(void)
 	return 0;
 }
 
+/*
+ * A kernel with CONFIG_BPF_LSM loads and attaches LSM programs even when
+ * bpf is missing from lsm=, and then never runs them: a load is no proof,
+ * the active LSM list must name bpf too.
+ */
 static void probe_bpf_lsm(struct eg_features *f)
 {
 	enum step step;
@@ -373,7 +381,17 @@ static void probe_bpf_lsm(struct eg_features *f)
 
 	err = try_prog("probe_lsm", NULL, false, &step);
 	if (!err) {
-		set_ok(f, EG_FEAT_BPF_LSM, "%s", "");
+		listed = bpf_in_lsm_list();
+		if (listed < 0 && !eg_mount_securityfs())
+			listed = bpf_in_lsm_list();
+		if (listed == 1)
+			set_ok(f, EG_FEAT_BPF_LSM, "%s", "");
+		else if (listed == 0)
+			set_fail(f, EG_FEAT_BPF_LSM, -EOPNOTSUPP, EG_LSM_LIST,
+				 "loads, but would never run: bpf is not an active LSM; add bpf to the lsm= boot parameter");
+		else
+			set_fail(f, EG_FEAT_BPF_LSM, listed, EG_LSM_LIST,
+				 "loads, but whether bpf is an active LSM is unknown; mount securityfs");
 		return;
 	}
 	listed = bpf_in_lsm_list();
@@ -381,7 +399,7 @@ static void probe_bpf_lsm(struct eg_features *f)
 	if (!h && (err == -ESRCH || err == -ENOENT))
 		h = "no bpf_lsm_bprm_check_security in vmlinux BTF; kernel built without CONFIG_BPF_LSM";
 	if (!h && listed == 0)
-		h = "BPF LSM not enabled (bpf not in /sys/kernel/security/lsm); add bpf to the lsm= boot parameter";
+		h = "BPF LSM not enabled (bpf not in " EG_LSM_LIST "); add bpf to the lsm= boot parameter";
 	if (!h && listed < 0)
 		h = "BPF LSM probably not enabled; add bpf to the lsm= boot parameter (LSM list unknown: no securityfs)";
 	set_fail(f, EG_FEAT_BPF_LSM, err, step_names[step], "%s",
@@ -390,17 +408,23 @@ static void probe_bpf_lsm(struct eg_features *f)
 
 static void probe_bpf_lsm_cgroup(struct eg_features *f)
 {
+	const struct eg_feature_result *lsm = &f->r[EG_FEAT_BPF_LSM];
 	enum step step;
 	const char *h;
 	int err;
 
 	err = try_prog("probe_lsm_cgroup", NULL, false, &step);
-	if (!err) {
+	if (!err && lsm->available) {
 		set_ok(f, EG_FEAT_BPF_LSM_CGROUP, "%s", "");
 		return;
 	}
+	/* Same hooks as bpf_lsm: it runs only where they run. */
+	if (!err) {
+		set_fail(f, EG_FEAT_BPF_LSM_CGROUP, lsm->err, "bpf_lsm", "needs BPF LSM (see bpf_lsm)");
+		return;
+	}
 	h = common_hint(err);
-	if (!h && !f->r[EG_FEAT_BPF_LSM].available)
+	if (!h && !lsm->available)
 		h = "needs BPF LSM (see bpf_lsm)";
 	set_fail(f, EG_FEAT_BPF_LSM_CGROUP, err, step_names[step], "%s",
 		 h ? h : "kernel lacks BPF_LSM_CGROUP (Linux 6.0+)");

@@ -25,6 +25,13 @@ enum eg_feature {
 	EG_FEAT__COUNT,
 };
 
+/*
+ * bpf_lsm and bpf_lsm_cgroup also need bpf in /sys/kernel/security/lsm: a
+ * kernel with CONFIG_BPF_LSM loads LSM programs without it and never runs
+ * them (then: EOPNOTSUPP). probe_features() may mount tracefs and
+ * securityfs (mounts.h) to find out; it leaves nothing else behind.
+ */
+
 struct eg_feature_result {
 	bool available;
 	int err;			/* negative errno when unavailable */
