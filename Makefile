@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # execgate: one Makefile, every output under .output/. `make V=1` shows commands.
 
-OUTPUT   := .output
+OUTPUT   ?= .output
+export OUTPUT
 CLANG    ?= clang
 CC       ?= gcc
 BPFTOOL  ?= bpftool
