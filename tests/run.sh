@@ -25,14 +25,19 @@ log=$(mktemp -d /tmp/execgate-tests.XXXXXX)
 # run_suite NAME CMD...: runs, shows its lines, adds its counts.
 run_suite() {
 	local name=$1; shift
-	local out=$log/$name.out rc p f s
+	local out=$log/${name//\//_}.out rc p f s
 	echo "== $name"
 	"$@" > "$out" 2>&1
 	rc=$?
+	if [ ! -f "$out" ]; then
+		echo "FAIL $name: no output captured"
+		failed=$((failed + 1))
+		return
+	fi
 	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out"
 	p=$(grep -c '^PASS ' "$out"); f=$(grep -c '^FAIL ' "$out"); s=$(grep -c '^SKIP ' "$out")
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "FAIL $name: suite exited with status $rc; its output:"
+	if { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; } || [ $((p + f + s)) -eq 0 ]; then
+		echo "FAIL $name: suite exited with status $rc and $f failures out of $((p + f + s)) tests; its output:"
 		tail -n 30 "$out" | sed 's/^/    /'
 		f=1
 	fi
