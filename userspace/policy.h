@@ -86,12 +86,55 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 		    struct eg_policy **ret_policy, struct eg_diags *diags);
 void policy_free(struct eg_policy *p);
 
-/* First match wins; no match gives default_decision. Never fails. */
+/*
+ * First match wins; no match gives default_decision. Never fails.
+ * Not reentrant: the policy holds the scratch space (PCRE2 match data, the
+ * joined argv) an evaluation uses, so call it from one thread at a time per
+ * policy (or load one policy per thread). ret's strings live as long as p.
+ */
 void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struct eg_verdict *ret);
 
 const struct eg_policy_settings *policy_settings(const struct eg_policy *p);
 /* Hex sha256 of the file's bytes (65 bytes with the NUL). */
 const char *policy_sha256(const struct eg_policy *p);
 size_t policy_rule_count(const struct eg_policy *p);
+
+/* Parses "allow", "deny", "approval", "audit"; -EINVAL otherwise. */
+int eg_decision_parse(const char *s, enum eg_decision *ret);
+
+/* "FILE:LINE:COL: error: msg" (or "FILE: warning: msg" without a place). */
+int eg_diag_format(const struct eg_diag *d, char *buf, size_t len);
+
+/* Errors in d (warnings not counted). */
+size_t eg_diags_errors(const struct eg_diags *d);
+
+/*
+ * A read-only view of one compiled rule, for `policy check`, the kernel
+ * rule compiler and tests. Pointers live as long as the policy.
+ */
+struct eg_rule_info {
+	const char *name;
+	const char *message;		/* NULL if none */
+	enum eg_decision decision;
+	int line, column;		/* where the rule starts in the file */
+	const char *const *basenames;	/* exact names */
+	size_t n_basenames;
+	const char *const *paths;	/* fnmatch globs on the filename, '*' crosses '/' */
+	size_t n_paths;
+	const char *const *cgroups;	/* cgroup v2 paths: that cgroup and below */
+	size_t n_cgroups;
+	const uint32_t *uids;
+	size_t n_uids;
+	size_t n_args_patterns;		/* regexes: the kernel cannot evaluate these */
+	size_t n_args;
+	int min_depth;			/* 0 when the rule has no context */
+	int max_depth;			/* -1: no upper bound */
+};
+
+/* -ERANGE if i >= policy_rule_count(p). */
+int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *ret);
+
+/* sandbox.seccomp.execve.internal_bypass globs, in file order. */
+const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret_n);
 
 #endif

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The policy object's life cycle and accessors, and diagnostics. Loading is
+ * in policy_load.c, matching in policy_eval.c, warnings in policy_lint.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "policy_int.h"
+
+static const char *const decision_names[] = {
+	[EG_DECISION_ALLOW] = "allow",
+	[EG_DECISION_DENY] = "deny",
+	[EG_DECISION_APPROVAL] = "approval",
+	[EG_DECISION_AUDIT] = "audit",
+};
+
+const char *eg_decision_name(enum eg_decision d)
+{
+	if ((unsigned int)d >= sizeof(decision_names) / sizeof(decision_names[0]))
+		return "unknown";
+	return decision_names[d];
+}
+
+int eg_decision_parse(const char *s, enum eg_decision *ret)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(decision_names) / sizeof(decision_names[0]); i++) {
+		if (!strcmp(s, decision_names[i])) {
+			*ret = (enum eg_decision)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void eg_diag_vadd(struct eg_diags *d, const char *file, struct eg_pos pos, bool warning,
+		  const char *fmt, va_list ap)
+{
+	struct eg_diag *g;
+
+	if (!d)
+		return;
+	/* Past the cap only the last slot is (re)written, as a summary. */
+	if (d->n >= EG_POLICY_MAX_DIAGS)
+		return;
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+		struct eg_diag *v;
+
+		if (cap > EG_POLICY_MAX_DIAGS)
+			cap = EG_POLICY_MAX_DIAGS;
+		v = realloc(d->v, cap * sizeof(*v));
+		if (!v)
+			return;
+		d->v = v;
+		d->cap = cap;
+	}
+	g = &d->v[d->n++];
+	memset(g, 0, sizeof(*g));
+	snprintf(g->file, sizeof(g->file), "%s", file ? file : "<policy>");
+	g->line = pos.line;
+	g->column = pos.col;
+	g->warning = warning;
+	if (d->n == EG_POLICY_MAX_DIAGS) {
+		/* The last slot says more were dropped; it keeps the kind it replaces. */
+		snprintf(g->msg, sizeof(g->msg), "too many problems; only the first %u are shown",
+			 EG_POLICY_MAX_DIAGS - 1);
+		g->line = g->column = 0;
+		return;
+	}
+	vsnprintf(g->msg, sizeof(g->msg), fmt, ap);
+}
+
+void eg_diag_add(struct eg_diags *d, const char *file, struct eg_pos pos, bool warning,
+		 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	eg_diag_vadd(d, file, pos, warning, fmt, ap);
+	va_end(ap);
+}
+
+void eg_diags_free(struct eg_diags *d)
+{
+	if (!d)
+		return;
+	free(d->v);
+	d->v = NULL;
+	d->n = d->cap = 0;
+}
+
+size_t eg_diags_errors(const struct eg_diags *d)
+{
+	size_t i, n = 0;
+
+	for (i = 0; d && i < d->n; i++)
+		n += !d->v[i].warning;
+	return n;
+}
+
+int eg_diag_format(const struct eg_diag *d, char *buf, size_t len)
+{
+	const char *kind = d->warning ? "warning" : "error";
+
+	if (d->line > 0)
+		return snprintf(buf, len, "%s:%d:%d: %s: %s", d->file, d->line, d->column, kind, d->msg);
+	return snprintf(buf, len, "%s: %s: %s", d->file, kind, d->msg);
+}
+
+void eg_strv_free(struct eg_strv *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	free(s->pos);
+	memset(s, 0, sizeof(*s));
+}
+
+static void regexes_free(struct eg_regex *v, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		pcre2_code_free(v[i].code);
+		free(v[i].src);
+	}
+	free(v);
+}
+
+static void rule_free(struct eg_rule *r)
+{
+	free(r->name);
+	free(r->message);
+	eg_strv_free(&r->basenames);
+	eg_strv_free(&r->paths);
+	free(r->path_literal);
+	eg_strv_free(&r->cgroups);
+	regexes_free(r->args_patterns, r->n_args_patterns);
+	regexes_free(r->args, r->n_args);
+	free(r->uids);
+}
+
+void policy_free(struct eg_policy *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n_rules; i++)
+		rule_free(&p->rules[i]);
+	free(p->rules);
+	eg_strv_free(&p->bypass);
+	eg_htab_free(&p->by_basename);
+	eg_htab_free(&p->by_dir);
+	free(p->unindexed);
+	if (p->scratch) {
+		pcre2_match_data_free(p->scratch->md);
+		pcre2_match_context_free(p->scratch->mctx);
+		free(p->scratch->join);
+		free(p->scratch->cur);
+		free(p->scratch);
+	}
+	free(p);
+}
+
+const struct eg_policy_settings *policy_settings(const struct eg_policy *p)
+{
+	return &p->settings;
+}
+
+const char *policy_sha256(const struct eg_policy *p)
+{
+	return p->sha256;
+}
+
+size_t policy_rule_count(const struct eg_policy *p)
+{
+	return p ? p->n_rules : 0;
+}
+
+int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *ret)
+{
+	const struct eg_rule *r;
+
+	if (!p || i >= p->n_rules)
+		return -ERANGE;
+	r = &p->rules[i];
+	memset(ret, 0, sizeof(*ret));
+	ret->name = r->name;
+	ret->message = r->message;
+	ret->decision = r->decision;
+	ret->line = r->pos.line;
+	ret->column = r->pos.col;
+	ret->basenames = (const char *const *)r->basenames.v;
+	ret->n_basenames = r->basenames.n;
+	ret->paths = (const char *const *)r->paths.v;
+	ret->n_paths = r->paths.n;
+	ret->cgroups = (const char *const *)r->cgroups.v;
+	ret->n_cgroups = r->cgroups.n;
+	ret->uids = r->uids;
+	ret->n_uids = r->n_uids;
+	ret->n_args_patterns = r->n_args_patterns;
+	ret->n_args = r->n_args;
+	ret->min_depth = r->min_depth;
+	ret->max_depth = r->max_depth == EG_DEPTH_INF ? -1 : r->max_depth;
+	return 0;
+}
+
+const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret_n)
+{
+	*ret_n = p->bypass.n;
+	return (const char *const *)p->bypass.v;
+}

@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Matching an exec against the compiled rules. An exec is checked against
+ * the few rules that can match it, not all of them: rules are indexed by
+ * the basename they require (their basenames, or the last component their
+ * paths spell out), by the literal directory their path globs start with,
+ * and the rest stay on an "unindexed" list. An exec looks up its basename
+ * and each of its directory prefixes, merges those ascending lists with
+ * the unindexed one, and stops at the first rule that matches: the same
+ * answer as a scan in file order, at the cost of a few hash lookups.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+#include "policy_int.h"
+
+#define JOIN_INITIAL 4096
+#define JIT_STACK_MAX (1u << 20)
+
+uint32_t eg_hash(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a: incremental, so prefixes hash as we scan */
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+struct eg_bucket *eg_htab_find(const struct eg_htab *t, const char *key, size_t n, uint32_t h)
+{
+	uint32_t i;
+
+	if (!t->b)
+		return NULL;
+	for (i = h & t->mask;; i = (i + 1) & t->mask) {
+		struct eg_bucket *b = &t->b[i];
+
+		if (!b->key)
+			return NULL;
+		if (b->hash == h && b->keylen == n && !memcmp(b->key, key, n))
+			return b;
+	}
+}
+
+static int htab_grow(struct eg_htab *t)
+{
+	uint32_t cap = t->b ? (t->mask + 1) * 2 : 64, i;
+	struct eg_bucket *nb;
+
+	if (cap == 0)
+		return -ENOMEM;
+	nb = calloc(cap, sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	for (i = 0; t->b && i <= t->mask; i++) {
+		uint32_t j;
+
+		if (!t->b[i].key)
+			continue;
+		for (j = t->b[i].hash & (cap - 1); nb[j].key; j = (j + 1) & (cap - 1))
+			;
+		nb[j] = t->b[i];
+	}
+	free(t->b);
+	t->b = nb;
+	t->mask = cap - 1;
+	return 0;
+}
+
+static int htab_add_n(struct eg_htab *t, const char *key, size_t n, uint32_t idx)
+{
+	uint32_t h = eg_hash(key, n), i;
+	struct eg_bucket *b = eg_htab_find(t, key, n, h);
+
+	if (!b) {
+		/* At most half full: probes stay short. */
+		if ((!t->b || (t->used + 1) * 2 > t->mask + 1) && htab_grow(t))
+			return -ENOMEM;
+		for (i = h & t->mask; t->b[i].key; i = (i + 1) & t->mask)
+			;
+		b = &t->b[i];
+		b->key = key;
+		b->keylen = (uint32_t)n;
+		b->hash = h;
+		t->used++;
+	}
+	/* Rules arrive in order: a repeat can only be the last one. */
+	if (b->n && b->idx[b->n - 1] == idx)
+		return 0;
+	if (b->n == b->cap) {
+		uint32_t cap = b->cap ? b->cap * 2 : 2;
+		uint32_t *v = realloc(b->idx, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		b->idx = v;
+		b->cap = cap;
+	}
+	b->idx[b->n++] = idx;
+	return 0;
+}
+
+int eg_htab_add(struct eg_htab *t, const char *key, uint32_t idx)
+{
+	return htab_add_n(t, key, strlen(key), idx);
+}
+
+void eg_htab_free(struct eg_htab *t)
+{
+	uint32_t i;
+
+	for (i = 0; t->b && i <= t->mask; i++)
+		free(t->b[i].idx);
+	free(t->b);
+	memset(t, 0, sizeof(*t));
+}
+
+static bool is_glob_meta(char c)
+{
+	return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\';
+}
+
+bool eg_glob_is_literal(const char *g)
+{
+	for (; *g; g++)
+		if (*g == '*' || *g == '?' || *g == '[' || *g == '\\')
+			return false;
+	return true;
+}
+
+/*
+ * What a path glob tells about the filenames it can match: the basename
+ * when the glob ends in a literal component (with no FNM_PATHNAME a '*'
+ * crosses '/', but the text after the last '/' must still end the name),
+ * else the literal directory it starts with.
+ */
+enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_len)
+{
+	const char *slash = strrchr(g, '/'), *c;
+	size_t lit;
+
+	if (eg_glob_is_literal(g)) {
+		*ret_key = slash ? slash + 1 : g;
+		*ret_len = strlen(*ret_key);
+		return EG_KEY_BASENAME;
+	}
+	if (slash) {
+		/* No ']' after the last '/' either: so that '/' is not inside a bracket. */
+		for (c = slash + 1; *c && !is_glob_meta(*c); c++)
+			;
+		if (!*c) {
+			*ret_key = slash + 1;
+			*ret_len = strlen(slash + 1);
+			return EG_KEY_BASENAME;
+		}
+	}
+	for (lit = 0; g[lit] && !is_glob_meta(g[lit]); lit++)
+		;
+	while (lit && g[lit - 1] != '/')
+		lit--;
+	if (!lit)
+		return EG_KEY_NONE;
+	*ret_key = g;
+	*ret_len = lit;
+	return EG_KEY_DIR;
+}
+
+static int count_slashes(const char *s, size_t n)
+{
+	int k = 0;
+
+	while (n--)
+		k += *s++ == '/';
+	return k;
+}
+
+int eg_policy_compile(struct eg_policy *p)
+{
+	struct eg_scratch *sc;
+	uint32_t i, j;
+
+	p->unindexed = calloc(p->n_rules ? p->n_rules : 1, sizeof(*p->unindexed));
+	if (!p->unindexed)
+		return -ENOMEM;
+	for (i = 0; i < p->n_rules; i++) {
+		struct eg_rule *r = &p->rules[i];
+		bool all_keyed = r->paths.n > 0;
+
+		if (r->basenames.n) {
+			r->indexed_by_basename = true;
+			for (j = 0; j < r->basenames.n; j++)
+				if (eg_htab_add(&p->by_basename, r->basenames.v[j], i))
+					return -ENOMEM;
+			continue;
+		}
+		for (j = 0; j < r->paths.n && all_keyed; j++) {
+			const char *key;
+			size_t len;
+
+			all_keyed = eg_glob_key(r->paths.v[j], &key, &len) != EG_KEY_NONE;
+		}
+		if (!all_keyed) {
+			p->unindexed[p->n_unindexed++] = i;
+			continue;
+		}
+		for (j = 0; j < r->paths.n; j++) {
+			const char *key;
+			size_t len;
+			int rc;
+
+			if (eg_glob_key(r->paths.v[j], &key, &len) == EG_KEY_BASENAME) {
+				rc = htab_add_n(&p->by_basename, key, len, i);
+			} else {
+				uint32_t k = (uint32_t)count_slashes(key, len);
+
+				if (k > p->max_dir_slashes)
+					p->max_dir_slashes = k;
+				rc = htab_add_n(&p->by_dir, key, len, i);
+			}
+			if (rc)
+				return -ENOMEM;
+		}
+	}
+
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	p->scratch = sc;
+	sc->md = pcre2_match_data_create(1, NULL);
+	sc->mctx = pcre2_match_context_create(NULL);
+	sc->join_cap = JOIN_INITIAL;
+	sc->join = malloc(sc->join_cap);
+	sc->ncur = p->max_dir_slashes + 2;
+	sc->cur = calloc(sc->ncur, sizeof(*sc->cur));
+	if (!sc->md || !sc->mctx || !sc->join || !sc->cur)
+		return -ENOMEM;
+	/* Bounded time per match; a pattern that hits it fails closed (see re_match). */
+	pcre2_set_match_limit(sc->mctx, EG_POLICY_MATCH_LIMIT);
+	return 0;
+}
+
+bool eg_regex_matches_empty(const struct eg_regex *re)
+{
+	pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+	int rc;
+
+	if (!md)
+		return false;
+	rc = pcre2_match(re->code, (PCRE2_SPTR)"", 0, 0, 0, md, NULL);
+	pcre2_match_data_free(md);
+	return rc >= 0;
+}
+
+struct eval {
+	const struct eg_policy *p;
+	const struct eg_exec_req *req;
+	const char *filename;
+	const char *base;
+	size_t base_len;
+	int depth;
+	bool joined;
+	bool join_failed;
+	size_t join_len;
+};
+
+/* 1 match, 0 no match, -1 PCRE2 gave up (match limit, JIT stack). */
+static int re_match(const struct eg_scratch *sc, const struct eg_regex *re, const char *s, size_t n)
+{
+	int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, 0, sc->md, sc->mctx);
+
+	if (rc >= 0)
+		return 1;
+	return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+static const char *arg_at(const struct eg_exec_req *req, unsigned int i)
+{
+	const char *a = req->argv ? req->argv[i] : NULL;
+
+	return a ? a : "";
+}
+
+static int join_args(struct eval *e)
+{
+	const struct eg_exec_req *req = e->req;
+	struct eg_scratch *sc = e->p->scratch;
+	size_t need = 1, off = 0;
+	unsigned int i;
+
+	e->joined = true;
+	for (i = 1; i < req->argc; i++)
+		need += strlen(arg_at(req, i)) + 1;
+	if (need > sc->join_cap) {
+		size_t cap = need > sc->join_cap * 2 ? need : sc->join_cap * 2;
+		char *nb = realloc(sc->join, cap);
+
+		if (!nb) {
+			e->join_failed = true;
+			return -ENOMEM;
+		}
+		sc->join = nb;
+		sc->join_cap = cap;
+	}
+	for (i = 1; i < req->argc; i++) {
+		const char *a = arg_at(req, i);
+		size_t n = strlen(a);
+
+		if (i > 1)
+			sc->join[off++] = ' ';
+		memcpy(sc->join + off, a, n);
+		off += n;
+	}
+	sc->join[off] = '\0';
+	e->join_len = off;
+	return 0;
+}
+
+bool eg_cgroup_under(const char *cg, const char *top)
+{
+	size_t n = strlen(top);
+
+	if (n == 1 && top[0] == '/')
+		return cg[0] == '/';
+	return !strncmp(cg, top, n) && (cg[n] == '\0' || cg[n] == '/');
+}
+
+/*
+ * Cheap tests first: depth, uid, cgroup, names, and regexes last. When
+ * PCRE2 gives up on a pattern the rule counts as matching unless it
+ * allows: a hostile command line must not slip past a deny that way.
+ */
+static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_basename)
+{
+	const struct eg_exec_req *req = e->req;
+	const struct eg_scratch *sc = e->p->scratch;
+	bool fail_closed = r->decision != EG_DECISION_ALLOW;
+	uint32_t i;
+	unsigned int a;
+
+	if (e->depth < r->min_depth || e->depth > r->max_depth)
+		return false;
+	if (r->n_uids) {
+		for (i = 0; i < r->n_uids && r->uids[i] != req->uid; i++)
+			;
+		if (i == r->n_uids)
+			return false;
+	}
+	if (r->cgroups.n) {
+		if (!req->cgroup)
+			return false;
+		for (i = 0; i < r->cgroups.n && !eg_cgroup_under(req->cgroup, r->cgroups.v[i]); i++)
+			;
+		if (i == r->cgroups.n)
+			return false;
+	}
+	if (r->basenames.n && !(via_basename && r->indexed_by_basename)) {
+		for (i = 0; i < r->basenames.n; i++)
+			if (strlen(r->basenames.v[i]) == e->base_len && !strcmp(r->basenames.v[i], e->base))
+				break;
+		if (i == r->basenames.n)
+			return false;
+	}
+	if (r->paths.n) {
+		for (i = 0; i < r->paths.n; i++) {
+			if (r->path_literal[i] ? !strcmp(r->paths.v[i], e->filename)
+					       : !fnmatch(r->paths.v[i], e->filename, 0))
+				break;
+		}
+		if (i == r->paths.n)
+			return false;
+	}
+	for (i = 0; i < r->n_args; i++) {
+		bool found = false;
+
+		for (a = 1; a < req->argc && !found; a++) {
+			const char *s = arg_at(req, a);
+			int m = re_match(sc, &r->args[i], s, strlen(s));
+
+			found = m > 0 || (m < 0 && fail_closed);
+		}
+		if (!found)
+			return false;
+	}
+	if (r->n_args_patterns) {
+		if (!e->joined)
+			join_args(e);
+		if (e->join_failed)
+			return fail_closed;
+		for (i = 0; i < r->n_args_patterns; i++) {
+			int m = re_match(sc, &r->args_patterns[i], sc->join, e->join_len);
+
+			if (m > 0 || (m < 0 && fail_closed))
+				break;
+		}
+		if (i == r->n_args_patterns)
+			return false;
+	}
+	return true;
+}
+
+static int first_match(struct eval *e)
+{
+	const struct eg_policy *p = e->p;
+	struct eg_cursor *cur = p->scratch->cur;
+	const struct eg_bucket *b;
+	uint32_t nc = 0, h, slashes = 0;
+	const char *f = e->filename;
+	bool have_base;
+	size_t i;
+
+	b = eg_htab_find(&p->by_basename, e->base, e->base_len, eg_hash(e->base, e->base_len));
+	if (b)
+		cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+	/* Cursor 0 is the basename list only when there was one. */
+	have_base = nc == 1;
+
+	if (p->by_dir.used) {
+		h = 2166136261u;
+		for (i = 0; f[i] && slashes < p->max_dir_slashes; i++) {
+			h ^= (unsigned char)f[i];
+			h *= 16777619u;
+			if (f[i] != '/')
+				continue;
+			slashes++;
+			b = eg_htab_find(&p->by_dir, f, i + 1, h);
+			if (b)
+				cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+		}
+	}
+	if (p->n_unindexed)
+		cur[nc++] = (struct eg_cursor){ p->unindexed, p->n_unindexed, 0 };
+
+	for (;;) {
+		uint32_t min = UINT32_MAX, k;
+		bool via_base = false;
+
+		for (k = 0; k < nc; k++)
+			if (cur[k].at < cur[k].n && cur[k].idx[cur[k].at] < min)
+				min = cur[k].idx[cur[k].at];
+		if (min == UINT32_MAX)
+			return -1;
+		/* A rule can sit in several lists; step past it in all. */
+		for (k = 0; k < nc; k++) {
+			if (cur[k].at < cur[k].n && cur[k].idx[cur[k].at] == min) {
+				cur[k].at++;
+				via_base |= k == 0 && have_base;
+			}
+		}
+		if (rule_matches(e, &p->rules[min], via_base))
+			return (int)min;
+	}
+}
+
+void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struct eg_verdict *ret)
+{
+	struct eval e = {};
+	const char *slash;
+	uint32_t i;
+	int m;
+
+	ret->decision = EG_DECISION_ALLOW;
+	ret->rule = NULL;
+	ret->message = NULL;
+	ret->rule_index = -1;
+	if (!p)
+		return;
+	e.p = p;
+	e.req = req;
+	e.filename = req->filename ? req->filename : "";
+	slash = strrchr(e.filename, '/');
+	e.base = slash ? slash + 1 : e.filename;
+	e.base_len = strlen(e.base);
+	/* The launcher's own -1 is not an exec a rule speaks of: count it as direct. */
+	e.depth = req->depth < 0 ? 0 : req->depth;
+
+	/* Bypass first, whatever the argv: it names the infrastructure by path. */
+	for (i = 0; i < p->bypass.n; i++) {
+		if (!fnmatch(p->bypass.v[i], e.filename, 0)) {
+			ret->rule = "internal_bypass";
+			return;
+		}
+	}
+
+	m = first_match(&e);
+	if (m >= 0) {
+		const struct eg_rule *r = &p->rules[m];
+
+		ret->decision = r->decision;
+		ret->rule = r->name;
+		ret->message = r->message;
+		ret->rule_index = m;
+	} else {
+		ret->decision = p->settings.default_decision;
+	}
+
+	/* A cut argv may hide what a deny rule looks for: the verdict cannot be trusted. */
+	if (req->truncated && ret->decision != EG_DECISION_DENY) {
+		switch (p->settings.on_truncated) {
+		case EG_DECISION_DENY:
+			ret->decision = EG_DECISION_DENY;
+			ret->rule = "on_truncated";
+			ret->message = "argv was truncated; on_truncated is deny";
+			ret->rule_index = -1;
+			break;
+		case EG_DECISION_APPROVAL:
+			ret->decision = EG_DECISION_APPROVAL;
+			ret->rule = "on_truncated";
+			ret->message = "argv was truncated; on_truncated asks for approval";
+			ret->rule_index = -1;
+			break;
+		default:
+			break;
+		}
+	}
+}

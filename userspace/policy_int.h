@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Inside the policy engine: the compiled form shared by the loader
+ * (policy_load.c), the index and evaluator (policy_eval.c) and the linter
+ * (policy_lint.c). Nothing outside policy_*.c includes this.
+ */
+#ifndef EG_POLICY_INT_H
+#define EG_POLICY_INT_H
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdarg.h>
+#include "policy.h"
+#include "sha256.h"
+
+/* Limits on what a policy file may ask of us (bounded memory, bounded time). */
+#define EG_POLICY_MAX_BYTES	(16u << 20)	/* file size */
+#define EG_POLICY_MAX_RULES	1000000u
+#define EG_POLICY_MAX_NEST	64		/* YAML collections inside each other */
+#define EG_POLICY_MAX_REGEXES	200000u		/* args + args_patterns, whole file */
+#define EG_POLICY_MAX_JIT	20000u		/* regexes past this run interpreted */
+#define EG_POLICY_MAX_PATTERN	4096u		/* bytes in one regex or glob */
+#define EG_POLICY_MAX_DIAGS	1000u		/* diagnostics kept; the count goes on */
+#define EG_POLICY_MATCH_LIMIT	1000000u	/* PCRE2 backtracking steps per match */
+#define EG_POLICY_LINT_BUDGET	20000000u	/* rule pairs the shadowing lint compares */
+#define EG_DEPTH_INF		INT32_MAX
+
+struct eg_pos {
+	int line, col;			/* 1-based, 0 when unknown */
+};
+
+struct eg_strv {
+	char **v;
+	struct eg_pos *pos;
+	uint32_t n;
+};
+
+struct eg_regex {
+	pcre2_code *code;
+	char *src;
+	struct eg_pos pos;
+};
+
+struct eg_rule {
+	char *name;
+	char *message;
+	enum eg_decision decision;
+	struct eg_pos pos, name_pos, decision_pos;
+	struct eg_strv basenames;
+	struct eg_strv paths;		/* fnmatch globs, no FNM_PATHNAME */
+	uint8_t *path_literal;		/* per path: no glob metacharacter */
+	struct eg_strv cgroups;		/* normalized: no trailing '/', "/" for the root */
+	struct eg_regex *args_patterns;	/* searched in argv[1..] joined by ' ' */
+	uint32_t n_args_patterns;
+	struct eg_regex *args;		/* each must match one whole argument */
+	uint32_t n_args;
+	uint32_t *uids;
+	uint32_t n_uids;
+	int32_t min_depth, max_depth;	/* max_depth EG_DEPTH_INF: no bound */
+	bool has_context;
+	bool has_decision;
+	bool indexed_by_basename;	/* reached only through its basenames */
+};
+
+/* String -> ascending list of rule indices; open addressing. */
+struct eg_bucket {
+	const char *key;		/* borrowed from a rule; keylen bytes, not NUL-terminated */
+	uint32_t keylen;
+	uint32_t hash;
+	uint32_t *idx;
+	uint32_t n, cap;
+};
+
+struct eg_htab {
+	struct eg_bucket *b;
+	uint32_t mask;			/* capacity - 1, capacity a power of 2 */
+	uint32_t used;
+};
+
+struct eg_cursor {
+	const uint32_t *idx;
+	uint32_t n, at;
+};
+
+/*
+ * What one evaluation scribbles on. It hangs off the policy so that an
+ * evaluation allocates nothing; hence one evaluating thread at a time.
+ */
+struct eg_scratch {
+	pcre2_match_data *md;
+	pcre2_match_context *mctx;
+	char *join;			/* argv[1..] joined by ' ' */
+	size_t join_cap;
+	struct eg_cursor *cur;
+	uint32_t ncur;
+};
+
+struct eg_policy {
+	struct eg_policy_settings settings;
+	struct eg_rule *rules;
+	size_t n_rules, cap_rules;
+	struct eg_strv bypass;		/* internal_bypass globs on the filename */
+	struct eg_pos bypass_pos;
+	struct eg_pos approval_timeout_pos;
+	struct eg_pos default_decision_pos;
+	struct eg_pos on_truncated_pos;
+	uint32_t n_regexes;
+	struct eg_htab by_basename;	/* basenames, and basenames implied by paths */
+	struct eg_htab by_dir;		/* literal directory prefix of path globs ("/opt/x/") */
+	uint32_t max_dir_slashes;	/* most '/' in a by_dir key */
+	uint32_t *unindexed;		/* rules no key can rule out, ascending */
+	uint32_t n_unindexed;
+	char sha256[SHA256_HEX_LEN];
+	struct eg_scratch *scratch;
+};
+
+/* policy.c */
+void eg_diag_vadd(struct eg_diags *d, const char *file, struct eg_pos pos, bool warning,
+		  const char *fmt, va_list ap);
+void eg_diag_add(struct eg_diags *d, const char *file, struct eg_pos pos, bool warning,
+		 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void eg_strv_free(struct eg_strv *s);
+
+/* policy_load.c: "10s", "500ms", "2m", "1m30s", "1.5" (a bare number is seconds). */
+int eg_parse_duration_ms(const char *s, uint64_t *ret_ms);
+
+/* policy_eval.c */
+uint32_t eg_hash(const char *s, size_t n);
+struct eg_bucket *eg_htab_find(const struct eg_htab *t, const char *key, size_t n, uint32_t h);
+int eg_htab_add(struct eg_htab *t, const char *key, uint32_t idx);
+void eg_htab_free(struct eg_htab *t);
+/* Builds the indexes and the scratch space: the last step of a load. */
+int eg_policy_compile(struct eg_policy *p);
+bool eg_glob_is_literal(const char *g);
+enum eg_key_kind { EG_KEY_NONE, EG_KEY_BASENAME, EG_KEY_DIR };
+/* What a path glob requires of a filename: its basename, or a directory prefix. */
+enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_len);
+/* cg is top or below it (cgroup v2 paths, component boundaries). */
+bool eg_cgroup_under(const char *cg, const char *top);
+/* pattern matches the empty string (interpreted, no scratch needed) */
+bool eg_regex_matches_empty(const struct eg_regex *re);
+
+/* policy_lint.c: adds warnings only. */
+void eg_policy_lint(const struct eg_policy *p, const char *file, struct eg_diags *d);
+
+#endif
