@@ -13,8 +13,8 @@ LIBS     := libbpf libelf zlib yaml-0.1 libpcre2-8 libseccomp
 PKG_CFLAGS := $(shell pkg-config --cflags $(LIBS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lyaml -lpcre2-8 -lseccomp)
 
-CFLAGS   ?= -O2 -g
-CFLAGS   += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing \
+OPTFLAGS ?= -O2 -g
+CFLAGS   := $(OPTFLAGS) -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing \
             -I$(OUTPUT) -Ibpf -Iuserspace $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -45,7 +45,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test test-unit test-integration test-vm check-asan bench fuzz clean vmlinux
+.PHONY: all deps run test test-unit test-integration check-asan asan-tests build-tests bench fuzz clean vmlinux
 
 all: $(OUTPUT)/execgate
 
@@ -98,21 +98,25 @@ $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(patsubst $(OUTPUT)/obj/%,$(OUTPUT)/
 
 # AddressSanitizer build of the unit tests (used by `make test`).
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-check-asan: deps
-	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan CFLAGS="$(ASAN_CFLAGS)" \
+asan-tests:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" \
 		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS))
+
+check-asan: deps asan-tests
 	$(Q)tests/run.sh --unit-only --unit-dir $(OUTPUT)/asan/tests
 
 build-tests: all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
 
 fuzz: $(FUZZ_BINS)
 
+# Audit mode with the default policy; RUN_ARGS="--output events.jsonl" and so on.
+RUN_ARGS ?= --policy policy/host-audit.yaml
 run: deps
 	$(Q)$(MAKE) --no-print-directory all
 	./$(OUTPUT)/execgate daemon $(RUN_ARGS)
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)$(MAKE) --no-print-directory build-tests asan-tests
 	$(Q)tests/run.sh
 
 test-unit: build-tests

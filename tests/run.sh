@@ -50,6 +50,13 @@ if [ "$only" != integration ]; then
 		[ -x "$t" ] || continue
 		run_suite "unit/$(basename "$t")" "$t"
 	done
+	# the same unit tests built with AddressSanitizer and UBSan (make asan-tests)
+	if [ "$unit_dir" = "$OUT/tests" ]; then
+		for t in "$OUT"/asan/tests/test_*; do
+			[ -x "$t" ] || continue
+			run_suite "asan/$(basename "$t")" "$t"
+		done
+	fi
 	if [ -z "$only" ] && [ -x tests/fuzz/run.sh ]; then
 		run_suite fuzz tests/fuzz/run.sh
 	fi

@@ -12,7 +12,7 @@ static bool roundtrip(const char *in, size_t n, const char *want_json)
 		ok &= ASSERT_STREQ(sbuf_cstr(&out), want_json, "encoding");
 	ok &= ASSERT_OK(json_unescape(out.data + 1, out.len - 2, &back), "unescape");
 	ok &= ASSERT_EQ(back.len, n, "decoded length");
-	if (back.len == n)
+	if (back.len == n && n)
 		ok &= ASSERT_MEMEQ(back.data, in, n, "decoded bytes");
 	sbuf_free(&out);
 	sbuf_free(&back);
