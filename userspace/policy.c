@@ -139,7 +139,7 @@ static void rule_free(struct eg_rule *r)
 	free(r->message);
 	eg_strv_free(&r->basenames);
 	eg_strv_free(&r->paths);
-	free(r->path_literal);
+	free(r->path_glob);
 	eg_strv_free(&r->cgroups);
 	regexes_free(r->args_patterns, r->n_args_patterns);
 	regexes_free(r->args, r->n_args);
@@ -158,6 +158,10 @@ void policy_free(struct eg_policy *p)
 	eg_strv_free(&p->bypass);
 	eg_htab_free(&p->by_basename);
 	eg_htab_free(&p->by_dir);
+	eg_htab_free(&p->by_suffix);
+	eg_htab_free(&p->by_uid);
+	eg_htab_free(&p->by_cgroup);
+	free(p->bypass_glob);
 	free(p->unindexed);
 	if (p->scratch) {
 		pcre2_match_data_free(p->scratch->md);

@@ -132,11 +132,36 @@ bool eg_glob_is_literal(const char *g)
 	return true;
 }
 
+void eg_glob_info(const char *g, struct eg_glob *ret)
+{
+	size_t len = strlen(g), pre, suf;
+
+	for (pre = 0; pre < len && !is_glob_meta(g[pre]); pre++)
+		;
+	for (suf = 0; suf < len - pre && !is_glob_meta(g[len - 1 - suf]); suf++)
+		;
+	ret->len = (uint16_t)len;
+	ret->literal = eg_glob_is_literal(g);
+	ret->pre = (uint16_t)(ret->literal ? len : pre);
+	ret->suf = (uint16_t)(ret->literal ? 0 : suf);
+}
+
+bool eg_glob_match(const char *g, const struct eg_glob *gi, const char *s, size_t slen)
+{
+	if (gi->literal)
+		return gi->len == slen && !memcmp(g, s, slen);
+	/* The literal ends match distinct bytes of s: s holds both, apart. */
+	if (slen < (size_t)gi->pre + gi->suf || memcmp(g, s, gi->pre) ||
+	    memcmp(g + gi->len - gi->suf, s + slen - gi->suf, gi->suf))
+		return false;
+	return !fnmatch(g, s, 0);
+}
+
 /*
  * What a path glob tells about the filenames it can match: the basename
  * when the glob ends in a literal component (with no FNM_PATHNAME a '*'
  * crosses '/', but the text after the last '/' must still end the name),
- * else the literal directory it starts with.
+ * else the literal directory it starts with, else its literal tail.
  */
 enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_len)
 {
@@ -162,11 +187,24 @@ enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_le
 		;
 	while (lit && g[lit - 1] != '/')
 		lit--;
-	if (!lit)
-		return EG_KEY_NONE;
-	*ret_key = g;
-	*ret_len = lit;
-	return EG_KEY_DIR;
+	if (lit) {
+		*ret_key = g;
+		*ret_len = lit;
+		return EG_KEY_DIR;
+	}
+	{
+		size_t len = strlen(g), suf;
+
+		for (suf = 0; suf < len && !is_glob_meta(g[len - 1 - suf]); suf++)
+			;
+		if (!suf)
+			return EG_KEY_NONE;
+		if (suf > EG_SUFFIX_KEY_MAX)
+			suf = EG_SUFFIX_KEY_MAX;
+		*ret_key = g + len - suf;
+		*ret_len = suf;
+		return EG_KEY_SUFFIX;
+	}
 }
 
 static int count_slashes(const char *s, size_t n)
@@ -190,6 +228,14 @@ int eg_policy_compile(struct eg_policy *p)
 		struct eg_rule *r = &p->rules[i];
 		bool all_keyed = r->paths.n > 0;
 
+		if (r->paths.n) {
+			r->path_glob = calloc(r->paths.n, sizeof(*r->path_glob));
+			if (!r->path_glob)
+				return -ENOMEM;
+			for (j = 0; j < r->paths.n; j++)
+				eg_glob_info(r->paths.v[j], &r->path_glob[j]);
+		}
+
 		if (r->basenames.n) {
 			r->indexed_by_basename = true;
 			for (j = 0; j < r->basenames.n; j++)
@@ -203,6 +249,24 @@ int eg_policy_compile(struct eg_policy *p)
 
 			all_keyed = eg_glob_key(r->paths.v[j], &key, &len) != EG_KEY_NONE;
 		}
+		if (!all_keyed && r->n_uids) {
+			for (j = 0; j < r->n_uids; j++)
+				if (htab_add_n(&p->by_uid, (const char *)&r->uids[j], sizeof(r->uids[j]), i))
+					return -ENOMEM;
+			continue;
+		}
+		if (!all_keyed && r->cgroups.n) {
+			for (j = 0; j < r->cgroups.n; j++) {
+				const char *cg = r->cgroups.v[j];
+				uint32_t k = (uint32_t)count_slashes(cg, strlen(cg));
+
+				if (k > p->max_cg_slashes)
+					p->max_cg_slashes = k;
+				if (eg_htab_add(&p->by_cgroup, cg, i))
+					return -ENOMEM;
+			}
+			continue;
+		}
 		if (!all_keyed) {
 			p->unindexed[p->n_unindexed++] = i;
 			continue;
@@ -210,21 +274,33 @@ int eg_policy_compile(struct eg_policy *p)
 		for (j = 0; j < r->paths.n; j++) {
 			const char *key;
 			size_t len;
+			uint32_t k;
 			int rc;
 
-			if (eg_glob_key(r->paths.v[j], &key, &len) == EG_KEY_BASENAME) {
+			switch (eg_glob_key(r->paths.v[j], &key, &len)) {
+			case EG_KEY_BASENAME:
 				rc = htab_add_n(&p->by_basename, key, len, i);
-			} else {
-				uint32_t k = (uint32_t)count_slashes(key, len);
-
+				break;
+			case EG_KEY_DIR:
+				k = (uint32_t)count_slashes(key, len);
 				if (k > p->max_dir_slashes)
 					p->max_dir_slashes = k;
 				rc = htab_add_n(&p->by_dir, key, len, i);
+				break;
+			default:
+				p->suffix_lens |= 1ull << (len - 1);
+				rc = htab_add_n(&p->by_suffix, key, len, i);
+				break;
 			}
 			if (rc)
 				return -ENOMEM;
 		}
 	}
+	p->bypass_glob = calloc(p->bypass.n ? p->bypass.n : 1, sizeof(*p->bypass_glob));
+	if (!p->bypass_glob)
+		return -ENOMEM;
+	for (i = 0; i < p->bypass.n; i++)
+		eg_glob_info(p->bypass.v[i], &p->bypass_glob[i]);
 
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
@@ -234,7 +310,9 @@ int eg_policy_compile(struct eg_policy *p)
 	sc->mctx = pcre2_match_context_create(NULL);
 	sc->join_cap = JOIN_INITIAL;
 	sc->join = malloc(sc->join_cap);
-	sc->ncur = p->max_dir_slashes + 2;
+	/* basename, dirs, suffixes, uid, cgroup prefixes (one per '/' and the whole), unindexed */
+	sc->ncur = 1 + p->max_dir_slashes + (uint32_t)__builtin_popcountll(p->suffix_lens) + 1 +
+		   p->max_cg_slashes + 1 + 1;
 	sc->cur = calloc(sc->ncur, sizeof(*sc->cur));
 	if (!sc->md || !sc->mctx || !sc->join || !sc->cur)
 		return -ENOMEM;
@@ -259,6 +337,7 @@ struct eval {
 	const struct eg_policy *p;
 	const struct eg_exec_req *req;
 	const char *filename;
+	size_t filename_len;
 	const char *base;
 	size_t base_len;
 	int depth;
@@ -365,11 +444,9 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_basen
 			return false;
 	}
 	if (r->paths.n) {
-		for (i = 0; i < r->paths.n; i++) {
-			if (r->path_literal[i] ? !strcmp(r->paths.v[i], e->filename)
-					       : !fnmatch(r->paths.v[i], e->filename, 0))
+		for (i = 0; i < r->paths.n; i++)
+			if (eg_glob_match(r->paths.v[i], &r->path_glob[i], e->filename, e->filename_len))
 				break;
-		}
 		if (i == r->paths.n)
 			return false;
 	}
@@ -431,6 +508,50 @@ static int first_match(struct eval *e)
 				cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
 		}
 	}
+	if (p->suffix_lens) {
+		uint64_t lens = p->suffix_lens;
+
+		while (lens) {
+			size_t n = (size_t)__builtin_ctzll(lens) + 1;
+
+			lens &= lens - 1;
+			if (n > e->filename_len)
+				break;
+			b = eg_htab_find(&p->by_suffix, f + e->filename_len - n, n,
+					 eg_hash(f + e->filename_len - n, n));
+			if (b)
+				cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+		}
+	}
+	if (p->by_uid.used) {
+		b = eg_htab_find(&p->by_uid, (const char *)&e->req->uid, sizeof(e->req->uid),
+				 eg_hash((const char *)&e->req->uid, sizeof(e->req->uid)));
+		if (b)
+			cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+	}
+	if (p->by_cgroup.used && e->req->cgroup && e->req->cgroup[0] == '/') {
+		/* Every ancestor: "/", "/a", "/a/b", ... as far as the keys go deep. */
+		const char *cg = e->req->cgroup;
+
+		h = 2166136261u;
+		slashes = 0;
+		for (i = 0;; i++) {
+			if (i > 0 && (cg[i] == '/' || !cg[i])) {
+				b = eg_htab_find(&p->by_cgroup, cg, i, h);
+				if (b)
+					cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+			}
+			if (!cg[i] || (cg[i] == '/' && ++slashes > p->max_cg_slashes))
+				break;
+			h ^= (unsigned char)cg[i];
+			h *= 16777619u;
+			if (i == 0) {
+				b = eg_htab_find(&p->by_cgroup, cg, 1, h);
+				if (b)
+					cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+			}
+		}
+	}
 	if (p->n_unindexed)
 		cur[nc++] = (struct eg_cursor){ p->unindexed, p->n_unindexed, 0 };
 
@@ -471,15 +592,16 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 	e.p = p;
 	e.req = req;
 	e.filename = req->filename ? req->filename : "";
-	slash = strrchr(e.filename, '/');
+	e.filename_len = strlen(e.filename);
+	slash = memrchr(e.filename, '/', e.filename_len);
 	e.base = slash ? slash + 1 : e.filename;
-	e.base_len = strlen(e.base);
+	e.base_len = e.filename_len - (size_t)(e.base - e.filename);
 	/* The launcher's own -1 is not an exec a rule speaks of: count it as direct. */
 	e.depth = req->depth < 0 ? 0 : req->depth;
 
 	/* Bypass first, whatever the argv: it names the infrastructure by path. */
 	for (i = 0; i < p->bypass.n; i++) {
-		if (!fnmatch(p->bypass.v[i], e.filename, 0)) {
+		if (eg_glob_match(p->bypass.v[i], &p->bypass_glob[i], e.filename, e.filename_len)) {
 			ret->rule = "internal_bypass";
 			return;
 		}

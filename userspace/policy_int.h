@@ -35,6 +35,20 @@ struct eg_strv {
 	uint32_t n;
 };
 
+/*
+ * What fnmatch must find at the ends of a name: the literal bytes before
+ * the first and after the last metacharacter, checked with memcmp before
+ * fnmatch (which is slow) gets to say no.
+ */
+struct eg_glob {
+	uint16_t len;
+	uint16_t pre;
+	uint16_t suf;
+	bool literal;			/* no metacharacter: equality */
+};
+
+#define EG_SUFFIX_KEY_MAX 64		/* by_suffix keys: the last bytes of a literal suffix */
+
 struct eg_regex {
 	pcre2_code *code;
 	char *src;
@@ -42,24 +56,25 @@ struct eg_regex {
 };
 
 struct eg_rule {
-	char *name;
-	char *message;
-	enum eg_decision decision;
-	struct eg_pos pos, name_pos, decision_pos;
-	struct eg_strv basenames;
-	struct eg_strv paths;		/* fnmatch globs, no FNM_PATHNAME */
-	uint8_t *path_literal;		/* per path: no glob metacharacter */
-	struct eg_strv cgroups;		/* normalized: no trailing '/', "/" for the root */
-	struct eg_regex *args_patterns;	/* searched in argv[1..] joined by ' ' */
-	uint32_t n_args_patterns;
-	struct eg_regex *args;		/* each must match one whole argument */
-	uint32_t n_args;
-	uint32_t *uids;
-	uint32_t n_uids;
+	/* What the evaluator reads first, in the first cache line. */
 	int32_t min_depth, max_depth;	/* max_depth EG_DEPTH_INF: no bound */
+	uint32_t n_uids;
+	enum eg_decision decision;
+	uint32_t *uids;
+	struct eg_strv paths;		/* fnmatch globs, no FNM_PATHNAME */
+	struct eg_glob *path_glob;	/* per path */
+	uint32_t n_args;
+	uint32_t n_args_patterns;
+	bool indexed_by_basename;	/* reached only through its basenames */
 	bool has_context;
 	bool has_decision;
-	bool indexed_by_basename;	/* reached only through its basenames */
+	struct eg_regex *args;		/* each must match one whole argument */
+	struct eg_regex *args_patterns;	/* searched in argv[1..] joined by ' ' */
+	struct eg_strv cgroups;		/* normalized: no trailing '/', "/" for the root */
+	struct eg_strv basenames;
+	char *name;
+	char *message;
+	struct eg_pos pos, name_pos, decision_pos;
 };
 
 /* String -> ascending list of rule indices; open addressing. */
@@ -108,6 +123,12 @@ struct eg_policy {
 	struct eg_htab by_basename;	/* basenames, and basenames implied by paths */
 	struct eg_htab by_dir;		/* literal directory prefix of path globs ("/opt/x/") */
 	uint32_t max_dir_slashes;	/* most '/' in a by_dir key */
+	struct eg_htab by_suffix;	/* literal tail of path globs ("*.sh" -> ".sh") */
+	uint64_t suffix_lens;		/* bit n-1: some by_suffix key is n bytes long */
+	struct eg_htab by_uid;		/* rules with no name to go by: their uids (4 bytes) */
+	struct eg_htab by_cgroup;	/* ... or else their cgroups */
+	uint32_t max_cg_slashes;	/* most '/' in a by_cgroup key */
+	struct eg_glob *bypass_glob;
 	uint32_t *unindexed;		/* rules no key can rule out, ascending */
 	uint32_t n_unindexed;
 	char sha256[SHA256_HEX_LEN];
@@ -132,9 +153,12 @@ void eg_htab_free(struct eg_htab *t);
 /* Builds the indexes and the scratch space: the last step of a load. */
 int eg_policy_compile(struct eg_policy *p);
 bool eg_glob_is_literal(const char *g);
-enum eg_key_kind { EG_KEY_NONE, EG_KEY_BASENAME, EG_KEY_DIR };
-/* What a path glob requires of a filename: its basename, or a directory prefix. */
+enum eg_key_kind { EG_KEY_NONE, EG_KEY_BASENAME, EG_KEY_DIR, EG_KEY_SUFFIX };
+/* What a path glob requires of a filename: its basename, a directory prefix, or a tail. */
 enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_len);
+void eg_glob_info(const char *g, struct eg_glob *ret);
+/* fnmatch(g, s, 0) == 0, with the literal ends checked first. */
+bool eg_glob_match(const char *g, const struct eg_glob *gi, const char *s, size_t slen);
 /* cg is top or below it (cgroup v2 paths, component boundaries). */
 bool eg_cgroup_under(const char *cg, const char *top);
 /* pattern matches the empty string (interpreted, no scratch needed) */

@@ -74,7 +74,7 @@ static bool names_covered(const struct eg_rule *e, const struct eg_rule *r)
 	}
 	if (!base_ok && r->paths.n) {
 		for (i = 0; i < r->paths.n; i++)
-			if (!r->path_literal[i] || !in_strv(&e->basenames, path_base(r->paths.v[i])))
+			if (!r->path_glob[i].literal || !in_strv(&e->basenames, path_base(r->paths.v[i])))
 				break;
 		base_ok = i == r->paths.n;
 	}
@@ -90,7 +90,7 @@ static bool names_covered(const struct eg_rule *e, const struct eg_rule *r)
 
 			for (j = 0; j < e->paths.n && !one; j++)
 				one = !strcmp(e->paths.v[j], r->paths.v[i]) ||
-				      (r->path_literal[i] && !fnmatch(e->paths.v[j], r->paths.v[i], 0));
+				      (r->path_glob[i].literal && !fnmatch(e->paths.v[j], r->paths.v[i], 0));
 			if (!one)
 				break;
 		}
@@ -166,8 +166,8 @@ static int scan_bucket(struct lint *l, const struct eg_htab *t, const char *key,
 
 /*
  * Only rules that could cover j are compared: a rule that covers j accepts
- * j's first basename or first path, so it sits on the unindexed list or in
- * the index buckets of that name; a budget bounds the rest.
+ * j's first basename, path, uid and cgroup, so it sits on the unindexed
+ * list or in the index buckets those lead to; a budget bounds the rest.
  */
 static void lint_shadowed(struct lint *l)
 {
@@ -194,13 +194,34 @@ static void lint_shadowed(struct lint *l)
 			case EG_KEY_DIR:
 				best = scan_bucket(l, &p->by_dir, key, len, j, best);
 				break;
+			case EG_KEY_SUFFIX:
+				best = scan_bucket(l, &p->by_suffix, key, len, j, best);
+				break;
 			default:
 				break;
 			}
-			/* A literal path also falls under the directory globs above it. */
-			for (i = 0; r->path_literal[0] && g[i] && best != -2; i++)
+			/* A literal path also falls under the directory and tail globs that take it. */
+			for (i = 0; r->path_glob[0].literal && g[i] && best != -2; i++)
 				if (g[i] == '/')
 					best = scan_bucket(l, &p->by_dir, g, i + 1, j, best);
+			for (i = 1; r->path_glob[0].literal && i <= EG_SUFFIX_KEY_MAX && i <= strlen(g) &&
+				    best != -2; i++)
+				if (p->suffix_lens & (1ull << (i - 1)))
+					best = scan_bucket(l, &p->by_suffix, g + strlen(g) - i, i, j, best);
+		}
+		if (r->n_uids)
+			best = scan_bucket(l, &p->by_uid, (const char *)&r->uids[0], sizeof(r->uids[0]), j, best);
+		if (r->cgroups.n) {
+			const char *cg = r->cgroups.v[0];
+			size_t i;
+
+			best = scan_bucket(l, &p->by_cgroup, "/", 1, j, best);
+			for (i = 1; best != -2; i++) {
+				if (cg[i] == '/' || !cg[i])
+					best = scan_bucket(l, &p->by_cgroup, cg, i, j, best);
+				if (!cg[i])
+					break;
+			}
 		}
 		if (best == -2) {
 			warn(l, r->pos, "stopped looking for rules that can never match at rule '%s': "

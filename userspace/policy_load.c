@@ -920,17 +920,6 @@ static int parse_rule(struct loader *l)
 	if (!(it.seen & (1u << R_DECISION)))
 		err(l, r->pos, "rule '%s' has no 'decision' (allow, deny, approval or audit)",
 		    r->name ? r->name : "?");
-	if (r->paths.n) {
-		uint32_t i;
-
-		r->path_literal = calloc(r->paths.n, 1);
-		if (!r->path_literal) {
-			oom(l);
-			return -ENOMEM;
-		}
-		for (i = 0; i < r->paths.n; i++)
-			r->path_literal[i] = eg_glob_is_literal(r->paths.v[i]);
-	}
 	return 0;
 }
 
