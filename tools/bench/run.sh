@@ -22,7 +22,9 @@
 # before each timed run, default 0.2 s), NOISE_LIMIT (a round whose A or B
 # run saw other processes use more than this percentage of a CPU is run
 # again, up to ROUNDS times, as is a round during which another BPF tracing
-# program was loaded; default 10).
+# program was loaded; default 10), BPF_STATS=0 (no profile run: after the
+# rounds, one untimed B run with BPF run-time statistics on, which gives
+# what the daemon's BPF programs and its own CPU cost per exec).
 set -euo pipefail
 
 cd "$(dirname "$0")/../.."
@@ -39,6 +41,7 @@ KEEP=${KEEP:-0}
 STRICT=${STRICT:-0}
 TARGET_SECONDS=${TARGET_SECONDS:-1.5}
 SETTLE=${SETTLE:-0.2}
+BPF_STATS=${BPF_STATS:-1}
 DAEMON_START_TIMEOUT=${DAEMON_START_TIMEOUT:-30}
 DAEMON_STOP_TIMEOUT=${DAEMON_STOP_TIMEOUT:-60}
 AUDIT_KEY=egbench
@@ -47,7 +50,7 @@ NOISE_LIMIT=${NOISE_LIMIT:-10}	# percent of one CPU used by others during A or B
 TARGET_OVERHEAD=1.0	# percent, median, at the default settings
 
 usage() {
-	sed -n '3,26s/^# \{0,1\}//p' "$0"
+	sed -n '3,29s/^# \{0,1\}//p' "$0"
 }
 
 die() {
@@ -106,6 +109,7 @@ cleanup() {
 		wait "$daemon_pid" 2>/dev/null || true
 	fi
 	rm -rf "$PIN_PATH" 2>/dev/null || true
+	bpf_stats_off 2>/dev/null || true
 	audit_stop >/dev/null 2>&1 || true
 	if [ "$KEEP" = 1 ]; then
 		echo "bench: event logs kept in $tmp"
@@ -171,6 +175,7 @@ run_spawn() {
 		die "unexpected spawner output: $out"
 	run_ns=${BASH_REMATCH[1]} run_execs=${BASH_REMATCH[2]}
 	run_rate=${BASH_REMATCH[3]} run_pid=${BASH_REMATCH[4]} cpu=${BASH_REMATCH[5]}
+	run_cpu=$cpu
 	run_tracer_ns=$((tr1 - tr0))
 	run_bg=$(((busy1 - busy0 - cpu - run_tracer_ns) * 1000 / run_ns))
 	[ "$run_bg" -ge 0 ] || run_bg=0
@@ -261,6 +266,71 @@ if bad:
     print("bench: warning: %d lines of %s are not JSON" % (bad, path), file=sys.stderr)
 print(seen, other, max(lost_records, stop_lost), stop)
 EOF
+}
+
+# --- BPF run time of the daemon's programs -----------------------------
+# The daemon's BPF programs run in the exec'ing task, so their cost is in
+# neither the daemon's CPU time nor anywhere else we sample. The kernel
+# counts it per program (run_time_ns) while someone holds a
+# BPF_ENABLE_STATS fd; a holder process keeps one open during the B runs
+# only. Unlike the kernel.bpf_stats_enabled sysctl it is reference counted,
+# so it cannot undo anyone else's setting.
+stats_holder=''
+bpf_stats_on() {
+	local i
+	rm -f "$tmp/stats.ready"
+	python3 - "$tmp/stats.ready" <<'EOF' &
+import ctypes, os, platform, signal, sys
+ready = sys.argv[1]
+def say(msg):
+    with open(ready + ".tmp", "w") as f:
+        f.write(msg + "\n")
+    os.rename(ready + ".tmp", ready)
+if platform.machine() != "x86_64":
+    say("error: only x86_64 is known (SYS_bpf number)")
+    sys.exit(0)
+libc = ctypes.CDLL(None, use_errno=True)
+attr = (ctypes.c_char * 16)()   # enable_stats.type = BPF_STATS_RUN_TIME (0)
+fd = libc.syscall(321, 32, attr, ctypes.sizeof(attr))   # SYS_bpf, BPF_ENABLE_STATS
+if fd < 0:
+    say("error: BPF_ENABLE_STATS: " + os.strerror(ctypes.get_errno()))
+    sys.exit(0)
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+say("ok")
+while True:
+    signal.pause()
+EOF
+	stats_holder=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -e "$tmp/stats.ready" ] && break
+		sleep 0.05
+	done
+	[ "$(cat "$tmp/stats.ready" 2>/dev/null)" = ok ]
+}
+bpf_stats_off() {
+	[ -n "${stats_holder:-}" ] || return 0
+	kill -TERM "$stats_holder" 2>/dev/null || true
+	wait "$stats_holder" 2>/dev/null || true
+	stats_holder=''
+}
+# The ids of the maps the daemon pinned: its programs are those using them.
+pinned_map_ids() {
+	local f
+	for f in "$PIN_PATH"/*; do
+		bpftool -j map show pinned "$f" 2>/dev/null |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' 2>/dev/null || true
+	done
+}
+# bpf_run_stats "map ids" -> "run_time_ns run_cnt programs" of those programs
+bpf_run_stats() {
+	bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+ids = set(int(x) for x in sys.argv[1].split())
+t = c = n = 0
+for p in json.load(sys.stdin):
+    if ids & set(p.get("map_ids", [])) and "run_time_ns" in p:
+        t += p["run_time_ns"]; c += p.get("run_cnt", 0); n += 1
+print(t, c, n)' "$1"
 }
 
 # --- auditd (C) -----------------------------------------------------------
@@ -394,6 +464,7 @@ fi
 echo "  rounds:  $ROUNDS, each A B$([ "$audit_ok" = 1 ] && echo " C"), per worker count in: $PARALLEL"
 
 summary=()
+costs=()
 targets=()
 miss=0
 noisy_any=0
@@ -410,13 +481,13 @@ print(min(max(n, 200), 100000))' "$run_ns" "$TARGET_SECONDS")
 	fi
 	echo "P=$P: $n iterations x $P workers per run"
 
-	ratios_b='' ratios_c='' rates_a='' rates_b='' rates_c='' cpu_b='' cpu_c=''
+	ratios_b='' ratios_c='' rates_a='' rates_b='' rates_c='' cpu_b='' cpu_c='' cpu_a=''
 	expected=0 seen=0 other=0 lost=0 nostop=0 audit_lost=0 redone=0 noisy=0
 	r=1
 	while [ "$r" -le "$ROUNDS" ]; do
 		ft=$(tracing_progs)
 		run_spawn "$n" "$P"
-		a_ns=$run_ns a_rate=$run_rate bg=$run_bg
+		a_ns=$run_ns a_rate=$run_rate bg=$run_bg a_cpu=$((run_cpu / run_execs))
 		f=$(tracing_progs)
 		[ "$f" -le "$ft" ] || ft=$f
 		line=$(printf '  round %2d/%d: A %6.0f/s' "$r" "$ROUNDS" "$run_rate")
@@ -466,11 +537,49 @@ print(min(max(n, 200), 100000))' "$run_ns" "$TARGET_SECONDS")
 		[ "$quiet" = 1 ] || noisy=$((noisy + 1))
 		echo "$line"
 		rates_a+=" $a_rate" rates_b+=" $b_rate" ratios_b+=" $b_ratio" cpu_b+=" $b_cpu"
+		cpu_a+=" $a_cpu"
 		if [ "$audit_ok" = 1 ]; then
 			rates_c+=" $c_rate" ratios_c+=" $c_ratio" cpu_c+=" $c_cpu"
 		fi
 		r=$((r + 1))
 	done
+
+	# One more, untimed, B run with BPF run-time statistics on: what the
+	# daemon's programs cost inside each exec (kept out of the timed runs,
+	# whose programs would pay for the statistics).
+	cost=''
+	if [ "$BPF_STATS" != 0 ]; then
+		if bpf_stats_on; then
+			ev="$tmp/events.P$P.profile.jsonl"
+			daemon_start "$ev"
+			map_ids=$(pinned_map_ids | tr '\n' ' ')
+			read -r t0 c0 _ <<<"$(bpf_run_stats "$map_ids")"
+			run_spawn "$n" "$P" "$daemon_pid"
+			read -r t1 c1 np <<<"$(bpf_run_stats "$map_ids")"
+			daemon_stop
+			bpf_stats_off
+			x=$(count_events "$ev" "$run_pid") || die "cannot read the event log $ev"
+			read -r s o l st <<<"$x"
+			[ "$KEEP" = 1 ] || rm -f "$ev"
+			expected=$((expected + run_execs)) seen=$((seen + s)) other=$((other + o))
+			lost=$((lost + l))
+			if [ "${np:-0}" -gt 0 ]; then
+				cost=$(python3 -c 'import statistics, sys
+d, b, runs, n = (int(x) for x in sys.argv[1:5])
+a = statistics.median(map(int, sys.argv[5].split()))
+print("daemon CPU %.1f us + BPF %.1f us (%d programs, %.1f runs) per exec = %.2f%% of an exec'"'"'s CPU time (%.0f us)"
+      % (d / n / 1e3, b / n / 1e3, int(sys.argv[6]), runs / n, 100.0 * (d + b) / n / a, a / 1e3))' \
+					"$run_tracer_ns" $((t1 - t0)) $((c1 - c0)) "$run_execs" "$cpu_a" "$np")
+			else
+				cost="unknown (no run-time statistics for the daemon's programs)"
+			fi
+		else
+			cost="unknown ($(cat "$tmp/stats.ready" 2>/dev/null || echo "BPF_ENABLE_STATS holder did not start"))"
+			bpf_stats_off
+		fi
+		echo "  profile run (untimed, $run_execs execs): $cost"
+		costs+=("P=$P execgate: $cost")
+	fi
 
 	read -r bmed bmin bmax < <(stats "$ratios_b")
 	echo "  execgate: overhead median $bmed% (min $bmin%, max $bmax%); rate $(median "$rates_b")/s vs $(median "$rates_a")/s without;" \
@@ -512,6 +621,7 @@ echo
 echo "Summary (overhead = time with / time without - 1, per round; rates in execs/s)"
 printf '%-2s %-9s %9s %9s %9s %10s %10s %s\n' P tracer median min max "rate A" "rate B/C" events
 for s in "${summary[@]}"; do echo "$s"; done
+for s in "${costs[@]}"; do echo "$s"; done
 [ "$audit_ok" = 1 ] || echo "auditd: unavailable ($audit_why)"
 [ "$noisy_any" = 0 ] || echo "Some rounds ran under other load or beside another BPF tracer: rerun on an idle machine."
 echo
