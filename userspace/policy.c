@@ -166,6 +166,7 @@ void policy_free(struct eg_policy *p)
 	if (p->scratch) {
 		pcre2_match_data_free(p->scratch->md);
 		pcre2_match_context_free(p->scratch->mctx);
+		pcre2_jit_stack_free(p->scratch->jit_stack);
 		free(p->scratch->join);
 		free(p->scratch->cur);
 		free(p->scratch);

@@ -318,6 +318,15 @@ int eg_policy_compile(struct eg_policy *p)
 		return -ENOMEM;
 	/* Bounded time per match; a pattern that hits it fails closed (see re_match). */
 	pcre2_set_match_limit(sc->mctx, EG_POLICY_MATCH_LIMIT);
+	/*
+	 * Argv can be 64 KiB and more: give JIT code room to backtrack. Without
+	 * it (no memory, or no JIT) matching still works, on less stack.
+	 */
+	if (p->n_regexes) {
+		sc->jit_stack = pcre2_jit_stack_create(32 * 1024, JIT_STACK_MAX, NULL);
+		if (sc->jit_stack)
+			pcre2_jit_stack_assign(sc->mctx, NULL, sc->jit_stack);
+	}
 	return 0;
 }
 
@@ -351,6 +360,9 @@ static int re_match(const struct eg_scratch *sc, const struct eg_regex *re, cons
 {
 	int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, 0, sc->md, sc->mctx);
 
+	/* JIT code recurses on a fixed stack; the interpreter backtracks on the heap. */
+	if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
+		rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_JIT, sc->md, sc->mctx);
 	if (rc >= 0)
 		return 1;
 	return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;

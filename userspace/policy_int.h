@@ -104,6 +104,7 @@ struct eg_cursor {
 struct eg_scratch {
 	pcre2_match_data *md;
 	pcre2_match_context *mctx;
+	pcre2_jit_stack *jit_stack;	/* NULL: JIT runs on its default 32 KiB */
 	char *join;			/* argv[1..] joined by ' ' */
 	size_t join_cap;
 	struct eg_cursor *cur;

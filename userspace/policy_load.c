@@ -455,7 +455,7 @@ static int get_bool(struct loader *l, const char *what, bool *out)
 /* Returns 0 and sets *out, or 1 after reporting an error; -EINVAL if reading must stop. */
 static int get_int(struct loader *l, const char *what, long long min, long long max, long long *out)
 {
-	const char *s = sval(l);
+	const char *s;
 	char *end;
 	long long v;
 
@@ -463,6 +463,7 @@ static int get_int(struct loader *l, const char *what, long long min, long long 
 		err(l, ev_pos(l), "'%s' must be an integer, got %s", what, kind(l));
 		return skip(l) ? -EINVAL : 1;
 	}
+	s = sval(l);
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (!isdigit((unsigned char)s[s[0] == '-' || s[0] == '+']) || *end || errno || v < min || v > max) {

@@ -8,7 +8,8 @@
 #
 # Environment: OUTPUT (default .output), FUZZ_SECONDS (total budget for all
 # targets, default 45), FUZZ_RSS_MB (default 2048).
-# Corpus: tests/fuzz/corpus/<name>/ for tests/fuzz/fuzz_<name>.c. A crashing
+# Corpus: tests/fuzz/corpus/<name>/ for tests/fuzz/fuzz_<name>.c, and the
+# dictionary tests/fuzz/fuzz_<name>.dict when there is one. A crashing
 # input is kept as tests/fuzz/crash-<name>-* (ignored by git) to reproduce:
 #   $OUTPUT/fuzz/fuzz_<name> tests/fuzz/crash-<name>-...
 set -u
@@ -55,8 +56,10 @@ for t in "${targets[@]}"; do
 		cp -r "tests/fuzz/corpus/$name/." "$corpus/"
 	fi
 	log=$tmp/$t.log
+	dict=()
+	[ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
 	"$bin" -max_total_time="$share" -rss_limit_mb="$RSS_MB" -detect_leaks=1 -timeout=20 \
-		-print_final_stats=1 -artifact_prefix="$tmp/artifacts-$name/" "$corpus" >"$log" 2>&1
+		-print_final_stats=1 -artifact_prefix="$tmp/artifacts-$name/" "${dict[@]}" "$corpus" >"$log" 2>&1
 	status=$?
 	runs=$(sed -n 's/^Done \([0-9][0-9]*\) runs.*/\1/p' "$log" | tail -n 1)
 	if [ "$status" -eq 0 ] && [ -n "$runs" ]; then

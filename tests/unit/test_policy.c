@@ -897,15 +897,22 @@ static void random_rule(char *buf, size_t len, int i)
 	size_t off;
 
 	off = snprintf(buf, len, "  - {name: r%d, ", i);
-	if (rnd(3) == 0)
-		off += snprintf(buf + off, len - off, "basenames: [%s, %s], ", names[rnd(6)], names[rnd(6)]);
+	if (rnd(3) == 0) {
+		uint32_t a = rnd(6), b = rnd(6);
+
+		off += snprintf(buf + off, len - off, "basenames: [%s, %s], ", names[a], names[b]);
+	}
 	if (rnd(2) == 0)
 		off += snprintf(buf + off, len - off, "paths: [\"%s\"], ", paths[rnd(11)]);
 	if (rnd(4) == 0)
 		off += snprintf(buf + off, len - off, "uids: [%u], ", rnd(2));
 	if (rnd(5) == 0)
 		off += snprintf(buf + off, len - off, "cgroups: [/s%u], ", rnd(2));
-	off += snprintf(buf + off, len - off, "%s%sdecision: %s}\n", ctxs[rnd(4)], args[rnd(4)], decs[rnd(3)]);
+	{
+		uint32_t c = rnd(4), a = rnd(4), d = rnd(3);
+
+		off += snprintf(buf + off, len - off, "%s%sdecision: %s}\n", ctxs[c], args[a], decs[d]);
+	}
 }
 
 static void test_index_equals_scan(void)
@@ -1243,6 +1250,30 @@ static void test_limit_catastrophic_regex(void)
 	policy_free(p);
 }
 
+static void test_long_argv_matches(void)
+{
+	/* A group repeated 30000 times backtracks deep: JIT needs more than its default stack. */
+	struct eg_policy *p = load("commands:\n"
+				   "  - {name: allow-long, basenames: [x], args: [\"(a|b)*c\"], decision: allow}\n"
+				   "  - {name: search-long, basenames: [y], args_patterns: [\"(a|b)*c$\"], decision: allow}\n");
+	size_t n = 60001;
+	char *arg = malloc(n + 1);
+
+	if (!p || !ASSERT_OK_PTR(arg, "malloc"))
+		goto out;
+	memset(arg, 'a', n);
+	memcpy(arg + n / 2, "b", 1);
+	arg[n - 1] = 'c';
+	arg[n] = '\0';
+	ASSERT_STREQ(RULE_AT(p, 0, "x", "-v", arg), "allow-long", "a 60 KB argument");
+	ASSERT_STREQ(RULE_AT(p, 0, "y", "-v", arg), "search-long", "a 60 KB command line");
+	arg[n - 1] = 'd';
+	ASSERT_STREQ(RULE_AT(p, 0, "x", "-v", arg), "default", "no match");
+out:
+	free(arg);
+	policy_free(p);
+}
+
 static void test_eval_edge_requests(void)
 {
 	struct eg_policy *p = load("commands:\n"
@@ -1293,6 +1324,7 @@ int main(void)
 	RUN(test_index_equals_scan);
 	RUN(test_rule_info);
 	RUN(test_sha256_of_file);
+	RUN(test_long_argv_matches);
 	RUN(test_eval_edge_requests);
 	RUN(test_limit_100k_rules);
 	RUN(test_limit_10mb_file);

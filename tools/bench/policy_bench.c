@@ -90,7 +90,10 @@ static int gen_policy(struct gen *g, uint32_t rules)
 
 		rc |= gen_printf(g, "  - name: rule-%u\n    decision: %s\n", i, decisions[rnd(4)]);
 		if (kind < 45) {
-			rc |= gen_printf(g, "    basenames: [tool%u, tool%u]\n%s", k, rnd(pool), contexts[rnd(4)]);
+			/* One rnd() a statement: argument order is the compiler's choice. */
+			uint32_t k2 = rnd(pool), ctx = rnd(4);
+
+			rc |= gen_printf(g, "    basenames: [tool%u, tool%u]\n%s", k, k2, contexts[ctx]);
 			if (rnd(3) == 0)
 				rc |= gen_printf(g, "    args: [\"--opt-%u=.*\", \"-(r|f)+\"]\n", k);
 		} else if (kind < 55) {
