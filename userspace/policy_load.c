@@ -361,6 +361,7 @@ static int map_next(struct loader *l, struct map_iter *it)
 {
 	for (;;) {
 		char key[128];
+		size_t k;
 		int i;
 
 		if (next(l))
@@ -374,7 +375,9 @@ static int map_next(struct loader *l, struct map_iter *it)
 				return -2;
 			continue;
 		}
-		snprintf(key, sizeof(key), "%s", sval(l));
+		k = slen(l) < sizeof(key) - 1 ? slen(l) : sizeof(key) - 1;
+		memcpy(key, sval(l), k);
+		key[k] = '\0';
 		for (i = 0; it->keys[i]; i++)
 			if (!strcmp(it->keys[i], key) && slen(l) == strlen(key))
 				break;
@@ -526,11 +529,16 @@ static int get_decision(struct loader *l, const char *what, unsigned int allowed
 {
 	static const char *const names[] = { "allow", "deny", "approval", "audit", NULL };
 	const char *choices[5];
-	char list[64];
+	char list[64], want[80];
 	enum eg_decision d;
 	size_t n = 0, off = 0, i;
 	const char *hint;
 
+	if (is_scalar(l) && !eg_decision_parse(sval(l), &d) && (allowed & (1u << d))) {
+		*out = d;
+		return 0;
+	}
+	/* The error path: say which words would do. */
 	for (i = 0; names[i]; i++) {
 		if (allowed & (1u << i))
 			choices[n++] = names[i];
@@ -541,14 +549,8 @@ static int get_decision(struct loader *l, const char *what, unsigned int allowed
 		off += snprintf(list + off, sizeof(list) - off, "%s%s", i == 0 ? "" : i + 1 == n ? " or " : ", ",
 				choices[i]);
 	if (!is_scalar(l) || is_null(l)) {
-		char want[80];
-
 		snprintf(want, sizeof(want), "one of %s", list);
 		return wrong_type(l, what, want);
-	}
-	if (!eg_decision_parse(sval(l), &d) && (allowed & (1u << d))) {
-		*out = d;
-		return 0;
 	}
 	hint = suggest(sval(l), choices);
 	if (hint)
