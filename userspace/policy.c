@@ -217,6 +217,18 @@ int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *r
 	return 0;
 }
 
+const char *policy_rule_regex(const struct eg_policy *p, size_t i, bool whole, size_t k)
+{
+	const struct eg_rule *r;
+
+	if (!p || i >= p->n_rules)
+		return NULL;
+	r = &p->rules[i];
+	if (whole)
+		return k < r->n_args ? r->args[k].src : NULL;
+	return k < r->n_args_patterns ? r->args_patterns[k].src : NULL;
+}
+
 const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret_n)
 {
 	*ret_n = p->bypass.n;

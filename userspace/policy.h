@@ -134,6 +134,9 @@ struct eg_rule_info {
 /* -ERANGE if i >= policy_rule_count(p). */
 int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *ret);
 
+/* Source text of rule i's regex k: from args (whole) or args_patterns; NULL out of range. */
+const char *policy_rule_regex(const struct eg_policy *p, size_t i, bool whole, size_t k);
+
 /* sandbox.seccomp.execve.internal_bypass globs, in file order. */
 const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret_n);
 

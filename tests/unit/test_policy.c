@@ -1008,6 +1008,9 @@ static void test_rule_info(void)
 		ASSERT_EQ(ri.min_depth, 1, "min_depth");
 		ASSERT_EQ(ri.max_depth, -1, "max_depth unbounded");
 	}
+	ASSERT_STREQ(policy_rule_regex(p, 0, true, 0), "q", "args source");
+	ASSERT_STREQ(policy_rule_regex(p, 0, false, 1), "s", "args_patterns source");
+	ASSERT_TRUE(policy_rule_regex(p, 0, true, 1) == NULL, "past the end");
 	ASSERT_EQ(policy_rule_info(p, 1, &ri), -ERANGE, "out of range");
 	policy_free(p);
 }
