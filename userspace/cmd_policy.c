@@ -244,10 +244,11 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 static int do_check(int argc, char **argv)
 {
 	static const char doc[] =
-		"Load a policy file, report its errors (FILE:LINE:COLUMN: error: ...) and lint\n"
-		"warnings (rules that can never match, patterns that match every command line,\n"
-		"approvals with no approval_timeout, rules with no matcher), and list where each\n"
-		"rule is enforced.\n\n"
+		"Load a policy file and report its errors (FILE:LINE:COLUMN: error: ...)\n"
+		"and lint warnings (rules that can never match, patterns that match every\n"
+		"command line, approvals with no approval_timeout, rules with no\n"
+		"matcher); then list each rule with where it is enforced. Format:\n"
+		"policy/README.md.\n\n"
 		"Exit status: 0 valid, 1 errors (or warnings with --strict), 2 usage.";
 	struct argp argp = { check_options, check_parse, "FILE", doc, NULL, NULL, NULL };
 	struct check_opts o = {};
@@ -383,12 +384,16 @@ static void resolve(const char *name, char *buf, size_t len)
 static int do_test(int argc, char **argv)
 {
 	static const char doc[] =
-		"Evaluate the policy for a hypothetical exec and print the decision, the rule that\n"
-		"decided (or 'default', 'internal_bypass', 'on_truncated') and its message.\n"
-		"ARGV[0] is the filename as given; without a '/' it is looked up in $PATH as a\n"
-		"shell would (and kept as is when not found).\n\n"
-		"Example: execgate policy test policy/agent-sandbox.yaml --depth 1 -- curl -s example.com\n\n"
-		"Exit status: 0 evaluated (whatever the decision), 1 invalid policy, 2 usage.";
+		"Evaluate the policy for a hypothetical exec and print the decision, the\n"
+		"rule that decided (or 'default', 'internal_bypass', 'on_truncated') and\n"
+		"its message. ARGV[0] is the filename as given; without a '/' it is\n"
+		"looked up in $PATH as a shell would (kept as is when not found).\n"
+		"Options go before ARGV: from ARGV[0] on, every word is the command's\n"
+		"(a '--' before it is optional).\n\n"
+		"Example:\n"
+		"  execgate policy test policy/agent-sandbox.yaml --depth 1 -- curl -s x\n\n"
+		"Exit status: 0 evaluated (whatever the decision), 1 invalid policy,\n"
+		"2 usage.";
 	struct argp argp = { test_options, test_parse, "FILE -- ARGV...", doc, NULL, NULL, NULL };
 	struct test_opts o = { .uid = getuid() };
 	char filename[PATH_MAX];
@@ -398,7 +403,8 @@ static int do_test(int argc, char **argv)
 	struct eg_exec_req req = {};
 	int rc, i;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+	/* In order: the first word after FILE starts ARGV, dashes and all (a "--" is optional). */
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
 		return EXIT_USAGE;
 	rc = policy_load_file(o.file, &p, &d);
 	if (rc) {
@@ -513,9 +519,9 @@ static error_t reload_parse(int key, char *arg, struct argp_state *state)
 static int do_reload(int argc, char **argv)
 {
 	static const char doc[] =
-		"Ask the running daemon to reload its policy file (SIGHUP). The daemon keeps the\n"
-		"old policy if the new one does not load, and says so in its log. Check a file\n"
-		"first with 'execgate policy check FILE'.";
+		"Ask the running daemon to reload its policy file (SIGHUP); it finds the\n"
+		"daemon through its pid file for --pin-path. Check the file first with\n"
+		"'execgate policy check FILE'.";
 	struct argp argp = { reload_options, reload_parse, NULL, doc, NULL, NULL, NULL };
 	struct reload_opts o = { .pin_path = EG_PIN_PATH_DEFAULT };
 	char path[PATH_MAX];
@@ -563,9 +569,12 @@ static const struct verb {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } verbs[] = {
-	{ "check",  do_check,  "FILE [--json] [--strict]: validate and lint, show where each rule is enforced" },
-	{ "test",   do_test,   "FILE [--depth N] [--cgroup PATH] [--uid N] -- ARGV...: decide one exec" },
-	{ "reload", do_reload, "[--pin-path DIR]: make the running daemon reload its policy (SIGHUP)" },
+	{ "check",  do_check,  "FILE [--json] [--strict]\n"
+			       "          validate and lint; show where each rule is enforced" },
+	{ "test",   do_test,   "FILE [--depth N] [--cgroup PATH] [--uid N] [--json] -- ARGV...\n"
+			       "          the decision for one hypothetical exec" },
+	{ "reload", do_reload, "[--pin-path DIR]\n"
+			       "          make the running daemon reload its policy (SIGHUP)" },
 };
 
 static void usage(FILE *f)
@@ -573,8 +582,9 @@ static void usage(FILE *f)
 	size_t i;
 
 	fprintf(f, "Usage: execgate policy VERB [OPTION...]\n\n"
-		   "The exec policy is a YAML file (schema: policy/README.md): sandbox.seccomp.execve\n"
-		   "settings and 'commands' rules, first match wins, default_decision otherwise.\n\n");
+		   "Check, try and reload exec policies: YAML files of sandbox.seccomp.execve\n"
+		   "settings and 'commands' rules (the first rule that matches decides, else\n"
+		   "default_decision). Schema: policy/README.md.\n\n");
 	for (i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		fprintf(f, "  %-7s %s\n", verbs[i].name, verbs[i].help);
 	fprintf(f, "\n'execgate policy VERB --help' describes each verb's options.\n");

@@ -221,6 +221,8 @@ static void test_cli_test(void)
 	ASSERT_TRUE(strstr(out, "filename: /") != NULL, "resolved through PATH");
 	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "no-such-program-here"), 0, "unknown program");
 	ASSERT_TRUE(strstr(out, "filename: no-such-program-here\n") != NULL, "kept as given");
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--depth", "1", "rm", "-rf", "x", "--depth", "0"), 0, "no --");
+	ASSERT_TRUE(!strncmp(out, "decision: deny\nrule: block-dangerous-rm\n", 40), "options after ARGV[0] are argv");
 	ASSERT_EQ(RUN_EG("policy", "test", f), 2, "no command: usage");
 	ASSERT_EQ(RUN_EG("policy", "test", "--depth", "x", f, "--", "ls"), 2, "bad depth: usage");
 }
