@@ -718,6 +718,7 @@ struct ctx_words {
 
 static int context_item(struct loader *l, const char *what, void *ctx)
 {
+	static const char *const words[] = { "direct", "nested", NULL };
 	struct ctx_words *w = ctx;
 
 	(void)what;
@@ -725,6 +726,9 @@ static int context_item(struct loader *l, const char *what, void *ctx)
 		w->direct = true;
 	else if (!strcmp(sval(l), "nested"))
 		w->nested = true;
+	else if (suggest(sval(l), words))
+		err(l, ev_pos(l), "context must list 'direct' and/or 'nested', got '%.64s'; did you mean '%s'?",
+		    sval(l), suggest(sval(l), words));
 	else
 		err(l, ev_pos(l), "context must list 'direct' and/or 'nested', got '%.64s'", sval(l));
 	return 0;

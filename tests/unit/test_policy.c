@@ -703,6 +703,8 @@ static void test_error_types(void)
 		      "'context' must be [direct], [nested], [direct, nested] or {min_depth: N, max_depth: M}");
 	load_fails_at("commands:\n  - name: a\n    decision: allow\n    context: [sideways]\n", 4, 15,
 		      "context must list 'direct' and/or 'nested', got 'sideways'");
+	load_fails_at("commands:\n  - name: a\n    decision: allow\n    context: [direct, nestd]\n", 4, 23,
+		      "got 'nestd'; did you mean 'nested'?");
 	load_fails_at("commands:\n  - name: a\n    decision: allow\n    context: {min_depth: 3, max_depth: 1}\n",
 		      4, 14, "min_depth 3 is above max_depth 1");
 	load_fails_at("commands:\n  - name: a\n    decision: allow\n    context: {min_depth: -1}\n", 4, 26,
