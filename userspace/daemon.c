@@ -405,6 +405,8 @@ static void emit_start(struct daemon *d)
 			 EG_VERSION, d->mode.tracer, d->mode.kernel_enforcement,
 			 d->mode.session_enforcement, d->o.pin_path);
 		emit_meta_text(d, line);
+		if (d->policy)
+			emit_policy(d, false);
 		format_text_header(&d->out);
 		return;
 	}
