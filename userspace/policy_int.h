@@ -19,6 +19,7 @@
 #define EG_POLICY_MAX_NEST	64		/* YAML collections inside each other */
 #define EG_POLICY_MAX_REGEXES	200000u		/* args + args_patterns, whole file */
 #define EG_POLICY_MAX_JIT	20000u		/* regexes past this run interpreted */
+#define EG_POLICY_MAX_REGEX_MEM	(128u << 20)	/* compiled + JIT code, whole file */
 #define EG_POLICY_MAX_PATTERN	4096u		/* bytes in one regex or glob */
 #define EG_POLICY_MAX_DIAGS	1000u		/* diagnostics kept; the count goes on */
 #define EG_POLICY_MATCH_LIMIT	1000000u	/* PCRE2 backtracking steps per match */
@@ -121,6 +122,7 @@ struct eg_policy {
 	struct eg_pos default_decision_pos;
 	struct eg_pos on_truncated_pos;
 	uint32_t n_regexes;
+	size_t regex_mem;		/* compiled + JIT bytes so far */
 	struct eg_htab by_basename;	/* basenames, and basenames implied by paths */
 	struct eg_htab by_dir;		/* literal directory prefix of path globs ("/opt/x/") */
 	uint32_t max_dir_slashes;	/* most '/' in a by_dir key */

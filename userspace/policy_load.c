@@ -693,6 +693,22 @@ static int regex_item(struct loader *l, const char *what, void *ctx)
 	if (l->p->n_regexes < EG_POLICY_MAX_JIT)
 		pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
 	l->p->n_regexes++;
+	/* A short pattern can compile to 64 KiB ("(a|b){1000}"): bound the sum. */
+	{
+		size_t code_size = 0, jit_size = 0;
+
+		pcre2_pattern_info(code, PCRE2_INFO_SIZE, &code_size);
+		pcre2_pattern_info(code, PCRE2_INFO_JITSIZE, &jit_size);
+		l->p->regex_mem += code_size + jit_size;
+	}
+	if (l->p->regex_mem > EG_POLICY_MAX_REGEX_MEM) {
+		err(l, pos, "the regular expressions need more than %u MiB compiled; simplify them "
+		    "(this one, '%.64s', is one of many or a large one)", EG_POLICY_MAX_REGEX_MEM >> 20, s);
+		pcre2_code_free(code);
+		free(s);
+		l->fatal = true;
+		return -EINVAL;
+	}
 	if (!(*rl->n & (*rl->n - 1))) {
 		size_t cap = *rl->n ? (size_t)*rl->n * 2 : 1;
 

@@ -1235,6 +1235,21 @@ static void test_limit_regex_count(void)
 	free(g.buf);
 }
 
+static void test_limit_regex_memory(void)
+{
+	struct gen g = {};
+	long before = maxrss_kb();
+	int i;
+
+	/* 30 bytes of YAML, about 40 KiB compiled: the total is capped, not the count. */
+	gen_printf(&g, "commands:\n  - name: big\n    decision: deny\n    args:\n");
+	for (i = 0; i < 20000; i++)
+		gen_printf(&g, "      - \"(a|b|c|d){1000}(e|f){1000}\"\n");
+	load_fails_at(g.buf, 0, 0, "the regular expressions need more than 128 MiB compiled");
+	ASSERT_TRUE(maxrss_kb() - before < 512 * 1024, "memory stays bounded");
+	free(g.buf);
+}
+
 static void test_limit_catastrophic_regex(void)
 {
 	/* (a+)+$ on a long run of a's and a b: exponential backtracking without a limit. */
@@ -1338,6 +1353,7 @@ int main(void)
 	RUN(test_limit_not_yaml);
 	RUN(test_limit_aliases_refused);
 	RUN(test_limit_regex_count);
+	RUN(test_limit_regex_memory);
 	RUN(test_limit_catastrophic_regex);
 	return UNIT_DONE();
 }
