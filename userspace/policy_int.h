@@ -17,6 +17,7 @@
 #define EG_POLICY_MAX_BYTES	(16u << 20)	/* file size */
 #define EG_POLICY_MAX_RULES	1000000u
 #define EG_POLICY_MAX_NEST	64		/* YAML collections inside each other */
+#define EG_POLICY_MAX_ITEMS	2000000u	/* list items (names, paths, uids...), whole file */
 #define EG_POLICY_MAX_REGEXES	200000u		/* args + args_patterns, whole file */
 #define EG_POLICY_MAX_JIT	20000u		/* regexes past this run interpreted */
 #define EG_POLICY_MAX_REGEX_MEM	(128u << 20)	/* compiled + JIT code, whole file */

@@ -34,6 +34,7 @@ struct loader {
 	unsigned int nerr;
 	struct eg_policy *p;
 	struct eg_htab names;		/* rule name -> index, for duplicates */
+	uint32_t n_items;		/* list items so far */
 };
 
 /* Keys per mapping; enum values index these tables. */
@@ -562,8 +563,22 @@ static int get_decision(struct loader *l, const char *what, unsigned int allowed
 
 #define ALL_DECISIONS 0xfu
 
+/* "[a,a,a,...]": 2 bytes of YAML, 50 of memory each. */
+static int count_item(struct loader *l, struct eg_pos pos)
+{
+	if (++l->n_items <= EG_POLICY_MAX_ITEMS)
+		return 0;
+	err(l, pos, "more than %u list items in one policy", EG_POLICY_MAX_ITEMS);
+	l->fatal = true;
+	return -EINVAL;
+}
+
 static int strv_push(struct loader *l, struct eg_strv *sv, char *s, struct eg_pos pos)
 {
+	if (count_item(l, pos)) {
+		free(s);
+		return -EINVAL;
+	}
 	/* Growth by doubling: n is a power of two exactly when the arrays are full. */
 	if (!(sv->n & (sv->n - 1))) {
 		size_t cap = sv->n ? (size_t)sv->n * 2 : 1;
@@ -800,6 +815,8 @@ static int uid_item(struct loader *l, const char *what, void *ctx)
 	rc = get_int(l, "uids", 0, (long long)UINT32_MAX - 1, &v);
 	if (rc)
 		return rc < 0 ? -EINVAL : 0;
+	if (count_item(l, ev_pos(l)))
+		return -EINVAL;
 	if (!(r->n_uids & (r->n_uids - 1))) {
 		size_t cap = r->n_uids ? (size_t)r->n_uids * 2 : 1;
 		uint32_t *u = realloc(r->uids, cap * sizeof(*u));

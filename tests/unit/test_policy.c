@@ -1235,6 +1235,25 @@ static void test_limit_regex_count(void)
 	free(g.buf);
 }
 
+static void test_limit_list_items(void)
+{
+	size_t n = 2100000, i;
+	char *buf = malloc(2 * n + 64), *p;
+	long before = maxrss_kb();
+
+	if (!ASSERT_OK_PTR(buf, "malloc"))
+		return;
+	p = buf + sprintf(buf, "commands:\n- {name: x, decision: deny, basenames: [");
+	for (i = 0; i < n; i++) {
+		*p++ = 'a';
+		*p++ = ',';
+	}
+	strcpy(p - 1, "]}\n");
+	load_fails_at(buf, 2, 0, "more than 2000000 list items");
+	ASSERT_TRUE(maxrss_kb() - before < 512 * 1024, "memory stays bounded");
+	free(buf);
+}
+
 static void test_limit_regex_memory(void)
 {
 	struct gen g = {};
@@ -1353,6 +1372,7 @@ int main(void)
 	RUN(test_limit_not_yaml);
 	RUN(test_limit_aliases_refused);
 	RUN(test_limit_regex_count);
+	RUN(test_limit_list_items);
 	RUN(test_limit_regex_memory);
 	RUN(test_limit_catastrophic_regex);
 	return UNIT_DONE();
