@@ -321,16 +321,36 @@ pinned_map_ids() {
 			python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' 2>/dev/null || true
 	done
 }
-# bpf_run_stats "map ids" -> "run_time_ns run_cnt programs" of those programs
-bpf_run_stats() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
-import json, sys
-ids = set(int(x) for x in sys.argv[1].split())
-t = c = n = 0
-for p in json.load(sys.stdin):
-    if ids & set(p.get("map_ids", [])) and "run_time_ns" in p:
-        t += p["run_time_ns"]; c += p.get("run_cnt", 0); n += 1
-print(t, c, n)' "$1"
+# bpf_cost snapshot0 snapshot1 "map ids" daemon-cpu-ns execs "A cpu ns per exec..."
+# From two `bpftool -j prog show` snapshots: the run time of the daemon's
+# programs per exec, in all and per program, and the tracer's whole cost as
+# a share of an exec's CPU time. Prints two lines, or nothing if none of
+# the daemon's programs has statistics.
+bpf_cost() {
+	python3 - "$@" <<'EOF'
+import json, statistics, sys
+snap0, snap1, ids, dcpu, n, acpu = sys.argv[1:7]
+ids = set(int(x) for x in ids.split())
+n, dcpu = int(n), int(dcpu)
+a = statistics.median(map(int, acpu.split()))
+def load(path):
+    with open(path) as f:
+        return {p["id"]: p for p in json.load(f)
+                if ids & set(p.get("map_ids", [])) and "run_time_ns" in p}
+p0, p1 = load(snap0), load(snap1)
+rows = []
+for pid, p in p1.items():
+    q = p0.get(pid, {"run_time_ns": 0, "run_cnt": 0})
+    rows.append((p["run_time_ns"] - q["run_time_ns"], p.get("run_cnt", 0) - q.get("run_cnt", 0), p["name"]))
+if not rows:
+    sys.exit(0)
+t = sum(r[0] for r in rows)
+runs = sum(r[1] for r in rows)
+print("daemon CPU %.1f us + BPF %.1f us (%d programs, %.1f runs) per exec = %.2f%% of an exec's CPU time (%.0f us)"
+      % (dcpu / n / 1e3, t / n / 1e3, len(rows), runs / n, 100.0 * (dcpu + t) / n / a, a / 1e3))
+rows.sort(reverse=True)
+print(", ".join("%s %.2f us x%.1f" % (name, tt / n / 1e3, c / n) for tt, c, name in rows))
+EOF
 }
 
 # --- auditd (C) -----------------------------------------------------------
@@ -547,15 +567,15 @@ print(min(max(n, 200), 100000))' "$run_ns" "$TARGET_SECONDS")
 	# One more, untimed, B run with BPF run-time statistics on: what the
 	# daemon's programs cost inside each exec (kept out of the timed runs,
 	# whose programs would pay for the statistics).
-	cost=''
+	cost='' per_prog=''
 	if [ "$BPF_STATS" != 0 ]; then
 		if bpf_stats_on; then
 			ev="$tmp/events.P$P.profile.jsonl"
 			daemon_start "$ev"
 			map_ids=$(pinned_map_ids | tr '\n' ' ')
-			read -r t0 c0 _ <<<"$(bpf_run_stats "$map_ids")"
+			bpftool -j prog show >"$tmp/progs0.json" 2>/dev/null || echo '[]' >"$tmp/progs0.json"
 			run_spawn "$n" "$P" "$daemon_pid"
-			read -r t1 c1 np <<<"$(bpf_run_stats "$map_ids")"
+			bpftool -j prog show >"$tmp/progs1.json" 2>/dev/null || echo '[]' >"$tmp/progs1.json"
 			daemon_stop
 			bpf_stats_off
 			x=$(count_events "$ev" "$run_pid") || die "cannot read the event log $ev"
@@ -563,21 +583,16 @@ print(min(max(n, 200), 100000))' "$run_ns" "$TARGET_SECONDS")
 			[ "$KEEP" = 1 ] || rm -f "$ev"
 			expected=$((expected + run_execs)) seen=$((seen + s)) other=$((other + o))
 			lost=$((lost + l))
-			if [ "${np:-0}" -gt 0 ]; then
-				cost=$(python3 -c 'import statistics, sys
-d, b, runs, n = (int(x) for x in sys.argv[1:5])
-a = statistics.median(map(int, sys.argv[5].split()))
-print("daemon CPU %.1f us + BPF %.1f us (%d programs, %.1f runs) per exec = %.2f%% of an exec'"'"'s CPU time (%.0f us)"
-      % (d / n / 1e3, b / n / 1e3, int(sys.argv[6]), runs / n, 100.0 * (d + b) / n / a, a / 1e3))' \
-					"$run_tracer_ns" $((t1 - t0)) $((c1 - c0)) "$run_execs" "$cpu_a" "$np")
-			else
-				cost="unknown (no run-time statistics for the daemon's programs)"
-			fi
+			x=$(bpf_cost "$tmp/progs0.json" "$tmp/progs1.json" "$map_ids" \
+				"$run_tracer_ns" "$run_execs" "$cpu_a") || true
+			cost=$(head -n1 <<<"$x") per_prog=$(sed -n 2p <<<"$x")
+			[ -n "$cost" ] || cost="unknown (no run-time statistics for the daemon's programs)"
 		else
 			cost="unknown ($(cat "$tmp/stats.ready" 2>/dev/null || echo "BPF_ENABLE_STATS holder did not start"))"
 			bpf_stats_off
 		fi
 		echo "  profile run (untimed, $run_execs execs): $cost"
+		[ -z "${per_prog:-}" ] || echo "    per exec: $per_prog"
 		costs+=("P=$P execgate: $cost")
 	fi
 
