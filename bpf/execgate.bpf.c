@@ -196,28 +196,35 @@ static __always_inline __u32 str_len_checked(long n, const void *src, bool user,
 static __always_inline void submit(char *buf, __u32 size, __u32 type)
 {
 	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct eg_counters *c;
+	__u32 ev_flags;
+	long err;
 
 	if (size > EG_RECORD_MAX(max_argv_bytes))
 		return;
 	/* Batch: wake the daemon only past the fill threshold; its timer does the rest. */
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (bpf_ringbuf_output(&events, buf, size, flags)) {
+	ev_flags = ((struct eg_event *)buf)->flags;
+	err = bpf_ringbuf_output(&events, buf, size, flags);
+	c = counters_get();
+	if (!c)
+		return;
+	if (err) {
 		if (type == EG_EVENT_EXEC)
-			COUNT(lost_exec);
+			__sync_fetch_and_add(&c->lost_exec, 1);
 		else
-			COUNT(lost_exec_failed);
+			__sync_fetch_and_add(&c->lost_exec_failed, 1);
 		return;
 	}
 	if (type == EG_EVENT_EXEC)
-		COUNT(exec);
+		__sync_fetch_and_add(&c->exec, 1);
 	else
-		COUNT(exec_failed);
-	if (((struct eg_event *)buf)->flags & EG_F_ARGV_TRUNC)
-		COUNT(argv_truncated);
-	if (((struct eg_event *)buf)->flags &
-	    (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT | EG_F_CWD_FAULT))
-		COUNT(read_faults);
+		__sync_fetch_and_add(&c->exec_failed, 1);
+	if (ev_flags & EG_F_ARGV_TRUNC)
+		__sync_fetch_and_add(&c->argv_truncated, 1);
+	if (ev_flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT | EG_F_CWD_FAULT))
+		__sync_fetch_and_add(&c->read_faults, 1);
 }
 
 static __always_inline void fill_common(struct eg_event *e, struct task_struct *task,
@@ -271,13 +278,14 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 {
 	struct eg_task *st;
 	struct eg_proc proc = {};
-	struct eg_event *e;
+	struct eg_event *e = NULL;
 	struct mm_struct *mm;
 	unsigned long arg_start, arg_end;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u32 off, n;
 	__u64 len;
 	__u64 now = bpf_ktime_get_boot_ns();
+	const char *fname;
 	char *buf;
 
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -300,9 +308,9 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		goto update;
 
 	off = EG_EVENT_HDR;
-	n = bpf_probe_read_kernel_str(buf + off, EG_FILENAME_MAX, BPF_CORE_READ(bprm, filename));
-	n = str_len_checked(n, BPF_CORE_READ(bprm, filename), false, &e->flags,
-			    EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT);
+	fname = BPF_CORE_READ(bprm, filename);
+	n = bpf_probe_read_kernel_str(buf + off, EG_FILENAME_MAX, fname);
+	n = str_len_checked(n, fname, false, &e->flags, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT);
 	barrier_var(n);
 	if (n > EG_FILENAME_MAX)
 		n = EG_FILENAME_MAX;
@@ -347,11 +355,19 @@ update:
 		proc.depth = depth;
 		proc.session = st->session;
 	}
-	proc.ppid = BPF_CORE_READ(task, real_parent, tgid);
-	proc.uid = (__u32)bpf_get_current_uid_gid();
 	proc.exec_ktime = now;
-	proc.cgroup_id = bpf_get_current_cgroup_id();
-	bpf_get_current_comm(proc.comm, sizeof(proc.comm));
+	if (buf) {
+		/* already read for the record */
+		proc.ppid = e->ppid;
+		proc.uid = e->uid;
+		proc.cgroup_id = e->cgroup_id;
+		__builtin_memcpy(proc.comm, e->comm, sizeof(proc.comm));
+	} else {
+		proc.ppid = BPF_CORE_READ(task, real_parent, tgid);
+		proc.uid = (__u32)bpf_get_current_uid_gid();
+		proc.cgroup_id = bpf_get_current_cgroup_id();
+		bpf_get_current_comm(proc.comm, sizeof(proc.comm));
+	}
 	bpf_map_update_elem(&procs, &tgid, &proc, BPF_ANY);
 	return 0;
 }

@@ -27,13 +27,23 @@ int64_t clock_boot_to_real(void)
 
 void format_time(struct sbuf *b, uint64_t real_ns)
 {
-	time_t sec = real_ns / 1000000000ull;
-	struct tm tm;
+	/* "2026-01-19T14:30:00." changes once a second: format it once a second */
+	static __thread uint64_t cached_sec = ~0ull;
+	static __thread char prefix[80];
+	uint64_t sec = real_ns / 1000000000ull;
 
-	gmtime_r(&sec, &tm);
-	sbuf_printf(b, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1,
-		    tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-		    (unsigned int)(real_ns % 1000000000ull));
+	if (sec != cached_sec) {
+		time_t t = sec;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		snprintf(prefix, sizeof(prefix), "%04d-%02d-%02dT%02d:%02d:%02d.", tm.tm_year + 1900,
+			 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		cached_sec = sec;
+	}
+	sbuf_puts(b, prefix);
+	sbuf_put_udigits(b, real_ns % 1000000000ull, 9);
+	sbuf_putc(b, 'Z');
 }
 
 static const struct {
@@ -66,23 +76,49 @@ const char *errno_name(int err)
 
 void format_json_open(struct sbuf *b, const char *type, uint64_t real_ns)
 {
-	sbuf_printf(b, "{\"v\":%d,\"type\":\"%s\",\"time\":\"", EG_SCHEMA_VERSION, type);
+	sbuf_puts(b, "{\"v\":");
+	sbuf_put_u64(b, EG_SCHEMA_VERSION);
+	sbuf_puts(b, ",\"type\":\"");
+	sbuf_puts(b, type);
+	sbuf_puts(b, "\",\"time\":\"");
 	format_time(b, real_ns);
 	sbuf_putc(b, '"');
 }
 
 static void json_exec_id(struct sbuf *b, uint32_t pid, uint64_t ktime)
 {
-	sbuf_printf(b, "\"%" PRIu32 ":%" PRIu64 "\"", pid, ktime);
+	sbuf_putc(b, '"');
+	sbuf_put_u64(b, pid);
+	sbuf_putc(b, ':');
+	sbuf_put_u64(b, ktime);
+	sbuf_putc(b, '"');
 }
 
 static void json_opt_str(struct sbuf *b, const char *key, const char *v)
 {
-	sbuf_printf(b, ",\"%s\":", key);
+	sbuf_put(b, ",\"", 2);
+	sbuf_puts(b, key);
+	sbuf_put(b, "\":", 2);
 	if (v)
 		json_str(b, v, strlen(v));
 	else
-		sbuf_puts(b, "null");
+		sbuf_put(b, "null", 4);
+}
+
+/* ,"key":N */
+static void json_u64(struct sbuf *b, const char *key, uint64_t v)
+{
+	sbuf_puts(b, key);
+	sbuf_put_u64(b, v);
+}
+
+static void json_bool(struct sbuf *b, const char *key, bool v)
+{
+	sbuf_puts(b, key);
+	if (v)
+		sbuf_put(b, "true", 4);
+	else
+		sbuf_put(b, "false", 5);
 }
 
 void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_to_real,
@@ -104,15 +140,25 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_
 		json_exec_id(b, h->parent_tgid, h->parent_ktime_ns);
 	else
 		sbuf_puts(b, "null");
-	sbuf_printf(b, ",\"pid\":%u,\"tid\":%u,\"ppid\":%u,\"uid\":%u,\"gid\":%u,\"comm\":",
-		    h->pid, h->tid, h->ppid, h->uid, h->gid);
+	json_u64(b, ",\"pid\":", h->pid);
+	json_u64(b, ",\"tid\":", h->tid);
+	json_u64(b, ",\"ppid\":", h->ppid);
+	json_u64(b, ",\"uid\":", h->uid);
+	json_u64(b, ",\"gid\":", h->gid);
+	sbuf_puts(b, ",\"comm\":");
 	json_str(b, h->comm, strnlen(h->comm, sizeof(h->comm)));
-	if (failed)
-		sbuf_printf(b, ",\"syscall\":\"%s\",\"errno\":%d,\"error\":\"%s\"",
-			    (h->flags & EG_F_EXECVEAT) ? "execveat" : "execve", -h->err,
-			    errno_name(h->err));
-	if (failed && (h->flags & EG_F_EXECVEAT))
-		sbuf_printf(b, ",\"dirfd\":%d,\"at_flags\":%u", h->dirfd, h->at_flags);
+	if (failed) {
+		sbuf_puts(b, (h->flags & EG_F_EXECVEAT) ? ",\"syscall\":\"execveat\"" : ",\"syscall\":\"execve\"");
+		json_u64(b, ",\"errno\":", -(int64_t)h->err);
+		sbuf_puts(b, ",\"error\":\"");
+		sbuf_puts(b, errno_name(h->err));
+		sbuf_putc(b, '"');
+		if (h->flags & EG_F_EXECVEAT) {
+			sbuf_puts(b, ",\"dirfd\":");
+			sbuf_put_i64(b, h->dirfd);
+			json_u64(b, ",\"at_flags\":", h->at_flags);
+		}
+	}
 	sbuf_puts(b, ",\"filename\":");
 	json_str(b, r->filename.p, r->filename.len);
 	sbuf_puts(b, ",\"cwd\":");
@@ -123,10 +169,11 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_
 			sbuf_putc(b, ',');
 		json_str(b, r->argv[i].p, r->argv[i].len);
 	}
-	sbuf_printf(b, "],\"argc\":%u,\"argv_bytes\":%u,\"truncated\":%s", h->argc, h->argv_bytes,
-		    r->argv_truncated ? "true" : "false");
-	sbuf_printf(b, ",\"filename_truncated\":%s,\"cwd_truncated\":%s",
-		    r->filename_truncated ? "true" : "false", r->cwd_truncated ? "true" : "false");
+	json_u64(b, "],\"argc\":", h->argc);
+	json_u64(b, ",\"argv_bytes\":", h->argv_bytes);
+	json_bool(b, ",\"truncated\":", r->argv_truncated);
+	json_bool(b, ",\"filename_truncated\":", r->filename_truncated);
+	json_bool(b, ",\"cwd_truncated\":", r->cwd_truncated);
 	if (h->flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT | EG_F_CWD_FAULT)) {
 		const char *sep = "";
 
@@ -136,21 +183,25 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_
 			sep = ",";
 		}
 		if (h->flags & EG_F_CWD_FAULT) {
-			sbuf_printf(b, "%s\"cwd\"", sep);
+			sbuf_puts(b, sep);
+			sbuf_puts(b, "\"cwd\"");
 			sep = ",";
 		}
-		if (h->flags & EG_F_ARGV_FAULT)
-			sbuf_printf(b, "%s\"argv\"", sep);
+		if (h->flags & EG_F_ARGV_FAULT) {
+			sbuf_puts(b, sep);
+			sbuf_puts(b, "\"argv\"");
+		}
 		sbuf_putc(b, ']');
 	}
 	if (h->flags & EG_F_ARGC_INEXACT)
 		sbuf_puts(b, ",\"argc_inexact\":true");
-	sbuf_printf(b, ",\"depth\":%d,\"session\":", h->depth);
+	sbuf_puts(b, ",\"depth\":");
+	sbuf_put_i64(b, h->depth);
 	if (h->session)
-		sbuf_printf(b, "\"s-%x\"", h->session);
+		sbuf_printf(b, ",\"session\":\"s-%x\"", h->session);
 	else
-		sbuf_puts(b, "null");
-	sbuf_printf(b, ",\"cgroup_id\":%llu", (unsigned long long)h->cgroup_id);
+		sbuf_puts(b, ",\"session\":null");
+	json_u64(b, ",\"cgroup_id\":", h->cgroup_id);
 	if (a) {
 		json_opt_str(b, "decision", a->decision);
 		json_opt_str(b, "rule", a->rule);

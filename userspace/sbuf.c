@@ -6,7 +6,7 @@
 #include <string.h>
 #include "sbuf.h"
 
-int sbuf_reserve(struct sbuf *b, size_t extra)
+int sbuf_grow(struct sbuf *b, size_t extra)
 {
 	size_t want, cap;
 	char *p;
@@ -33,26 +33,6 @@ int sbuf_reserve(struct sbuf *b, size_t extra)
 	return 0;
 }
 
-void sbuf_put(struct sbuf *b, const void *p, size_t n)
-{
-	if (sbuf_reserve(b, n))
-		return;
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-void sbuf_puts(struct sbuf *b, const char *s)
-{
-	sbuf_put(b, s, strlen(s));
-}
-
-void sbuf_putc(struct sbuf *b, char c)
-{
-	if (sbuf_reserve(b, 1))
-		return;
-	b->data[b->len++] = c;
-}
-
 void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 {
 	va_list ap;
@@ -73,6 +53,58 @@ void sbuf_printf(struct sbuf *b, const char *fmt, ...)
 		va_end(ap);
 	}
 	b->len += n;
+}
+
+static const char digits2[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+void sbuf_put_u64(struct sbuf *b, uint64_t v)
+{
+	char tmp[20];
+	char *p = tmp + sizeof(tmp);
+
+	while (v >= 100) {
+		unsigned int r = v % 100;
+
+		v /= 100;
+		p -= 2;
+		p[0] = digits2[2 * r];
+		p[1] = digits2[2 * r + 1];
+	}
+	if (v >= 10) {
+		p -= 2;
+		p[0] = digits2[2 * v];
+		p[1] = digits2[2 * v + 1];
+	} else {
+		*--p = '0' + v;
+	}
+	sbuf_put(b, p, tmp + sizeof(tmp) - p);
+}
+
+void sbuf_put_i64(struct sbuf *b, int64_t v)
+{
+	if (v < 0) {
+		sbuf_putc(b, '-');
+		sbuf_put_u64(b, -(uint64_t)v);
+	} else {
+		sbuf_put_u64(b, v);
+	}
+}
+
+void sbuf_put_udigits(struct sbuf *b, uint64_t v, unsigned int width)
+{
+	char tmp[20];
+	unsigned int i;
+
+	if (width > sizeof(tmp))
+		width = sizeof(tmp);
+	for (i = width; i > 0; i--) {
+		tmp[i - 1] = '0' + v % 10;
+		v /= 10;
+	}
+	sbuf_put(b, tmp, width);
 }
 
 void sbuf_reset(struct sbuf *b)
