@@ -46,32 +46,31 @@ void format_time(struct sbuf *b, uint64_t real_ns)
 	sbuf_putc(b, 'Z');
 }
 
-static const struct {
-	int err;
+/* ENOTSUPP is the kernel's own (524), which glibc does not name. */
+#ifndef ENOTSUPP
+#define ENOTSUPP 524
+#endif
+
+const char *eg_errno_name(int err, char *buf, size_t size)
+{
 	const char *name;
-} errnames[] = {
-	{ EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { ESRCH, "ESRCH" }, { EINTR, "EINTR" },
-	{ EIO, "EIO" }, { ENXIO, "ENXIO" }, { E2BIG, "E2BIG" }, { ENOEXEC, "ENOEXEC" },
-	{ EBADF, "EBADF" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" }, { EACCES, "EACCES" },
-	{ EFAULT, "EFAULT" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" }, { ENOTDIR, "ENOTDIR" },
-	{ EISDIR, "EISDIR" }, { EINVAL, "EINVAL" }, { ENFILE, "ENFILE" }, { EMFILE, "EMFILE" },
-	{ ETXTBSY, "ETXTBSY" }, { ENOSPC, "ENOSPC" }, { ENAMETOOLONG, "ENAMETOOLONG" },
-	{ ENOSYS, "ENOSYS" }, { ELOOP, "ELOOP" }, { ELIBBAD, "ELIBBAD" }, { EOPNOTSUPP, "EOPNOTSUPP" },
-	{ ENOTSUP, "ENOTSUP" }, { ECANCELED, "ECANCELED" }, { EKEYREJECTED, "EKEYREJECTED" },
-};
+
+	if (err < 0)
+		err = -err;
+	if (err == ENOTSUPP)
+		return "ENOTSUPP";
+	name = strerrorname_np(err);
+	if (name)
+		return name;
+	snprintf(buf, size, "E%d", err);
+	return buf;
+}
 
 const char *errno_name(int err)
 {
 	static __thread char buf[16];
-	size_t i;
 
-	if (err < 0)
-		err = -err;
-	for (i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
-		if (errnames[i].err == err)
-			return errnames[i].name;
-	snprintf(buf, sizeof(buf), "E%d", err);
-	return buf;
+	return eg_errno_name(err, buf, sizeof(buf));
 }
 
 void format_json_open(struct sbuf *b, const char *type, uint64_t real_ns)

@@ -30,7 +30,9 @@ void format_record_text(struct sbuf *b, const struct eg_record *r, int64_t boot_
 void format_text_header(struct sbuf *b);
 /* Opens a JSON record {"v":1,"type":TYPE,"time":...; the caller adds fields and "}\n". */
 void format_json_open(struct sbuf *b, const char *type, uint64_t real_ns);
-/* "ENOENT" for 2, or "E<n>" */
+/* "ENOENT" for 2 (or -2), "E<n>" when unnamed; the result may live in buf. */
+const char *eg_errno_name(int err, char *buf, size_t size);
+/* The same with a per-thread buffer. */
 const char *errno_name(int err);
 
 #endif

@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 #include "commands.h"
 #include "json.h"
+#include "format.h"
 #include "log.h"
 #include "mounts.h"
 #include "probe.h"
@@ -77,21 +78,6 @@ const char *eg_feature_name(enum eg_feature f)
 	if ((unsigned int)f >= EG_FEAT__COUNT)
 		return "?";
 	return feature_names[f];
-}
-
-const char *eg_errno_name(int err, char *buf, size_t size)
-{
-	const char *name;
-
-	if (err < 0)
-		err = -err;
-	if (err == ENOTSUPP)
-		return "ENOTSUPP";
-	name = strerrorname_np(err);
-	if (name)
-		return name;
-	snprintf(buf, size, "E%d", err);
-	return buf;
 }
 
 /* Whether the failing libbpf step was the kernel's BPF_PROG_LOAD. */

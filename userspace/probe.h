@@ -59,10 +59,4 @@ struct eg_mode {
 };
 void probe_mode(const struct eg_features *f, struct eg_mode *ret);
 
-/*
- * "EPERM" for -EPERM or EPERM (also the kernel-internal ENOTSUPP); "E<n>"
- * in buf when the number has no name.
- */
-const char *eg_errno_name(int err, char *buf, size_t size);
-
 #endif
