@@ -385,10 +385,15 @@ static void report_lost(struct daemon *d)
 	d->lost_reported = lost;
 }
 
-static void drain(struct daemon *d)
+/*
+ * One batch while running (producers never starve the signal handling), or
+ * everything queued once the programs are detached.
+ */
+static void drain(struct daemon *d, bool until_empty)
 {
 	d->boot_to_real = clock_boot_to_real();
-	ring_buffer__consume(d->rb);
+	while (ring_buffer__consume(d->rb) > 0 && until_empty)
+		;
 	report_lost(d);
 	flush_out(d);
 }
@@ -552,7 +557,7 @@ static int run_loop(struct daemon *d, int sfd)
 				}
 			}
 		}
-		drain(d);
+		drain(d, false);
 	}
 	close(epfd);
 	return d->write_failed ? -EIO : 0;
@@ -671,10 +676,7 @@ int do_daemon(int argc, char **argv)
 
 	/* Stop new records, then take everything still queued. */
 	tracer_detach(d.skel);
-	d.boot_to_real = clock_boot_to_real();
-	while (ring_buffer__consume(d.rb) > 0)
-		;
-	report_lost(&d);
+	drain(&d, true);
 	emit_stop(&d);
 	flush_out(&d);
 	rc = (err || d.write_failed) ? 1 : 0;
