@@ -9,9 +9,9 @@ BPFTOOL  ?= bpftool
 ARCH     := x86
 VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 
-LIBS     := libbpf libelf zlib yaml-0.1 libpcre2-8 libseccomp
+LIBS     := libbpf libelf zlib yaml-0.1 libpcre2-8 libseccomp libcrypto jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(LIBS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lyaml -lpcre2-8 -lseccomp)
+PKG_LIBS   := $(shell pkg-config --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lyaml -lpcre2-8 -lseccomp -lcrypto -ljansson)
 
 OPTFLAGS ?= -O2 -g
 CFLAGS   := $(OPTFLAGS) -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing \
@@ -31,9 +31,11 @@ endif
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard userspace/*.c)
+# userspace/<layer>/<concern>.c: cli/ holds main() and the verbs, the rest is the library
+USER_SRCS := $(wildcard userspace/*/*.c)
 USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
-LIB_OBJS  := $(filter-out $(OUTPUT)/obj/main.o,$(USER_OBJS))
+LIB_OBJS  := $(filter-out $(OUTPUT)/obj/cli/%,$(USER_OBJS))
+CLI_OBJS  := $(filter $(OUTPUT)/obj/cli/%,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -56,42 +58,45 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/tests/helpers $(
 	$(Q)mkdir -p $@
 
 # BPF objects and their skeletons.
-$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(VMLINUX) | $(OUTPUT)/bpf
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 	$(Q)llvm-strip -g $@ 2>/dev/null || true
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-# Userspace: every object waits for every skeleton (they are cheap).
-$(OUTPUT)/obj/%.o: userspace/%.c $(wildcard userspace/*.h) bpf/execgate.h $(SKELS) | $(OUTPUT)/obj
+# Userspace. Header dependencies come from the compiler (-MMD); skeletons are
+# generated headers, so objects wait for them (order only: -MMD tracks the rest).
+$(OUTPUT)/obj/%.o: userspace/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/execgate: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/unit.h $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 $(OUTPUT)/tests/helpers/%: tests/helpers/%.c | $(OUTPUT)/tests/helpers
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $< -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< -o $@
 
-$(OUTPUT)/bench/%: tools/bench/%.c $(LIB_OBJS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: tools/bench/%.c $(LIB_OBJS) | $(OUTPUT)/bench $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -pthread $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 # libFuzzer targets link the userspace objects rebuilt with sanitizers.
 FUZZ_CFLAGS := -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuserspace \
                $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-$(OUTPUT)/fuzz/%.o: userspace/%.c $(wildcard userspace/*.h) $(SKELS) | $(OUTPUT)/fuzz
+$(OUTPUT)/fuzz/%.o: userspace/%.c | $(OUTPUT)/fuzz $(SKELS)
 	$(call msg,CC-FUZZ,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
 $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(patsubst $(OUTPUT)/obj/%,$(OUTPUT)/fuzz/%,$(LIB_OBJS))
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@ $(LDLIBS)
@@ -132,6 +137,10 @@ bench: deps
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh
+
+# Header dependencies written by -MMD.
+DEPS := $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+-include $(DEPS)
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

@@ -8,6 +8,10 @@
 #ifndef EXECGATE_H
 #define EXECGATE_H
 
+#ifndef __VMLINUX_H__	/* userspace; BPF code has the types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
 #define EG_COMM_LEN		16
 #define EG_FILENAME_MAX		4096	/* PATH_MAX, NUL included */
 #define EG_CWD_MAX		4096	/* cwd components, NUL separated, leaf first */

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-      libyaml-dev libpcre2-dev libseccomp-dev python3 util-linux procps
+      libyaml-dev libpcre2-dev libseccomp-dev libssl-dev libjansson-dev python3 util-linux procps
       libclang-rt-14-dev)
 for extra in "$@"; do
 	case "$extra" in

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy.h"
+#include "policy/policy.h"
 
 #define MAX_TOKENS 16
 

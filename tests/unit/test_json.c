@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "unit.h"
-#include "json.h"
+#include "util/json.h"
 
 static bool roundtrip(const char *in, size_t n, const char *want_json)
 {

@@ -6,7 +6,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "unit.h"
-#include "policy_int.h"
+#include "policy/internal.h"
 
 /* ---- helpers ---- */
 

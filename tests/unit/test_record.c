@@ -5,11 +5,11 @@
 #include <linux/types.h>
 #include "unit.h"
 #include "execgate.h"
-#include "format.h"
-#include "json.h"
-#include "pidfile.h"
-#include "record.h"
-#include "units.h"
+#include "events/format.h"
+#include "util/json.h"
+#include "util/pidfile.h"
+#include "trace/record.h"
+#include "util/units.h"
 
 /* Builds a record the way the BPF side lays it out. */
 static size_t mkrec(char *buf, __u32 type, __u32 flags, const char *fn, size_t fnlen,

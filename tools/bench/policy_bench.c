@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "policy.h"
+#include "policy/policy.h"
 
 #define MAX_ARGS 8
 

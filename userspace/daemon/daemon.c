@@ -22,21 +22,21 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "cgroups.h"
-#include "commands.h"
+#include "trace/cgroups.h"
+#include "cli/commands.h"
 #include "execgate.h"
 #include "execgate.skel.h"
-#include "format.h"
-#include "json.h"
-#include "log.h"
-#include "mounts.h"
-#include "pidfile.h"
-#include "policy.h"
-#include "probe.h"
-#include "record.h"
-#include "tracer.h"
-#include "units.h"
-#include "version.h"
+#include "events/format.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/mounts.h"
+#include "util/pidfile.h"
+#include "policy/policy.h"
+#include "trace/probe.h"
+#include "trace/record.h"
+#include "trace/tracer.h"
+#include "util/units.h"
+#include "util/version.h"
 
 #define DRAIN_INTERVAL_MS	100
 #define FLUSH_BYTES		(1 << 20)

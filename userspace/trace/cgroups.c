@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "cgroups.h"
+#include "trace/cgroups.h"
 
 int cgroup2_mount(char *buf, size_t len)
 {

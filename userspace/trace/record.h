@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <linux/types.h>
 #include "execgate.h"
-#include "sbuf.h"
+#include "util/sbuf.h"
 
 struct eg_str {
 	const char *p;

@@ -4,8 +4,8 @@
 #define EG_FORMAT_H
 
 #include <stdint.h>
-#include "record.h"
-#include "sbuf.h"
+#include "trace/record.h"
+#include "util/sbuf.h"
 
 /* What the policy said about an exec; NULL fields are left out (rule: null). */
 struct eg_annotation {

@@ -10,8 +10,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdarg.h>
-#include "policy.h"
-#include "sha256.h"
+#include "policy/policy.h"
+#include "util/digest.h"
 
 /* Limits on what a policy file may ask of us (bounded memory, bounded time). */
 #define EG_POLICY_MAX_BYTES	(16u << 20)	/* file size */

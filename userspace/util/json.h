@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "sbuf.h"
+#include "util/sbuf.h"
 
 /* Appends s[0..n) as a quoted JSON string. */
 void json_str(struct sbuf *b, const char *s, size_t n);

@@ -13,7 +13,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy_int.h"
+#include "policy/internal.h"
 
 #define JOIN_INITIAL 4096
 #define JIT_STACK_MAX (1u << 20)

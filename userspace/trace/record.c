@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "record.h"
+#include "trace/record.h"
 
 /* The BPF side stores components leaf first, each NUL terminated: "c\0b\0a\0" is /a/b/c. */
 static void rebuild_cwd(struct sbuf *out, const char *p, size_t n)

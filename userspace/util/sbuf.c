@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sbuf.h"
+#include "util/sbuf.h"
 
 int sbuf_grow(struct sbuf *b, size_t extra)
 {

@@ -1,24 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/*
- * execgate task: a process's exec state from the pinned task storage,
- * reached through a pidfd (the key task-storage maps take from userspace).
- * The session launcher sets its own depth to -1 the same way, so that the
- * command it execs is depth 0.
- */
+/* execgate task: show or set a process's exec depth in the pinned task storage. */
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-#include "commands.h"
+#include "cli/commands.h"
 #include "execgate.h"
-#include "log.h"
-#include "pidfile.h"
-#include "task.h"
+#include "trace/tasks.h"
+#include "util/log.h"
+#include "util/pidfile.h"
 
 struct task_opts {
 	const char *pin_path;
@@ -27,49 +20,6 @@ struct task_opts {
 	int depth;
 	bool json;
 };
-
-int task_open_map(const char *pin_path)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/tasks", pin_path ? pin_path : EG_PIN_PATH_DEFAULT);
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
-
-int task_get(int map_fd, pid_t pid, struct eg_task *ret)
-{
-	int pidfd = syscall(SYS_pidfd_open, pid, 0), err = 0;
-
-	if (pidfd < 0)
-		return -errno;
-	if (bpf_map_lookup_elem(map_fd, &pidfd, ret))
-		err = -errno;
-	close(pidfd);
-	return err;
-}
-
-int task_set_depth(int map_fd, pid_t pid, int depth)
-{
-	struct eg_task t = {};
-	int pidfd = syscall(SYS_pidfd_open, pid, 0), err = 0;
-
-	if (pidfd < 0)
-		return -errno;
-	/* keep the session and exec id; only the depth changes */
-	if (bpf_map_lookup_elem(map_fd, &pidfd, &t) && errno != ENOENT) {
-		err = -errno;
-		goto out;
-	}
-	t.depth = depth;
-	t.flags = (t.flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_KNOWN;
-	if (bpf_map_update_elem(map_fd, &pidfd, &t, BPF_ANY))
-		err = -errno;
-out:
-	close(pidfd);
-	return err;
-}
 
 static const struct argp_option options[] = {
 	{ "pin-path", 'p', "DIR", 0, "Where the daemon pinned its maps (default " EG_PIN_PATH_DEFAULT ")", 0 },

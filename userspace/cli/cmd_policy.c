@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "commands.h"
-#include "json.h"
-#include "log.h"
-#include "pidfile.h"
-#include "policy.h"
+#include "cli/commands.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/pidfile.h"
+#include "policy/policy.h"
 
 #define EXIT_USAGE 2
 

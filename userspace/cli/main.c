@@ -2,9 +2,9 @@
 /* execgate: dispatch to one handler per verb. */
 #include <stdio.h>
 #include <string.h>
-#include "commands.h"
-#include "log.h"
-#include "version.h"
+#include "cli/commands.h"
+#include "util/log.h"
+#include "util/version.h"
 
 static const struct cmd {
 	const char *name;

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
-#include "policy_int.h"
+#include "policy/internal.h"
 
 struct loader {
 	yaml_parser_t yp;

@@ -10,7 +10,7 @@
 #include <bpf/libbpf.h>
 #include "execgate.h"
 #include "execgate.skel.h"
-#include "tracer.h"
+#include "trace/tracer.h"
 
 const char *const tracer_pinned_maps[] = { "tasks", "procs", "counters", NULL };
 

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy_int.h"
+#include "policy/internal.h"
 
 static const char *const decision_names[] = {
 	[EG_DECISION_ALLOW] = "allow",

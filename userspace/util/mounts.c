@@ -4,7 +4,7 @@
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <linux/magic.h>
-#include "mounts.h"
+#include "util/mounts.h"
 
 #ifndef TRACEFS_MAGIC
 #define TRACEFS_MAGIC 0x74726163

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include "commands.h"
+#include "cli/commands.h"
 #include "execgate.h"
-#include "json.h"
-#include "log.h"
-#include "pidfile.h"
-#include "tracer.h"
+#include "util/json.h"
+#include "util/log.h"
+#include "util/pidfile.h"
+#include "trace/tracer.h"
 
 struct stats_opts {
 	const char *pin_path;

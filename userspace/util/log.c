@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "log.h"
-#include "json.h"
+#include "util/log.h"
+#include "util/json.h"
 
 bool eg_verbose;
 bool eg_json_errors;

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "format.h"
-#include "json.h"
-#include "version.h"
+#include "events/format.h"
+#include "util/json.h"
+#include "util/version.h"
 
 uint64_t clock_real_ns(void)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
 #include <string.h>
-#include "json.h"
+#include "util/json.h"
 
 size_t utf8_seq_len(const unsigned char *s, size_t n)
 {

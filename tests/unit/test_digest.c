@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "unit.h"
-#include "sha256.h"
+#include "util/digest.h"
 
 /* FIPS 180-4 / NIST CSRC example vectors. */
 static void test_sha256_empty(void)
@@ -33,23 +33,47 @@ static void test_sha256_million_a_incremental(void)
 	static const char *want = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
 	uint8_t d[SHA256_DIGEST_LEN];
 	char chunk[997], hex[SHA256_HEX_LEN];
-	struct sha256_ctx c;
+	struct eg_sha256 *c = eg_sha256_new();
 	size_t left = 1000000;
-	int i;
 
+	ASSERT_TRUE(c != NULL, "context");
 	memset(chunk, 'a', sizeof(chunk));
-	sha256_init(&c);
 	/* An odd chunk size crosses block boundaries at every offset. */
 	while (left) {
 		size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
 
-		sha256_update(&c, chunk, n);
+		ASSERT_EQ(eg_sha256_update(c, chunk, n), 0, "update");
 		left -= n;
 	}
-	sha256_final(&c, d);
-	for (i = 0; i < SHA256_DIGEST_LEN; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	ASSERT_EQ(eg_sha256_final(c, d), 0, "final");
+	eg_hex(d, sizeof(d), hex);
 	ASSERT_STREQ(hex, want, "one million 'a'");
+}
+
+/* RFC 4231 test cases 1 and 6 (a key longer than the block). */
+static void test_hmac_sha256_rfc4231(void)
+{
+	uint8_t key1[20], key6[131], d[SHA256_DIGEST_LEN];
+	char hex[SHA256_HEX_LEN];
+	const char *m6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+
+	memset(key1, 0x0b, sizeof(key1));
+	ASSERT_EQ(eg_hmac_sha256(key1, sizeof(key1), "Hi There", 8, d), 0, "hmac 1");
+	eg_hex(d, sizeof(d), hex);
+	ASSERT_STREQ(hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7", "case 1");
+	memset(key6, 0xaa, sizeof(key6));
+	ASSERT_EQ(eg_hmac_sha256(key6, sizeof(key6), m6, strlen(m6), d), 0, "hmac 6");
+	eg_hex(d, sizeof(d), hex);
+	ASSERT_STREQ(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54", "case 6");
+}
+
+static void test_random_differs(void)
+{
+	uint8_t a[16] = {}, b[16] = {};
+
+	ASSERT_EQ(eg_random(a, sizeof(a)), 0, "getrandom");
+	ASSERT_EQ(eg_random(b, sizeof(b)), 0, "getrandom");
+	ASSERT_TRUE(memcmp(a, b, sizeof(a)) != 0, "two draws differ");
 }
 
 int main(void)
@@ -58,5 +82,7 @@ int main(void)
 	RUN(test_sha256_abc);
 	RUN(test_sha256_two_blocks);
 	RUN(test_sha256_million_a_incremental);
+	RUN(test_hmac_sha256_rfc4231);
+	RUN(test_random_differs);
 	return UNIT_DONE();
 }

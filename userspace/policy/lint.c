@@ -8,7 +8,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
-#include "policy_int.h"
+#include "policy/internal.h"
 
 struct lint {
 	const struct eg_policy *p;

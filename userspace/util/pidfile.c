@@ -7,7 +7,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "pidfile.h"
+#include "util/pidfile.h"
 
 int pidfile_path(const char *pin_path, char *buf, size_t len)
 {

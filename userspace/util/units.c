@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
 #include <stdlib.h>
-#include "units.h"
+#include "util/units.h"
 
 int parse_size(const char *s, uint64_t *ret)
 {
