@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""The daemon with --policy: every event annotated, reload by SIGHUP and by
-'execgate policy reload', a bad policy never replaces a good one."""
+"""The daemon with --policy: every event annotated, reload by 'execgate
+policy reload' (SIGHUP only reopens the output), a bad policy never replaces
+a good one."""
 import json
 import os
 import signal
@@ -124,24 +125,36 @@ def wait_event(d, pred, timeout=10):
     return d.wait_for(pred, timeout)[-1]
 
 
-def test_reload_by_sighup_and_command(ctx):
+def test_reload_by_command_not_by_sighup(ctx):
     path = write(ctx, POLICY)
     d = ctx.daemon("--policy", path)
     with open(path, "a") as f:
         f.write("  - name: new-rule\n    basenames: [true]\n    decision: audit\n")
+    # SIGHUP is logrotate's signal: it reopens the output and leaves the policy alone
     d.proc.send_signal(signal.SIGHUP)
+    t = token()
+    subprocess.run(["/bin/true", t])
+    assert one(d, t)["rule"] is None, "SIGHUP must not reload the policy"
+    assert not [e for e in d.events() if e.get("event") == "policy" and e.get("reload")]
+
+    r = ctx.run([ctx.execgate, "policy", "reload", "--pin-path", d.pin_path], check=False)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.decode()
     rec = wait_event(d, lambda e: e.get("event") == "policy" and e.get("reload"))
     assert rec["rules"] == 4
+    assert rec["sha256"] in out and "4 rules" in out, out
     t = token()
     subprocess.run(["/bin/true", t])
     assert one(d, t)["rule"] == "new-rule"
 
     with open(path, "a") as f:
         f.write("  - name: newer-rule\n    basenames: [false]\n    decision: audit\n")
-    r = ctx.run([ctx.execgate, "policy", "reload", "--pin-path", d.pin_path], check=False)
+    r = ctx.run([ctx.execgate, "policy", "reload", "--json", "--pin-path", d.pin_path], check=False)
     assert r.returncode == 0, r.stderr
+    j = json.loads(r.stdout)
+    assert j["ok"] is True and j["rules"] == 5 and len(j["sha256"]) == 64, j
     rec = wait_event(d, lambda e: e.get("event") == "policy" and e.get("rules") == 5)
-    assert rec["reload"] is True
+    assert rec["reload"] is True and rec["sha256"] == j["sha256"]
 
 
 def test_bad_reload_keeps_old_policy(ctx):
@@ -150,11 +163,18 @@ def test_bad_reload_keeps_old_policy(ctx):
     good = d.events()[1]["sha256"]
     with open(path, "a") as f:
         f.write("  - name: broken\n    basenamez: [x]\n    decision: deny\n")
-    d.proc.send_signal(signal.SIGHUP)
+    r = ctx.run([ctx.execgate, "policy", "reload", "--pin-path", d.pin_path], check=False)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    line = open(path).read().count("\n") - 1  # the line before the last
+    stderr = r.stderr.decode()
+    assert ":%d:5:" % line in stderr and "basenamez" in stderr, stderr
+    assert good in stderr, "the kept policy's sha256 is named: " + stderr
     err = wait_event(d, lambda e: e.get("event") == "policy_error")
     assert err["kept_sha256"] == good
-    line = open(path).read().count("\n") - 1  # the line before the last
     assert any(":%d:5:" % line in x and "basenamez" in x for x in err["errors"]), err["errors"]
+    r = ctx.run([ctx.execgate, "policy", "reload", "--json", "--pin-path", d.pin_path], check=False)
+    j = json.loads(r.stdout)
+    assert r.returncode == 1 and j["ok"] is False and j["kept_sha256"] == good, j
     my_depth_is(ctx, d, 0)
     t = token()
     subprocess.run(["/bin/echo", "deny-me", t], stdout=subprocess.DEVNULL)
@@ -165,7 +185,7 @@ def test_bad_reload_keeps_old_policy(ctx):
 def test_bad_policy_at_start_is_refused(ctx):
     path = write(ctx, "commands:\n  - name: x\n    decision: maybe\n")
     r = ctx.run([ctx.execgate, "daemon", "--policy", path, "--pin-path", "/sys/fs/bpf/egtest-badpol",
-                 "--output", "/dev/null"], check=False, timeout=30)
+                 "--output", os.path.join(ctx.tmpdir(), "ev")], check=False, timeout=30)
     assert r.returncode == 1
     err = r.stderr.decode()
     assert "%s:3:15:" % path in err, err

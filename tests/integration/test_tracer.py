@@ -372,7 +372,7 @@ def test_lost_records_exact_accounting(ctx):
     try:
         r = ctx.run([ctx.helper("burst"), cg, str(n), tok])
         assert int(r.stdout) == n
-        st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path]).stdout)
+        st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path]).stdout)["counters"]
     finally:
         d.proc.send_signal(signal.SIGCONT)
     assert st["lost"] > 0, "a 4 KiB ring with a stopped reader must overflow"
@@ -397,16 +397,22 @@ def test_stats_while_running(ctx):
     wait_execs(d, tok)
     r = ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path])
     st = json.loads(r.stdout)
-    assert st["daemon_pid"] == d.proc.pid
-    assert st["exec"] >= 1 and st["lost"] == 0 and st["procs"] >= 1
+    assert st["daemon_running"] is True and st["pid"] == d.proc.pid, st
+    c = st["counters"]
+    assert c["exec"] >= 1 and c["lost"] == 0, c
     plain = ctx.run([ctx.execgate, "stats", "--pin-path", d.pin_path]).stdout.decode()
-    assert "lost records" in plain
+    assert "lost (ring buffer)" in plain and str(d.proc.pid) in plain, plain
+    # the value column is aligned: every row's value starts at the same offset
+    cols = {len(l) - len(l[24:].lstrip()) for l in plain.splitlines() if len(l) > 25}
+    assert cols == {25}, plain
 
 
 def test_stats_without_daemon_is_a_clear_error(ctx):
     r = ctx.run([ctx.execgate, "stats", "--pin-path", "/sys/fs/bpf/egtest-none"], check=False)
     assert r.returncode == 1
-    assert "is 'execgate daemon' running" in r.stderr.decode()
+    err = r.stderr.decode()
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("execgate stats: no daemon is running on /sys/fs/bpf/egtest-none"), err
 
 
 # ---- bytes ----------------------------------------------------------------

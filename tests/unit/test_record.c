@@ -7,7 +7,6 @@
 #include "execgate.h"
 #include "events/format.h"
 #include "util/json.h"
-#include "util/pidfile.h"
 #include "trace/record.h"
 #include "util/units.h"
 
@@ -190,17 +189,6 @@ static void test_parse_size_limits(void)
 	ASSERT_ERR(parse_size("17179869184G", &v), "overflow with suffix");
 }
 
-static void test_pidfile_names(void)
-{
-	char p[256];
-
-	ASSERT_OK(pidfile_path(NULL, p, sizeof(p)), "default");
-	ASSERT_STREQ(p, "/run/execgate/daemon.pid", "default pid file");
-	ASSERT_OK(pidfile_path("/sys/fs/bpf/egtest-1", p, sizeof(p)), "custom");
-	ASSERT_STREQ(p, "/run/execgate/daemon-sys-fs-bpf-egtest-1.pid", "custom pid file");
-	ASSERT_ERR(pidfile_path("/x", p, 10), "too small a buffer");
-}
-
 static void test_errno_names(void)
 {
 	ASSERT_STREQ(errno_name(-ENOENT), "ENOENT", "ENOENT");
@@ -219,7 +207,6 @@ int main(void)
 	RUN(test_format_json_failed);
 	RUN(test_format_text);
 	RUN(test_parse_size_limits);
-	RUN(test_pidfile_names);
 	RUN(test_errno_names);
 	return UNIT_DONE();
 }

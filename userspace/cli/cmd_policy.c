@@ -16,10 +16,10 @@
 #include "cli/commands.h"
 #include "util/json.h"
 #include "util/log.h"
-#include "util/pidfile.h"
+#include "cli/common.h"
+#include "ctl/client.h"
 #include "policy/policy.h"
 
-#define EXIT_USAGE 2
 
 static void put_json_str(struct sbuf *b, const char *s)
 {
@@ -485,14 +485,7 @@ static int do_test(int argc, char **argv)
 /* ---- reload ---- */
 
 struct reload_opts {
-	const char *pin_path;
-	bool json;
-};
-
-static const struct argp_option reload_options[] = {
-	{ "pin-path", 'p', "DIR", 0, "The daemon's pin path (default " EG_PIN_PATH_DEFAULT ")", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object instead of a line", 0 },
-	{},
+	struct cli_common common;
 };
 
 static error_t reload_parse(int key, char *arg, struct argp_state *state)
@@ -500,12 +493,8 @@ static error_t reload_parse(int key, char *arg, struct argp_state *state)
 	struct reload_opts *o = state->input;
 
 	switch (key) {
-	case 'p':
-		o->pin_path = arg;
-		break;
-	case 'j':
-		o->json = true;
-		eg_json_errors = true;
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &o->common);
 		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -519,48 +508,53 @@ static error_t reload_parse(int key, char *arg, struct argp_state *state)
 static int do_reload(int argc, char **argv)
 {
 	static const char doc[] =
-		"Ask the running daemon to reload its policy file (SIGHUP); it finds the\n"
-		"daemon through its pid file for --pin-path. Check the file first with\n"
+		"Make the running daemon reload its policy file, over the control socket.\n"
+		"Prints the new policy's sha256, or the errors and the sha256 of the policy\n"
+		"that stays in force (exit status 1). Check a file first with\n"
 		"'execgate policy check FILE'.";
-	struct argp argp = { reload_options, reload_parse, NULL, doc, NULL, NULL, NULL };
-	struct reload_opts o = { .pin_path = EG_PIN_PATH_DEFAULT };
-	char path[PATH_MAX];
-	pid_t pid;
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { NULL, reload_parse, NULL, doc, children, NULL, NULL };
+	struct reload_opts o = {};
+	json_t *reply = NULL, *v;
+	char err[1024];
+	size_t i;
 	int rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return EXIT_USAGE;
-	rc = pidfile_path(o.pin_path, path, sizeof(path));
-	if (rc) {
-		p_err("pin path '%s' is too long", o.pin_path);
+	rc = ctl_call(o.common.pin_path, "{\"op\":\"policy_reload\"}", &reply, err, sizeof(err));
+	if (rc && rc != -EREMOTEIO) {
+		p_err("%s", err);
+		return rc == -ENOENT || rc == -ECONNREFUSED ? EXIT_NO_DAEMON : 1;
+	}
+	if (rc == -EREMOTEIO && !reply) {
+		/* the reply carried no details (an old or refusing daemon) */
+		p_err("%s", err);
 		return 1;
 	}
-	rc = pidfile_read(path, &pid);
-	if (rc == -ESRCH) {
-		p_err("no daemon is running for pin path %s (nothing holds %s); start one with "
-		      "'execgate daemon --policy FILE'", o.pin_path, path);
-		return 1;
-	}
-	if (rc) {
-		p_err("cannot read the daemon's pid file %s: %s", path, strerror(-rc));
-		return 1;
-	}
-	if (kill(pid, SIGHUP)) {
-		p_err("cannot signal the daemon (pid %d): %s%s", (int)pid, strerror(errno),
-		      errno == EPERM ? "; run as root" : "");
-		return 1;
-	}
-	if (o.json) {
-		struct sbuf b = {};
+	if (o.common.json) {
+		char *s = json_dumps(reply, JSON_COMPACT);
 
-		sbuf_printf(&b, "{\"pid\":%d,\"signal\":\"SIGHUP\",\"pin_path\":", (int)pid);
-		put_json_str(&b, o.pin_path);
-		sbuf_puts(&b, "}\n");
-		write_out(&b);
-		sbuf_free(&b);
-	} else {
-		printf("sent SIGHUP to the daemon (pid %d): it reloads its policy\n", (int)pid);
+		printf("%s\n", s ? s : "{}");
+		free(s);
+	} else if (!rc) {
+		printf("policy %s reloaded: %" JSON_INTEGER_FORMAT " rules, sha256 %s\n",
+		       json_string_value(json_object_get(reply, "path")),
+		       json_integer_value(json_object_get(reply, "rules")),
+		       json_string_value(json_object_get(reply, "sha256")));
 	}
+	json_array_foreach(json_object_get(reply, "diagnostics"), i, v)
+		if (!o.common.json)
+			fprintf(stderr, "%s\n", json_string_value(v));
+	if (rc) {
+		if (!o.common.json)
+			p_err("%s does not load; the policy with sha256 %s stays in force",
+			      json_string_value(json_object_get(reply, "path")),
+			      json_string_value(json_object_get(reply, "kept_sha256")));
+		json_decref(reply);
+		return 1;
+	}
+	json_decref(reply);
 	return 0;
 }
 
@@ -573,8 +567,8 @@ static const struct verb {
 			       "          validate and lint; show where each rule is enforced" },
 	{ "test",   do_test,   "FILE [--depth N] [--cgroup PATH] [--uid N] [--json] -- ARGV...\n"
 			       "          the decision for one hypothetical exec" },
-	{ "reload", do_reload, "[--pin-path DIR]\n"
-			       "          make the running daemon reload its policy (SIGHUP)" },
+	{ "reload", do_reload, "[-p DIR] [--json]\n"
+			       "          make the running daemon reload its policy" },
 };
 
 static void usage(FILE *f)
@@ -610,6 +604,7 @@ int do_policy(int argc, char **argv)
 		/* argp names the program after argv[0]: make it the whole command. */
 		snprintf(names[i], sizeof(names[i]), "execgate policy %s", verbs[i].name);
 		argv[1] = names[i];
+		eg_verb = names[i] + strlen("execgate ");
 		return verbs[i].fn(argc - 1, argv + 1);
 	}
 	p_err("unknown policy verb '%s': see 'execgate policy --help'", argv[1]);

@@ -1,51 +1,57 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* execgate stats: the running daemon's counters, read from the pinned maps. */
+/*
+ * execgate stats and execgate status. Both ask the daemon over the control
+ * socket; when no daemon answers they read what stays pinned (the kernel's
+ * counters, the task storage) and say that the daemon is not running.
+ */
 #include <argp.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "cli/commands.h"
+#include "cli/common.h"
+#include "ctl/client.h"
 #include "execgate.h"
-#include "util/json.h"
-#include "util/log.h"
-#include "util/pidfile.h"
 #include "trace/tracer.h"
+#include "util/caps.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+#include "util/paths.h"
 
-struct stats_opts {
-	const char *pin_path;
-	bool json;
-};
-
-static const struct argp_option options[] = {
-	{ "pin-path", 'p', "DIR", 0, "Where the daemon pinned its maps (default " EG_PIN_PATH_DEFAULT ")", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object instead of a table", 0 },
-	{},
+struct stats_args {
+	struct cli_common common;
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
-	struct stats_opts *o = state->input;
+	struct stats_args *a = state->input;
 
 	switch (key) {
-	case 'p': o->pin_path = arg; break;
-	case 'j': o->json = true; eg_json_errors = true; break;
-	case ARGP_KEY_ARG: argp_error(state, "unexpected argument '%s'", arg); break;
-	default: return ARGP_ERR_UNKNOWN;
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &a->common);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
 }
 
-static long count_procs(const char *pin_path)
+static long count_procs(const char *pin)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 16];
 	__u32 key, next;
 	long n = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/procs", pin_path);
+	snprintf(path, sizeof(path), "%s/procs", pin);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return -1;
@@ -60,72 +66,248 @@ static long count_procs(const char *pin_path)
 	return n;
 }
 
+/* Prints "name  value" rows, names padded to one column. */
+static void print_row(const char *name, const char *value)
+{
+	printf("%-24s %s\n", name, value ? value : "-");
+}
+
+static void print_counter(const char *name, json_t *counters, const char *key)
+{
+	json_t *v = json_object_get(counters, key);
+	char buf[32];
+
+	if (!json_is_integer(v))
+		return;
+	snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+	print_row(name, buf);
+}
+
+static void print_counters(json_t *c)
+{
+	static const struct { const char *label, *key; } rows[] = {
+		{ "exec records", "exec" },
+		{ "exec_failed records", "exec_failed" },
+		{ "written exec", "written_exec" },
+		{ "written exec_failed", "written_exec_failed" },
+		{ "lost (ring buffer)", "lost" },
+		{ "lost exec", "lost_exec" },
+		{ "lost exec_failed", "lost_exec_failed" },
+		{ "output dropped", "output_dropped" },
+		{ "output write errors", "output_write_errors" },
+		{ "output rotations", "output_rotations" },
+		{ "argv truncated", "argv_truncated" },
+		{ "read faults", "read_faults" },
+		{ "storage failures", "storage_failed" },
+		{ "malformed records", "malformed" },
+		{ "filtered", "filtered" },
+		{ "policy reloads", "policy_reloads" },
+		{ "policy reload failures", "policy_reload_failures" },
+	};
+	json_t *dec = json_object_get(c, "decisions"), *v;
+	const char *k;
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		print_counter(rows[i].label, c, rows[i].key);
+	json_object_foreach(dec, k, v) {
+		char label[64];
+
+		snprintf(label, sizeof(label), "decisions %s", k);
+		print_counter(label, dec, k);
+	}
+}
+
+/* No daemon: the kernel's counters are still pinned while tracing state is. */
+static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool status, bool stuck)
+{
+	struct eg_counters k;
+	struct sbuf b = {};
+	struct jsonw w;
+	char path[PATH_MAX + 16];
+	int fd, err;
+	long procs;
+	bool have = false;
+
+	snprintf(path, sizeof(path), "%s/counters", p->pin);
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		err = tracer_read_counters(fd, &k);
+		close(fd);
+		have = !err;
+	}
+	procs = count_procs(p->pin);
+	if (!have && !status) {
+		if (stuck)
+			p_err("the daemon on %s does not answer and no counters are pinned", p->pin);
+		else
+			p_err("no daemon is running on %s and it left no counters pinned (start one with 'execgate daemon')",
+			      p->pin);
+		return EXIT_NO_DAEMON;
+	}
+	if (c->json) {
+		jsonw_init(&w, &b);
+		jsonw_start_object(&w);
+		jsonw_bool_field(&w, "daemon_running", stuck);
+		jsonw_bool_field(&w, "daemon_answering", false);
+		jsonw_string_field(&w, "pin_path", p->pin);
+		jsonw_string_field(&w, "source", "pinned maps");
+		jsonw_key(&w, "counters");
+		if (have) {
+			jsonw_start_object(&w);
+			jsonw_uint_field(&w, "exec", k.exec);
+			jsonw_uint_field(&w, "exec_failed", k.exec_failed);
+			jsonw_uint_field(&w, "lost", k.lost_exec + k.lost_exec_failed);
+			jsonw_uint_field(&w, "lost_exec", k.lost_exec);
+			jsonw_uint_field(&w, "lost_exec_failed", k.lost_exec_failed);
+			jsonw_uint_field(&w, "argv_truncated", k.argv_truncated);
+			jsonw_uint_field(&w, "read_faults", k.read_faults);
+			jsonw_uint_field(&w, "storage_failed", k.storage_failed);
+			jsonw_end_object(&w);
+		} else {
+			jsonw_null(&w);
+		}
+		jsonw_key(&w, "procs");
+		if (procs >= 0)
+			jsonw_int(&w, procs);
+		else
+			jsonw_null(&w);
+		jsonw_end_object(&w);
+		sbuf_putc(&b, '\n');
+		err = cli_write(&b);
+		sbuf_free(&b);
+		return err;
+	}
+	printf("%-24s %s (read from the maps pinned in %s)\n", "daemon",
+	       stuck ? "not answering" : "not running", p->pin);
+	if (have) {
+		printf("%-24s %llu\n", "exec records", (unsigned long long)k.exec);
+		printf("%-24s %llu\n", "exec_failed records", (unsigned long long)k.exec_failed);
+		printf("%-24s %llu\n", "lost (ring buffer)", (unsigned long long)(k.lost_exec + k.lost_exec_failed));
+		printf("%-24s %llu\n", "argv truncated", (unsigned long long)k.argv_truncated);
+		printf("%-24s %llu\n", "read faults", (unsigned long long)k.read_faults);
+		printf("%-24s %llu\n", "storage failures", (unsigned long long)k.storage_failed);
+	} else {
+		printf("%-24s %s\n", "counters", "(none pinned)");
+	}
+	if (procs >= 0)
+		printf("%-24s %ld\n", "processes tracked", procs);
+	return 0;
+}
+
+static int run(int argc, char **argv, bool status)
+{
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	static const char stats_doc[] =
+		"Show the daemon's counters: records written, lost because the ring buffer\n"
+		"was full, dropped by output errors, cut argv, unreadable memory, decisions.\n"
+		"Asks the daemon of --pin-path; without one, reads the counters it left pinned.";
+	static const char status_doc[] =
+		"Show the daemon: pid, uptime, mode, active enforcement layers, policy, output\n"
+		"and counters. Without a running daemon, says so and shows what is pinned.";
+	struct argp argp = { NULL, parse_opt, NULL, status ? status_doc : stats_doc, children, NULL, NULL };
+	struct stats_args a = {};
+	struct eg_paths p;
+	json_t *reply, *v;
+	char *s;
+	int rc;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return EXIT_USAGE;
+	if (eg_paths_resolve(a.common.pin_path, &p)) {
+		p_err("--pin-path must be an absolute path");
+		return EXIT_USAGE;
+	}
+	if (!eg_have_bpf_caps()) {
+		p_err(EG_NEEDS_ROOT);
+		return 1;
+	}
+	{
+		/* quietly: no daemon is an answer here, not an error */
+		json_t *r = NULL;
+		char err[512];
+		int e = ctl_call_timeout(a.common.pin_path,
+					 status ? "{\"op\":\"status\"}" : "{\"op\":\"stats\"}", 3000,
+					 &r, err, sizeof(err));
+
+		if (e == -ENOENT || e == -ECONNREFUSED)
+			return pinned_counters(&a.common, &p, status, false);
+		if (e == -ETIMEDOUT) {
+			json_decref(r);
+			return pinned_counters(&a.common, &p, status, true);
+		}
+		if (e) {
+			json_decref(r);
+			p_err("%s", err);
+			return 1;
+		}
+		reply = r;
+	}
+	if (a.common.json) {
+		json_object_del(reply, "ok");
+		json_object_set_new(reply, "daemon_running", json_true());
+		s = json_dumps(reply, JSON_COMPACT);
+		if (s)
+			printf("%s\n", s);
+		free(s);
+		json_decref(reply);
+		return s ? 0 : 1;
+	}
+	rc = 0;
+	{
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "running, pid %" JSON_INTEGER_FORMAT,
+			 json_integer_value(json_object_get(reply, "pid")));
+		print_row("daemon", buf);
+		print_row("pin path", json_string_value(json_object_get(reply, "pin_path")));
+	}
+	if (status) {
+		json_t *mode = json_object_get(reply, "mode"), *pol = json_object_get(reply, "policy");
+		json_t *enf = json_object_get(reply, "enforcement"), *av = json_object_get(reply, "available");
+		char buf[1024];
+		size_t i, off;
+
+		print_row("socket", json_string_value(json_object_get(reply, "socket")));
+		snprintf(buf, sizeof(buf), "%.1f s",
+			 json_integer_value(json_object_get(reply, "uptime_ms")) / 1000.0);
+		print_row("uptime", buf);
+		print_row("version", json_string_value(json_object_get(reply, "version")));
+		print_row("tracer", json_string_value(json_object_get(mode, "tracer")));
+		off = 0;
+		buf[0] = '\0';
+		json_array_foreach(enf, i, v)
+			off += snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? ", " : "", json_string_value(v));
+		print_row("enforcement", off ? buf : "none (audit only)");
+		off = 0;
+		buf[0] = '\0';
+		json_array_foreach(av, i, v)
+			if (off < sizeof(buf))
+				off += snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? ", " : "",
+						json_string_value(v));
+		print_row("kernel features", buf);
+		if (json_is_object(pol)) {
+			snprintf(buf, sizeof(buf), "%s (%" JSON_INTEGER_FORMAT " rules, sha256 %s)",
+				 json_string_value(json_object_get(pol, "path")),
+				 json_integer_value(json_object_get(pol, "rules")),
+				 json_string_value(json_object_get(pol, "sha256")));
+			print_row("policy", buf);
+		} else {
+			print_row("policy", "none");
+		}
+		print_row("output", json_string_value(json_object_get(json_object_get(reply, "output"), "path")));
+	}
+	print_counters(json_object_get(reply, "counters"));
+	json_decref(reply);
+	return rc;
+}
+
 int do_stats(int argc, char **argv)
 {
-	static const char doc[] =
-		"Show the counters of the daemon pinned at --pin-path: records written to the\n"
-		"ring buffer, records lost because it was full, cut argv, unreadable memory.\n"
-		"Works while the daemon runs (the counters live in a pinned per-CPU map).";
-	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
-	struct stats_opts o = { .pin_path = EG_PIN_PATH_DEFAULT };
-	struct eg_counters c;
-	char path[PATH_MAX], pidfile[PATH_MAX];
-	pid_t pid = 0;
-	long procs;
-	int fd, err;
+	return run(argc, argv, false);
+}
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
-		return 2;
-	snprintf(path, sizeof(path), "%s/counters", o.pin_path);
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		err = errno;
-		if (err == ENOENT)
-			p_err("no daemon state at %s: is 'execgate daemon' running (with this --pin-path)?", path);
-		else
-			p_err("cannot open %s: %s", path, strerror(err));
-		return 1;
-	}
-	err = tracer_read_counters(fd, &c);
-	close(fd);
-	if (err) {
-		p_err("cannot read %s: %s", path, strerror(-err));
-		return 1;
-	}
-	procs = count_procs(o.pin_path);
-	if (pidfile_path(o.pin_path, pidfile, sizeof(pidfile)) || pidfile_read(pidfile, &pid))
-		pid = 0;
-
-	if (o.json) {
-		struct sbuf b = {};
-
-		sbuf_puts(&b, "{\"pin_path\":");
-		json_str(&b, o.pin_path, strlen(o.pin_path));
-		if (pid)
-			sbuf_printf(&b, ",\"daemon_pid\":%d", (int)pid);
-		else
-			sbuf_puts(&b, ",\"daemon_pid\":null");
-		sbuf_printf(&b, ",\"exec\":%llu,\"exec_failed\":%llu,\"lost\":%llu,\"lost_exec\":%llu,"
-			    "\"lost_exec_failed\":%llu,\"argv_truncated\":%llu,\"read_faults\":%llu,"
-			    "\"storage_failed\":%llu,\"procs\":%ld}\n",
-			    c.exec, c.exec_failed, c.lost_exec + c.lost_exec_failed, c.lost_exec,
-			    c.lost_exec_failed, c.argv_truncated, c.read_faults, c.storage_failed, procs);
-		fwrite(b.data, 1, b.len, stdout);
-		sbuf_free(&b);
-		return 0;
-	}
-	printf("pin path           %s\n", o.pin_path);
-	if (pid)
-		printf("daemon pid         %d\n", (int)pid);
-	else
-		printf("daemon pid         (not running)\n");
-	printf("exec records       %llu\n", c.exec);
-	printf("exec_failed records %llu\n", c.exec_failed);
-	printf("lost records       %llu (exec %llu, exec_failed %llu)\n",
-	       c.lost_exec + c.lost_exec_failed, c.lost_exec, c.lost_exec_failed);
-	printf("argv truncated     %llu\n", c.argv_truncated);
-	printf("read faults        %llu\n", c.read_faults);
-	printf("storage failures   %llu\n", c.storage_failed);
-	printf("processes tracked  %ld\n", procs);
-	return 0;
+int do_status(int argc, char **argv)
+{
+	return run(argc, argv, true);
 }

@@ -11,20 +11,20 @@
 #include "execgate.h"
 #include "trace/tasks.h"
 #include "util/log.h"
-#include "util/pidfile.h"
+#include "cli/common.h"
+#include "daemon/instance.h"
+#include "util/caps.h"
+#include "util/paths.h"
 
 struct task_opts {
-	const char *pin_path;
+	struct cli_common common;
 	pid_t pid;
 	bool set;
 	int depth;
-	bool json;
 };
 
 static const struct argp_option options[] = {
-	{ "pin-path", 'p', "DIR", 0, "Where the daemon pinned its maps (default " EG_PIN_PATH_DEFAULT ")", 0 },
 	{ "set-depth", 'd', "N", 0, "Set the depth of PID's current image (its next exec gets N+1)", 0 },
-	{ "json", 'j', NULL, 0, "JSON output", 0 },
 	{},
 };
 
@@ -35,8 +35,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	long v;
 
 	switch (key) {
-	case 'p':
-		o->pin_path = arg;
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &o->common);
 		break;
 	case 'd':
 		errno = 0;
@@ -45,10 +45,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--set-depth takes a number from -1 to 1000000");
 		o->set = true;
 		o->depth = v;
-		break;
-	case 'j':
-		o->json = true;
-		eg_json_errors = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (o->pid)
@@ -73,16 +69,31 @@ int do_task(int argc, char **argv)
 	static const char doc[] =
 		"Show PID's exec depth and exec id as the tracer keeps them, or set its depth.\n"
 		"Needs a running daemon (the state lives in its pinned task storage).";
-	struct argp argp = { options, parse_opt, "PID", doc, NULL, NULL, NULL };
-	struct task_opts o = { .pin_path = EG_PIN_PATH_DEFAULT };
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { options, parse_opt, "PID", doc, children, NULL, NULL };
+	struct task_opts o = {};
+	struct eg_paths p;
 	struct eg_task t = {};
 	int fd, err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
-		return 2;
-	fd = task_open_map(o.pin_path);
+		return EXIT_USAGE;
+	if (eg_paths_resolve(o.common.pin_path, &p)) {
+		p_err("--pin-path must be an absolute path");
+		return EXIT_USAGE;
+	}
+	if (!eg_have_bpf_caps()) {
+		p_err(EG_NEEDS_ROOT);
+		return 1;
+	}
+	/* a depth written with no daemon to keep the tree would only mislead */
+	if (o.set && instance_running(&p, NULL) != 1) {
+		p_err("no daemon is running on %s: start 'execgate daemon' first", p.pin);
+		return EXIT_NO_DAEMON;
+	}
+	fd = task_open_map(p.pin);
 	if (fd < 0) {
-		p_err("cannot open %s/tasks: %s (is the daemon running?)", o.pin_path, strerror(-fd));
+		p_err("cannot open %s/tasks: %s (is the daemon running?)", p.pin, strerror(-fd));
 		return 1;
 	}
 	if (o.set) {
@@ -102,7 +113,7 @@ int do_task(int argc, char **argv)
 		p_err("cannot read pid %d: %s", (int)o.pid, strerror(-err));
 		return 1;
 	}
-	if (o.json) {
+	if (o.common.json) {
 		printf("{\"pid\":%d,\"known\":%s,\"depth\":", (int)o.pid,
 		       (t.flags & EG_TASK_KNOWN) ? "true" : "false");
 		if (t.flags & EG_TASK_KNOWN)

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* One handler per verb; each parses its own options (argp) and returns the exit status. */
+/* One handler per verb (cli/cmd_<verb>.c); each parses its own options (argp) and returns the exit status. */
 #ifndef EG_COMMANDS_H
 #define EG_COMMANDS_H
 
-int do_daemon(int argc, char **argv);	/* daemon.c */
-int do_probe(int argc, char **argv);	/* probe.c */
-int do_stats(int argc, char **argv);	/* stats.c */
-int do_policy(int argc, char **argv);	/* cmd_policy.c */
-int do_task(int argc, char **argv);	/* task.c */
+int do_daemon(int argc, char **argv);
+int do_probe(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_status(int argc, char **argv);
+int do_policy(int argc, char **argv);
+int do_task(int argc, char **argv);
 
 #endif

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* execgate: dispatch to one handler per verb. */
+/* execgate: dispatch to one handler per verb (cli/cmd_<verb>.c). */
+#include <argp.h>
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "util/log.h"
 #include "util/version.h"
 
@@ -12,11 +14,17 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "daemon", do_daemon, "trace every exec on the host and write events (JSON lines)" },
-	{ "probe",  do_probe,  "report which kernel features execgate can use here" },
-	{ "stats",  do_stats,  "show the running daemon's counters (events, lost records)" },
+	{ "status", do_status, "the running daemon: pid, mode, enforcement, policy, counters" },
+	{ "stats",  do_stats,  "the daemon's counters (events, lost records, decisions)" },
 	{ "policy", do_policy, "check, lint, test or reload a policy file" },
+	{ "probe",  do_probe,  "report which kernel features execgate can use here" },
 	{ "task",   do_task,   "show or set a process's exec depth (through a pidfd)" },
 };
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+const char *argp_program_version = "execgate " EG_VERSION;
+const char *argp_program_bug_address = NULL;
 
 static void usage(FILE *f)
 {
@@ -25,30 +33,75 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: execgate COMMAND [OPTION...]\n\n"
 		   "execgate traces every execve/execveat with its full argv and exec depth,\n"
 		   "and enforces an exec policy. Commands:\n\n");
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+	for (i = 0; i < NCMDS; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
-	fprintf(f, "\n'execgate COMMAND --help' describes each command's options.\n");
+	fprintf(f, "\n'execgate help COMMAND' (or 'execgate COMMAND --help') describes a command.\n"
+		   "Every command that talks to a daemon takes -p/--pin-path; -j/--json gives\n"
+		   "machine output. Usage errors exit with status 2.\n");
+}
+
+static const struct cmd *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCMDS; i++)
+		if (!strcmp(name, cmds[i].name))
+			return &cmds[i];
+	return NULL;
+}
+
+/* Runs cmd with argv[0] = "execgate VERB", so argp's messages name the whole command. */
+static int run(const struct cmd *c, int argc, char **argv)
+{
+	static char name[64];
+
+	snprintf(name, sizeof(name), "execgate %s", c->name);
+	argv[0] = name;
+	eg_verb = c->name;
+	return c->fn(argc, argv);
 }
 
 int main(int argc, char **argv)
 {
-	size_t i;
+	const struct cmd *c;
 
+	argp_err_exit_status = EXIT_USAGE;
 	if (argc < 2) {
 		usage(stderr);
-		return 2;
+		return EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--usage")) {
 		usage(stdout);
 		return 0;
+	}
+	if (!strcmp(argv[1], "help")) {
+		char *help_argv[] = { NULL, "--help", NULL };
+
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		c = find(argv[2]);
+		if (!c) {
+			p_err("unknown command '%s': see 'execgate --help'", argv[2]);
+			return EXIT_USAGE;
+		}
+		/* policy has verbs of its own: help policy check */
+		if (argc > 3 && !strcmp(c->name, "policy")) {
+			char *pargv[] = { NULL, argv[3], "--help", NULL };
+
+			return run(c, 3, pargv);
+		}
+		return run(c, 2, help_argv);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("execgate %s\n", EG_VERSION);
 		return 0;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
-	p_err("unknown command '%s': see 'execgate --help'", argv[1]);
-	return 2;
+	c = find(argv[1]);
+	if (!c) {
+		p_err("unknown command '%s': see 'execgate --help'", argv[1]);
+		return EXIT_USAGE;
+	}
+	return run(c, argc - 1, argv + 1);
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
- * into JSON lines (or a table on a terminal), report every lost record.
+ * into JSON lines (or a table on a terminal), report every lost record,
+ * and serve the control socket. Everything runs in one event loop
+ * (daemon/loop.c): the ring buffer, the flush timer, signals and the
+ * control socket's connections.
  *
  * Batching is the whole performance story (DESIGN.md, "Performance notes"):
  * the BPF side submits without waking us, we drain on a short timer or when
  * the ring passes a fill threshold, and write the output in large chunks.
  */
-#include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,186 +19,50 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "trace/cgroups.h"
-#include "cli/commands.h"
+#include "ctl/server.h"
+#include "daemon/daemon_int.h"
+#include "events/meta.h"
 #include "execgate.h"
 #include "execgate.skel.h"
-#include "events/format.h"
-#include "util/json.h"
+#include "trace/cgroups.h"
+#include "trace/tracer.h"
 #include "util/log.h"
 #include "util/mounts.h"
-#include "util/pidfile.h"
-#include "policy/policy.h"
-#include "trace/probe.h"
-#include "trace/record.h"
-#include "trace/tracer.h"
-#include "util/units.h"
 #include "util/version.h"
 
 #define DRAIN_INTERVAL_MS	100
 #define FLUSH_BYTES		(1 << 20)
+#define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
+#define STOP_DRAIN_MS		5000		/* the stop drain gives up formatting after this */
 
-enum out_format { FMT_AUTO, FMT_JSON, FMT_TEXT };
-
-struct daemon_opts {
-	const char *output;		/* NULL or "-": stdout */
-	const char *pin_path;
-	const char *cgroup;
-	const char *policy_path;
-	uint32_t max_argv_bytes;
-	uint32_t ringbuf_size;
-	enum out_format format;
-};
-
-struct daemon {
-	struct daemon_opts o;
-	struct execgate_bpf *skel;
-	struct ring_buffer *rb;
-	struct eg_decoder dec;
-	struct sbuf out;
-	int out_fd;
-	bool text;
-	bool write_failed;
-	int64_t boot_to_real;
-	uint64_t written_exec, written_failed, malformed;
-	uint64_t lost_reported;
-	struct eg_mode mode;
-	/* policy annotation (audit mode: nothing enforced by this daemon yet) */
-	struct eg_policy *policy;
-	struct cgroup_cache *cgroups;
-	const char **argvp;
-	size_t argvp_cap;
-	struct sbuf fname;
-};
-
-static const char doc[] =
-"Trace every execve/execveat on this host and write one event per line.\n"
-"\n"
-"Events are JSON lines (schema v1, docs/events.md) when the output is a file\n"
-"or a pipe, a readable table when it is a terminal. The first record says how\n"
-"the daemon runs; SIGINT/SIGTERM drain the ring buffer, write a stop record\n"
-"and exit 0; SIGHUP reopens --output (for logrotate). Maps are pinned under\n"
-"--pin-path for bpftool and 'execgate stats' (docs/maps.md). With --policy,\n"
-"every event carries the policy's decision; SIGHUP or 'execgate policy\n"
-"reload' re-reads the file (a file that fails to load leaves the old policy).";
-
-enum {
-	OPT_PIN_PATH = 0x100,
-	OPT_MAX_ARGV,
-	OPT_RINGBUF,
-	OPT_FORMAT,
-	OPT_CGROUP,
-	OPT_POLICY,
-};
-
-static const struct argp_option options[] = {
-	{ "output", 'o', "FILE", 0, "Append events to FILE (default: stdout)", 0 },
-	{ "pin-path", OPT_PIN_PATH, "DIR", 0, "Pin maps under DIR (default " EG_PIN_PATH_DEFAULT ")", 0 },
-	{ "max-argv-bytes", OPT_MAX_ARGV, "N", 0,
-	  "Bytes of argv kept per exec (default 65536, up to 2097152); longer argv is cut at an argument boundary and flagged", 0 },
-	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0,
-	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 0 },
-	{ "format", OPT_FORMAT, "json|text", 0, "Output format (default: text on a terminal, else json)", 0 },
-	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only report tasks in this cgroup v2 directory or below", 0 },
-	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 0 },
-	{ "verbose", 'v', NULL, 0, "Show libbpf debug output", 0 },
-	{},
-};
-
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
+static uint64_t mono_ms(void)
 {
-	struct daemon_opts *o = state->input;
-	uint64_t v;
+	struct timespec ts;
 
-	switch (key) {
-	case 'o':
-		o->output = arg;
-		break;
-	case OPT_PIN_PATH:
-		if (arg[0] != '/')
-			argp_error(state, "--pin-path must be an absolute path");
-		o->pin_path = arg;
-		break;
-	case OPT_MAX_ARGV:
-		if (parse_size(arg, &v) || v < 16 || v > EG_ARGV_LIMIT)
-			argp_error(state, "--max-argv-bytes must be between 16 and %d", EG_ARGV_LIMIT);
-		o->max_argv_bytes = v;
-		break;
-	case OPT_RINGBUF:
-		if (parse_size(arg, &v) || v < 4096 || v > (1u << 30) || (v & (v - 1)))
-			argp_error(state, "--ringbuf-size must be a power of two between 4096 and 1G");
-		o->ringbuf_size = v;
-		break;
-	case OPT_FORMAT:
-		if (!strcmp(arg, "json"))
-			o->format = FMT_JSON;
-		else if (!strcmp(arg, "text"))
-			o->format = FMT_TEXT;
-		else
-			argp_error(state, "--format is json or text");
-		break;
-	case OPT_CGROUP:
-		o->cgroup = arg;
-		break;
-	case OPT_POLICY:
-		o->policy_path = arg;
-		break;
-	case 'v':
-		eg_verbose = true;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-
-/* ---- output ------------------------------------------------------------- */
-
-static int open_output(const char *path)
-{
-	if (!path || !strcmp(path, "-"))
-		return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-}
-
-static int flush_out(struct daemon *d)
-{
-	size_t off = 0;
-
-	if (d->out.oom) {
-		p_err("out of memory buffering events");
-		d->write_failed = true;
-	}
-	while (off < d->out.len && !d->write_failed) {
-		ssize_t n = write(d->out_fd, d->out.data + off, d->out.len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			p_err("writing events to %s failed: %s; stopping",
-			      d->o.output ? d->o.output : "stdout", n < 0 ? strerror(errno) : "short write");
-			d->write_failed = true;
-			break;
-		}
-		off += n;
-	}
-	sbuf_reset(&d->out);
-	return d->write_failed ? -EIO : 0;
-}
+/* ---- text mode ---------------------------------------------------------- */
 
 /* Text mode shows daemon and lost records as comment lines. */
-static void emit_meta_text(struct daemon *d, const char *line)
+static void emit_comment(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void emit_comment(struct daemon *d, const char *fmt, ...)
 {
-	sbuf_printf(&d->out, "# %s\n", line);
+	struct sbuf *b = output_buf(d->out);
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	sbuf_printf(b, "# %s\n", line);
+	output_end(d->out, EG_REC_META);
 }
 
 /* ---- policy ------------------------------------------------------------- */
@@ -208,6 +74,7 @@ static const char *audit_action(enum eg_decision dec)
 	case EG_DECISION_DENY: return "would-block";
 	case EG_DECISION_APPROVAL: return "would-ask";
 	case EG_DECISION_AUDIT: return "audited";
+	case EG_DECISION_ERROR: return "error";
 	default: return "allowed";
 	}
 }
@@ -226,7 +93,8 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 
 		if (!p) {
 			/* cannot evaluate: say so rather than guess */
-			*a = (struct eg_annotation){ "deny", "internal_error", "out of memory", "would-block" };
+			*a = (struct eg_annotation){ "error", "internal_error", "out of memory", "error" };
+			d->st.decisions[EG_DECISION_ERROR]++;
 			return true;
 		}
 		d->argvp = p;
@@ -247,6 +115,7 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	req.truncated = r->argv_truncated || r->filename_truncated ||
 			(r->h.flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT));
 	policy_eval(d->policy, &req, &v);
+	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
 	a->decision = eg_decision_name(v.decision);
 	a->rule = v.rule;
 	a->message = v.message;
@@ -254,8 +123,7 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	return true;
 }
 
-static void diag_lines(const struct eg_diags *diags, bool errors_only, void (*out)(const char *, void *),
-		       void *arg)
+static void print_diags(const struct eg_diags *diags, bool errors_only)
 {
 	char line[1024];
 	size_t i;
@@ -264,440 +132,523 @@ static void diag_lines(const struct eg_diags *diags, bool errors_only, void (*ou
 		if (errors_only && diags->v[i].warning)
 			continue;
 		eg_diag_format(&diags->v[i], line, sizeof(line));
-		out(line, arg);
+		fprintf(stderr, "%s\n", line);
 	}
-}
-
-static void print_diag(const char *line, void *arg)
-{
-	(void)arg;
-	fprintf(stderr, "%s\n", line);
-}
-
-static void json_diag(const char *line, void *arg)
-{
-	struct sbuf *b = arg;
-
-	if (b->data[b->len - 1] != '[')
-		sbuf_putc(b, ',');
-	json_str(b, line, strlen(line));
 }
 
 static void emit_policy(struct daemon *d, bool reload)
 {
-	if (d->text) {
-		char line[PATH_MAX + 200];
+	struct jsonw w;
 
-		snprintf(line, sizeof(line), "policy %s%s: %zu rules, sha256 %s",
-			 d->o.policy_path, reload ? " reloaded" : "", policy_rule_count(d->policy),
-			 policy_sha256(d->policy));
-		emit_meta_text(d, line);
+	if (d->text) {
+		emit_comment(d, "policy %s%s: %zu rules, sha256 %s", d->o.policy_path,
+			     reload ? " reloaded" : "", policy_rule_count(d->policy),
+			     policy_sha256(d->policy));
 		return;
 	}
-	format_json_open(&d->out, "daemon", clock_real_ns());
-	sbuf_puts(&d->out, ",\"event\":\"policy\",\"path\":");
-	json_str(&d->out, d->o.policy_path, strlen(d->o.policy_path));
-	sbuf_printf(&d->out, ",\"sha256\":\"%s\",\"rules\":%zu,\"reload\":%s}\n",
-		    policy_sha256(d->policy), policy_rule_count(d->policy), reload ? "true" : "false");
+	meta_open_daemon(&w, output_buf(d->out), "policy");
+	jsonw_string_field(&w, "path", d->o.policy_path);
+	jsonw_string_field(&w, "sha256", policy_sha256(d->policy));
+	jsonw_uint_field(&w, "rules", policy_rule_count(d->policy));
+	jsonw_bool_field(&w, "reload", reload);
+	meta_close(&w, d->out);
 }
 
-/* SIGHUP: the new policy replaces the old only if it loads. */
-static void reload_policy(struct daemon *d)
+/*
+ * The new policy replaces the old only if it loads. Returns 0 or the load
+ * error; diags (may be NULL) receives the errors.
+ */
+int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 {
-	struct eg_diags diags = {};
+	struct eg_diags local = {};
+	struct eg_diags *dg = diags ? diags : &local;
 	struct eg_policy *p = NULL;
+	char line[1024];
+	struct jsonw w;
+	size_t i;
 	int err;
 
 	if (!d->o.policy_path)
-		return;
-	err = policy_load_file(d->o.policy_path, &p, &diags);
+		return -ENOENT;
+	err = policy_load_file(d->o.policy_path, &p, dg);
 	if (err) {
+		d->st.policy_reload_failures++;
 		p_warn("policy reload failed, keeping the previous policy:");
-		diag_lines(&diags, true, print_diag, NULL);
+		print_diags(dg, true);
 		if (d->text) {
-			emit_meta_text(d, "policy reload failed; the previous policy stays in force");
+			emit_comment(d, "policy reload failed; the previous policy stays in force");
 		} else {
-			format_json_open(&d->out, "daemon", clock_real_ns());
-			sbuf_puts(&d->out, ",\"event\":\"policy_error\",\"path\":");
-			json_str(&d->out, d->o.policy_path, strlen(d->o.policy_path));
-			sbuf_printf(&d->out, ",\"kept_sha256\":\"%s\",\"errors\":[",
-				    policy_sha256(d->policy));
-			diag_lines(&diags, true, json_diag, &d->out);
-			sbuf_puts(&d->out, "]}\n");
+			meta_open_daemon(&w, output_buf(d->out), "policy_error");
+			jsonw_string_field(&w, "path", d->o.policy_path);
+			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+			jsonw_key(&w, "errors");
+			jsonw_start_array(&w);
+			for (i = 0; i < dg->n; i++) {
+				if (dg->v[i].warning)
+					continue;
+				eg_diag_format(&dg->v[i], line, sizeof(line));
+				jsonw_string(&w, line);
+			}
+			jsonw_end_array(&w);
+			meta_close(&w, d->out);
 		}
 	} else {
 		policy_free(d->policy);
 		d->policy = p;
+		d->st.policy_reloads++;
 		emit_policy(d, true);
 	}
-	eg_diags_free(&diags);
+	output_flush(d->out);
+	eg_diags_free(&local);
+	return err;
 }
 
 /* ---- records ------------------------------------------------------------ */
+
+static bool filtered_out(const struct daemon *d, const struct eg_record *r)
+{
+	size_t i;
+
+	if (d->o.n_uids) {
+		for (i = 0; i < d->o.n_uids && d->o.uids[i] != r->h.uid; i++)
+			;
+		if (i == d->o.n_uids)
+			return true;
+	}
+	return false;
+}
 
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
 	struct eg_annotation a, *ap;
+	struct sbuf *b = output_buf(d->out);
 	struct eg_record r;
 
 	if (record_decode(&d->dec, data, size, &r)) {
-		d->malformed++;
+		d->st.malformed++;
+		return 0;
+	}
+	if (filtered_out(d, &r)) {
+		d->st.filtered++;
 		return 0;
 	}
 	ap = annotate(d, &r, &a) ? &a : NULL;
 	if (d->text)
-		format_record_text(&d->out, &r, d->boot_to_real, ap);
+		format_record_text(b, &r, d->boot_to_real, ap);
 	else
-		format_record_json(&d->out, &r, d->boot_to_real, ap);
-	if (r.h.type == EG_EVENT_EXEC)
-		d->written_exec++;
-	else
-		d->written_failed++;
-	if (d->out.len >= FLUSH_BYTES)
-		flush_out(d);
+		format_record_json(b, &r, d->boot_to_real, ap);
+	output_end(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED);
+	if (output_pending(d->out) >= FLUSH_BYTES)
+		output_flush(d->out);
+	/* a bounded round: the rest waits for the next one (the loop runs between) */
+	if (++d->batch_records >= BATCH_RECORDS)
+		return -EAGAIN;
 	return 0;
 }
 
+void daemon_read_counters(struct daemon *d, struct eg_counters *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	if (d->skel)
+		tracer_read_counters(bpf_map__fd(d->skel->maps.counters), ret);
+}
+
+/* A "lost" record for whatever was lost since the last one. */
 static void report_lost(struct daemon *d)
 {
 	struct eg_counters c;
-	uint64_t lost;
+	uint64_t lost, dropped;
+	struct jsonw w;
 
-	if (tracer_read_counters(bpf_map__fd(d->skel->maps.counters), &c))
-		return;
+	daemon_read_counters(d, &c);
 	lost = c.lost_exec + c.lost_exec_failed;
-	if (lost <= d->lost_reported)
+	dropped = output_dropped_total(d->out);
+	if (lost <= d->lost_reported && dropped <= d->dropped_reported)
 		return;
 	if (d->text) {
-		char line[128];
-
-		snprintf(line, sizeof(line), "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all",
-			 lost - d->lost_reported, lost);
-		emit_meta_text(d, line);
+		emit_comment(d, "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all; "
+			     "%" PRIu64 " not written (output errors)",
+			     lost - d->lost_reported, lost, dropped);
 	} else {
-		format_json_open(&d->out, "lost", clock_real_ns());
-		sbuf_printf(&d->out, ",\"count\":%" PRIu64 ",\"total\":%" PRIu64
-			    ",\"exec\":%llu,\"exec_failed\":%llu}\n",
-			    lost - d->lost_reported, lost, (unsigned long long)c.lost_exec,
-			    (unsigned long long)c.lost_exec_failed);
+		meta_open(&w, output_buf(d->out), "lost");
+		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported));
+		jsonw_uint_field(&w, "total", lost + dropped);
+		jsonw_uint_field(&w, "exec", c.lost_exec);
+		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
+		jsonw_uint_field(&w, "output_dropped", dropped);
+		meta_close(&w, d->out);
 	}
 	d->lost_reported = lost;
+	/*
+	 * Records dropped by a failing disk are reported once the disk takes
+	 * writes again; until then this record may be dropped too, and the
+	 * next one repeats the totals.
+	 */
+	if (!output_flush(d->out))
+		d->dropped_reported = dropped;
 }
 
-/*
- * One batch while running (producers never starve the signal handling), or
- * everything queued once the programs are detached.
- */
-static void drain(struct daemon *d, bool until_empty)
+/* One bounded round while running (producers never starve the loop). */
+static void drain(struct daemon *d)
 {
+	int rc;
+
 	d->boot_to_real = clock_boot_to_real();
-	while (ring_buffer__consume(d->rb) > 0 && until_empty)
-		;
+	d->batch_records = 0;
+	rc = ring_buffer__consume(d->rb);
+	(void)rc;
 	report_lost(d);
-	flush_out(d);
+	output_flush(d->out);
+}
+
+static void on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	(void)w;
+	(void)fd;
+	(void)events;
+	drain(arg);
+}
+
+static void on_flush_timer(struct eg_watch *w, uint64_t n, void *arg)
+{
+	(void)w;
+	(void)n;
+	drain(arg);
 }
 
 /* ---- daemon records ----------------------------------------------------- */
 
 static void emit_start(struct daemon *d)
 {
-	if (d->text) {
-		char line[512];
+	struct jsonw w;
+	int i;
 
-		snprintf(line, sizeof(line),
-			 "execgate %s started: tracer=%s kernel_enforcement=%s session_enforcement=%s, maps in %s",
-			 EG_VERSION, d->mode.tracer, d->mode.kernel_enforcement,
-			 d->mode.session_enforcement, d->o.pin_path);
-		emit_meta_text(d, line);
+	if (d->text) {
+		emit_comment(d, "execgate %s started: tracer %s; enforcement: none (audit only); "
+			     "maps in %s; control socket %s", EG_VERSION, d->mode.tracer,
+			     d->paths.pin, d->paths.sock);
 		if (d->policy)
 			emit_policy(d, false);
-		format_text_header(&d->out);
+		format_text_header(output_buf(d->out));
+		output_end(d->out, EG_REC_META);
 		return;
 	}
-	format_json_open(&d->out, "daemon", clock_real_ns());
-	sbuf_printf(&d->out, ",\"event\":\"start\",\"version\":\"%s\",\"pid\":%d", EG_VERSION,
-		    (int)getpid());
-	sbuf_printf(&d->out, ",\"mode\":{\"tracer\":\"%s\",\"kernel_enforcement\":\"%s\","
-		    "\"session_enforcement\":\"%s\"}", d->mode.tracer, d->mode.kernel_enforcement,
-		    d->mode.session_enforcement);
-	sbuf_puts(&d->out, ",\"features_used\":[\"tp_btf\",\"task_storage\",\"ringbuf\",\"tracepoint\"]");
-	sbuf_puts(&d->out, ",\"pin_path\":");
-	json_str(&d->out, d->o.pin_path, strlen(d->o.pin_path));
-	sbuf_printf(&d->out, ",\"max_argv_bytes\":%u,\"ringbuf_size\":%u", d->o.max_argv_bytes,
-		    d->o.ringbuf_size);
-	sbuf_puts(&d->out, ",\"cgroup\":");
-	if (d->o.cgroup)
-		json_str(&d->out, d->o.cgroup, strlen(d->o.cgroup));
+	meta_open_daemon(&w, output_buf(d->out), "start");
+	jsonw_string_field(&w, "version", EG_VERSION);
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_key(&w, "mode");
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "tracer", d->mode.tracer);
+	jsonw_string_field(&w, "kernel_enforcement", d->mode.kernel_enforcement);
+	jsonw_string_field(&w, "session_enforcement", d->mode.session_enforcement);
+	jsonw_end_object(&w);
+	/* the layers that enforce now; "available" is what probe found could */
+	jsonw_key(&w, "enforcement");
+	jsonw_start_array(&w);
+	jsonw_end_array(&w);
+	jsonw_key(&w, "available");
+	jsonw_start_array(&w);
+	for (i = 0; i < EG_FEAT__COUNT; i++)
+		if (d->feats.r[i].available)
+			jsonw_string(&w, eg_feature_name(i));
+	jsonw_end_array(&w);
+	jsonw_string_field(&w, "pin_path", d->paths.pin);
+	jsonw_string_field(&w, "socket", d->paths.sock);
+	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
+	jsonw_uint_field(&w, "ringbuf_size", d->o.ringbuf_size);
+	jsonw_key(&w, "cgroup");
+	if (d->o.n_cgroups)
+		jsonw_string(&w, d->o.cgroups[0]);
 	else
-		sbuf_puts(&d->out, "null");
-	sbuf_puts(&d->out, ",\"policy\":");
-	if (d->o.policy_path)
-		json_str(&d->out, d->o.policy_path, strlen(d->o.policy_path));
-	else
-		sbuf_puts(&d->out, "null");
-	sbuf_puts(&d->out, "}\n");
+		jsonw_null(&w);
+	jsonw_string_field(&w, "policy", d->o.policy_path);
+	meta_close(&w, d->out);
 	if (d->policy)
 		emit_policy(d, false);
 }
 
 static void emit_stop(struct daemon *d)
 {
-	struct eg_counters c = {};
+	const struct eg_output_stats *os = output_stats(d->out);
+	struct eg_counters c;
+	struct jsonw w;
 
-	tracer_read_counters(bpf_map__fd(d->skel->maps.counters), &c);
+	daemon_read_counters(d, &c);
 	if (d->text) {
-		char line[256];
-
-		snprintf(line, sizeof(line),
-			 "execgate stopped: %" PRIu64 " exec, %" PRIu64 " exec_failed written, %" PRIu64 " lost",
-			 d->written_exec, d->written_failed, (uint64_t)(c.lost_exec + c.lost_exec_failed));
-		emit_meta_text(d, line);
+		emit_comment(d, "execgate stopped: %" PRIu64 " exec, %" PRIu64 " exec_failed written, "
+			     "%llu lost, %" PRIu64 " not written",
+			     os->written[EG_REC_EXEC], os->written[EG_REC_EXEC_FAILED],
+			     (unsigned long long)(c.lost_exec + c.lost_exec_failed),
+			     output_dropped_total(d->out));
 		return;
 	}
-	format_json_open(&d->out, "daemon", clock_real_ns());
-	sbuf_printf(&d->out, ",\"event\":\"stop\",\"exec\":%" PRIu64 ",\"exec_failed\":%" PRIu64
-		    ",\"lost\":%llu,\"argv_truncated\":%llu,\"read_faults\":%llu"
-		    ",\"malformed\":%" PRIu64 "}\n",
-		    d->written_exec, d->written_failed,
-		    (unsigned long long)(c.lost_exec + c.lost_exec_failed),
-		    (unsigned long long)c.argv_truncated, (unsigned long long)c.read_faults,
-		    d->malformed);
+	meta_open_daemon(&w, output_buf(d->out), "stop");
+	/* written: reached the file before this record was formatted */
+	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
+	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
+	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed);
+	jsonw_uint_field(&w, "output_dropped", output_dropped_total(d->out));
+	jsonw_uint_field(&w, "shutdown_dropped", d->st.shutdown_dropped);
+	jsonw_uint_field(&w, "argv_truncated", c.argv_truncated);
+	jsonw_uint_field(&w, "read_faults", c.read_faults);
+	jsonw_uint_field(&w, "malformed", d->st.malformed);
+	meta_close(&w, d->out);
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+static void on_signal(const struct signalfd_siginfo *si, void *arg)
+{
+	struct daemon *d = arg;
+	int e;
+
+	switch (si->ssi_signo) {
+	case SIGHUP:
+		/* logrotate's signal: reopen the output, nothing else */
+		e = output_reopen(d->out);
+		if (e)
+			p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
+			       output_path(d->out), strerror(-e));
+		break;
+	default:
+		d->stopping = true;
+		loop_stop(d->loop);
+		break;
+	}
+}
+
+/* ---- stop ---------------------------------------------------------------- */
+
+static int count_only(void *ctx, void *data, size_t size)
+{
+	struct daemon *d = ctx;
+
+	(void)data;
+	(void)size;
+	d->st.shutdown_dropped++;
+	return 0;
+}
+
+/*
+ * After the programs are detached nothing new arrives, so draining what is
+ * queued ends; past STOP_DRAIN_MS (a slow disk) the rest is only counted.
+ */
+static void stop_drain(struct daemon *d)
+{
+	uint64_t deadline = mono_ms() + STOP_DRAIN_MS;
+	int rc;
+
+	d->boot_to_real = clock_boot_to_real();
+	do {
+		d->batch_records = 0;
+		rc = ring_buffer__consume(d->rb);
+		output_flush(d->out);
+	} while (rc == -EAGAIN && mono_ms() < deadline);
+	if (rc == -EAGAIN) {
+		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events),
+							  count_only, d, NULL);
+
+		if (rb) {
+			ring_buffer__consume(rb);
+			ring_buffer__free(rb);
+		}
+	}
+	report_lost(d);
 }
 
 /* ---- setup -------------------------------------------------------------- */
 
-static int setup_signals(int *ret_fd)
+static int setup_bpffs(void)
 {
-	sigset_t set;
-	int fd;
+	int rc;
 
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL))
-		return -errno;
-	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	*ret_fd = fd;
-	return 0;
-}
-
-static int reopen_output(struct daemon *d)
-{
-	int fd;
-
-	if (!d->o.output || !strcmp(d->o.output, "-"))
-		return 0;
-	fd = open_output(d->o.output);
-	if (fd < 0)
-		return -errno;
-	flush_out(d);
-	dup3(fd, d->out_fd, O_CLOEXEC);
-	close(fd);
-	return 0;
-}
-
-/* The pin directory is created by tracer_pin(); its parent must be a bpffs. */
-static int mount_pin_parent(const char *pin_path)
-{
-	char parent[PATH_MAX];
-	char *slash;
-
-	if (snprintf(parent, sizeof(parent), "%s", pin_path) >= (int)sizeof(parent))
-		return -ENAMETOOLONG;
-	slash = strrchr(parent, '/');
-	if (!slash)
-		return -EINVAL;
-	if (slash == parent)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	return eg_mount_bpffs(parent);
-}
-
-static int run_loop(struct daemon *d, int sfd)
-{
-	struct epoll_event ev = { .events = EPOLLIN }, evs[4];
-	bool stop = false;
-	int epfd, i, n, err = 0;
-
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0)
-		return -errno;
-	ev.data.fd = sfd;
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev))
-		goto fail;
-	ev.data.fd = ring_buffer__epoll_fd(d->rb);
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		goto fail;
-
-	while (!stop && !d->write_failed) {
-		n = epoll_wait(epfd, evs, 4, DRAIN_INTERVAL_MS);
-		if (n < 0 && errno != EINTR)
-			goto fail;
-		for (i = 0; i < n; i++) {
-			struct signalfd_siginfo si;
-
-			if (evs[i].data.fd != sfd)
-				continue;
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP) {
-					int e = reopen_output(d);
-
-					if (e)
-						p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
-						       d->o.output, strerror(-e));
-					reload_policy(d);
-				} else {
-					stop = true;
-				}
-			}
-		}
-		drain(d, false);
+	/* bpffs belongs at /sys/fs/bpf and nowhere else */
+	rc = eg_mount_bpffs(EG_BPFFS_ROOT);
+	if (rc) {
+		p_err("cannot mount bpffs at " EG_BPFFS_ROOT ": %s", strerror(-rc));
+		return rc;
 	}
-	close(epfd);
-	return d->write_failed ? -EIO : 0;
-fail:
-	err = -errno;
-	close(epfd);
-	return err;
+	return 0;
 }
 
-int do_daemon(int argc, char **argv)
+static int start_tracer(struct daemon *d)
 {
-	struct argp argp = { options, parse_opt, NULL, doc, NULL, NULL, NULL };
-	struct daemon d = { .out_fd = -1 };
 	struct tracer_opts to = {};
-	struct eg_features feats;
-	char pidfile[PATH_MAX];
-	int pid_fd = -1, sfd = -1, err, rc = 1;
+	int err;
+
+	to.max_argv_bytes = d->o.max_argv_bytes;
+	to.ringbuf_size = d->o.ringbuf_size;
+	if (d->o.n_cgroups) {
+		err = cgroup_resolve(d->o.cgroups[0], &to.cgroup_id, &to.cgroup_level);
+		if (err) {
+			p_err("--cgroup %s: %s (a cgroup v2 directory, absolute or relative to the cgroup2 mount)",
+			      d->o.cgroups[0], strerror(-err));
+			return err;
+		}
+	}
+	err = tracer_start(&to, &d->skel);
+	if (err) {
+		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
+		      strerror(-err));
+		return err;
+	}
+	err = tracer_pin(d->skel, d->paths.pin);
+	if (err) {
+		p_err("cannot pin maps under %s: %s", d->paths.pin, strerror(-err));
+		return err;
+	}
+	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_record, d, NULL);
+	if (!d->rb) {
+		p_err("cannot open the ring buffer: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int load_policy(struct daemon *d)
+{
+	struct eg_diags diags = {};
+	int err;
+
+	if (!d->o.policy_path)
+		return 0;
+	err = policy_load_file(d->o.policy_path, &d->policy, &diags);
+	print_diags(&diags, false);
+	eg_diags_free(&diags);
+	if (err) {
+		p_err("policy %s does not load; fix the errors above ('execgate policy check %s')",
+		      d->o.policy_path, d->o.policy_path);
+		return err;
+	}
+	d->cgroups = cgroup_cache_new();
+	return 0;
+}
+
+int daemon_run(const struct daemon_opts *o)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct daemon d = {};
+	struct eg_output_opts oo = {};
+	char err_msg[512];
 	pid_t other = 0;
+	int err, rc = 1;
 
-	d.o.pin_path = EG_PIN_PATH_DEFAULT;
-	d.o.max_argv_bytes = EG_ARGV_DEFAULT;
-	d.o.ringbuf_size = EG_RINGBUF_DEFAULT;
-	if (argp_parse(&argp, argc, argv, 0, NULL, &d.o))
+	d.o = *o;
+	d.inst.dir_fd = -1;
+	d.started_real_ns = clock_real_ns();
+	d.started_mono_ms = mono_ms();
+	signal(SIGPIPE, SIG_IGN);
+
+	err = eg_paths_resolve(o->pin_path, &d.paths);
+	if (err) {
+		p_err("--pin-path %s: %s", o->pin_path, strerror(-err));
 		return 2;
-	eg_libbpf_setup();
-
-	if (geteuid() != 0) {
-		p_err("daemon: needs root (CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN)");
+	}
+	if (setup_bpffs())
+		return 1;
+	err = instance_lock(&d.paths, &d.inst, &other);
+	if (err == -EBUSY) {
+		if (other)
+			p_err("another execgate daemon (pid %d) is running on pin path %s",
+			      (int)other, d.paths.pin);
+		else
+			p_err("another execgate daemon is running on pin path %s", d.paths.pin);
 		return 1;
 	}
-	err = pidfile_path(d.o.pin_path, pidfile, sizeof(pidfile));
-	if (!err)
-		err = pidfile_acquire(pidfile, &pid_fd, &other);
-	if (err == -EBUSY) {
-		p_err("another execgate daemon (pid %d) is running on pin path %s", (int)other, d.o.pin_path);
+	if (err == -ENOTDIR) {
+		p_err("--pin-path %s is not inside a bpffs (use a directory under " EG_BPFFS_ROOT ")",
+		      d.paths.pin);
 		return 1;
 	}
 	if (err) {
-		p_err("cannot take the daemon lock %s: %s", pidfile, strerror(-err));
+		p_err("cannot lock the pin directory %s: %s", d.paths.pin, strerror(-err));
 		return 1;
 	}
-	err = setup_signals(&sfd);
+
+	d.loop = loop_new();
+	if (!d.loop) {
+		p_err("cannot create the event loop: %s", strerror(errno));
+		goto cleanup;
+	}
+	err = loop_add_signals(d.loop, sigs, sizeof(sigs) / sizeof(sigs[0]), on_signal, &d);
 	if (err) {
 		p_err("cannot set up signal handling: %s", strerror(-err));
 		goto cleanup;
 	}
-	d.out_fd = open_output(d.o.output);
-	if (d.out_fd < 0) {
-		p_err("cannot open %s: %s", d.o.output, strerror(errno));
-		goto cleanup;
-	}
-	d.text = d.o.format == FMT_TEXT ||
-		 (d.o.format == FMT_AUTO && (!d.o.output || !strcmp(d.o.output, "-")) && isatty(STDOUT_FILENO));
-
-	to.max_argv_bytes = d.o.max_argv_bytes;
-	to.ringbuf_size = d.o.ringbuf_size;
-	if (d.o.cgroup) {
-		err = cgroup_resolve(d.o.cgroup, &to.cgroup_id, &to.cgroup_level);
-		if (err) {
-			p_err("--cgroup %s: %s (a cgroup v2 directory, absolute or relative to the cgroup2 mount)",
-			      d.o.cgroup, strerror(-err));
-			goto cleanup;
-		}
-	}
-	if (d.o.policy_path) {
-		struct eg_diags diags = {};
-
-		err = policy_load_file(d.o.policy_path, &d.policy, &diags);
-		diag_lines(&diags, false, print_diag, NULL);
-		eg_diags_free(&diags);
-		if (err) {
-			p_err("policy %s does not load; fix the errors above ('execgate policy check %s')",
-			      d.o.policy_path, d.o.policy_path);
-			goto cleanup;
-		}
-		d.cgroups = cgroup_cache_new();
-	}
-	err = mount_pin_parent(d.o.pin_path);
+	oo.path = o->output;
+	oo.gid = o->ctl_gid;
+	oo.max_size = o->output_max_size;
+	oo.keep = o->output_keep;
+	err = output_open(&oo, &d.out, err_msg, sizeof(err_msg));
 	if (err) {
-		p_err("cannot mount bpffs for %s: %s", d.o.pin_path, strerror(-err));
+		p_err("%s", err_msg);
 		goto cleanup;
 	}
+	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
+
+	if (load_policy(&d))
+		goto cleanup;
 	err = eg_mount_tracefs();
 	if (err) {
 		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
 		goto cleanup;
 	}
-	probe_features(&feats);
-	probe_mode(&feats, &d.mode);
+	probe_features(&d.feats);
+	probe_mode(&d.feats, &d.mode);
+	if (start_tracer(&d))
+		goto cleanup;
 
-	err = tracer_start(&to, &d.skel);
+	err = ctl_server_new(d.loop, d.paths.sock, o->ctl_gid, &d.ctl);
+	if (!err)
+		err = ctl_ops_register(&d);
 	if (err) {
-		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
-		      strerror(-err));
+		p_err("cannot listen on %s: %s", d.paths.sock, strerror(-err));
 		goto cleanup;
 	}
-	err = tracer_pin(d.skel, d.o.pin_path);
+	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN, on_ring, &d, NULL);
+	if (!err)
+		err = loop_add_timer(d.loop, DRAIN_INTERVAL_MS, DRAIN_INTERVAL_MS, on_flush_timer, &d,
+				     &d.flush_timer);
 	if (err) {
-		p_err("cannot pin maps under %s: %s", d.o.pin_path, strerror(-err));
+		p_err("event loop setup failed: %s", strerror(-err));
 		goto cleanup;
 	}
-	d.rb = ring_buffer__new(bpf_map__fd(d.skel->maps.events), on_record, &d, NULL);
-	if (!d.rb) {
-		p_err("cannot open the ring buffer: %s", strerror(errno));
-		goto cleanup;
-	}
+
 	d.boot_to_real = clock_boot_to_real();
 	emit_start(&d);
-	if (flush_out(&d))
+	if (output_flush(d.out)) {
+		p_err("cannot write to %s: %s", output_path(d.out),
+		      strerror(-output_stats(d.out)->last_error));
 		goto cleanup;
-	p_info("tracing every exec (tracer %s, kernel enforcement %s, sessions %s); events to %s",
-	       d.mode.tracer, d.mode.kernel_enforcement, d.mode.session_enforcement,
-	       d.o.output ? d.o.output : "stdout");
+	}
+	p_info("tracing every exec (tracer %s); enforcement: none (audit only); events to %s; control socket %s",
+	       d.mode.tracer, output_path(d.out), d.paths.sock);
 
-	err = run_loop(&d, sfd);
+	err = loop_run(d.loop, -1, NULL, NULL);
+	if (err)
+		p_err("event loop failed: %s", strerror(-err));
 
 	/* Stop new records, then take everything still queued. */
 	tracer_detach(d.skel);
-	drain(&d, true);
+	stop_drain(&d);
 	emit_stop(&d);
-	flush_out(&d);
-	rc = (err || d.write_failed) ? 1 : 0;
-	if (err && err != -EIO)
-		p_err("event loop failed: %s", strerror(-err));
+	output_flush(d.out);
+	rc = err ? 1 : 0;
 
 cleanup:
+	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);
 	if (d.skel)
-		tracer_unpin(d.skel, d.o.pin_path);
+		tracer_unpin(d.skel, d.paths.pin);
 	tracer_destroy(d.skel);
 	decoder_free(&d.dec);
 	policy_free(d.policy);
 	cgroup_cache_free(d.cgroups);
 	free(d.argvp);
 	sbuf_free(&d.fname);
-	sbuf_free(&d.out);
-	if (d.out_fd >= 0)
-		close(d.out_fd);
-	if (sfd >= 0)
-		close(sfd);
-	pidfile_release(pidfile, pid_fd);
+	output_close(d.out);
+	loop_free(d.loop);
+	instance_unlock(&d.inst);
 	return rc;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The policy object's life cycle and accessors, and diagnostics. Loading is
- * in policy_load.c, matching in policy_eval.c, warnings in policy_lint.c.
+ * in load.c, matching in eval.c, warnings in lint.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@ static const char *const decision_names[] = {
 	[EG_DECISION_DENY] = "deny",
 	[EG_DECISION_APPROVAL] = "approval",
 	[EG_DECISION_AUDIT] = "audit",
+	[EG_DECISION_ERROR] = "error",
 };
 
 const char *eg_decision_name(enum eg_decision d)
@@ -27,7 +28,8 @@ int eg_decision_parse(const char *s, enum eg_decision *ret)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(decision_names) / sizeof(decision_names[0]); i++) {
+	/* "error" is an outcome, never a decision a file can ask for */
+	for (i = 0; i < EG_DECISION_ERROR; i++) {
 		if (!strcmp(s, decision_names[i])) {
 			*ret = (enum eg_decision)i;
 			return 0;

@@ -17,9 +17,11 @@ enum eg_decision {
 	EG_DECISION_DENY,
 	EG_DECISION_APPROVAL,
 	EG_DECISION_AUDIT,
+	EG_DECISION_ERROR,		/* the policy could not be evaluated (on_error decides) */
+	EG_DECISION__COUNT,
 };
 
-/* "allow", "deny", "approval", "audit" */
+/* "allow", "deny", "approval", "audit", "error" */
 const char *eg_decision_name(enum eg_decision d);
 
 /* One exec, as the daemon or a supervisor saw it. */

@@ -12,7 +12,7 @@
 #include <bpf/bpf.h>
 #include "execgate.h"
 #include "trace/tasks.h"
-#include "util/pidfile.h"
+#include "util/paths.h"
 
 int task_open_map(const char *pin_path)
 {

@@ -6,6 +6,7 @@
 #include "util/log.h"
 #include "util/json.h"
 
+const char *eg_verb;
 bool eg_verbose;
 bool eg_json_errors;
 
@@ -28,14 +29,22 @@ void p_err(const char *fmt, ...)
 		sbuf_free(&b);
 		return;
 	}
-	fprintf(stderr, "execgate: %s\n", msg);
+	if (eg_verb)
+		fprintf(stderr, "execgate %s: %s\n", eg_verb, msg);
+	else
+		fprintf(stderr, "execgate: %s\n", msg);
 }
 
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
-	fputs(prefix, stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	/* one write: lines from several processes do not interleave */
+	if (eg_verb)
+		fprintf(stderr, "execgate %s: %s%s\n", eg_verb, prefix, msg);
+	else
+		fprintf(stderr, "execgate: %s%s\n", prefix, msg);
 }
 
 void p_warn(const char *fmt, ...)
@@ -43,7 +52,7 @@ void p_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("execgate: warning: ", fmt, ap);
+	vlog("warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -52,7 +61,7 @@ void p_info(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("execgate: ", fmt, ap);
+	vlog("", fmt, ap);
 	va_end(ap);
 }
 
@@ -63,7 +72,7 @@ void p_dbg(const char *fmt, ...)
 	if (!eg_verbose)
 		return;
 	va_start(ap, fmt);
-	vlog("execgate: debug: ", fmt, ap);
+	vlog("debug: ", fmt, ap);
 	va_end(ap);
 }
 

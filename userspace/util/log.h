@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+extern const char *eg_verb;	/* "daemon", "policy check": every message starts "execgate VERB: " */
 extern bool eg_verbose;		/* -v: libbpf debug output and p_dbg() */
 extern bool eg_json_errors;	/* --json: p_err() prints {"error": ...} */
 

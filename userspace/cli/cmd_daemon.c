@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* execgate daemon: the options; the daemon itself is daemon/daemon.c. */
+#include <argp.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "daemon/daemon.h"
+#include "execgate.h"
+#include "util/caps.h"
+#include "util/log.h"
+#include "util/paths.h"
+#include "util/units.h"
+
+static const char doc[] =
+"Trace every execve/execveat on this host and write one event per line."
+"\v"
+"Events are JSON lines (schema v1, docs/events.md) when the output is a file "
+"or a pipe, a readable table when it is a terminal. The first record says how "
+"the daemon runs and which enforcement layers are active. SIGINT/SIGTERM "
+"drain the ring buffer, write a stop record and exit 0; SIGHUP reopens "
+"--output (for logrotate). Maps are pinned under --pin-path for bpftool "
+"(docs/maps.md); the control socket (docs/control.md) serves 'execgate "
+"status', 'stats', 'metrics' and 'policy reload'. With --policy every event "
+"carries the policy's decision.";
+
+enum {
+	OPT_MAX_ARGV = 0x100,
+	OPT_RINGBUF,
+	OPT_FORMAT,
+	OPT_CGROUP,
+	OPT_POLICY,
+	OPT_CTL_GROUP,
+	OPT_OUT_MAX,
+	OPT_OUT_KEEP,
+	OPT_UID,
+	OPT_EXCL_COMM,
+	OPT_EXCL_PATH,
+	OPT_EXEC_FAILED,
+	OPT_METRICS_LISTEN,
+	OPT_METRICS_TEXTFILE,
+};
+
+static const struct argp_option options[] = {
+	{ NULL, 0, NULL, 0, "Output:", 1 },
+	{ "output", 'o', "FILE", 0, "Append events to FILE (default: stdout). FILE must be a regular file owned by root and not group/world writable; a new one is created 0640", 1 },
+	{ "format", OPT_FORMAT, "json|text", 0, "Output format (default: text on a terminal, else json)", 1 },
+	{ "output-max-size", OPT_OUT_MAX, "BYTES", 0, "Rotate --output when it reaches BYTES (suffix K/M/G); rotated files are gzip-compressed", 1 },
+	{ "output-keep", OPT_OUT_KEEP, "N", 0, "Rotated files kept (default 5)", 1 },
+	{ NULL, 0, NULL, 0, "Tracing:", 2 },
+	{ "max-argv-bytes", OPT_MAX_ARGV, "N", 0,
+	  "Bytes of argv kept per exec (default 65536, up to 2097152); longer argv is cut at an argument boundary and flagged", 2 },
+	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0,
+	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 2 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only report tasks in this cgroup v2 directory or below", 2 },
+	{ "uid", OPT_UID, "UID", 0, "Only report execs by this uid (repeatable)", 2 },
+	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
+	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
+	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, reload, approvals) and read --output", 3 },
+	{},
+};
+
+struct daemon_args {
+	struct cli_common common;
+	struct daemon_opts o;
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct daemon_args *a = state->input;
+	struct daemon_opts *o = &a->o;
+	uint64_t v;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &a->common);
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case OPT_MAX_ARGV:
+		if (parse_size(arg, &v) || v < 16 || v > EG_ARGV_LIMIT)
+			argp_error(state, "--max-argv-bytes must be between 16 and %d", EG_ARGV_LIMIT);
+		o->max_argv_bytes = v;
+		break;
+	case OPT_RINGBUF:
+		if (parse_size(arg, &v) || v < 4096 || v > (1u << 30) || (v & (v - 1)))
+			argp_error(state, "--ringbuf-size must be a power of two between 4096 and 1G");
+		o->ringbuf_size = v;
+		o->ringbuf_size_set = true;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "json"))
+			o->format = FMT_JSON;
+		else if (!strcmp(arg, "text"))
+			o->format = FMT_TEXT;
+		else
+			argp_error(state, "--format is json or text");
+		break;
+	case OPT_CGROUP:
+		if (o->n_cgroups == DAEMON_MAX_LIST)
+			argp_error(state, "at most %d --cgroup options", DAEMON_MAX_LIST);
+		o->cgroups[o->n_cgroups++] = arg;
+		break;
+	case OPT_POLICY:
+		o->policy_path = arg;
+		break;
+	case OPT_CTL_GROUP: {
+		struct group *g = getgrnam(arg);
+
+		if (!g) {
+			errno = 0;
+			v = strtoul(arg, &end, 10);
+			if (*end || errno || !*arg)
+				argp_error(state, "--ctl-group: no group named '%s'", arg);
+			o->ctl_gid = v;
+		} else {
+			o->ctl_gid = g->gr_gid;
+		}
+		o->ctl_group = arg;
+		break;
+	}
+	case OPT_OUT_MAX:
+		if (parse_size(arg, &v) || v < 4096)
+			argp_error(state, "--output-max-size must be at least 4096 bytes");
+		o->output_max_size = v;
+		break;
+	case OPT_OUT_KEEP:
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (*end || errno || !*arg || v > 1000)
+			argp_error(state, "--output-keep takes a number from 0 to 1000");
+		o->output_keep = v;
+		break;
+	case OPT_UID:
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (*end || errno || !*arg || v >= UINT32_MAX)
+			argp_error(state, "--uid takes a numeric uid");
+		if (o->n_uids == DAEMON_MAX_LIST)
+			argp_error(state, "at most %d --uid options", DAEMON_MAX_LIST);
+		o->uids[o->n_uids++] = v;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (o->output_keep != 5 && !o->output_max_size)
+			argp_error(state, "--output-keep needs --output-max-size");
+		if (o->output_max_size && (!o->output || !strcmp(o->output, "-")))
+			argp_error(state, "--output-max-size needs --output FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int do_daemon(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &cli_pin_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { options, parse_opt, NULL, doc, children, NULL, NULL };
+	struct daemon_args a = {};
+
+	a.o.max_argv_bytes = EG_ARGV_DEFAULT;
+	a.o.ringbuf_size = EG_RINGBUF_DEFAULT;
+	a.o.ctl_gid = (gid_t)-1;
+	a.o.output_keep = 5;
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return EXIT_USAGE;
+	a.o.pin_path = a.common.pin_path ? a.common.pin_path : EG_PIN_PATH_DEFAULT;
+	eg_libbpf_setup();
+	if (!eg_have_bpf_caps()) {
+		p_err(EG_NEEDS_ROOT);
+		return 1;
+	}
+	return daemon_run(&a.o);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * What every verb shares: -p/--pin-path (which daemon), -j/--json (machine
+ * output, errors as {"error":...}) and -v. A verb adds cli_common_argp as an
+ * argp child whose input is its struct cli_common.
+ */
+#ifndef EG_CLI_COMMON_H
+#define EG_CLI_COMMON_H
+
+#include <argp.h>
+#include <stdbool.h>
+#include <jansson.h>
+#include "util/sbuf.h"
+
+#define EXIT_USAGE 2
+
+struct cli_common {
+	const char *pin_path;		/* as given; NULL: the default */
+	bool json;
+	bool verbose;
+};
+
+extern const struct argp cli_common_argp;	/* -p, -j, -v */
+extern const struct argp cli_pin_argp;		/* -p, -v (verbs without --json) */
+
+/* Hands the common struct to the child parser; call from ARGP_KEY_INIT. */
+#define CLI_COMMON_INIT(state, common) ((state)->child_inputs[0] = (common))
+
+/* Writes b to stdout; p_err and 1 on failure. */
+int cli_write(struct sbuf *b);
+
+/*
+ * A request to the daemon of c->pin_path that prints its error (one line,
+ * "execgate VERB: ...") and returns NULL when it fails; *ret_rc gets the
+ * exit status to use (1).
+ */
+json_t *cli_call(const struct cli_common *c, const char *request, int *ret_rc);
+#define EXIT_NO_DAEMON 1
+
+#endif

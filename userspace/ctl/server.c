@@ -1,0 +1,519 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl/proto.h"
+#include "ctl/server.h"
+#include "util/jsonw.h"
+
+#define READ_CHUNK	65536
+#define READS_PER_WAKEUP 4
+
+struct handler {
+	char op[CTL_MAX_OP + 1];
+	enum ctl_access access;
+	ctl_handler fn;
+	void *arg;
+};
+
+struct ctl_conn {
+	struct ctl_server *s;
+	int fd;
+	struct eg_watch *w;
+	struct sbuf in;
+	struct sbuf out;
+	size_t out_off;
+	uint64_t deadline;
+	struct ctl_peer peer;
+	int fds[CTL_MAX_FDS * 4];
+	int nfds;
+	bool held;
+	bool closing;			/* flush what is queued, then close */
+	bool dead;
+	int in_dispatch;
+	void (*on_close)(struct ctl_conn *c, void *arg);
+	void *close_arg;
+	struct ctl_conn *prev, *next;
+};
+
+struct ctl_server {
+	struct eg_loop *loop;
+	int fd;
+	char path[108];
+	gid_t ctl_gid;
+	struct eg_watch *w, *tick;
+	struct handler *h;
+	size_t nh;
+	struct ctl_conn *conns;
+	unsigned int nconns;
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void conn_free(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->s;
+	int i;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	if (c->on_close) {
+		void (*fn)(struct ctl_conn *, void *) = c->on_close;
+
+		c->on_close = NULL;
+		fn(c, c->close_arg);
+	}
+	loop_del(c->w);
+	close(c->fd);
+	for (i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	sbuf_free(&c->in);
+	sbuf_free(&c->out);
+	/* A handler higher up the stack may still hold c: free when it returns. */
+	if (!c->in_dispatch)
+		free(c);
+}
+
+void ctl_close(struct ctl_conn *c)
+{
+	if (c && !c->dead) {
+		c->on_close = NULL;
+		conn_free(c);
+	}
+}
+
+static void update_events(struct ctl_conn *c)
+{
+	uint32_t ev = EPOLLIN | EPOLLRDHUP;
+
+	if (c->out.len > c->out_off)
+		ev |= EPOLLOUT;
+	if (c->closing)
+		ev &= ~EPOLLIN;
+	loop_mod_fd(c->w, ev);
+}
+
+/* Writes what it can without blocking; drops the connection on error. */
+static void flush_out(struct ctl_conn *c)
+{
+	while (c->out.len > c->out_off) {
+		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			conn_free(c);
+			return;
+		}
+		c->out_off += n;
+	}
+	if (c->out_off == c->out.len) {
+		sbuf_reset(&c->out);
+		c->out_off = 0;
+		if (c->closing) {
+			conn_free(c);
+			return;
+		}
+	}
+	update_events(c);
+}
+
+void ctl_send(struct ctl_conn *c, const char *json, size_t len)
+{
+	if (!c || c->dead)
+		return;
+	if (c->out.len - c->out_off + len + 1 > CTL_MAX_OUTPUT || c->out.oom) {
+		/* a peer that does not read its replies loses its connection */
+		conn_free(c);
+		return;
+	}
+	sbuf_put(&c->out, json, len);
+	sbuf_putc(&c->out, '\n');
+	if (!c->in_dispatch)
+		flush_out(c);
+}
+
+void ctl_reply_ok(struct ctl_conn *c, const char *extra)
+{
+	struct sbuf b = {};
+
+	sbuf_puts(&b, "{\"ok\":true");
+	if (extra)
+		sbuf_puts(&b, extra);
+	sbuf_putc(&b, '}');
+	ctl_send(c, b.data, b.len);
+	sbuf_free(&b);
+}
+
+void ctl_reply_err(struct ctl_conn *c, const char *fmt, ...)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", false);
+	jsonw_string_field(&w, "error", msg);
+	jsonw_end_object(&w);
+	ctl_send(c, b.data, b.len);
+	sbuf_free(&b);
+}
+
+/* Replies with an error and closes once it is sent. */
+static void reject(struct ctl_conn *c, const char *msg)
+{
+	ctl_reply_err(c, "%s", msg);
+	c->closing = true;
+}
+
+int ctl_take_fd(struct ctl_conn *c)
+{
+	int fd;
+
+	if (!c->nfds)
+		return -1;
+	fd = c->fds[0];
+	memmove(c->fds, c->fds + 1, (--c->nfds) * sizeof(int));
+	return fd;
+}
+
+const struct ctl_peer *ctl_peer(const struct ctl_conn *c)
+{
+	return &c->peer;
+}
+
+int ctl_conn_fd(const struct ctl_conn *c)
+{
+	return c->fd;
+}
+
+void ctl_hold(struct ctl_conn *c, void (*on_close)(struct ctl_conn *c, void *arg), void *arg)
+{
+	c->held = true;
+	c->on_close = on_close;
+	c->close_arg = arg;
+}
+
+static void dispatch(struct ctl_conn *c, const char *line, size_t len)
+{
+	struct ctl_server *s = c->s;
+	char err[256];
+	json_t *req;
+	const char *op;
+	size_t i;
+	int rc;
+
+	req = ctl_parse_request(line, len, err, sizeof(err));
+	if (!req) {
+		reject(c, err);
+		return;
+	}
+	op = ctl_op(req);
+	for (i = 0; i < s->nh && strcmp(s->h[i].op, op); i++)
+		;
+	if (i == s->nh) {
+		ctl_reply_err(c, "unknown op \"%s\"", op);
+	} else if (s->h[i].access == CTL_ADMIN && !c->peer.admin) {
+		ctl_reply_err(c, "%s: permission denied: root or the daemon's --ctl-group only", op);
+	} else {
+		rc = s->h[i].fn(c, req, s->h[i].arg);
+		if (rc < 0 && !c->dead && c->out.len == c->out_off)
+			ctl_reply_err(c, "%s failed: %s", op, strerror(-rc));
+	}
+	json_decref(req);
+	/* fds the handler did not take are not carried to the next request */
+	while (!c->dead && c->nfds)
+		close(ctl_take_fd(c));
+	if (!c->dead)
+		c->deadline = now_ms() + CTL_IDLE_MS;
+}
+
+static void take_fds(struct ctl_conn *c, struct msghdr *mh)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		int *fds, n, i;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		fds = (int *)CMSG_DATA(cm);
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			if (c->nfds < (int)(sizeof(c->fds) / sizeof(c->fds[0])))
+				c->fds[c->nfds++] = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+}
+
+static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct ctl_conn *c = arg;
+	char cbuf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
+	int reads;
+
+	(void)w;
+	c->in_dispatch++;
+	if (events & EPOLLOUT)
+		flush_out(c);
+	for (reads = 0; !c->dead && !c->closing && (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) &&
+		       reads < READS_PER_WAKEUP; reads++) {
+		struct iovec iov;
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				     .msg_controllen = sizeof(cbuf) };
+		char *nl;
+		ssize_t n;
+		size_t start;
+
+		if (sbuf_reserve(&c->in, READ_CHUNK)) {
+			conn_free(c);
+			break;
+		}
+		iov.iov_base = c->in.data + c->in.len;
+		iov.iov_len = READ_CHUNK;
+		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n <= 0) {
+			/* EOF or error: the peer is gone (a held conn tells its owner) */
+			conn_free(c);
+			break;
+		}
+		take_fds(c, &mh);
+		start = c->in.len;
+		c->in.len += n;
+		/* every complete line is a request */
+		while (!c->dead && !c->closing &&
+		       (nl = memchr(c->in.data + start, '\n', c->in.len - start))) {
+			size_t len = nl - c->in.data;
+
+			dispatch(c, c->in.data, len);
+			if (c->dead)
+				break;
+			memmove(c->in.data, nl + 1, c->in.len - len - 1);
+			c->in.len -= len + 1;
+			start = 0;
+		}
+		if (!c->dead && c->in.len > CTL_MAX_REQUEST) {
+			char msg[96];
+
+			snprintf(msg, sizeof(msg), "request too large (more than %u bytes)", CTL_MAX_REQUEST);
+			sbuf_reset(&c->in);
+			reject(c, msg);
+		}
+	}
+	c->in_dispatch--;
+	if (c->dead) {
+		if (!c->in_dispatch)
+			free(c);
+		return;
+	}
+	flush_out(c);
+}
+
+bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	if (uid == 0)
+		return true;
+	if (s->ctl_gid == (gid_t)-1)
+		return false;
+	if (gid == s->ctl_gid)
+		return true;
+	/* supplementary groups, as the process has them now */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *p, *end;
+
+		if (strncmp(line, "Groups:", 7))
+			continue;
+		for (p = line + 7; *p; p = end) {
+			unsigned long g = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			if (g == s->ctl_gid)
+				found = true;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct ctl_server *s = arg;
+	int i;
+
+	(void)w;
+	(void)events;
+	for (i = 0; i < 64; i++) {
+		struct ucred cr;
+		socklen_t len = sizeof(cr);
+		struct ctl_conn *c;
+		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+		if (cfd < 0)
+			return;
+		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+			close(cfd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(cfd);
+			continue;
+		}
+		c->s = s;
+		c->fd = cfd;
+		c->peer.pid = cr.pid;
+		c->peer.uid = cr.uid;
+		c->peer.gid = cr.gid;
+		c->peer.admin = ctl_server_is_admin(s, cr.pid, cr.uid, cr.gid);
+		c->deadline = now_ms() + CTL_IDLE_MS;
+		if (loop_add_fd(s->loop, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c, &c->w)) {
+			close(cfd);
+			free(c);
+			continue;
+		}
+		c->next = s->conns;
+		if (s->conns)
+			s->conns->prev = c;
+		s->conns = c;
+		s->nconns++;
+	}
+}
+
+/* Drops connections that sat on half a request (or nothing) for too long. */
+static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct ctl_server *s = arg;
+	struct ctl_conn *c, *next;
+	uint64_t now = now_ms();
+
+	(void)w;
+	(void)n;
+	for (c = s->conns; c; c = next) {
+		next = c->next;
+		if (!c->held && now > c->deadline)
+			conn_free(c);
+	}
+}
+
+int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, struct ctl_server **ret)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ctl_server *s;
+	int err;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->loop = loop;
+	s->ctl_gid = ctl_gid;
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	strcpy(sa.sun_path, path);
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0) {
+		err = -errno;
+		free(s);
+		return err;
+	}
+	/* We hold the daemon lock: a socket file here is a dead daemon's. */
+	unlink(path);
+	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
+	    listen(s->fd, 128)) {
+		err = -errno;
+		goto fail;
+	}
+	err = loop_add_fd(loop, s->fd, EPOLLIN, on_listen, s, &s->w);
+	if (!err)
+		err = loop_add_timer(loop, 1000, 1000, on_tick, s, &s->tick);
+	if (err)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	loop_del(s->w);
+	close(s->fd);
+	unlink(path);
+	free(s);
+	return err;
+}
+
+void ctl_server_free(struct ctl_server *s)
+{
+	if (!s)
+		return;
+	while (s->conns)
+		conn_free(s->conns);
+	loop_del(s->w);
+	loop_del(s->tick);
+	close(s->fd);
+	unlink(s->path);
+	free(s->h);
+	free(s);
+}
+
+int ctl_register(struct ctl_server *s, const char *op, enum ctl_access access, ctl_handler fn,
+		 void *arg)
+{
+	struct handler *h = realloc(s->h, (s->nh + 1) * sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	s->h = h;
+	snprintf(h[s->nh].op, sizeof(h[s->nh].op), "%s", op);
+	h[s->nh].access = access;
+	h[s->nh].fn = fn;
+	h[s->nh].arg = arg;
+	s->nh++;
+	return 0;
+}
+
+unsigned int ctl_conn_count(const struct ctl_server *s)
+{
+	return s->nconns;
+}

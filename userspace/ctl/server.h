@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The control socket's server side: a listening unix socket in the event
+ * loop, one buffered connection per peer, requests dispatched by "op" to
+ * handlers the daemon's modules register. Peers are identified by
+ * SO_PEERCRED/SO_PEERGROUPS at accept time; an op is either open to any
+ * local user (what a user does for themself, such as starting a session)
+ * or reserved to root and the members of --ctl-group.
+ *
+ * Bounds (a peer may be hostile): a request line is at most
+ * CTL_MAX_REQUEST bytes; a connection that has not completed a request
+ * CTL_IDLE_MS after connecting or after its last request is dropped; one
+ * whose unread replies pass CTL_MAX_OUTPUT is dropped; at most
+ * CTL_MAX_CONNS connections; at most CTL_MAX_FDS fds per message.
+ * Reading is bounded per wakeup, so no peer delays another.
+ */
+#ifndef EG_CTL_SERVER_H
+#define EG_CTL_SERVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <jansson.h>
+#include "daemon/loop.h"
+#include "util/sbuf.h"
+
+#define CTL_IDLE_MS		5000
+#define CTL_MAX_OUTPUT		(8u << 20)
+#define CTL_MAX_CONNS		1024
+#define CTL_MAX_FDS		4
+
+struct ctl_server;
+struct ctl_conn;
+
+struct ctl_peer {
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	bool admin;			/* root or a member of --ctl-group */
+};
+
+enum ctl_access {
+	CTL_ADMIN = 0,			/* root or --ctl-group */
+	CTL_ANYONE = 1,			/* any local user, for themself */
+};
+
+/*
+ * A handler replies (ctl_reply_*) or holds the connection for a later or
+ * streamed reply. Returning a negative errno without replying sends a
+ * generic error.
+ */
+typedef int (*ctl_handler)(struct ctl_conn *c, const json_t *req, void *arg);
+
+/* Listens on path (replaced if stale); mode 0666, access is checked per op. */
+int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, struct ctl_server **ret);
+void ctl_server_free(struct ctl_server *s);
+int ctl_register(struct ctl_server *s, const char *op, enum ctl_access access, ctl_handler fn,
+		 void *arg);
+unsigned int ctl_conn_count(const struct ctl_server *s);
+/* Whether peer may run admin ops: root, or in ctl_gid (primary or supplementary). */
+bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid);
+
+const struct ctl_peer *ctl_peer(const struct ctl_conn *c);
+int ctl_conn_fd(const struct ctl_conn *c);
+
+/* Sends one line (a '\n' is added); the line must be a complete JSON value. */
+void ctl_send(struct ctl_conn *c, const char *json, size_t len);
+/* {"ok":true} plus the fields in extra (a rendered ",\"k\":v..." or NULL). */
+void ctl_reply_ok(struct ctl_conn *c, const char *extra);
+void ctl_reply_err(struct ctl_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* fds that came with the current request (SCM_RIGHTS); the handler takes ownership. */
+int ctl_take_fd(struct ctl_conn *c);
+
+/*
+ * Keeps the connection open past CTL_IDLE_MS while its owner streams to it
+ * or waits; on_close(c, arg) is called once when the peer hangs up or the
+ * connection is dropped, after which c must not be used.
+ */
+void ctl_hold(struct ctl_conn *c, void (*on_close)(struct ctl_conn *c, void *arg), void *arg);
+void ctl_close(struct ctl_conn *c);
+
+#endif

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The daemon's admin ops on the control socket (docs/control.md): status,
+ * stats and policy_reload. Each reply is one JSON line built with jsonw.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "ctl/server.h"
+#include "daemon/daemon_int.h"
+#include "execgate.h"
+#include "util/jsonw.h"
+#include "util/version.h"
+
+static uint64_t uptime_ms(const struct daemon *d)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - d->started_mono_ms;
+}
+
+/* The counters every view shares: kernel, output, daemon. */
+static void put_counters(struct daemon *d, struct jsonw *w)
+{
+	const struct eg_output_stats *os = output_stats(d->out);
+	struct eg_counters c;
+	int i;
+
+	daemon_read_counters(d, &c);
+	jsonw_key(w, "counters");
+	jsonw_start_object(w);
+	jsonw_uint_field(w, "exec", c.exec);
+	jsonw_uint_field(w, "exec_failed", c.exec_failed);
+	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed);
+	jsonw_uint_field(w, "lost_exec", c.lost_exec);
+	jsonw_uint_field(w, "lost_exec_failed", c.lost_exec_failed);
+	jsonw_uint_field(w, "argv_truncated", c.argv_truncated);
+	jsonw_uint_field(w, "read_faults", c.read_faults);
+	jsonw_uint_field(w, "storage_failed", c.storage_failed);
+	jsonw_uint_field(w, "written_exec", os->written[EG_REC_EXEC]);
+	jsonw_uint_field(w, "written_exec_failed", os->written[EG_REC_EXEC_FAILED]);
+	jsonw_uint_field(w, "output_dropped", output_dropped_total(d->out));
+	jsonw_uint_field(w, "output_write_errors", os->write_errors);
+	jsonw_uint_field(w, "output_rotations", os->rotations);
+	jsonw_uint_field(w, "malformed", d->st.malformed);
+	jsonw_uint_field(w, "filtered", d->st.filtered);
+	jsonw_uint_field(w, "policy_reloads", d->st.policy_reloads);
+	jsonw_uint_field(w, "policy_reload_failures", d->st.policy_reload_failures);
+	jsonw_key(w, "decisions");
+	jsonw_start_object(w);
+	for (i = 0; i < EG_DECISION__COUNT; i++)
+		jsonw_uint_field(w, eg_decision_name(i), d->st.decisions[i]);
+	jsonw_end_object(w);
+	jsonw_end_object(w);
+}
+
+static void send_obj(struct ctl_conn *c, struct sbuf *b)
+{
+	if (b->oom)
+		ctl_reply_err(c, "out of memory");
+	else
+		ctl_send(c, b->data, b->len);
+	sbuf_free(b);
+}
+
+static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct daemon *d = arg;
+	struct sbuf b = {};
+	struct jsonw w;
+	int i;
+
+	(void)req;
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_string_field(&w, "version", EG_VERSION);
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_uint_field(&w, "uptime_ms", uptime_ms(d));
+	jsonw_string_field(&w, "pin_path", d->paths.pin);
+	jsonw_string_field(&w, "socket", d->paths.sock);
+	jsonw_key(&w, "mode");
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "tracer", d->mode.tracer);
+	jsonw_string_field(&w, "kernel_enforcement", d->mode.kernel_enforcement);
+	jsonw_string_field(&w, "session_enforcement", d->mode.session_enforcement);
+	jsonw_end_object(&w);
+	jsonw_key(&w, "enforcement");
+	jsonw_start_array(&w);
+	jsonw_end_array(&w);
+	jsonw_key(&w, "available");
+	jsonw_start_array(&w);
+	for (i = 0; i < EG_FEAT__COUNT; i++)
+		if (d->feats.r[i].available)
+			jsonw_string(&w, eg_feature_name(i));
+	jsonw_end_array(&w);
+	jsonw_key(&w, "policy");
+	if (d->policy) {
+		jsonw_start_object(&w);
+		jsonw_string_field(&w, "path", d->o.policy_path);
+		jsonw_string_field(&w, "sha256", policy_sha256(d->policy));
+		jsonw_uint_field(&w, "rules", policy_rule_count(d->policy));
+		jsonw_end_object(&w);
+	} else {
+		jsonw_null(&w);
+	}
+	jsonw_key(&w, "output");
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "path", output_path(d->out));
+	jsonw_string_field(&w, "format", d->text ? "text" : "json");
+	jsonw_end_object(&w);
+	put_counters(d, &w);
+	jsonw_end_object(&w);
+	send_obj(c, &b);
+	return 0;
+}
+
+static int op_stats(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct daemon *d = arg;
+	struct sbuf b = {};
+	struct jsonw w;
+
+	(void)req;
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_string_field(&w, "pin_path", d->paths.pin);
+	put_counters(d, &w);
+	jsonw_end_object(&w);
+	send_obj(c, &b);
+	return 0;
+}
+
+static int op_policy_reload(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct daemon *d = arg;
+	struct eg_diags diags = {};
+	struct sbuf b = {};
+	struct jsonw w;
+	char line[1024];
+	size_t i;
+	int err;
+
+	(void)req;
+	if (!d->o.policy_path) {
+		ctl_reply_err(c, "the daemon runs without --policy: nothing to reload");
+		return 0;
+	}
+	err = daemon_reload_policy(d, &diags);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", !err);
+	jsonw_string_field(&w, "path", d->o.policy_path);
+	if (err) {
+		jsonw_string_field(&w, "error", "the policy does not load; the previous policy stays in force");
+		jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+	} else {
+		jsonw_string_field(&w, "sha256", policy_sha256(d->policy));
+		jsonw_uint_field(&w, "rules", policy_rule_count(d->policy));
+	}
+	jsonw_key(&w, "diagnostics");
+	jsonw_start_array(&w);
+	for (i = 0; i < diags.n; i++) {
+		eg_diag_format(&diags.v[i], line, sizeof(line));
+		jsonw_string(&w, line);
+	}
+	jsonw_end_array(&w);
+	jsonw_end_object(&w);
+	eg_diags_free(&diags);
+	send_obj(c, &b);
+	return 0;
+}
+
+int ctl_ops_register(struct daemon *d)
+{
+	int err;
+
+	err = ctl_register(d->ctl, "status", CTL_ADMIN, op_status, d);
+	if (!err)
+		err = ctl_register(d->ctl, "stats", CTL_ADMIN, op_stats, d);
+	if (!err)
+		err = ctl_register(d->ctl, "policy_reload", CTL_ADMIN, op_policy_reload, d);
+	return err;
+}

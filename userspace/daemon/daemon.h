@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The daemon (`execgate daemon`): options, and the one entry point. */
+#ifndef EG_DAEMON_H
+#define EG_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum out_format { FMT_AUTO, FMT_JSON, FMT_TEXT };
+enum exec_failed_mode { EXEC_FAILED_ALL, EXEC_FAILED_NONE, EXEC_FAILED_COLLAPSE };
+
+#define DAEMON_MAX_LIST 64	/* --cgroup, --uid, --exclude-* entries */
+
+struct daemon_opts {
+	const char *output;		/* NULL or "-": stdout */
+	const char *pin_path;
+	const char *policy_path;
+	const char *cgroups[DAEMON_MAX_LIST];
+	size_t n_cgroups;
+	uint32_t max_argv_bytes;
+	uint32_t ringbuf_size;
+	bool ringbuf_size_set;
+	enum out_format format;
+	const char *ctl_group;
+	gid_t ctl_gid;			/* (gid_t)-1: none */
+	uint64_t output_max_size;
+	unsigned int output_keep;
+	uint32_t uids[DAEMON_MAX_LIST];
+	size_t n_uids;
+	const char *exclude_comm[DAEMON_MAX_LIST];
+	size_t n_exclude_comm;
+	const char *exclude_path[DAEMON_MAX_LIST];
+	size_t n_exclude_path;
+	enum exec_failed_mode exec_failed;
+	const char *metrics_listen;
+	const char *metrics_textfile;
+};
+
+/* Runs until SIGINT/SIGTERM; returns the exit status (0 after a clean stop). */
+int daemon_run(const struct daemon_opts *o);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Inside the daemon: the state its parts share (daemon.c: setup and the
+ * record path; ctl_ops.c: the control socket's admin verbs). Nothing outside
+ * daemon/ includes this.
+ */
+#ifndef EG_DAEMON_INT_H
+#define EG_DAEMON_INT_H
+
+#include <stdint.h>
+#include "daemon/daemon.h"
+#include "daemon/instance.h"
+#include "daemon/loop.h"
+#include "events/format.h"
+#include "events/output.h"
+#include "policy/policy.h"
+#include "trace/probe.h"
+#include "trace/record.h"
+#include "util/paths.h"
+
+struct execgate_bpf;
+struct ring_buffer;
+struct ctl_server;
+struct cgroup_cache;
+
+/* What the daemon counts itself; the kernel's counters live in the "counters" map. */
+struct daemon_stats {
+	uint64_t decisions[EG_DECISION__COUNT];
+	uint64_t policy_reloads;
+	uint64_t policy_reload_failures;
+	uint64_t malformed;		/* records that did not decode */
+	uint64_t filtered;		/* records --uid/--exclude-* left out */
+	uint64_t shutdown_dropped;	/* still queued when the bounded stop drain ended */
+};
+
+struct daemon {
+	struct daemon_opts o;
+	struct eg_paths paths;
+	struct eg_instance inst;
+	struct eg_loop *loop;
+	struct execgate_bpf *skel;
+	struct ring_buffer *rb;
+	struct eg_watch *flush_timer;
+	struct ctl_server *ctl;
+	struct eg_output *out;
+	struct eg_decoder dec;
+	bool text;
+	bool stopping;
+	int64_t boot_to_real;
+	uint64_t started_real_ns;
+	uint64_t started_mono_ms;
+	uint64_t lost_reported;		/* ring-buffer losses already reported */
+	uint64_t dropped_reported;	/* output drops already reported */
+	uint64_t batch_records;		/* records in the current drain round */
+	struct eg_features feats;
+	struct eg_mode mode;
+	struct daemon_stats st;
+	/* policy */
+	struct eg_policy *policy;
+	struct cgroup_cache *cgroups;
+	const char **argvp;
+	size_t argvp_cap;
+	struct sbuf fname;
+};
+
+/* daemon.c */
+int daemon_reload_policy(struct daemon *d, struct eg_diags *diags);
+void daemon_read_counters(struct daemon *d, struct eg_counters *ret);
+
+/* ctl_ops.c */
+int ctl_ops_register(struct daemon *d);
+
+#endif

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include "daemon/loop.h"
+
+enum watch_kind { W_FD, W_TIMER, W_SIGNAL };
+
+struct eg_watch {
+	struct eg_loop *loop;
+	enum watch_kind kind;
+	int fd;
+	bool dead;
+	union {
+		eg_fd_fn fd_fn;
+		eg_timer_fn timer_fn;
+		eg_signal_fn signal_fn;
+	};
+	void *arg;
+	struct eg_watch *next_dead;
+};
+
+struct eg_loop {
+	int epfd;
+	bool stop;
+	bool dispatching;
+	unsigned int live;
+	struct eg_watch *dead;		/* freed after the current dispatch */
+};
+
+#define MAX_EVENTS 64
+
+struct eg_loop *loop_new(void)
+{
+	struct eg_loop *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+static void reap(struct eg_loop *l)
+{
+	while (l->dead) {
+		struct eg_watch *w = l->dead;
+
+		l->dead = w->next_dead;
+		free(w);
+	}
+}
+
+void loop_free(struct eg_loop *l)
+{
+	if (!l)
+		return;
+	reap(l);
+	close(l->epfd);
+	free(l);
+}
+
+static struct eg_watch *watch_new(struct eg_loop *l, enum watch_kind kind, int fd, uint32_t events,
+				  void *arg)
+{
+	struct epoll_event ev = { .events = events };
+	struct eg_watch *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->loop = l;
+	w->kind = kind;
+	w->fd = fd;
+	w->arg = arg;
+	ev.data.ptr = w;
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int err = errno;
+
+		free(w);
+		errno = err;
+		return NULL;
+	}
+	l->live++;
+	return w;
+}
+
+int loop_add_fd(struct eg_loop *l, int fd, uint32_t events, eg_fd_fn fn, void *arg,
+		struct eg_watch **ret)
+{
+	struct eg_watch *w = watch_new(l, W_FD, fd, events, arg);
+
+	if (!w)
+		return -errno;
+	w->fd_fn = fn;
+	if (ret)
+		*ret = w;
+	return 0;
+}
+
+int loop_mod_fd(struct eg_watch *w, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	if (!w || w->dead)
+		return -EINVAL;
+	return epoll_ctl(w->loop->epfd, EPOLL_CTL_MOD, w->fd, &ev) ? -errno : 0;
+}
+
+static void ms_to_ts(uint64_t ms, struct timespec *ts)
+{
+	ts->tv_sec = ms / 1000;
+	ts->tv_nsec = (ms % 1000) * 1000000;
+}
+
+int loop_timer_set(struct eg_watch *w, uint64_t first_ms, uint64_t interval_ms)
+{
+	struct itimerspec its = {};
+
+	if (!w || w->kind != W_TIMER)
+		return -EINVAL;
+	ms_to_ts(first_ms, &its.it_value);
+	ms_to_ts(interval_ms, &its.it_interval);
+	return timerfd_settime(w->fd, 0, &its, NULL) ? -errno : 0;
+}
+
+int loop_add_timer(struct eg_loop *l, uint64_t first_ms, uint64_t interval_ms, eg_timer_fn fn,
+		   void *arg, struct eg_watch **ret)
+{
+	struct eg_watch *w;
+	int fd, err;
+
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	w = watch_new(l, W_TIMER, fd, EPOLLIN, arg);
+	if (!w) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	w->timer_fn = fn;
+	if (first_ms) {
+		err = loop_timer_set(w, first_ms, interval_ms);
+		if (err) {
+			loop_del(w);
+			return err;
+		}
+	}
+	if (ret)
+		*ret = w;
+	return 0;
+}
+
+int loop_add_signals(struct eg_loop *l, const int *sigs, int n, eg_signal_fn fn, void *arg)
+{
+	struct eg_watch *w;
+	sigset_t set;
+	int fd, i, err;
+
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, sigs[i]);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	w = watch_new(l, W_SIGNAL, fd, EPOLLIN, arg);
+	if (!w) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	w->signal_fn = fn;
+	return 0;
+}
+
+void loop_del(struct eg_watch *w)
+{
+	struct eg_loop *l;
+
+	if (!w || w->dead)
+		return;
+	l = w->loop;
+	epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+	if (w->kind != W_FD)
+		close(w->fd);
+	w->dead = true;
+	w->fd = -1;
+	l->live--;
+	/* An event for w may still sit in this round's batch: free it afterwards. */
+	w->next_dead = l->dead;
+	l->dead = w;
+	if (!l->dispatching)
+		reap(l);
+}
+
+static void dispatch(struct eg_watch *w, uint32_t events)
+{
+	switch (w->kind) {
+	case W_FD:
+		w->fd_fn(w, w->fd, events, w->arg);
+		break;
+	case W_TIMER: {
+		uint64_t n = 0;
+
+		if (read(w->fd, &n, sizeof(n)) == sizeof(n) && n)
+			w->timer_fn(w, n, w->arg);
+		break;
+	}
+	case W_SIGNAL: {
+		struct signalfd_siginfo si;
+
+		while (!w->dead && read(w->fd, &si, sizeof(si)) == sizeof(si))
+			w->signal_fn(&si, w->arg);
+		break;
+	}
+	}
+}
+
+int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *arg)
+{
+	struct epoll_event evs[MAX_EVENTS];
+	int i, n;
+
+	while (!l->stop) {
+		n = epoll_wait(l->epfd, evs, MAX_EVENTS, max_wait_ms);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		l->dispatching = true;
+		for (i = 0; i < n; i++) {
+			struct eg_watch *w = evs[i].data.ptr;
+
+			if (!w->dead)
+				dispatch(w, evs[i].events);
+		}
+		l->dispatching = false;
+		reap(l);
+		if (idle)
+			idle(arg);
+	}
+	return 0;
+}
+
+void loop_stop(struct eg_loop *l)
+{
+	l->stop = true;
+}
+
+bool loop_stopping(const struct eg_loop *l)
+{
+	return l->stop;
+}
+
+unsigned int loop_watch_count(const struct eg_loop *l)
+{
+	return l->live;
+}

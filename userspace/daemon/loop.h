@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The daemon's one event loop: an epoll registry of file descriptors,
+ * timers (timerfd) and signals (signalfd). Every module registers what it
+ * waits for here (the ring buffer, the output flush timer, the control
+ * socket and its connections, seccomp listeners) and gets a callback; no
+ * module blocks. Watches can be removed from inside any callback.
+ */
+#ifndef EG_LOOP_H
+#define EG_LOOP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/signalfd.h>
+
+struct eg_loop;
+struct eg_watch;
+
+/* events: EPOLLIN/EPOLLOUT/EPOLLHUP/EPOLLERR as epoll reported them. */
+typedef void (*eg_fd_fn)(struct eg_watch *w, int fd, uint32_t events, void *arg);
+typedef void (*eg_timer_fn)(struct eg_watch *w, uint64_t expirations, void *arg);
+typedef void (*eg_signal_fn)(const struct signalfd_siginfo *si, void *arg);
+
+struct eg_loop *loop_new(void);
+/* Closes what the loop opened (timerfds, the signalfd), not the fds given to loop_add_fd. */
+void loop_free(struct eg_loop *l);
+
+/* Watches fd for events (EPOLLIN, EPOLLOUT, ...); *ret may be NULL. */
+int loop_add_fd(struct eg_loop *l, int fd, uint32_t events, eg_fd_fn fn, void *arg,
+		struct eg_watch **ret);
+int loop_mod_fd(struct eg_watch *w, uint32_t events);
+
+/*
+ * A timer that fires after first_ms, then every interval_ms (0: once).
+ * loop_timer_set() re-arms (first_ms 0 disarms it).
+ */
+int loop_add_timer(struct eg_loop *l, uint64_t first_ms, uint64_t interval_ms, eg_timer_fn fn,
+		   void *arg, struct eg_watch **ret);
+int loop_timer_set(struct eg_watch *w, uint64_t first_ms, uint64_t interval_ms);
+
+/* Blocks sigs (n of them) and delivers them through one signalfd. */
+int loop_add_signals(struct eg_loop *l, const int *sigs, int n, eg_signal_fn fn, void *arg);
+
+/* Stops watching; a timer's timerfd is closed. Safe inside callbacks; NULL is fine. */
+void loop_del(struct eg_watch *w);
+
+/*
+ * Runs until loop_stop(). Each round waits at most max_wait_ms (-1: no
+ * bound) and then calls idle(arg) if given. Returns 0, or -errno when
+ * epoll_wait fails.
+ */
+int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *arg);
+void loop_stop(struct eg_loop *l);
+bool loop_stopping(const struct eg_loop *l);
+/* Number of live watches (for tests of fd leaks). */
+unsigned int loop_watch_count(const struct eg_loop *l);
+
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Where events go: stdout, or a file the daemon owns, written in whole lines
+ * only. Records are formatted into output_buf() and closed with
+ * output_end(); output_flush() writes them in one go. A record counts as
+ * written once write(2) put it in the file; when the disk is full (or any
+ * write fails) the records that did not fit are dropped whole, counted in
+ * dropped[], any partial line is cut back off the file, and writing resumes
+ * at the next flush once there is room again.
+ *
+ * Files: opened with O_NOFOLLOW; an existing file must be a regular file
+ * owned by root and not writable by group or others; new files are 0640
+ * (group: --ctl-group). Built-in rotation at max_size bytes keeps `keep`
+ * older files, compressed (gzip format, zlib) in the background.
+ */
+#ifndef EG_OUTPUT_H
+#define EG_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util/sbuf.h"
+
+enum eg_rec_kind {
+	EG_REC_EXEC,
+	EG_REC_EXEC_FAILED,
+	EG_REC_META,			/* daemon, lost, approval, ... */
+	EG_REC__COUNT,
+};
+
+struct eg_output_opts {
+	const char *path;		/* NULL or "-": stdout */
+	gid_t gid;			/* (gid_t)-1: root's group */
+	uint64_t max_size;		/* 0: no rotation */
+	unsigned int keep;		/* rotated files kept */
+};
+
+struct eg_output_stats {
+	uint64_t written[EG_REC__COUNT];
+	uint64_t dropped[EG_REC__COUNT];
+	uint64_t write_errors;
+	uint64_t rotations;
+	int last_error;			/* -errno of the last failed write, 0 after a good one */
+};
+
+struct eg_output;
+
+/* Opens the sink; on failure a one-line reason is in err. */
+int output_open(const struct eg_output_opts *o, struct eg_output **ret, char *err, size_t errlen);
+void output_close(struct eg_output *o);	/* flushes; NULL is fine */
+
+struct sbuf *output_buf(struct eg_output *o);
+/* Marks the end of one record (its '\n' is already in the buffer). */
+void output_end(struct eg_output *o, enum eg_rec_kind kind);
+/* Bytes formatted and not yet flushed. */
+size_t output_pending(const struct eg_output *o);
+/* Writes what is buffered. 0, or the -errno of a failed write (records were dropped). */
+int output_flush(struct eg_output *o);
+/* SIGHUP: reopens the path (after logrotate moved it). */
+int output_reopen(struct eg_output *o);
+const struct eg_output_stats *output_stats(const struct eg_output *o);
+uint64_t output_dropped_total(const struct eg_output *o);
+bool output_is_terminal(const struct eg_output *o);
+const char *output_path(const struct eg_output *o);
+
+/*
+ * Called after a rotation with the new file's empty buffer, to write the
+ * record that starts it (a daemon record saying which file it continues).
+ */
+void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *o, const char *prev,
+							   void *arg), void *arg);
+
+#endif
