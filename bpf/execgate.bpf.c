@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * execgate tracer: exec depth per task in task storage, one ring-buffer
- * record per exec (committed argv from the new mm) and per failed exec
- * (argv as the caller passed it).
+ * record per exec and per failed exec.
+ *
+ * An exec record says what really runs: the file the kernel opened
+ * (bprm->file, walked up to the root of its mount namespace), the path as
+ * the caller spelled it, a script's interpreter and the script itself, the
+ * committed argv from the new mm, the credentials after the exec, the
+ * namespaces and the controlling terminal.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -18,6 +23,13 @@ const volatile __u32 max_argv_bytes = EG_ARGV_DEFAULT;
 const volatile __u64 filter_cgroup_id = 0;	/* 0: every cgroup */
 const volatile __u32 filter_cgroup_level = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;	/* queued bytes that force a wakeup */
+
+/*
+ * fput() defers the final release to task work: a script's struct file is
+ * on the exec'ing task's task_works list when sched_process_exec fires
+ * (fs/file_table.c). The callback's address tells those entries apart.
+ */
+extern const void ____fput __ksym __weak;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -45,6 +57,20 @@ struct {
 	__type(value, struct eg_counters);
 } counters SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct eg_script);
+} scripts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_LAUNCHERS_MAX);
+	__type(key, __u32);
+	__type(value, struct eg_file_key);
+} launchers SEC(".maps");
+
 /*
  * Records are built here and copied into the ring buffer at their exact
  * size: a record can reach megabytes, larger than the BPF stack or a
@@ -58,6 +84,11 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, EG_SCRATCH_SIZE(EG_ARGV_DEFAULT));
 } scratch SEC(".maps");
+
+/* CO-RE flavors: fields renamed or moved between kernels. */
+struct file___old {			/* before the 2023 struct file rework: f_rcuhead */
+	struct callback_head f_rcuhead;
+} __attribute__((preserve_access_index));
 
 static __always_inline struct eg_counters *counters_get(void)
 {
@@ -87,20 +118,26 @@ static __always_inline bool traced_cgroup(void)
 	return bpf_get_current_ancestor_cgroup_id(filter_cgroup_level) == filter_cgroup_id;
 }
 
-/* ---- working directory -------------------------------------------------- */
+/* ---- paths --------------------------------------------------------------- */
 
-struct cwd_walk {
+/*
+ * A path walk writes the components of a path, leaf first, each NUL
+ * terminated, at scratch[off..]. It stops at root (root_dentry/root_mnt)
+ * when given, else at the root of the mount namespace.
+ */
+struct path_walk {
 	struct dentry *dentry;
 	struct vfsmount *vfsmnt;
-	struct dentry *root_dentry;
+	struct dentry *root_dentry;	/* NULL: walk to the namespace root */
 	struct vfsmount *root_mnt;
-	__u32 off;		/* where the cwd region starts in scratch */
-	__u32 pos;		/* bytes written so far */
+	__u32 off;			/* where the path starts in scratch */
+	__u32 pos;			/* bytes written so far */
+	__u32 trunc_flag, fault_flag, deleted_flag;
 	__u32 flags;
 	bool done;
 };
 
-static long cwd_step(__u32 i, struct cwd_walk *w)
+static long path_step(__u32 i, struct path_walk *w)
 {
 	struct dentry *d = w->dentry, *mnt_root, *up;
 	struct vfsmount *vm = w->vfsmnt;
@@ -109,7 +146,7 @@ static long cwd_step(__u32 i, struct cwd_walk *w)
 	char *buf;
 	long n;
 
-	if (d == w->root_dentry && vm == w->root_mnt)
+	if (w->root_dentry && d == w->root_dentry && vm == w->root_mnt)
 		goto done;
 	mnt_root = BPF_CORE_READ(vm, mnt_root);
 	if (d == mnt_root) {
@@ -126,8 +163,8 @@ static long cwd_step(__u32 i, struct cwd_walk *w)
 	up = BPF_CORE_READ(d, d_parent);
 	if (!up || up == d)
 		goto done;
-	if (off > EG_EVENT_HDR + EG_FILENAME_MAX || pos > EG_CWD_MAX - EG_NAME_MAX) {
-		w->flags |= EG_F_CWD_TRUNC;
+	if (off > EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX || pos > EG_FILENAME_MAX - EG_NAME_MAX) {
+		w->flags |= w->trunc_flag;
 		goto done;
 	}
 	buf = scratch_get();
@@ -136,7 +173,7 @@ static long cwd_step(__u32 i, struct cwd_walk *w)
 	name = BPF_CORE_READ(d, d_name.name);
 	n = bpf_probe_read_kernel_str(buf + off + pos, EG_NAME_MAX, name);
 	if (n <= 0) {
-		w->flags |= EG_F_CWD_FAULT;
+		w->flags |= w->fault_flag;
 		goto done;
 	}
 	w->pos = pos + n;
@@ -147,51 +184,204 @@ done:
 	return 1;
 }
 
-/* Writes the cwd of current at scratch+off; returns its length. */
-static __always_inline __u32 read_cwd(struct task_struct *task, __u32 off, __u32 *flags)
+/* d_unlinked(): unhashed and not a root. */
+static __always_inline bool dentry_deleted(struct dentry *d)
 {
-	struct fs_struct *fs = BPF_CORE_READ(task, fs);
-	struct cwd_walk w = {};
-
-	if (!fs) {
-		*flags |= EG_F_CWD_FAULT;
-		return 0;
-	}
-	w.dentry = BPF_CORE_READ(fs, pwd.dentry);
-	w.vfsmnt = BPF_CORE_READ(fs, pwd.mnt);
-	w.root_dentry = BPF_CORE_READ(fs, root.dentry);
-	w.root_mnt = BPF_CORE_READ(fs, root.mnt);
-	w.off = off;
-	bpf_loop(EG_CWD_DEPTH, cwd_step, &w, 0);
-	if (!w.done)
-		w.flags |= EG_F_CWD_TRUNC;
-	*flags |= w.flags;
-	return w.pos;
+	return !BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d;
 }
 
-/* ---- record assembly ---------------------------------------------------- */
+/* An internal mount (memfd, pipes, anonymous inodes) belongs to no namespace. */
+static __always_inline bool mount_internal(struct vfsmount *vm)
+{
+	struct mount *m = eg_container_of(vm, struct mount, mnt);
+	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
 
-/* A string copy that says whether it was cut: n == max and the source goes on. */
-static __always_inline __u32 str_len_checked(long n, const void *src, bool user, __u32 *flags,
-					     __u32 trunc_flag, __u32 fault_flag)
+	return ns < 4096 || ns >= (unsigned long)-4095;
+}
+
+/*
+ * Walks w (dentry, vfsmnt, roots, off and the flag bits set by the caller);
+ * returns the length written at scratch+off (0 on a fault), flags in w->flags.
+ */
+static __noinline __u32 read_path(struct path_walk *w)
+{
+	if (!w->dentry || !w->vfsmnt) {
+		w->flags |= w->fault_flag;
+		return 0;
+	}
+	if (w->deleted_flag && dentry_deleted(w->dentry))
+		w->flags |= w->deleted_flag;
+	bpf_loop(EG_CWD_DEPTH, path_step, w, 0);
+	if (!w->done)
+		w->flags |= w->trunc_flag;
+	return w->pos;
+}
+
+/* Fills w to walk (dentry, mnt) up to root (NULL: the namespace root). */
+#define PATH_WALK(w, d, m, rd, rm, o, tf, ff, df) do {			\
+		__builtin_memset(&(w), 0, sizeof(w));			\
+		(w).dentry = (d);					\
+		(w).vfsmnt = (m);					\
+		(w).root_dentry = (rd);					\
+		(w).root_mnt = (rm);					\
+		(w).off = (o);						\
+		(w).trunc_flag = (tf);					\
+		(w).fault_flag = (ff);					\
+		(w).deleted_flag = (df);				\
+	} while (0)
+
+/* buf + off, with off clamped on the very register the verifier checks. */
+static __always_inline char *at(char *buf, __u32 off, __u64 max)
+{
+	__u64 o = off;
+
+	eg_clamp(o, max);
+	return buf + o;
+}
+
+#define STR_OFF_MAX	(EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX)
+
+/* The name of a file with no path (memfd:NAME): its dentry's name, alone. */
+static __always_inline __u32 read_anon_name(struct dentry *d, char *buf, __u32 off, __u32 *flags,
+					    __u32 fault_flag)
+{
+	long n;
+
+	if (off > STR_OFF_MAX)
+		return 0;
+	n = bpf_probe_read_kernel_str(at(buf, off, STR_OFF_MAX), EG_NAME_MAX, BPF_CORE_READ(d, d_name.name));
+	if (n <= 0) {
+		*flags |= fault_flag;
+		return 0;
+	}
+	return n;
+}
+
+/* A kernel string copied whole or flagged: the length read, never an error code. */
+static __always_inline __u32 read_kstr(char *buf, __u32 off, const char *src, __u32 *flags,
+				       __u32 trunc_flag, __u32 fault_flag)
 {
 	char next = 0;
+	long n;
 
+	if (off > STR_OFF_MAX)
+		return 0;
+	n = bpf_probe_read_kernel_str(at(buf, off, STR_OFF_MAX), EG_FILENAME_MAX, src);
 	if (n <= 0) {
 		*flags |= fault_flag;
 		return 0;
 	}
 	if (n >= EG_FILENAME_MAX) {
-		n = EG_FILENAME_MAX;
-		if (user)
-			bpf_probe_read_user(&next, 1, (const char *)src + EG_FILENAME_MAX - 1);
-		else
-			bpf_probe_read_kernel(&next, 1, (const char *)src + EG_FILENAME_MAX - 1);
+		bpf_probe_read_kernel(&next, 1, src + EG_FILENAME_MAX - 1);
 		if (next)
 			*flags |= trunc_flag;
+		n = EG_FILENAME_MAX;
 	}
 	return n;
 }
+
+/* ---- the script behind an interpreter ------------------------------------ */
+
+struct script_walk {
+	struct callback_head *cb;
+	struct file *found;		/* the oldest exec-opened file pending release */
+};
+
+static long script_step(__u32 i, struct script_walk *w)
+{
+	struct callback_head *cb = w->cb;
+	struct file *f;
+
+	if (!cb)
+		return 1;
+	if ((const void *)BPF_CORE_READ(cb, func) == &____fput) {
+		if (bpf_core_field_exists(struct file, f_task_work))
+			f = (struct file *)((char *)cb - bpf_core_field_offset(struct file, f_task_work));
+		else
+			f = (struct file *)((char *)cb - bpf_core_field_offset(struct file___old, f_rcuhead));
+		/* opened by exec (open_exec: __FMODE_EXEC in f_flags); the list is newest first */
+		if (BPF_CORE_READ(f, f_flags) & EG___FMODE_EXEC)
+			w->found = f;
+	}
+	w->cb = BPF_CORE_READ(cb, next);
+	return 0;
+}
+
+/*
+ * exec_binprm() replaced the script by its interpreter and fput() it; the
+ * release waits on current->task_works, newest first, so the script the
+ * caller named is the last exec-opened file there. At sched_prepare_exec
+ * (Linux 6.10+) the scripts are the only such files; later, the old
+ * image's files join them (and an io_uring cancel may run the list).
+ */
+static __always_inline struct file *find_script(struct task_struct *task, __u32 max)
+{
+	struct script_walk w = {};
+
+	if (!&____fput)	/* weak: 0 when kallsyms does not name it */
+		return NULL;
+	w.cb = BPF_CORE_READ(task, task_works);
+	bpf_loop(max, script_step, &w, 0);
+	return w.found;
+}
+
+/* Writes f's path at scratch+off; returns its length. */
+static __always_inline __u32 file_path(struct file *f, __u32 off, __u32 *flags, __u32 trunc_flag,
+				       __u32 deleted_flag)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+	struct path_walk w;
+	char *buf;
+	__u32 n;
+
+	if (mount_internal(mnt)) {
+		*flags |= EG_F_ANON_FILE;
+		buf = scratch_get();
+		return buf ? read_anon_name(d, buf, off, flags, EG_F_FILENAME_FAULT) : 0;
+	}
+	PATH_WALK(w, d, mnt, NULL, NULL, off, trunc_flag, EG_F_FILENAME_FAULT, deleted_flag);
+	n = read_path(&w);
+	*flags |= w.flags;
+	return n;
+}
+
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	struct eg_script *sc;
+	struct file *f;
+	__u32 flags = 0;
+	__u64 len;
+	char *buf;
+
+	if (BPF_CORE_READ(bprm, interp) == BPF_CORE_READ(bprm, filename))
+		return 0;
+	f = find_script(task, 64);
+	if (!f)
+		return 0;
+	buf = scratch_get();
+	if (!buf) {
+		COUNT(scratch_missing);
+		return 0;
+	}
+	sc = bpf_task_storage_get(&scripts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sc) {
+		COUNT(storage_failed);
+		return 0;
+	}
+	len = file_path(f, EG_EVENT_HDR, &flags, EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED);
+	eg_clamp(len, EG_FILENAME_MAX);
+	if (len && bpf_probe_read_kernel(sc->path, len, buf + EG_EVENT_HDR))
+		len = 0;
+	sc->len = len;
+	sc->flags = flags;
+	sc->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	sc->ino = BPF_CORE_READ(f, f_inode, i_ino);
+	return 0;
+}
+
+/* ---- record assembly ---------------------------------------------------- */
 
 static __always_inline void submit(char *buf, __u32 size, __u32 type)
 {
@@ -200,8 +390,10 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 	__u32 ev_flags;
 	long err;
 
-	if (size > EG_RECORD_MAX(max_argv_bytes))
+	if (size > EG_RECORD_MAX(max_argv_bytes)) {
+		COUNT(record_too_big);
 		return;
+	}
 	/* Batch: wake the daemon only past the fill threshold; its timer does the rest. */
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
@@ -227,27 +419,143 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 		__sync_fetch_and_add(&c->read_faults, 1);
 }
 
-static __always_inline void fill_common(struct eg_event *e, struct task_struct *task,
-					struct eg_task *st)
+/* Who runs it: credentials, namespaces, terminal, login uid. */
+static __always_inline void fill_task(struct eg_event *e, struct task_struct *task)
 {
-	__u64 uid_gid = bpf_get_current_uid_gid();
+	const struct cred *cred = BPF_CORE_READ(task, cred);
+	struct tty_struct *tty;
+	struct pid *pid;
+	unsigned int level;
 
 	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	e->uid = (__u32)uid_gid;
-	e->gid = uid_gid >> 32;
+	e->uid = BPF_CORE_READ(cred, uid.val);
+	e->gid = BPF_CORE_READ(cred, gid.val);
+	e->euid = BPF_CORE_READ(cred, euid.val);
+	e->egid = BPF_CORE_READ(cred, egid.val);
+	if (bpf_core_field_exists(task->loginuid))
+		e->auid = BPF_CORE_READ(task, loginuid.val);
+	else
+		e->auid = EG_AUID_UNSET;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	/* the pid namespace the task lives in, and its pid there */
+	pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+	if (level < 32) {
+		e->pid_ns = BPF_CORE_READ(pid, numbers[level].ns, ns.inum);
+		e->ns_pid = BPF_CORE_READ(pid, numbers[level].nr);
+	}
+	tty = BPF_CORE_READ(task, signal, tty);
+	if (tty)
+		bpf_probe_read_kernel_str(e->tty, sizeof(e->tty), &tty->name);
+}
+
+static __always_inline void fill_lineage(struct eg_event *e, struct eg_task *st, __s32 new_depth)
+{
 	if (st && (st->flags & EG_TASK_KNOWN)) {
 		/* a depth set from userspace comes without an exec id */
 		if (st->exec_ktime)
 			e->flags |= EG_F_PARENT_KNOWN;
 		e->parent_tgid = st->exec_tgid;
 		e->parent_ktime_ns = st->exec_ktime;
-		e->depth = st->depth + 1;
 		e->session = st->session;
-	} else {
-		e->depth = 0;
+		if (st->flags & EG_TASK_DEPTH_KNOWN)
+			e->flags |= EG_F_DEPTH_KNOWN;
 	}
+	e->depth = new_depth;
+}
+
+/* Is this the image of an execgate binary whose first argument is "exec"? */
+static __always_inline bool is_launcher(struct file *file, unsigned long arg_start,
+					unsigned long arg_end)
+{
+	struct eg_file_key k;
+	char word[8] = {};
+	__u32 i;
+	bool ours = false;
+
+	k.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	for (i = 0; i < EG_LAUNCHERS_MAX; i++) {
+		__u32 key = i;
+		struct eg_file_key *l = bpf_map_lookup_elem(&launchers, &key);
+
+		if (l && l->ino && l->dev == k.dev && l->ino == k.ino)
+			ours = true;
+	}
+	if (!ours)
+		return false;
+	/* argv[1] == "exec": skip argv[0] (an install path), then compare */
+	for (i = 0; i < 256 && arg_start < arg_end; i++, arg_start++) {
+		char c = 1;
+
+		bpf_probe_read_user(&c, 1, (const void *)arg_start);
+		if (!c)
+			break;
+	}
+	if (arg_start + 5 > arg_end || bpf_probe_read_user(word, 5, (const void *)(arg_start + 1)))
+		return false;
+	return word[0] == 'e' && word[1] == 'x' && word[2] == 'e' && word[3] == 'c' && word[4] == 0;
+}
+
+/*
+ * The script's path at scratch+off: from what sched_prepare_exec stored,
+ * else (kernels before 6.10) from the task_works list, taken only if its
+ * name is the one the caller spelled, as the old image's files sit there
+ * too by now. Returns the length (0: not found).
+ */
+static __noinline __u32 read_script(struct task_struct *task, char *buf, __u32 off, const char *fname,
+				    __u32 *flags)
+{
+	struct eg_script *sc;
+	struct file *f;
+	char want[64] = {}, got[64] = {};
+	const char *base;
+	__u32 n = 0, i;
+	long k;
+
+	if (off > EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX)
+		return 0;
+	sc = bpf_task_storage_get(&scripts, task, 0, 0);
+	if (sc) {
+		__u64 len = sc->len, o = off;
+
+		eg_clamp(len, EG_FILENAME_MAX);
+		eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
+		if (len && bpf_probe_read_kernel(buf + o, len, sc->path))
+			len = 0;
+		n = len;
+		*flags |= sc->flags & (EG_F_SCRIPT_TRUNC | EG_F_SCRIPT_DELETED);
+		bpf_task_storage_delete(&scripts, task);
+		if (n)
+			*flags |= EG_F_SCRIPT_FOUND;
+		return n;
+	}
+	f = find_script(task, 256);
+	if (!f)
+		return 0;
+	/* the basename the caller spelled must be the file's name */
+	k = bpf_probe_read_kernel_str(want, sizeof(want), fname);
+	if (k <= 0)
+		return 0;
+	base = fname;
+	for (i = 0; i < sizeof(want) - 1 && want[i]; i++)
+		if (want[i] == '/')
+			base = fname + i + 1;
+	if (bpf_probe_read_kernel_str(want, sizeof(want), base) <= 0 ||
+	    bpf_probe_read_kernel_str(got, sizeof(got), BPF_CORE_READ(f, f_path.dentry, d_name.name)) <= 0)
+		return 0;
+	for (i = 0; i < sizeof(want); i++) {
+		if (want[i] != got[i])
+			return 0;
+		if (!want[i])
+			break;
+	}
+	n = file_path(f, off, flags, EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED);
+	if (n)
+		*flags |= EG_F_SCRIPT_FOUND;
+	return n;
 }
 
 /* ---- fork / exec / exit ------------------------------------------------- */
@@ -266,7 +574,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	}
 	cst->depth = pst->depth;
-	cst->flags = pst->flags & EG_TASK_KNOWN;
+	cst->flags = pst->flags & (EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN | EG_TASK_LAUNCHER);
 	cst->exec_ktime = pst->exec_ktime;
 	cst->exec_tgid = pst->exec_tgid;
 	cst->session = pst->session;
@@ -280,61 +588,128 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	struct eg_proc proc = {};
 	struct eg_event *e = NULL;
 	struct mm_struct *mm;
+	struct file *file;
+	struct fs_struct *fs;
 	unsigned long arg_start, arg_end;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 off, n;
+	__u32 off, n, task_flags = 0;
+	__s32 depth = 0;
 	__u64 len;
 	__u64 now = bpf_ktime_get_boot_ns();
-	const char *fname;
+	const char *fname, *interp;
+	struct path_walk w;
+	bool launcher;
 	char *buf;
 
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
 		COUNT(storage_failed);
+	else if (st->flags & EG_TASK_KNOWN)
+		depth = st->depth + 1;
+	file = BPF_CORE_READ(bprm, file);
+	mm = BPF_CORE_READ(task, mm);
+	arg_start = BPF_CORE_READ(mm, arg_start);
+	arg_end = BPF_CORE_READ(mm, arg_end);
+	launcher = is_launcher(file, arg_start, arg_end);
 
 	buf = scratch_get();
-	if (!buf)
+	if (!buf) {
+		COUNT(scratch_missing);
 		goto update;
+	}
 	e = (struct eg_event *)buf;
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = EG_EVENT_EXEC;
 	e->ktime_ns = now;
 	e->pid = tgid;
 	e->tid = old_pid;
-	fill_common(e, task, st);
+	fill_lineage(e, st, depth);
+	if (launcher)
+		e->flags |= EG_F_LAUNCHER;
 	e->argc = BPF_CORE_READ(bprm, argc);
 
 	if (!traced_cgroup())
 		goto update;
+	fill_task(e, task);
+	if (bpf_core_field_exists(bprm->secureexec) && BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
+		e->flags |= EG_F_SECUREEXEC;
+	e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	e->ino = BPF_CORE_READ(file, f_inode, i_ino);
 
+	/* the file that runs, by its place in the mount namespace */
 	off = EG_EVENT_HDR;
-	fname = BPF_CORE_READ(bprm, filename);
-	n = bpf_probe_read_kernel_str(buf + off, EG_FILENAME_MAX, fname);
-	n = str_len_checked(n, fname, false, &e->flags, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT);
+	if (mount_internal(BPF_CORE_READ(file, f_path.mnt))) {
+		e->flags |= EG_F_ANON_FILE;
+		n = read_anon_name(BPF_CORE_READ(file, f_path.dentry), buf, off, &e->flags,
+				   EG_F_FILENAME_FAULT);
+	} else {
+		PATH_WALK(w, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt), NULL,
+			  NULL, off, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
+		n = read_path(&w);
+		e->flags |= w.flags;
+	}
 	barrier_var(n);
 	if (n > EG_FILENAME_MAX)
 		n = EG_FILENAME_MAX;
 	e->filename_len = n;
 	off += n;
 
-	n = read_cwd(task, off, &e->flags);
+	/* the path as the caller spelled it */
+	fname = BPF_CORE_READ(bprm, filename);
+	n = read_kstr(buf, off, fname, &e->flags, EG_F_REQUESTED_TRUNC, EG_F_FILENAME_FAULT);
+	barrier_var(n);
+	if (n > EG_FILENAME_MAX)
+		n = EG_FILENAME_MAX;
+	e->requested_len = n;
+	off += n;
+
+	/* a script: bprm->interp moved off bprm->filename to the '#!' interpreter */
+	interp = BPF_CORE_READ(bprm, interp);
+	if (interp != fname) {
+		e->flags |= EG_F_SCRIPT;
+		n = read_kstr(buf, off, interp, &e->flags, EG_F_INTERP_TRUNC, EG_F_FILENAME_FAULT);
+		barrier_var(n);
+		if (n > EG_FILENAME_MAX)
+			n = EG_FILENAME_MAX;
+		e->interp_len = n;
+		off += n;
+		n = read_script(task, buf, off, fname, &e->flags);
+		barrier_var(n);
+		if (n > EG_FILENAME_MAX)
+			n = EG_FILENAME_MAX;
+		e->script_len = n;
+		off += n;
+	}
+
+	/* the working directory, as the task sees it (from its own root) */
+	fs = BPF_CORE_READ(task, fs);
+	if (fs) {
+		PATH_WALK(w, BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
+			  BPF_CORE_READ(fs, root.dentry), BPF_CORE_READ(fs, root.mnt), off,
+			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
+		n = read_path(&w);
+		e->flags |= w.flags;
+	} else {
+		e->flags |= EG_F_CWD_FAULT;
+		n = 0;
+	}
 	barrier_var(n);
 	if (n > EG_CWD_MAX)
 		n = EG_CWD_MAX;
 	e->cwd_len = n;
 	off += n;
 
-	mm = BPF_CORE_READ(task, mm);
-	arg_start = BPF_CORE_READ(mm, arg_start);
-	arg_end = BPF_CORE_READ(mm, arg_end);
+	/* argv as committed to the new mm: what the program will read */
 	len = arg_end > arg_start ? arg_end - arg_start : 0;
 	e->argv_bytes = len > 0xffffffffull ? 0xffffffffu : len;
 	if (len > max_argv_bytes)
 		e->flags |= EG_F_ARGV_TRUNC;
 	eg_clamp(len, max_argv_bytes);
 	barrier_var(off);
-	if (off > EG_EVENT_HDR + EG_FILENAME_MAX + EG_CWD_MAX)
+	if (off > EG_EVENT_HDR + EG_STRINGS_MAX) {
+		COUNT(record_too_big);
 		goto update;
+	}
 	if (len && bpf_probe_read_user(buf + off, len, (const void *)arg_start)) {
 		e->flags |= EG_F_ARGV_FAULT;
 		len = 0;
@@ -344,19 +719,31 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 
 update:
 	if (st) {
-		__s32 depth = (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0;
-
 		proc.parent_tgid = (st->flags & EG_TASK_KNOWN) ? st->exec_tgid : 0;
 		proc.parent_ktime = (st->flags & EG_TASK_KNOWN) ? st->exec_ktime : 0;
+		task_flags = (st->flags & (EG_TASK_DEPTH_KNOWN | EG_TASK_KNOWN)) | EG_TASK_KNOWN;
 		st->depth = depth;
-		st->flags = EG_TASK_KNOWN;
+		/*
+		 * A launcher outside any session restarts the count: the command
+		 * it execs is depth 0. Inside a session the count goes on, so a
+		 * nested session never makes anything look "direct" again.
+		 */
+		if (launcher) {
+			task_flags |= EG_TASK_LAUNCHER;
+			if (!st->session) {
+				st->depth = -1;
+				task_flags |= EG_TASK_DEPTH_KNOWN;
+			}
+		}
+		st->flags = task_flags;
 		st->exec_ktime = now;
 		st->exec_tgid = tgid;
 		proc.depth = depth;
 		proc.session = st->session;
+		proc.flags = task_flags;
 	}
 	proc.exec_ktime = now;
-	if (buf) {
+	if (buf && e->uid == BPF_CORE_READ(task, cred, uid.val)) {
 		/* already read for the record */
 		proc.ppid = e->ppid;
 		proc.uid = e->uid;
@@ -364,22 +751,27 @@ update:
 		__builtin_memcpy(proc.comm, e->comm, sizeof(proc.comm));
 	} else {
 		proc.ppid = BPF_CORE_READ(task, real_parent, tgid);
-		proc.uid = (__u32)bpf_get_current_uid_gid();
+		proc.uid = BPF_CORE_READ(task, cred, uid.val);
 		proc.cgroup_id = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(proc.comm, sizeof(proc.comm));
 	}
-	bpf_map_update_elem(&procs, &tgid, &proc, BPF_ANY);
+	if (bpf_map_update_elem(&procs, &tgid, &proc, BPF_ANY))
+		COUNT(procs_failed);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
-	__u32 pid = BPF_CORE_READ(task, pid);
+	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	/* The leader stands for the process in "procs"; task storage frees itself. */
-	if (pid == BPF_CORE_READ(task, tgid))
-		bpf_map_delete_elem(&procs, &pid);
+	/*
+	 * The process is gone when its last thread is: do_exit() counts the
+	 * live threads down before this tracepoint (a leader that called
+	 * pthread_exit() keeps the entry while the others run).
+	 */
+	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+		bpf_map_delete_elem(&procs, &tgid);
 	return 0;
 }
 
@@ -393,14 +785,15 @@ static __always_inline void stash(const void *filename, const void *argv, int di
 
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
-		COUNT(storage_failed);
+		COUNT(stash_lost);
 		return;
 	}
 	st->pending_filename = (__u64)filename;
 	st->pending_argv = (__u64)argv;
 	st->pending_dirfd = dirfd;
 	st->pending_at_flags = at_flags;
-	st->flags = (st->flags & EG_TASK_KNOWN) | EG_TASK_PENDING | (at ? EG_TASK_PENDING_AT : 0);
+	st->flags = (st->flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_PENDING |
+		    (at ? EG_TASK_PENDING_AT : 0);
 }
 
 SEC("tracepoint/syscalls/sys_enter_execve")
@@ -432,7 +825,7 @@ static long argv_step(__u32 i, struct argv_walk *w)
 {
 	const char *arg = NULL;
 	__u64 off = w->off, pos = w->pos, room;
-	char *buf;
+	char *buf, last = 1;
 	long n;
 
 	if (bpf_probe_read_user(&arg, sizeof(arg), &w->argv[i])) {
@@ -450,8 +843,7 @@ static long argv_step(__u32 i, struct argv_walk *w)
 		w->flags |= EG_F_ARGC_INEXACT;
 	if (w->full)
 		return 0;
-	if (off > EG_EVENT_HDR + EG_FILENAME_MAX + EG_CWD_MAX || pos >= max_argv_bytes ||
-	    pos >= EG_ARGV_LIMIT) {
+	if (off > EG_EVENT_HDR + EG_STRINGS_MAX || pos >= max_argv_bytes || pos >= EG_ARGV_LIMIT) {
 		w->full = true;
 		w->flags |= EG_F_ARGV_TRUNC;
 		return 0;
@@ -468,8 +860,11 @@ static long argv_step(__u32 i, struct argv_walk *w)
 		w->full = true;
 		return 0;
 	}
-	if (n == room) {
-		/* Cut: leave the partial argument out, keep counting. */
+	/*
+	 * n == room is either a string that fits exactly (its NUL is the last
+	 * byte) or one that was cut: the source's byte at room-1 tells.
+	 */
+	if (n == room && (bpf_probe_read_user(&last, 1, arg + room - 1) || last)) {
 		w->full = true;
 		w->flags |= EG_F_ARGV_TRUNC;
 		return 0;
@@ -485,9 +880,13 @@ static __always_inline void report_failed(long ret)
 	struct argv_walk aw = {};
 	struct eg_task *st;
 	struct eg_event *e;
+	struct fs_struct *fs;
+	struct path_walk w;
 	const char *filename;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 off, n;
+	char next = 0;
+	long rn;
 	bool at;
 	char *buf;
 
@@ -500,8 +899,10 @@ static __always_inline void report_failed(long ret)
 		return;
 
 	buf = scratch_get();
-	if (!buf)
+	if (!buf) {
+		COUNT(scratch_missing);
 		return;
+	}
 	e = (struct eg_event *)buf;
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = EG_EVENT_EXEC_FAILED;
@@ -509,24 +910,44 @@ static __always_inline void report_failed(long ret)
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
 	e->err = ret;
-	fill_common(e, task, st);
+	fill_lineage(e, st, (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0);
+	fill_task(e, task);
 	if (at)
 		e->flags |= EG_F_EXECVEAT;
 	e->dirfd = st->pending_dirfd;
 	e->at_flags = st->pending_at_flags;
 
+	/* the path as passed; an error from the read is never taken for a length */
 	off = EG_EVENT_HDR;
 	filename = (const char *)st->pending_filename;
-	n = bpf_probe_read_user_str(buf + off, EG_FILENAME_MAX, filename);
-	n = str_len_checked(n, filename, true, &e->flags, EG_F_FILENAME_TRUNC,
-			    EG_F_FILENAME_FAULT);
+	rn = bpf_probe_read_user_str(buf + off, EG_FILENAME_MAX, filename);
+	if (rn <= 0) {
+		e->flags |= EG_F_FILENAME_FAULT;
+		rn = 0;
+	} else if (rn >= EG_FILENAME_MAX) {
+		bpf_probe_read_user(&next, 1, filename + EG_FILENAME_MAX - 1);
+		if (next)
+			e->flags |= EG_F_FILENAME_TRUNC;
+		rn = EG_FILENAME_MAX;
+	}
+	n = rn;
 	barrier_var(n);
 	if (n > EG_FILENAME_MAX)
 		n = EG_FILENAME_MAX;
 	e->filename_len = n;
 	off += n;
 
-	n = read_cwd(task, off, &e->flags);
+	fs = BPF_CORE_READ(task, fs);
+	if (fs) {
+		PATH_WALK(w, BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
+			  BPF_CORE_READ(fs, root.dentry), BPF_CORE_READ(fs, root.mnt), off,
+			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
+		n = read_path(&w);
+		e->flags |= w.flags;
+	} else {
+		e->flags |= EG_F_CWD_FAULT;
+		n = 0;
+	}
 	barrier_var(n);
 	if (n > EG_CWD_MAX)
 		n = EG_CWD_MAX;

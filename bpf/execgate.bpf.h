@@ -5,6 +5,9 @@
 
 #define EG_EVENT_HDR	sizeof(struct eg_event)
 
+/* include/linux/fs.h: macros are not in BTF */
+#define EG___FMODE_EXEC	0x20		/* in f_flags: opened by exec (open_exec) */
+
 /* container_of with a CO-RE offset: struct mount's layout moves between kernels. */
 #define eg_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - bpf_core_field_offset(type, member)))

@@ -3,7 +3,9 @@
  * The kernel/user ABI of execgate: the ring-buffer record and the values of
  * the pinned maps. Fixed-width types only, no pointers; both the BPF side
  * and the daemon include this file, and bpftool shows these names through
- * the maps' BTF.
+ * the maps' BTF. Every struct's size is asserted: a change here is a change
+ * of the pinned maps' layout (a daemon that finds pins of another layout
+ * replaces them, see trace/tracer.c).
  */
 #ifndef EXECGATE_H
 #define EXECGATE_H
@@ -13,15 +15,18 @@
 #endif
 
 #define EG_COMM_LEN		16
+#define EG_TTY_LEN		16
 #define EG_FILENAME_MAX		4096	/* PATH_MAX, NUL included */
 #define EG_CWD_MAX		4096	/* cwd components, NUL separated, leaf first */
 #define EG_NAME_MAX		256	/* one path component, NUL included */
-#define EG_CWD_DEPTH		64	/* components walked before cwd is cut */
-#define EG_ARGV_DEFAULT		(64 * 1024)	/* seed 001: max_argv_bytes 65536 */
+#define EG_CWD_DEPTH		64	/* components walked before a path is cut */
+#define EG_ARGV_DEFAULT		(64 * 1024)	/* max_argv_bytes 65536 */
 #define EG_ARGV_LIMIT		(2 * 1024 * 1024) /* largest --max-argv-bytes */
 #define EG_ARGC_SCAN		65536	/* argv pointers counted for a failed exec */
 #define EG_ARG_READ_MAX		(128 * 1024) /* one string of a failed exec's argv (MAX_ARG_STRLEN) */
 #define EG_RINGBUF_DEFAULT	(16 * 1024 * 1024)
+#define EG_LAUNCHERS_MAX	8	/* execgate binaries whose "exec" verb starts a session */
+#define EG_AUID_UNSET		0xffffffffu
 
 enum eg_event_type {
 	EG_EVENT_EXEC		= 1,	/* a successful exec, at sched_process_exec */
@@ -30,23 +35,43 @@ enum eg_event_type {
 
 /* eg_event.flags */
 #define EG_F_ARGV_TRUNC		(1u << 0)	/* argv cut at the byte cap */
-#define EG_F_FILENAME_TRUNC	(1u << 1)
-#define EG_F_CWD_TRUNC		(1u << 2)	/* too deep or too long: leading part lost */
+#define EG_F_FILENAME_TRUNC	(1u << 1)	/* path too long or too deep: leading part lost */
+#define EG_F_CWD_TRUNC		(1u << 2)
 #define EG_F_ARGV_FAULT		(1u << 3)	/* argv memory could not be read */
 #define EG_F_PARENT_KNOWN	(1u << 4)	/* parent_* hold the caller's exec id */
 #define EG_F_EXECVEAT		(1u << 5)	/* the syscall was execveat */
 #define EG_F_ARGC_INEXACT	(1u << 6)	/* failed exec: argc is a lower bound */
 #define EG_F_FILENAME_FAULT	(1u << 7)
 #define EG_F_CWD_FAULT		(1u << 8)
+#define EG_F_DEPTH_KNOWN	(1u << 9)	/* depth counts from a known start (a session, or set) */
+#define EG_F_FILE_DELETED	(1u << 10)	/* the executed file was unlinked */
+#define EG_F_CWD_DELETED	(1u << 11)
+#define EG_F_SECUREEXEC		(1u << 12)	/* setuid/setgid/file capabilities raised privileges */
+#define EG_F_SCRIPT		(1u << 13)	/* an interpreter runs the named file ('#!', binfmt_misc) */
+#define EG_F_SCRIPT_FOUND	(1u << 14)	/* ... and the script's own path is in the record */
+#define EG_F_EXEC_FD		(1u << 15)	/* the program was named by a file descriptor */
+#define EG_F_ANON_FILE		(1u << 16)	/* the file has no path in any mount namespace (memfd) */
+#define EG_F_REQUESTED_TRUNC	(1u << 17)
+#define EG_F_INTERP_TRUNC	(1u << 18)
+#define EG_F_SCRIPT_TRUNC	(1u << 19)
+#define EG_F_SCRIPT_DELETED	(1u << 20)
+#define EG_F_LAUNCHER		(1u << 21)	/* this exec started a session launcher (depth reset) */
 
 /*
- * One ring-buffer record. The header is followed by three byte strings:
- *   filename[filename_len]  the path the kernel executed (exec) or the
- *                           caller passed (exec_failed), NUL included
+ * One ring-buffer record. The header is followed by six byte strings:
+ *   filename[filename_len]  exec: the file the kernel runs (bprm->file),
+ *                           leaf first like cwd; exec_failed: the path the
+ *                           caller passed, NUL terminated
+ *   requested[requested_len] exec: the path as the caller spelled it
+ *                           (bprm->filename), NUL terminated
+ *   interp[interp_len]      a script's interpreter as its '#!' line spells it
+ *   script[script_len]      the script file itself, leaf first (when found)
  *   cwd[cwd_len]            the working directory's components, each NUL
  *                           terminated, leaf first ("c\0b\0a\0" is /a/b/c)
  *   argv[argv_len]          the argument strings, each NUL terminated; when
  *                           EG_F_ARGV_TRUNC is set the last one may be cut
+ * The *_len fields count bytes; a path "leaf first" holds its components
+ * from the file up, each NUL terminated.
  */
 struct eg_event {
 	__u32 type;		/* enum eg_event_type */
@@ -54,41 +79,59 @@ struct eg_event {
 	__u64 ktime_ns;		/* CLOCK_BOOTTIME of the exec: exec_id = (pid, ktime_ns) */
 	__u64 parent_ktime_ns;	/* exec id of the image that called exec */
 	__u32 parent_tgid;
-	__u32 pid;		/* tgid */
+	__u32 pid;		/* tgid, in the initial pid namespace */
 	__u32 tid;		/* the thread that called exec */
 	__u32 ppid;
-	__u32 uid;
+	__u32 ns_pid;		/* pid in the task's own pid namespace */
+	__u32 uid;		/* real ids ... */
 	__u32 gid;
+	__u32 euid;		/* ... and effective ids, after the exec */
+	__u32 egid;
+	__u32 auid;		/* loginuid; EG_AUID_UNSET when unset */
 	__s32 depth;		/* exec depth of the new image (0 = direct) */
 	__s32 err;		/* exec_failed: negative errno */
 	__u64 cgroup_id;
 	__u32 session;
 	__u32 argc;		/* the real count, also when argv is cut */
 	__u32 argv_bytes;	/* the real size of the argument area */
-	__u32 filename_len;
-	__u32 cwd_len;
+	__u32 mnt_ns;		/* namespace inode numbers */
+	__u32 pid_ns;
 	__u32 argv_len;
+	__u64 dev;		/* identity of filename: s_dev (kernel encoding), inode */
+	__u64 ino;
+	__u16 filename_len;
+	__u16 requested_len;
+	__u16 interp_len;
+	__u16 script_len;
+	__u16 cwd_len;
+	__u16 pad0;
 	__s32 dirfd;		/* execveat only */
 	__u32 at_flags;		/* execveat only */
+	__u32 pad1;
 	char comm[EG_COMM_LEN];
+	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
 };
+_Static_assert(sizeof(struct eg_event) == 176, "eg_event is ABI");
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
-#define EG_TASK_KNOWN		(1u << 0)	/* depth and exec id are valid */
+#define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */
 #define EG_TASK_PENDING		(1u << 1)	/* an execve is in flight */
 #define EG_TASK_PENDING_AT	(1u << 2)	/* ... and it is an execveat */
+#define EG_TASK_DEPTH_KNOWN	(1u << 3)	/* depth is absolute: a launcher, or set */
+#define EG_TASK_LAUNCHER	(1u << 4)	/* an `execgate exec` launcher image */
 
 struct eg_task {
 	__s32 depth;		/* depth of the current image; -1 = launcher */
 	__u32 flags;		/* EG_TASK_* */
 	__u64 exec_ktime;	/* exec id of the current image */
 	__u32 exec_tgid;
-	__u32 session;
+	__u32 session;		/* 0: none; set by the daemon for a verified launcher */
 	__u64 pending_filename;	/* user pointers stashed at sys_enter_exec* */
 	__u64 pending_argv;
 	__s32 pending_dirfd;
 	__u32 pending_at_flags;
 };
+_Static_assert(sizeof(struct eg_task) == 48, "eg_task is ABI");
 
 /* Operator view of live processes (map "procs", key: tgid). */
 struct eg_proc {
@@ -99,12 +142,16 @@ struct eg_proc {
 	__u64 exec_ktime;
 	__u64 parent_ktime;
 	__u32 parent_tgid;
-	__u32 pad;
+	__u32 flags;		/* EG_TASK_* of the process's exec */
 	__u64 cgroup_id;
 	char comm[EG_COMM_LEN];
 };
+_Static_assert(sizeof(struct eg_proc) == 64, "eg_proc is ABI");
 
-/* Per-CPU counters (map "counters", one entry). */
+/*
+ * Per-CPU counters (map "counters", one entry). Every early return of a
+ * BPF program that loses information is counted here.
+ */
 struct eg_counters {
 	__u64 exec;		/* exec records queued */
 	__u64 exec_failed;	/* exec_failed records queued */
@@ -113,14 +160,45 @@ struct eg_counters {
 	__u64 argv_truncated;	/* records queued with a cut argv */
 	__u64 read_faults;	/* records with unreadable filename/cwd/argv */
 	__u64 storage_failed;	/* task storage could not be created */
+	__u64 scratch_missing;	/* no scratch buffer: the record was not built */
+	__u64 record_too_big;	/* a size guard refused the record */
+	__u64 stash_lost;	/* a failed exec whose pointers were not stashed */
+	__u64 procs_failed;	/* the procs map refused an update */
 };
+_Static_assert(sizeof(struct eg_counters) == 88, "eg_counters is ABI");
+
+/*
+ * A script's own file, found at sched_prepare_exec (where the only fput()
+ * work queued on the task is the scripts') and read at sched_process_exec
+ * (map "scripts", task storage, deleted once read).
+ */
+struct eg_script {
+	__u64 dev;
+	__u64 ino;
+	__u32 len;		/* bytes of path, leaf first like eg_event paths */
+	__u32 flags;		/* EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED, EG_F_ANON_FILE */
+	char path[EG_FILENAME_MAX];
+};
+_Static_assert(sizeof(struct eg_script) == 24 + EG_FILENAME_MAX, "eg_script is ABI");
+
+/*
+ * An execgate binary whose "exec" verb is a session launcher (map
+ * "launchers", key: index): its image gets depth -1 so the command it execs
+ * is depth 0. Set by the daemon from its own /proc/self/exe.
+ */
+struct eg_file_key {
+	__u64 dev;
+	__u64 ino;
+};
+_Static_assert(sizeof(struct eg_file_key) == 16, "eg_file_key is ABI");
 
 /*
  * Size of one CPU's scratch record for a given argv cap: the largest record,
  * plus room for one more string read so the verifier can bound each read.
  */
+#define EG_STRINGS_MAX	(4 * EG_FILENAME_MAX + EG_CWD_MAX)
 #define EG_RECORD_MAX(argv_cap) \
-	(sizeof(struct eg_event) + EG_FILENAME_MAX + EG_CWD_MAX + (argv_cap))
+	(sizeof(struct eg_event) + EG_STRINGS_MAX + (argv_cap))
 #define EG_SCRATCH_SIZE(argv_cap) (EG_RECORD_MAX(argv_cap) + EG_ARG_READ_MAX)
 
 #endif /* EXECGATE_H */

@@ -55,7 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					.argc = n,
 					.depth = (int)(i % 4) - 1,
 					.cgroup = cgroups[i % 4],
-					.uid = i < 4 ? 0 : 1000,
+					.euid = i < 4 ? 0 : 1000,
+					.depth_known = true,
 					.truncated = i == 5,
 				};
 				struct eg_verdict v;

@@ -4,7 +4,9 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "unit.h"
 #include "policy/internal.h"
 
@@ -107,9 +109,12 @@ static struct eg_verdict eval_v(const struct eg_policy *p, const struct req *r, 
 	req.argv = argv;
 	req.argc = n;
 	req.depth = r->depth;
-	req.uid = r->uid;
+	req.euid = r->uid;
+	req.depth_known = true;
 	req.cgroup = r->cgroup;
 	req.truncated = r->truncated;
+	/* these tests decide as a session supervisor: on_truncated and on_error apply */
+	req.apply_on_truncated = true;
 	memset(&v, 0xa5, sizeof(v));
 	policy_eval(p, &req, &v);
 	return v;
@@ -198,15 +203,14 @@ static void test_seed001_full_configuration(void)
 	ASSERT_EQ(DEC_AT(p, 2, "wget", "http://x"), EG_DECISION_APPROVAL, "nested wget");
 	ASSERT_EQ(DEC_AT(p, 0, "wget", "http://x"), EG_DECISION_ALLOW, "direct wget");
 	{
+		/* bypass names files: these do not exist here, so their names buy nothing */
 		struct req r = { .filename = "/bin/bash.real" };
 		struct eg_verdict v = eval_v(p, &r, ARGV("bash", "-c", "rm -rf /"));
 
-		ASSERT_STREQ(v.rule, "internal_bypass", "*.real crosses '/'");
+		ASSERT_TRUE(v.rule == NULL, "a missing *.real gets no bypass");
 		r.filename = "/usr/local/bin/agentsh";
 		v = eval_v(p, &r, ARGV("agentsh"));
-		ASSERT_STREQ(v.rule, "internal_bypass", "bypass by path");
-		ASSERT_EQ(v.decision, EG_DECISION_ALLOW, "bypass allows");
-		ASSERT_EQ(v.rule_index, -1, "bypass has no rule index");
+		ASSERT_TRUE(v.rule == NULL, "a missing agentsh gets no bypass");
 	}
 out:
 	policy_free(p);
@@ -565,27 +569,56 @@ static void test_truncated(void)
 
 static void test_internal_bypass_first(void)
 {
+	char dir[] = "/tmp/egbypass.XXXXXX", copy[64], cmd[160];
 	struct eg_policy *p = load("sandbox:\n"
 				   "  seccomp:\n"
 				   "    execve:\n"
-				   "      internal_bypass: [/usr/local/bin/agentsh, \"/usr/bin/*.real\"]\n"
+				   "      internal_bypass: [/usr/bin/true, \"fals?\"]\n"
 				   "default_decision: deny\n"
 				   "commands:\n"
 				   "  - {name: no, paths: [\"*\"], decision: deny}\n");
 	struct req r = { .truncated = true };
 	struct eg_verdict v;
+	struct stat st;
 
 	if (!p)
 		return;
-	r.filename = "/usr/bin/x/bash.real";
-	v = eval_v(p, &r, ARGV("bash"));
+	r.filename = "/usr/bin/true";
+	v = eval_v(p, &r, ARGV("true"));
 	ASSERT_EQ(v.decision, EG_DECISION_ALLOW, "bypass beats a deny rule and truncation");
 	ASSERT_STREQ(v.rule, "internal_bypass", "bypass rule");
-	r.filename = "/usr/local/bin/agentsh";
-	ASSERT_STREQ(eval_v(p, &r, ARGV("a")).rule, "internal_bypass", "exact path");
-	r.filename = "/usr/local/bin/agentsh2";
+	ASSERT_EQ(v.rule_index, -1, "bypass has no rule index");
+	r.filename = "/usr/bin/false";
+	ASSERT_STREQ(eval_v(p, &r, ARGV("false")).rule, "internal_bypass", "a bare-name glob, in a system directory");
+	r.filename = "/usr/bin/true2";
 	ASSERT_STREQ(eval_v(p, &r, ARGV("a")).rule, "no", "literal is exact; a deny stays");
+	/* a copy named like the entry, in a directory anyone can write: no bypass */
+	if (ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir")) {
+		snprintf(copy, sizeof(copy), "%s/false", dir);
+		snprintf(cmd, sizeof(cmd), "cp /usr/bin/false %s", copy);
+		ASSERT_EQ(system(cmd), 0, "copy");
+		r.filename = copy;
+		ASSERT_STREQ(eval_v(p, &r, ARGV("false")).rule, "no", "a copy named false elsewhere");
+		unlink(copy);
+		rmdir(dir);
+	}
+	/* the real file, but seen in another mount namespace: no bypass */
+	{
+		struct eg_exec_req req = { .filename = "/usr/bin/true", .argv = ARGV("true"), .argc = 1,
+					   .depth_known = true, .foreign_ns = true };
+
+		policy_eval(p, &req, &v);
+		ASSERT_STREQ(v.rule, "no", "another mount namespace's /usr/bin/true");
+		/* the path with another file's identity (a tmpfs over the directory) */
+		ASSERT_OK(stat("/usr/bin/false", &st), "stat");
+		req.foreign_ns = false;
+		req.dev = 1;
+		req.ino = st.st_ino + 1;
+		policy_eval(p, &req, &v);
+		ASSERT_STREQ(v.rule, "no", "same path, another file");
+	}
 	r.truncated = false;
+	r.filename = "/usr/bin/true2";
 	ASSERT_STREQ(eval_v(p, &r, ARGV("a")).rule, "no", "no bypass");
 	policy_free(p);
 }
@@ -1271,21 +1304,221 @@ static void test_limit_regex_memory(void)
 
 static void test_limit_catastrophic_regex(void)
 {
-	/* (a+)+$ on a long run of a's and a b: exponential backtracking without a limit. */
+	/* ^(a+)+$ on a long run of a's and a c: exponential backtracking without a limit. */
 	struct eg_policy *p = load("commands:\n"
-				   "  - {name: deny-it, basenames: [x], args: [\"(a+)+b\"], decision: deny}\n"
-				   "  - {name: allow-it, basenames: [y], args: [\"(a+)+b\"], decision: allow}\n");
+				   "  - {name: deny-it, basenames: [x], args: [\"^(a+)+$\"], decision: deny}\n"
+				   "  - {name: allow-it, basenames: [y], args: [\"^(a+)+$\"], decision: allow}\n");
+	struct eg_exec_req req = { .filename = "/usr/bin/y", .argc = 2, .depth_known = true };
+	struct eg_verdict v;
 	char arg[4096];
+	const char *argv[] = { "y", arg, NULL };
 
 	if (!p)
 		return;
 	memset(arg, 'a', sizeof(arg) - 2);
 	arg[sizeof(arg) - 2] = 'c';
 	arg[sizeof(arg) - 1] = '\0';
-	/* Whatever PCRE2 decides, it returns; if it gives up, deny rules match and allow rules do not. */
-	ASSERT_TRUE(DEC_AT(p, 0, "x", arg) == EG_DECISION_DENY || DEC_AT(p, 0, "x", arg) == EG_DECISION_ALLOW,
-		    "returns");
-	ASSERT_STREQ(RULE_AT(p, 0, "y", arg), "default", "an allow rule never matches by giving up");
+	/* PCRE2 gives up: no rule can be said to match or not, the verdict is on_error */
+	ASSERT_STREQ(RULE_AT(p, 0, "x", arg), "on_error", "a deny rule that cannot be evaluated");
+	ASSERT_EQ(DEC_AT(p, 0, "x", arg), EG_DECISION_DENY, "on_error defaults to deny in a session");
+	ASSERT_STREQ(RULE_AT(p, 0, "y", arg), "on_error", "an allow rule never matches by giving up");
+	/* outside a session the audit log says "error", with the reason */
+	req.argv = argv;
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_ERROR, "audit: decision error");
+	ASSERT_TRUE(v.error && strstr(v.error, "step limit"), "audit: the reason");
+	policy_free(p);
+}
+
+/* What the caller spelled counts for deny/approval/audit, never to grant an allow. */
+static void test_spelled_names(void)
+{
+	struct eg_policy *p = load("commands:\n"
+				   "  - {name: allow-ls, basenames: [ls], decision: allow}\n"
+				   "  - {name: deny-sh, basenames: [sh], decision: deny}\n"
+				   "  - {name: audit-sh-path, paths: [/bin/sh], decision: audit}\n"
+				   "default_decision: deny\n");
+	struct eg_exec_req req = { .argv = ARGV("x"), .argc = 1, .depth_known = true };
+	struct eg_verdict v;
+
+	if (!p)
+		return;
+	/* /bin/sh -> dash: the deny rule still meets the name sh */
+	req.filename = "/usr/bin/dash";
+	req.requested = "/bin/sh";
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "deny-sh", "symlink name matches a deny");
+	/* a link named ls to curl: the allow is not granted through a name curl does not have */
+	req.filename = "/usr/bin/curl";
+	req.requested = "/tmp/x/ls";
+	policy_eval(p, &req, &v);
+	ASSERT_TRUE(v.rule == NULL && v.decision == EG_DECISION_DENY, "no allow through a spelled name");
+	/* paths match the resolved file only (the lint warns about such a rule) */
+	req.filename = "/usr/bin/dash";
+	req.requested = "/bin/sh";
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "deny-sh", "first match");
+	policy_free(p);
+}
+
+static void test_unknown_depth(void)
+{
+	struct eg_policy *p = load("commands:\n"
+				   "  - {name: direct-git, basenames: [git], context: [direct], decision: allow}\n"
+				   "default_decision: deny\n");
+	struct eg_policy *q = load("unknown_depth: direct\n"
+				   "commands:\n"
+				   "  - {name: direct-git, basenames: [git], context: [direct], decision: allow}\n"
+				   "default_decision: deny\n");
+	struct eg_exec_req req = { .filename = "/usr/bin/git", .argv = ARGV("git"), .argc = 1 };
+	struct eg_verdict v;
+
+	if (!p || !q)
+		goto out;
+	req.depth_known = false;
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_DENY, "older than the tracer: nested, not direct");
+	policy_eval(q, &req, &v);
+	ASSERT_STREQ(v.rule, "direct-git", "unknown_depth: direct");
+	req.depth_known = true;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "direct-git", "known depth 0 is direct");
+out:
+	policy_free(p);
+	policy_free(q);
+}
+
+static void test_truncated_outside_sessions(void)
+{
+	struct eg_policy *p = load("commands:\n  - {name: ok, basenames: [env], decision: allow}\n");
+	struct eg_exec_req req = { .filename = "/usr/bin/env", .argv = ARGV("env", "true"), .argc = 2,
+				   .depth_known = true, .truncated = true };
+	struct eg_verdict v;
+
+	if (!p)
+		return;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "ok", "the host audit log keeps the verdict of a long command line");
+	req.apply_on_truncated = true;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "on_truncated", "a session applies on_truncated");
+	policy_free(p);
+}
+
+static void test_verdict_merge(void)
+{
+	struct eg_verdict a = { .decision = EG_DECISION_ALLOW, .rule = "a" };
+	struct eg_verdict d = { .decision = EG_DECISION_DENY, .rule = "d" };
+	struct eg_verdict q = { .decision = EG_DECISION_APPROVAL, .rule = "q" };
+	struct eg_verdict e = { .decision = EG_DECISION_ERROR, .rule = "e" };
+	struct eg_verdict x = a;
+
+	policy_verdict_merge(&x, &q);
+	ASSERT_STREQ(x.rule, "q", "approval over allow");
+	policy_verdict_merge(&x, &e);
+	ASSERT_STREQ(x.rule, "e", "error over approval");
+	policy_verdict_merge(&x, &d);
+	ASSERT_STREQ(x.rule, "d", "deny over everything");
+	policy_verdict_merge(&x, &a);
+	ASSERT_STREQ(x.rule, "d", "an allow never weakens a deny");
+}
+
+static void test_cgroup_globs(void)
+{
+	struct eg_policy *p = load("commands:\n"
+				   "  - {name: pods, cgroups: [\"/libpod_parent/libpod-*\"], basenames: [curl], decision: deny}\n");
+	struct req r = { .cgroup = "/libpod_parent/libpod-abc123" };
+
+	if (!p)
+		return;
+	ASSERT_STREQ(eval_v(p, &r, ARGV("curl")).rule, "pods", "a container's cgroup");
+	r.cgroup = "/libpod_parent/libpod-abc123/init.scope";
+	ASSERT_STREQ(eval_v(p, &r, ARGV("curl")).rule, "pods", "below it");
+	r.cgroup = "/libpod_parent/conmon";
+	ASSERT_TRUE(eval_v(p, &r, ARGV("curl")).rule == NULL, "beside it");
+	r.cgroup = "/";
+	ASSERT_TRUE(eval_v(p, &r, ARGV("curl")).rule == NULL, "the host");
+	policy_free(p);
+}
+
+static void test_new_keys(void)
+{
+	struct eg_policy *p = load("unknown_depth: nested\nkernel_approval: audit\n"
+				   "sandbox: {seccomp: {execve: {on_error: approval}}}\ncommands: []\n");
+
+	if (p) {
+		ASSERT_EQ(policy_settings(p)->on_error, EG_DECISION_APPROVAL, "on_error");
+		ASSERT_FALSE(policy_settings(p)->unknown_depth_direct, "unknown_depth");
+		ASSERT_TRUE(policy_settings(p)->kernel_approval_audit, "kernel_approval");
+		policy_free(p);
+	}
+	load_fails_at("unknown_depth: sideways\ncommands: []\n", 1, 16, "'unknown_depth' is nested or direct");
+	load_fails_at("kernel_approval: allow\ncommands: []\n", 1, 18, "'kernel_approval' is deny or audit");
+	load_fails_at("sandbox: {seccomp: {execve: {on_error: audit}}}\n", 1, 40,
+		      "'on_error' must be allow, deny or approval");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * One budget for the whole exec: 1,600 hostile arguments against a
+ * backtracking allow pattern are decided (on_error) within the budget,
+ * not 1,600 times a per-match limit.
+ */
+static void test_budget_per_exec(void)
+{
+	struct eg_policy *p = load("sandbox: {seccomp: {execve: {on_error: deny}}}\n"
+				   "commands:\n"
+				   "  - name: corp\n"
+				   "    basenames: [curl]\n"
+				   "    args: ['https://([a-z0-9]+[-.]?)+\\.corp\\.example/.*']\n"
+				   "    decision: allow\n"
+				   "default_decision: deny\n");
+	static char args[1600][41];
+	const char *argv[1602];
+	struct eg_exec_req req = { .filename = "/usr/bin/curl", .depth_known = true,
+				   .apply_on_truncated = true };
+	struct eg_eval_budget budget = {};
+	struct eg_verdict v;
+	uint64_t t0, dt;
+	int i;
+
+	if (!p)
+		return;
+	argv[0] = "curl";
+	for (i = 0; i < 1600; i++) {
+		memcpy(args[i], "https://", 8);
+		memset(args[i] + 8, 'a', 31);
+		args[i][39] = '!';
+		args[i][40] = '\0';
+		argv[i + 1] = args[i];
+	}
+	argv[1601] = NULL;
+	req.argv = argv;
+	req.argc = 1601;
+	req.budget = &budget;
+	t0 = now_ns();
+	policy_eval(p, &req, &v);
+	dt = now_ns() - t0;
+	ASSERT_EQ(v.decision, EG_DECISION_DENY, "on_error: deny");
+	ASSERT_STREQ(v.rule, "on_error", "decided by on_error");
+	ASSERT_TRUE(v.error != NULL, "with the reason");
+	printf("    1600 hostile arguments decided in %.1f ms (budget %llu ms)\n", dt / 1e6,
+	       EG_EVAL_BUDGET_NS / 1000000);
+	ASSERT_TRUE(dt < 50ull * 1000 * 1000, "under 50 ms");
+	/* a spent budget (as after the script's own judgement) stops at the first pattern */
+	budget = (struct eg_eval_budget){ .deadline_ns = now_ns() - 1 };
+	args[0][39] = '/';
+	policy_eval(p, &req, &v);
+	ASSERT_TRUE(budget.exceeded, "budget marked exceeded");
+	ASSERT_STREQ(v.rule, "on_error", "spent budget: on_error");
+	ASSERT_TRUE(v.error && strstr(v.error, "budget"), "says budget");
 	policy_free(p);
 }
 
@@ -1363,6 +1596,13 @@ int main(void)
 	RUN(test_index_equals_scan);
 	RUN(test_rule_info);
 	RUN(test_sha256_of_file);
+	RUN(test_budget_per_exec);
+	RUN(test_spelled_names);
+	RUN(test_unknown_depth);
+	RUN(test_truncated_outside_sessions);
+	RUN(test_verdict_merge);
+	RUN(test_cgroup_globs);
+	RUN(test_new_keys);
 	RUN(test_long_argv_matches);
 	RUN(test_eval_edge_requests);
 	RUN(test_limit_100k_rules);

@@ -7,30 +7,59 @@
 #include "execgate.h"
 #include "events/format.h"
 #include "util/json.h"
+#include "trace/cgroups.h"
 #include "trace/record.h"
 #include "util/units.h"
 
-/* Builds a record the way the BPF side lays it out. */
-static size_t mkrec(char *buf, __u32 type, __u32 flags, const char *fn, size_t fnlen,
-		    const char *cwd, size_t cwdlen, const char *argv, size_t argvlen, __u32 argc)
+/* The strings of a record, in the order the BPF side lays them out. */
+struct strs {
+	const char *fn; size_t fnlen;		/* exec: leaf first */
+	const char *rq; size_t rqlen;
+	const char *in; size_t inlen;
+	const char *sc; size_t sclen;
+};
+
+static size_t mkrec2(char *buf, __u32 type, __u32 flags, const struct strs *st, const char *cwd,
+		     size_t cwdlen, const char *argv, size_t argvlen, __u32 argc)
 {
 	struct eg_event h = {
 		.type = type, .flags = flags, .pid = 42, .tid = 43, .ppid = 1, .uid = 1000,
-		.gid = 1000, .depth = 2, .ktime_ns = 5000000000ull, .argc = argc,
-		.argv_bytes = argvlen, .filename_len = fnlen, .cwd_len = cwdlen, .argv_len = argvlen,
+		.gid = 1000, .euid = 1000, .egid = 1000, .auid = EG_AUID_UNSET, .depth = 2,
+		.ktime_ns = 5000000000ull, .argc = argc,
+		.argv_bytes = argvlen, .filename_len = st->fnlen, .requested_len = st->rqlen,
+		.interp_len = st->inlen, .script_len = st->sclen, .cwd_len = cwdlen, .argv_len = argvlen,
 		.parent_tgid = 41, .parent_ktime_ns = 4000000000ull, .cgroup_id = 7,
+		.mnt_ns = 4026531840u, .pid_ns = 4026531836u, .ns_pid = 42,
+		.dev = (8ull << 20) | 1, .ino = 1234,
 	};
 	size_t off = sizeof(h);
 
 	strcpy(h.comm, "curl");
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + off, fn, fnlen);
-	off += fnlen;
+	memcpy(buf + off, st->fn, st->fnlen);
+	off += st->fnlen;
+	memcpy(buf + off, st->rq, st->rqlen);
+	off += st->rqlen;
+	memcpy(buf + off, st->in, st->inlen);
+	off += st->inlen;
+	memcpy(buf + off, st->sc, st->sclen);
+	off += st->sclen;
 	memcpy(buf + off, cwd, cwdlen);
 	off += cwdlen;
 	memcpy(buf + off, argv, argvlen);
 	return off + argvlen;
 }
+
+/* Builds a record with only a filename (leaf first for exec records). */
+static size_t mkrec(char *buf, __u32 type, __u32 flags, const char *fn, size_t fnlen,
+		    const char *cwd, size_t cwdlen, const char *argv, size_t argvlen, __u32 argc)
+{
+	struct strs st = { fn, fnlen, "", 0, "", 0, "", 0 };
+
+	return mkrec2(buf, type, flags, &st, cwd, cwdlen, argv, argvlen, argc);
+}
+
+static const struct eg_format_ctx fc0 = { .boot_to_real = 0 };
 
 static char rec[8192];
 
@@ -38,13 +67,13 @@ static void test_decode_exec(void)
 {
 	struct eg_decoder d = {};
 	struct eg_record r;
-	size_t n = mkrec(rec, EG_EVENT_EXEC, EG_F_PARENT_KNOWN, "/usr/bin/curl", 14,
+	size_t n = mkrec(rec, EG_EVENT_EXEC, EG_F_PARENT_KNOWN, "curl\0bin\0usr\0", 13,
 			 "b\0a\0", 4, "curl\0-X\0POST\0\0", 14, 4);
 
 	if (!ASSERT_OK(record_decode(&d, rec, n, &r), "decode"))
 		return;
-	ASSERT_EQ(r.filename.len, 13, "filename without NUL");
-	ASSERT_MEMEQ(r.filename.p, "/usr/bin/curl", 13, "filename");
+	ASSERT_EQ(r.filename.len, 13, "filename rebuilt");
+	ASSERT_MEMEQ(r.filename.p, "/usr/bin/curl", 13, "filename root first");
 	ASSERT_EQ(r.cwd.len, 4, "cwd length");
 	ASSERT_MEMEQ(r.cwd.p, "/a/b", 4, "cwd rebuilt root first");
 	ASSERT_EQ(r.argv_kept, 4, "argv count incl. the empty one");
@@ -58,7 +87,7 @@ static void test_decode_root_cwd(void)
 {
 	struct eg_decoder d = {};
 	struct eg_record r;
-	size_t n = mkrec(rec, EG_EVENT_EXEC, 0, "/bin/true", 10, "", 0, "true\0", 5, 1);
+	size_t n = mkrec(rec, EG_EVENT_EXEC, 0, "true\0bin\0", 9, "", 0, "true\0", 5, 1);
 
 	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
 	ASSERT_EQ(r.cwd.len, 1, "root is /");
@@ -112,20 +141,29 @@ static void test_format_json_exec(void)
 	struct eg_decoder d = {};
 	struct eg_record r;
 	struct sbuf b = {};
-	struct eg_annotation a = { "deny", "block-curl", "no", "would-block" };
-	size_t n = mkrec(rec, EG_EVENT_EXEC, EG_F_PARENT_KNOWN, "/usr/bin/curl", 14, "a\0", 2,
-			 "curl\0a\nb\0\xff\0", 11, 3);
+	struct eg_annotation a = { "deny", "block-curl", "no", "would-block", NULL, NULL };
+	struct strs st = { "curl\0bin\0usr\0", 13, "./curl", 7, "", 0, "", 0 };
+	struct eg_format_ctx fc = { .boot_to_real = 1000000000, .host_mnt_ns = 4026531840u,
+				    .host_pid_ns = 4026531836u };
+	size_t n = mkrec2(rec, EG_EVENT_EXEC, EG_F_PARENT_KNOWN | EG_F_DEPTH_KNOWN, &st, "a\0", 2,
+			  "curl\0a\nb\0\xff\0", 11, 3);
 	const char *s;
 
 	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
-	format_record_json(&b, &r, 1000000000, &a);
+	format_record_json(&b, &r, &fc, &a);
 	s = sbuf_cstr(&b);
 	ASSERT_TRUE(strstr(s, "{\"v\":1,\"type\":\"exec\",\"time\":\"1970-01-01T00:00:06.000000000Z\"") == s,
 		    "prefix and time (boot 5s + offset 1s)");
 	ASSERT_TRUE(strstr(s, "\"exec_id\":\"42:5000000000\",\"parent_exec_id\":\"41:4000000000\"") != NULL, "ids");
 	ASSERT_TRUE(strstr(s, "\"argv\":[\"curl\",\"a\\nb\",\"\\udcff\"],\"argc\":3") != NULL, "argv");
 	ASSERT_TRUE(strstr(s, "\"cwd\":\"/a\"") != NULL, "cwd");
-	ASSERT_TRUE(strstr(s, "\"depth\":2,\"session\":null,\"cgroup_id\":7") != NULL, "depth");
+	ASSERT_TRUE(strstr(s, "\"depth\":2,\"depth_known\":true,\"session\":null,\"cgroup_id\":7") != NULL, "depth");
+	ASSERT_TRUE(strstr(s, "\"filename\":\"/usr/bin/curl\",\"path_requested\":\"./curl\"") != NULL,
+		    "resolved file and spelling");
+	ASSERT_TRUE(strstr(s, "\"uid\":1000,\"euid\":1000,\"gid\":1000,\"egid\":1000,\"auid\":null,\"tty\":null,"
+			   "\"secureexec\":false") != NULL, "credentials");
+	ASSERT_TRUE(strstr(s, "\"dev\":\"8:1\",\"ino\":1234") != NULL, "identity");
+	ASSERT_TRUE(strstr(s, "ns_pid") == NULL && strstr(s, "foreign_ns") == NULL, "host namespaces say nothing");
 	ASSERT_TRUE(strstr(s, "\"decision\":\"deny\",\"rule\":\"block-curl\",\"message\":\"no\",\"action\":\"would-block\"}\n") != NULL,
 		    "annotation last");
 	ASSERT_EQ(strchr(s, '\n') - s, (long)b.len - 1, "one line");
@@ -144,7 +182,7 @@ static void test_format_json_failed(void)
 	((struct eg_event *)rec)->err = -ENOENT;
 	((struct eg_event *)rec)->dirfd = 3;
 	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
-	format_record_json(&b, &r, 0, NULL);
+	format_record_json(&b, &r, &fc0, NULL);
 	s = sbuf_cstr(&b);
 	ASSERT_TRUE(strstr(s, "\"type\":\"exec_failed\"") != NULL, "type");
 	ASSERT_TRUE(strstr(s, "\"exec_id\":null,\"parent_exec_id\":null") != NULL, "no ids");
@@ -159,16 +197,109 @@ static void test_format_text(void)
 	struct eg_decoder d = {};
 	struct eg_record r;
 	struct sbuf b = {};
-	size_t n = mkrec(rec, EG_EVENT_EXEC, 0, "/bin/echo", 10, "", 0, "echo\0hello world\0it's\0\x01\0", 24, 4);
+	size_t n = mkrec(rec, EG_EVENT_EXEC, 0, "echo\0bin\0", 9, "", 0, "echo\0hello world\0it's\0\x01\0", 24, 4);
 	const char *s;
 
 	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
-	format_record_text(&b, &r, 0, NULL);
+	format_record_text(&b, &r, &fc0, NULL);
 	s = sbuf_cstr(&b);
 	ASSERT_TRUE(strstr(s, " 42 ") != NULL, "pid");
 	ASSERT_TRUE(strstr(s, "echo 'hello world' 'it'\\''s' \\x01\n") != NULL, "shell quoting and escapes");
 	sbuf_free(&b);
 	decoder_free(&d);
+}
+
+static void test_decode_script_deleted_anon(void)
+{
+	struct eg_decoder d = {};
+	struct eg_record r;
+	struct sbuf b = {};
+	struct strs st = { "dash\0bin\0usr\0", 13, "./cat", 6, "/bin/sh", 8, "cat\0tmp\0", 8 };
+	struct eg_format_ctx fc = { .host_mnt_ns = 1, .host_pid_ns = 2 };
+	size_t n = mkrec2(rec, EG_EVENT_EXEC, EG_F_SCRIPT | EG_F_SCRIPT_FOUND | EG_F_SCRIPT_DELETED |
+			  EG_F_SECUREEXEC, &st, "", 0, "/bin/sh\0./cat\0x\0", 17, 3);
+	const char *s;
+
+	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
+	ASSERT_MEMEQ(r.script.p, "/tmp/cat (deleted)", 18, "script rebuilt, deleted marked");
+	format_record_json(&b, &r, &fc, NULL);
+	s = sbuf_cstr(&b);
+	ASSERT_TRUE(strstr(s, "\"filename\":\"/tmp/cat (deleted)\",\"path_requested\":\"./cat\","
+			   "\"interpreter\":\"/usr/bin/dash\",\"interpreter_requested\":\"/bin/sh\"") != NULL,
+		    "a script: itself, then its interpreter");
+	ASSERT_TRUE(strstr(s, "\"secureexec\":true") != NULL, "secureexec");
+	ASSERT_TRUE(strstr(s, "\"ns_pid\"") == NULL, "same pid");
+	ASSERT_TRUE(strstr(s, "\"foreign_ns\":true") != NULL, "another namespace than the daemon's");
+	sbuf_free(&b);
+
+	/* a memfd run by fd: its name as is, and said to be anonymous and by fd */
+	st = (struct strs){ "memfd:payload", 14, "/dev/fd/3", 10, "", 0, "", 0 };
+	n = mkrec2(rec, EG_EVENT_EXEC, EG_F_ANON_FILE, &st, "", 0, "x\0", 2, 1);
+	ASSERT_OK(record_decode(&d, rec, n, &r), "decode anon");
+	format_record_json(&b, &r, &fc0, NULL);
+	s = sbuf_cstr(&b);
+	ASSERT_TRUE(strstr(s, "\"filename\":\"memfd:payload\",\"path_requested\":\"/dev/fd/3\"") != NULL, "memfd");
+	ASSERT_TRUE(strstr(s, "\"file_kind\":\"anonymous\"") != NULL, "anonymous");
+	ASSERT_TRUE(strstr(s, "\"exec_fd\":true") != NULL, "by fd");
+	sbuf_free(&b);
+
+	/* a deleted file and cwd keep their markers */
+	st = (struct strs){ "evil\0tmp\0", 9, "/tmp/evil", 10, "", 0, "", 0 };
+	n = mkrec2(rec, EG_EVENT_EXEC, EG_F_FILE_DELETED | EG_F_CWD_DELETED, &st, "gone\0", 5, "x\0", 2, 1);
+	ASSERT_OK(record_decode(&d, rec, n, &r), "decode deleted");
+	ASSERT_MEMEQ(r.filename.p, "/tmp/evil (deleted)", 19, "deleted file");
+	ASSERT_MEMEQ(r.cwd.p, "/gone (deleted)", 15, "deleted cwd");
+	decoder_free(&d);
+}
+
+static void test_text_does_not_wrap(void)
+{
+	struct eg_decoder d = {};
+	struct eg_record r;
+	struct sbuf b = {};
+	struct eg_format_ctx fc = { .width = 80 };
+	char argv[600];
+	size_t n, i;
+	const char *s;
+
+	for (i = 0; i < 599; i++)
+		argv[i] = i % 10 == 9 ? '\0' : 'a';
+	argv[599] = '\0';
+	n = mkrec(rec, EG_EVENT_EXEC, 0, "echo\0bin\0", 9, "", 0, argv, 600, 60);
+	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
+	format_record_text(&b, &r, &fc, NULL);
+	s = sbuf_cstr(&b);
+	ASSERT_EQ(strlen(s), 81, "80 columns and the newline");
+	ASSERT_EQ(s[79], '+', "cut marker");
+	ASSERT_TRUE(strstr(s, "/bin/echo") != NULL, "resolved binary column");
+	ASSERT_TRUE(s[4] == '-' && s[7] == '-' && s[10] == ' ', "a date");
+	sbuf_free(&b);
+	decoder_free(&d);
+}
+
+static void test_container_names(void)
+{
+	struct eg_container c;
+
+	ASSERT_OK(cgroup_container("/libpod_parent/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+				   &c), "podman cgroupfs");
+	ASSERT_STREQ(c.runtime, "podman", "podman");
+	ASSERT_EQ(strlen(c.id), 64, "full id");
+	ASSERT_OK(cgroup_container("/system.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope",
+				   &c), "docker systemd");
+	ASSERT_STREQ(c.runtime, "docker", "docker");
+	ASSERT_TRUE(!strncmp(c.id, "abcdef01", 8), "id without .scope");
+	ASSERT_OK(cgroup_container("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod1a2b3c4d_1111_2222_3333_444455556666.slice/"
+				   "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope", &c),
+		  "kubernetes containerd");
+	ASSERT_STREQ(c.runtime, "containerd", "containerd");
+	ASSERT_STREQ(c.pod_uid, "1a2b3c4d-1111-2222-3333-444455556666", "pod uid");
+	ASSERT_OK(cgroup_container("/machine.slice/crio-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+				   &c), "crio");
+	ASSERT_STREQ(c.runtime, "crio", "crio");
+	ASSERT_ERR(cgroup_container("/libpod_parent/libpod-conmon-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+				    &c), "conmon is not the container");
+	ASSERT_ERR(cgroup_container("/user.slice/user-1000.slice/session-3.scope", &c), "a login session");
 }
 
 static void test_parse_size_limits(void)
@@ -206,6 +337,9 @@ int main(void)
 	RUN(test_format_json_exec);
 	RUN(test_format_json_failed);
 	RUN(test_format_text);
+	RUN(test_decode_script_deleted_anon);
+	RUN(test_text_does_not_wrap);
+	RUN(test_container_names);
 	RUN(test_parse_size_limits);
 	RUN(test_errno_names);
 	return UNIT_DONE();

@@ -159,7 +159,8 @@ static void gen_requests(struct request *r, uint32_t n, uint32_t rules)
 		r[i].req.argv = r[i].argv;
 		r[i].req.argc = argc;
 		r[i].req.depth = (int)rnd(5);
-		r[i].req.uid = rnd(2) ? 0 : 1000 + rnd(3);
+		r[i].req.euid = rnd(2) ? 0 : 1000 + rnd(3);
+		r[i].req.depth_known = true;
 		if (rnd(10) == 0) {
 			snprintf(r[i].cgroup, sizeof(r[i].cgroup), "/system.slice/svc%u.service", k);
 			r[i].req.cgroup = r[i].cgroup;

@@ -6,6 +6,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "cli/common.h"
 #include "ctl/client.h"
 #include "policy/policy.h"
+#include "session/resolve.h"
 
 
 static void put_json_str(struct sbuf *b, const char *s)
@@ -279,18 +281,22 @@ struct test_opts {
 	char **cmd;
 	int ncmd;
 	int depth;
+	bool unknown_depth;
 	long long uid;
 	const char *cgroup;
 	bool truncated;
+	bool session;
 	bool json;
 };
 
 static const struct argp_option test_options[] = {
 	{ "depth", 'd', "N", 0, "Exec depth: 0 = direct (default), 1 and more = nested", 0 },
+	{ "unknown-depth", 'U', NULL, 0, "The task's tree started before the tracer (depth_known false)", 0 },
 	{ "cgroup", 'c', "PATH", 0, "cgroup v2 path of the task, e.g. /system.slice/foo.service "
 	  "(default: unknown, so rules with cgroups do not match)", 0 },
-	{ "uid", 'u', "N", 0, "User id of the task (default: yours)", 0 },
-	{ "truncated", 't', NULL, 0, "Pretend argv was cut (applies on_truncated)", 0 },
+	{ "uid", 'u', "N", 0, "Effective user id of the task (default: yours)", 0 },
+	{ "session", 's', NULL, 0, "Decide as a session supervisor would: on_truncated and on_error apply", 0 },
+	{ "truncated", 't', NULL, 0, "Pretend argv was cut (implies --session: on_truncated applies)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object instead of lines", 0 },
 	{},
 };
@@ -323,6 +329,13 @@ static error_t test_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 't':
 		o->truncated = true;
+		o->session = true;
+		break;
+	case 's':
+		o->session = true;
+		break;
+	case 'U':
+		o->unknown_depth = true;
 		break;
 	case 'j':
 		o->json = true;
@@ -348,39 +361,6 @@ static error_t test_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* What a shell would exec for name: the first executable file in $PATH, else name itself. */
-static void resolve(const char *name, char *buf, size_t len)
-{
-	const char *path = getenv("PATH"), *dir, *colon;
-
-	snprintf(buf, len, "%s", name);
-	if (strchr(name, '/') || !*name)
-		return;
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (dir = path;; dir = colon + 1) {
-		char cand[PATH_MAX];
-		struct stat st;
-		size_t dlen;
-		int n;
-
-		colon = strchr(dir, ':');
-		dlen = colon ? (size_t)(colon - dir) : strlen(dir);
-		/* An empty entry is the current directory, as for sh. */
-		if (dlen)
-			n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)dlen, dir, name);
-		else
-			n = snprintf(cand, sizeof(cand), "./%s", name);
-		if (n > 0 && (size_t)n < sizeof(cand) && !stat(cand, &st) && S_ISREG(st.st_mode) &&
-		    !access(cand, X_OK)) {
-			snprintf(buf, len, "%s", cand);
-			return;
-		}
-		if (!colon)
-			return;
-	}
-}
-
 static int do_test(int argc, char **argv)
 {
 	static const char doc[] =
@@ -399,8 +379,12 @@ static int do_test(int argc, char **argv)
 	char filename[PATH_MAX];
 	struct eg_policy *p = NULL;
 	struct eg_diags d = {};
-	struct eg_verdict v;
+	struct eg_verdict v, verdicts[EG_MAX_PROGRAMS];
 	struct eg_exec_req req = {};
+	struct eg_eval_budget budget = {};
+	struct eg_exec_spec spec = {};
+	struct eg_exec_plan plan = {};
+	unsigned int k, nprog;
 	int rc, i;
 
 	/* In order: the first word after FILE starts ARGV, dashes and all (a "--" is optional). */
@@ -426,15 +410,43 @@ static int do_test(int argc, char **argv)
 		eg_diags_free(&d);
 		return 1;
 	}
-	resolve(o.cmd[0], filename, sizeof(filename));
-	req.filename = filename;
-	req.argv = (const char *const *)o.cmd;
-	req.argc = (unsigned int)o.ncmd;
-	req.depth = o.depth;
-	req.cgroup = o.cgroup;
-	req.uid = (uint32_t)o.uid;
-	req.truncated = o.truncated;
-	policy_eval(p, &req, &v);
+	/* the program a shell would run, and every interpreter after it */
+	path_lookup(o.cmd[0], getenv("PATH"), filename, sizeof(filename));
+	spec.cwd_fd = AT_FDCWD;
+	spec.root_fd = -1;
+	spec.dir_fd = -1;
+	spec.dir_fd_num = -1;
+	spec.path = filename;
+	spec.argv = (const char *const *)o.cmd;
+	spec.argc = (unsigned int)o.ncmd;
+	exec_plan(&spec, &plan);
+	nprog = plan.n && !plan.err ? plan.n : 1;
+	for (k = 0; k < nprog; k++) {
+		const struct eg_program *pr = &plan.prog[k];
+		struct eg_verdict pv;
+
+		memset(&req, 0, sizeof(req));
+		/* a file that does not resolve is judged by its name */
+		req.filename = plan.n && !plan.err ? pr->path : filename;
+		req.requested = plan.n ? pr->requested : filename;
+		req.argv = plan.n && !plan.err ? (const char *const *)pr->argv : (const char *const *)o.cmd;
+		req.argc = plan.n && !plan.err ? pr->argc : (unsigned int)o.ncmd;
+		req.dev = plan.n && !plan.err ? pr->dev : 0;
+		req.ino = plan.n && !plan.err ? pr->ino : 0;
+		req.depth = o.depth;
+		req.depth_known = !o.unknown_depth;
+		req.cgroup = o.cgroup;
+		req.euid = (uint32_t)o.uid;
+		req.truncated = o.truncated;
+		req.apply_on_truncated = o.session;
+		req.budget = &budget;
+		policy_eval(p, &req, &pv);
+		verdicts[k] = pv;
+		if (k == 0)
+			v = pv;
+		else
+			policy_verdict_merge(&v, &pv);
+	}
 
 	if (o.json) {
 		struct sbuf b = {};
@@ -450,6 +462,8 @@ static int do_test(int argc, char **argv)
 		json_key(&b, "message", &first);
 		put_json_str(&b, v.message);
 		json_key(&b, "filename", &first);
+		put_json_str(&b, plan.n && !plan.err ? plan.prog[0].path : filename);
+		json_key(&b, "path_requested", &first);
 		put_json_str(&b, filename);
 		json_key(&b, "argv", &first);
 		sbuf_putc(&b, '[');
@@ -457,6 +471,32 @@ static int do_test(int argc, char **argv)
 			if (i)
 				sbuf_putc(&b, ',');
 			put_json_str(&b, o.cmd[i]);
+		}
+		sbuf_putc(&b, ']');
+		json_key(&b, "programs", &first);
+		sbuf_putc(&b, '[');
+		for (k = 0; k < nprog; k++) {
+			int f2 = 1;
+			unsigned int j;
+
+			if (k)
+				sbuf_putc(&b, ',');
+			sbuf_putc(&b, '{');
+			json_key(&b, "filename", &f2);
+			put_json_str(&b, plan.n && !plan.err ? plan.prog[k].path : filename);
+			json_key(&b, "argv", &f2);
+			sbuf_putc(&b, '[');
+			for (j = 0; plan.n && !plan.err && j < plan.prog[k].argc; j++) {
+				if (j)
+					sbuf_putc(&b, ',');
+				put_json_str(&b, plan.prog[k].argv[j]);
+			}
+			sbuf_putc(&b, ']');
+			json_key(&b, "decision", &f2);
+			put_json_str(&b, eg_decision_name(verdicts[k].decision));
+			json_key(&b, "rule", &f2);
+			put_json_str(&b, verdicts[k].rule ? verdicts[k].rule : "default");
+			sbuf_putc(&b, '}');
 		}
 		sbuf_putc(&b, ']');
 		json_key(&b, "depth", &first);
@@ -475,8 +515,13 @@ static int do_test(int argc, char **argv)
 		printf("rule: %s\n", v.rule ? v.rule : "default");
 		if (v.message)
 			printf("message: %s\n", v.message);
-		printf("filename: %s\n", filename);
+		printf("filename: %s\n", plan.n && !plan.err ? plan.prog[0].path : filename);
+		for (k = 1; k < nprog; k++)
+			printf("interpreter: %s (%s, rule %s)\n", plan.prog[k].path,
+			       eg_decision_name(verdicts[k].decision),
+			       verdicts[k].rule ? verdicts[k].rule : "default");
 	}
+	exec_plan_free(&plan);
 	policy_free(p);
 	eg_diags_free(&d);
 	return 0;

@@ -114,8 +114,9 @@ int do_task(int argc, char **argv)
 		return 1;
 	}
 	if (o.common.json) {
-		printf("{\"pid\":%d,\"known\":%s,\"depth\":", (int)o.pid,
-		       (t.flags & EG_TASK_KNOWN) ? "true" : "false");
+		printf("{\"pid\":%d,\"known\":%s,\"depth_known\":%s,\"depth\":", (int)o.pid,
+		       (t.flags & EG_TASK_KNOWN) ? "true" : "false",
+		       (t.flags & EG_TASK_DEPTH_KNOWN) ? "true" : "false");
 		if (t.flags & EG_TASK_KNOWN)
 			printf("%d,\"exec_id\":\"%u:%llu\"", t.depth, t.exec_tgid, (unsigned long long)t.exec_ktime);
 		else
@@ -124,8 +125,9 @@ int do_task(int argc, char **argv)
 		return 0;
 	}
 	if (t.flags & EG_TASK_KNOWN)
-		printf("pid %d: depth %d, exec id %u:%llu\n", (int)o.pid, t.depth, t.exec_tgid,
-		       (unsigned long long)t.exec_ktime);
+		printf("pid %d: depth %d%s, exec id %u:%llu\n", (int)o.pid, t.depth,
+		       (t.flags & EG_TASK_DEPTH_KNOWN) ? "" : " (counted from the first exec seen: its tree is older than the tracer)",
+		       t.exec_tgid, (unsigned long long)t.exec_ktime);
 	else
 		printf("pid %d: no exec seen since the daemon started (its next exec is depth 0)\n",
 		       (int)o.pid);

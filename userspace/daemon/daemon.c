@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@
 #include "execgate.h"
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
+#include "util/fileid.h"
 #include "trace/tracer.h"
 #include "util/log.h"
 #include "util/mounts.h"
@@ -39,6 +41,16 @@
 #define FLUSH_BYTES		(1 << 20)
 #define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
 #define STOP_DRAIN_MS		5000		/* the stop drain gives up formatting after this */
+
+/* The inode of one of our namespaces: what events from the host carry. */
+static uint32_t ns_inode(const char *kind)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+	return stat(path, &st) ? 0 : (uint32_t)st.st_ino;
+}
 
 static uint64_t mono_ms(void)
 {
@@ -81,45 +93,18 @@ static const char *audit_action(enum eg_decision dec)
 
 static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a)
 {
-	struct eg_exec_req req = {};
 	struct eg_verdict v;
-	size_t i;
 
 	if (!d->policy)
 		return false;
-	if (r->argv_kept + 1 > d->argvp_cap) {
-		size_t cap = r->argv_kept + 64;
-		const char **p = realloc(d->argvp, cap * sizeof(*p));
-
-		if (!p) {
-			/* cannot evaluate: say so rather than guess */
-			*a = (struct eg_annotation){ "error", "internal_error", "out of memory", "error" };
-			d->st.decisions[EG_DECISION_ERROR]++;
-			return true;
-		}
-		d->argvp = p;
-		d->argvp_cap = cap;
-	}
-	/* kept arguments are NUL terminated in the record itself */
-	for (i = 0; i < r->argv_kept; i++)
-		d->argvp[i] = r->argv[i].p;
-	d->argvp[i] = NULL;
-	sbuf_reset(&d->fname);
-	sbuf_put(&d->fname, r->filename.p, r->filename.len);
-	req.filename = sbuf_cstr(&d->fname);
-	req.argv = d->argvp;
-	req.argc = r->argv_kept;
-	req.depth = r->h.depth;
-	req.cgroup = cgroup_cache_path(d->cgroups, r->h.cgroup_id);
-	req.uid = r->h.uid;
-	req.truncated = r->argv_truncated || r->filename_truncated ||
-			(r->h.flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT));
-	policy_eval(d->policy, &req, &v);
+	judge_record(&d->judge, d->policy, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
 	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
+	*a = (struct eg_annotation){};
 	a->decision = eg_decision_name(v.decision);
 	a->rule = v.rule;
 	a->message = v.message;
 	a->action = audit_action(v.decision);
+	a->reason = v.error;
 	return true;
 }
 
@@ -235,9 +220,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	}
 	ap = annotate(d, &r, &a) ? &a : NULL;
 	if (d->text)
-		format_record_text(b, &r, d->boot_to_real, ap);
+		format_record_text(b, &r, &d->fc, ap);
 	else
-		format_record_json(b, &r, d->boot_to_real, ap);
+		format_record_json(b, &r, &d->fc, ap);
 	output_end(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED);
 	if (output_pending(d->out) >= FLUSH_BYTES)
 		output_flush(d->out);
@@ -294,7 +279,7 @@ static void drain(struct daemon *d)
 {
 	int rc;
 
-	d->boot_to_real = clock_boot_to_real();
+	d->fc.boot_to_real = clock_boot_to_real();
 	d->batch_records = 0;
 	rc = ring_buffer__consume(d->rb);
 	(void)rc;
@@ -439,7 +424,7 @@ static void stop_drain(struct daemon *d)
 	uint64_t deadline = mono_ms() + STOP_DRAIN_MS;
 	int rc;
 
-	d->boot_to_real = clock_boot_to_real();
+	d->fc.boot_to_real = clock_boot_to_real();
 	do {
 		d->batch_records = 0;
 		rc = ring_buffer__consume(d->rb);
@@ -475,6 +460,7 @@ static int setup_bpffs(void)
 static int start_tracer(struct daemon *d)
 {
 	struct tracer_opts to = {};
+	struct stat st;
 	int err;
 
 	to.max_argv_bytes = d->o.max_argv_bytes;
@@ -487,7 +473,7 @@ static int start_tracer(struct daemon *d)
 			return err;
 		}
 	}
-	err = tracer_start(&to, &d->skel);
+	err = tracer_start(&to, d->paths.pin, &d->skel, &d->tasks_reused);
 	if (err) {
 		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
 		      strerror(-err));
@@ -497,6 +483,12 @@ static int start_tracer(struct daemon *d)
 	if (err) {
 		p_err("cannot pin maps under %s: %s", d->paths.pin, strerror(-err));
 		return err;
+	}
+	/* our own binary's "exec" verb is a session launcher */
+	if (!stat("/proc/self/exe", &st)) {
+		err = tracer_add_launcher(d->skel, 0, eg_kdev(st.st_dev), st.st_ino);
+		if (err)
+			p_warn("cannot register the session launcher: %s", strerror(-err));
 	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_record, d, NULL);
 	if (!d->rb) {
@@ -521,7 +513,6 @@ static int load_policy(struct daemon *d)
 		      d->o.policy_path, d->o.policy_path);
 		return err;
 	}
-	d->cgroups = cgroup_cache_new();
 	return 0;
 }
 
@@ -586,6 +577,17 @@ int daemon_run(const struct daemon_opts *o)
 		goto cleanup;
 	}
 	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
+	if (d.text && output_is_terminal(d.out)) {
+		struct winsize ws;
+
+		if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+			d.fc.width = ws.ws_col;
+	}
+	d.fc.host_mnt_ns = ns_inode("mnt");
+	d.fc.host_pid_ns = ns_inode("pid");
+	d.judge.host_mnt_ns = d.fc.host_mnt_ns;
+	d.cgroups = cgroup_cache_new();
+	d.fc.cgroups = d.cgroups;
 
 	if (load_policy(&d))
 		goto cleanup;
@@ -615,7 +617,7 @@ int daemon_run(const struct daemon_opts *o)
 		goto cleanup;
 	}
 
-	d.boot_to_real = clock_boot_to_real();
+	d.fc.boot_to_real = clock_boot_to_real();
 	emit_start(&d);
 	if (output_flush(d.out)) {
 		p_err("cannot write to %s: %s", output_path(d.out),
@@ -640,13 +642,12 @@ cleanup:
 	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);
 	if (d.skel)
-		tracer_unpin(d.skel, d.paths.pin);
+		tracer_unpin(d.skel, d.paths.pin, false);
 	tracer_destroy(d.skel);
 	decoder_free(&d.dec);
 	policy_free(d.policy);
 	cgroup_cache_free(d.cgroups);
-	free(d.argvp);
-	sbuf_free(&d.fname);
+	judge_free(&d.judge);
 	output_close(d.out);
 	loop_free(d.loop);
 	instance_unlock(&d.inst);

@@ -16,6 +16,7 @@
 #include "policy/policy.h"
 #include "trace/probe.h"
 #include "trace/record.h"
+#include "daemon/judge.h"
 #include "util/paths.h"
 
 struct execgate_bpf;
@@ -44,9 +45,10 @@ struct daemon {
 	struct ctl_server *ctl;
 	struct eg_output *out;
 	struct eg_decoder dec;
+	struct eg_format_ctx fc;
 	bool text;
+	bool tasks_reused;		/* depths carried over from an earlier daemon */
 	bool stopping;
-	int64_t boot_to_real;
 	uint64_t started_real_ns;
 	uint64_t started_mono_ms;
 	uint64_t lost_reported;		/* ring-buffer losses already reported */
@@ -58,9 +60,7 @@ struct daemon {
 	/* policy */
 	struct eg_policy *policy;
 	struct cgroup_cache *cgroups;
-	const char **argvp;
-	size_t argvp_cap;
-	struct sbuf fname;
+	struct eg_judge judge;
 };
 
 /* daemon.c */

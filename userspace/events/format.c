@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "events/format.h"
+#include "trace/cgroups.h"
 #include "util/json.h"
 #include "util/version.h"
 
@@ -120,14 +122,54 @@ static void json_bool(struct sbuf *b, const char *key, bool v)
 		sbuf_put(b, "false", 5);
 }
 
-void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_to_real,
+struct eg_str record_program(const struct eg_record *r)
+{
+	if (r->h.type == EG_EVENT_EXEC && (r->h.flags & EG_F_SCRIPT) && r->script.len)
+		return r->script;
+	return r->filename;
+}
+
+static bool fd_path(const char *p, size_t n)
+{
+	size_t i = 0;
+
+	if (n > 8 && !memcmp(p, "/dev/fd/", 8))
+		i = 8;
+	else if (n > 14 && !memcmp(p, "/proc/self/fd/", 14))
+		i = 14;
+	else
+		return false;
+	if (i >= n || p[i] < '0' || p[i] > '9')
+		return false;
+	while (i < n && p[i] >= '0' && p[i] <= '9')
+		i++;
+	return i == n;
+}
+
+bool record_exec_fd(const struct eg_record *r)
+{
+	const struct eg_str *s = r->h.type == EG_EVENT_EXEC ? &r->requested : &r->filename;
+
+	if ((r->h.flags & EG_F_EXECVEAT) && (r->h.at_flags & 0x1000 /* AT_EMPTY_PATH */))
+		return true;
+	return fd_path(s->p, s->len);
+}
+
+static void json_str_field(struct sbuf *b, const char *key, const struct eg_str *s)
+{
+	sbuf_puts(b, key);
+	json_str(b, s->p, s->len);
+}
+
+void format_record_json(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a)
 {
 	const struct eg_event *h = &r->h;
 	bool failed = h->type == EG_EVENT_EXEC_FAILED;
+	struct eg_str prog = record_program(r);
 	size_t i;
 
-	format_json_open(b, failed ? "exec_failed" : "exec", h->ktime_ns + boot_to_real);
+	format_json_open(b, failed ? "exec_failed" : "exec", h->ktime_ns + fc->boot_to_real);
 	if (failed) {
 		sbuf_puts(b, ",\"exec_id\":null");
 	} else {
@@ -142,8 +184,22 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_
 	json_u64(b, ",\"pid\":", h->pid);
 	json_u64(b, ",\"tid\":", h->tid);
 	json_u64(b, ",\"ppid\":", h->ppid);
+	if (h->ns_pid && h->ns_pid != h->pid)
+		json_u64(b, ",\"ns_pid\":", h->ns_pid);
 	json_u64(b, ",\"uid\":", h->uid);
+	json_u64(b, ",\"euid\":", h->euid);
 	json_u64(b, ",\"gid\":", h->gid);
+	json_u64(b, ",\"egid\":", h->egid);
+	if (h->auid == EG_AUID_UNSET)
+		sbuf_puts(b, ",\"auid\":null");
+	else
+		json_u64(b, ",\"auid\":", h->auid);
+	sbuf_puts(b, ",\"tty\":");
+	if (h->tty[0])
+		json_str(b, h->tty, strnlen(h->tty, sizeof(h->tty)));
+	else
+		sbuf_puts(b, "null");
+	json_bool(b, ",\"secureexec\":", h->flags & EG_F_SECUREEXEC);
 	sbuf_puts(b, ",\"comm\":");
 	json_str(b, h->comm, strnlen(h->comm, sizeof(h->comm)));
 	if (failed) {
@@ -157,11 +213,28 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_
 			sbuf_put_i64(b, h->dirfd);
 			json_u64(b, ",\"at_flags\":", h->at_flags);
 		}
+		json_str_field(b, ",\"filename\":", &r->filename);
+		json_str_field(b, ",\"path_requested\":", &r->filename);
+	} else {
+		json_str_field(b, ",\"filename\":", &prog);
+		json_str_field(b, ",\"path_requested\":", &r->requested);
+		if (h->flags & EG_F_SCRIPT) {
+			json_str_field(b, ",\"interpreter\":", &r->filename);
+			json_str_field(b, ",\"interpreter_requested\":", &r->interp);
+			if (!r->script.len)
+				sbuf_puts(b, ",\"script_resolved\":false");
+		}
+		sbuf_puts(b, ",\"dev\":\"");
+		sbuf_put_u64(b, h->dev >> 20);
+		sbuf_putc(b, ':');
+		sbuf_put_u64(b, h->dev & 0xfffff);
+		json_u64(b, "\",\"ino\":", h->ino);
+		if (h->flags & EG_F_ANON_FILE)
+			sbuf_puts(b, ",\"file_kind\":\"anonymous\"");
 	}
-	sbuf_puts(b, ",\"filename\":");
-	json_str(b, r->filename.p, r->filename.len);
-	sbuf_puts(b, ",\"cwd\":");
-	json_str(b, r->cwd.p, r->cwd.len);
+	if (record_exec_fd(r))
+		sbuf_puts(b, ",\"exec_fd\":true");
+	json_str_field(b, ",\"cwd\":", &r->cwd);
 	sbuf_puts(b, ",\"argv\":[");
 	for (i = 0; i < r->argv_kept; i++) {
 		if (i)
@@ -196,23 +269,74 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_
 		sbuf_puts(b, ",\"argc_inexact\":true");
 	sbuf_puts(b, ",\"depth\":");
 	sbuf_put_i64(b, h->depth);
-	if (h->session)
-		sbuf_printf(b, ",\"session\":\"s-%x\"", h->session);
-	else
+	json_bool(b, ",\"depth_known\":", h->flags & EG_F_DEPTH_KNOWN);
+	if (h->session) {
+		sbuf_puts(b, ",\"session\":\"s-");
+		sbuf_printf(b, "%x", h->session);
+		sbuf_putc(b, '"');
+	} else {
 		sbuf_puts(b, ",\"session\":null");
+	}
 	json_u64(b, ",\"cgroup_id\":", h->cgroup_id);
+	if (fc->cgroups) {
+		const char *cg = cgroup_cache_path(fc->cgroups, h->cgroup_id);
+		struct eg_container ct;
+
+		json_opt_str(b, "cgroup", cg);
+		if (cg && !cgroup_container(cg, &ct)) {
+			sbuf_puts(b, ",\"container\":{\"id\":");
+			json_str(b, ct.id, strlen(ct.id));
+			sbuf_puts(b, ",\"runtime\":");
+			json_str(b, ct.runtime, strlen(ct.runtime));
+			if (ct.pod_uid[0]) {
+				sbuf_puts(b, ",\"pod_uid\":");
+				json_str(b, ct.pod_uid, strlen(ct.pod_uid));
+			}
+			sbuf_putc(b, '}');
+		}
+	}
+	json_u64(b, ",\"mnt_ns\":", h->mnt_ns);
+	json_u64(b, ",\"pid_ns\":", h->pid_ns);
+	if ((fc->host_mnt_ns && h->mnt_ns != fc->host_mnt_ns) ||
+	    (fc->host_pid_ns && h->pid_ns != fc->host_pid_ns))
+		sbuf_puts(b, ",\"foreign_ns\":true");
 	if (a) {
 		json_opt_str(b, "decision", a->decision);
 		json_opt_str(b, "rule", a->rule);
 		json_opt_str(b, "message", a->message);
 		json_opt_str(b, "action", a->action);
+		if (a->layer)
+			json_opt_str(b, "layer", a->layer);
+		if (a->reason)
+			json_opt_str(b, "reason", a->reason);
 	}
 	sbuf_puts(b, "}\n");
 }
 
 void format_text_header(struct sbuf *b)
 {
-	sbuf_printf(b, "%-12s %-7s %-7s %-5s %-6s %s\n", "TIME", "PID", "PPID", "DEPTH", "UID", "ARGV");
+	sbuf_printf(b, "%-23s %-7s %-7s %-5s %-8s %-22s %s\n", "TIME", "PID", "PPID", "DEPTH", "USER",
+		    "BINARY", "ARGV");
+}
+
+/* uid -> name for the table, cached (NSS lookups are slow). */
+static const char *user_name(uint32_t uid, char *buf, size_t len)
+{
+	static __thread struct { uint32_t uid; char name[33]; bool set; } cache[64];
+	unsigned int slot = uid % 64;
+	struct passwd pw, *res = NULL;
+	char tmp[1024];
+
+	if (cache[slot].set && cache[slot].uid == uid)
+		return cache[slot].name;
+	if (!getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) && res)
+		snprintf(cache[slot].name, sizeof(cache[slot].name), "%s", pw.pw_name);
+	else
+		snprintf(cache[slot].name, sizeof(cache[slot].name), "%u", uid);
+	cache[slot].uid = uid;
+	cache[slot].set = true;
+	snprintf(buf, len, "%s", cache[slot].name);
+	return cache[slot].name;
 }
 
 /* Arguments as a shell would need them typed: quoted when needed, bytes escaped. */
@@ -239,31 +363,70 @@ static void text_arg(struct sbuf *b, const char *p, size_t n)
 		sbuf_putc(b, '\'');
 }
 
-void format_record_text(struct sbuf *b, const struct eg_record *r, int64_t boot_to_real,
+/* Display columns of s[0..n) as UTF-8 (one per code point; enough for a table). */
+static size_t columns(const char *s, size_t n)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
+}
+
+void format_record_text(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a)
 {
 	const struct eg_event *h = &r->h;
-	uint64_t real = h->ktime_ns + boot_to_real;
+	uint64_t real = h->ktime_ns + fc->boot_to_real;
 	time_t sec = real / 1000000000ull;
+	struct eg_str prog = record_program(r);
+	size_t start = b->len, i;
+	char name[40];
 	struct tm tm;
-	size_t i;
 
 	localtime_r(&sec, &tm);
-	sbuf_printf(b, "%02d:%02d:%02d.%03u %-7u %-7u %-5d %-6u ", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		    (unsigned int)(real % 1000000000ull / 1000000), h->pid, h->ppid, h->depth, h->uid);
+	sbuf_printf(b, "%04d-%02d-%02d %02d:%02d:%02d.%03u %-7u %-7u %-5d %-8.8s ", tm.tm_year + 1900,
+		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		    (unsigned int)(real % 1000000000ull / 1000000), h->pid, h->ppid, h->depth,
+		    user_name(h->euid, name, sizeof(name)));
+	/* the binary that runs, resolved (the ARGV shows how it was called) */
+	if (prog.len > 22) {
+		sbuf_puts(b, "...");
+		text_arg(b, prog.p + prog.len - 19, 19);
+	} else {
+		text_arg(b, prog.p, prog.len);
+		for (i = prog.len; i < 22; i++)
+			sbuf_putc(b, ' ');
+	}
+	sbuf_putc(b, ' ');
 	if (h->type == EG_EVENT_EXEC_FAILED)
 		sbuf_printf(b, "[%s] ", errno_name(h->err));
+	if (a && a->decision && strcmp(a->decision, "allow"))
+		sbuf_printf(b, "<%s%s%s> ", a->action ? a->action : a->decision,
+			    a->rule ? " " : "", a->rule ? a->rule : "");
 	if (r->argv_kept == 0)
 		text_arg(b, r->filename.p, r->filename.len);
 	for (i = 0; i < r->argv_kept; i++) {
 		if (i)
 			sbuf_putc(b, ' ');
 		text_arg(b, r->argv[i].p, r->argv[i].len);
+		if (fc->width && columns(b->data + start, b->len - start) > fc->width)
+			break;
 	}
 	if (r->argv_truncated)
 		sbuf_printf(b, " ...[%u args, %u bytes]", h->argc, h->argv_bytes);
-	if (a && a->decision && strcmp(a->decision, "allow"))
-		sbuf_printf(b, "  <%s%s%s>", a->action ? a->action : a->decision,
-			    a->rule ? " " : "", a->rule ? a->rule : "");
+	/* one line a record: cut at the terminal's width, with a marker */
+	if (fc->width && columns(b->data + start, b->len - start) > fc->width) {
+		size_t keep = start, c = 0;
+
+		while (keep < b->len && c < fc->width - 1) {
+			keep++;
+			while (keep < b->len && ((unsigned char)b->data[keep] & 0xc0) == 0x80)
+				keep++;
+			c++;
+		}
+		b->len = keep;
+		sbuf_puts(b, "+");
+	}
 	sbuf_putc(b, '\n');
 }

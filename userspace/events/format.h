@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 #include "trace/record.h"
+
+struct cgroup_cache;
 #include "util/sbuf.h"
 
 /* What the policy said about an exec; NULL fields are left out (rule: null). */
@@ -13,7 +15,23 @@ struct eg_annotation {
 	const char *rule;		/* NULL: the default decision */
 	const char *message;
 	const char *action;
+	const char *layer;		/* "seccomp", "kernel-lsm", "kernel-kill"; NULL: none */
+	const char *reason;		/* why, when the action needs one (error, ticket-mismatch) */
 };
+
+/* Daemon facts a record is formatted against (the host's namespaces). */
+struct eg_format_ctx {
+	int64_t boot_to_real;
+	uint32_t host_mnt_ns;
+	uint32_t host_pid_ns;
+	struct cgroup_cache *cgroups;	/* id -> path, NULL: no "cgroup" field */
+	unsigned int width;		/* text: columns a line may take, 0: no limit */
+};
+
+/* The file the exec named: the script for a script, else the file that runs. */
+struct eg_str record_program(const struct eg_record *r);
+/* Whether the program was named by a file descriptor (execveat AT_EMPTY_PATH, /dev/fd/N). */
+bool record_exec_fd(const struct eg_record *r);
 
 /* CLOCK_BOOTTIME -> CLOCK_REALTIME, sampled at start and refreshed per batch. */
 int64_t clock_boot_to_real(void);
@@ -22,10 +40,10 @@ uint64_t clock_real_ns(void);
 void format_time(struct sbuf *b, uint64_t real_ns);
 
 /* One JSON line (with '\n') for an exec or exec_failed record. */
-void format_record_json(struct sbuf *b, const struct eg_record *r, int64_t boot_to_real,
+void format_record_json(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a);
 /* One line of the terminal table, and its header. */
-void format_record_text(struct sbuf *b, const struct eg_record *r, int64_t boot_to_real,
+void format_record_text(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a);
 void format_text_header(struct sbuf *b);
 /* Opens a JSON record {"v":1,"type":TYPE,"time":...; the caller adds fields and "}\n". */

@@ -13,6 +13,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "policy/internal.h"
 
 #define JOIN_INITIAL 4096
@@ -255,7 +256,11 @@ int eg_policy_compile(struct eg_policy *p)
 					return -ENOMEM;
 			continue;
 		}
-		if (!all_keyed && r->cgroups.n) {
+		for (j = 0; j < r->cgroups.n && !all_keyed; j++)
+			if (!eg_glob_is_literal(r->cgroups.v[j]))
+				break;
+		/* cgroup globs have no key to look up: such a rule stays unindexed */
+		if (!all_keyed && r->cgroups.n && j == r->cgroups.n) {
 			for (j = 0; j < r->cgroups.n; j++) {
 				const char *cg = r->cgroups.v[j];
 				uint32_t k = (uint32_t)count_slashes(cg, strlen(cg));
@@ -301,6 +306,7 @@ int eg_policy_compile(struct eg_policy *p)
 		return -ENOMEM;
 	for (i = 0; i < p->bypass.n; i++)
 		eg_glob_info(p->bypass.v[i], &p->bypass_glob[i]);
+	eg_bypass_refresh(p);
 
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
@@ -347,25 +353,52 @@ struct eval {
 	const struct eg_exec_req *req;
 	const char *filename;
 	size_t filename_len;
-	const char *base;
+	const char *base;		/* of the resolved file */
 	size_t base_len;
+	const char *rbase;		/* of the path as spelled; NULL when the same */
+	size_t rbase_len;
 	int depth;
 	bool joined;
 	bool join_failed;
 	size_t join_len;
+	struct eg_eval_budget *budget;
+	const char *error;		/* set: stop, the verdict is an error */
 };
 
-/* 1 match, 0 no match, -1 PCRE2 gave up (match limit, JIT stack). */
-static int re_match(const struct eg_scratch *sc, const struct eg_regex *re, const char *s, size_t n)
+static uint64_t mono_ns(void)
 {
-	int rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, 0, sc->md, sc->mctx);
+	struct timespec ts;
 
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/*
+ * 1 match, 0 no match, -1 no answer: PCRE2 gave up (step limit, memory)
+ * or the exec's budget is spent; e->error says which.
+ */
+static int re_match(struct eval *e, const struct eg_regex *re, const char *s, size_t n)
+{
+	const struct eg_scratch *sc = e->p->scratch;
+	int rc;
+
+	if (mono_ns() > e->budget->deadline_ns) {
+		e->budget->exceeded = true;
+		e->error = "evaluation budget exceeded (regular expressions took too long)";
+		return -1;
+	}
+	rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, 0, sc->md, sc->mctx);
 	/* JIT code recurses on a fixed stack; the interpreter backtracks on the heap. */
 	if (rc == PCRE2_ERROR_JIT_STACKLIMIT)
 		rc = pcre2_match(re->code, (PCRE2_SPTR)s, n, 0, PCRE2_NO_JIT, sc->md, sc->mctx);
 	if (rc >= 0)
 		return 1;
-	return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	e->error = rc == PCRE2_ERROR_MATCHLIMIT || rc == PCRE2_ERROR_DEPTHLIMIT ||
+		   rc == PCRE2_ERROR_HEAPLIMIT ? "a regular expression hit its step limit"
+					       : "a regular expression could not be evaluated";
+	return -1;
 }
 
 static const char *arg_at(const struct eg_exec_req *req, unsigned int i)
@@ -412,30 +445,58 @@ static int join_args(struct eval *e)
 
 bool eg_cgroup_under(const char *cg, const char *top)
 {
-	size_t n = strlen(top);
+	size_t n = strlen(top), i;
+	char anc[4096];
 
+	if (!eg_glob_is_literal(top)) {
+		/* a glob names the cgroups it matches and everything below them */
+		if (!fnmatch(top, cg, 0))
+			return true;
+		for (i = 1; cg[i] && i < sizeof(anc); i++) {
+			if (cg[i] != '/')
+				continue;
+			memcpy(anc, cg, i);
+			anc[i] = '\0';
+			if (!fnmatch(top, anc, 0))
+				return true;
+		}
+		return false;
+	}
 	if (n == 1 && top[0] == '/')
 		return cg[0] == '/';
 	return !strncmp(cg, top, n) && (cg[n] == '\0' || cg[n] == '/');
 }
 
+static bool has_basename(const struct eg_rule *r, const char *b, size_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < r->basenames.n; i++)
+		if (strlen(r->basenames.v[i]) == n && !memcmp(r->basenames.v[i], b, n))
+			return true;
+	return false;
+}
+
 /*
- * Cheap tests first: depth, uid, cgroup, names, and regexes last. When
- * PCRE2 gives up on a pattern the rule counts as matching unless it
- * allows: a hostile command line must not slip past a deny that way.
+ * Cheap tests first: depth, uid, cgroup, names, and regexes last. A regex
+ * that gives no answer stops the evaluation (e->error): the verdict is
+ * on_error, never a guess.
+ *
+ * Names: a rule's basenames match the resolved file's name; a rule that
+ * denies, asks or audits also matches the name the caller spelled (a
+ * symlink such as /bin/sh -> dash still meets "basenames: [sh]"), but an
+ * allow is never granted through a name the file does not have.
  */
-static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_basename)
+static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base, bool via_req)
 {
 	const struct eg_exec_req *req = e->req;
-	const struct eg_scratch *sc = e->p->scratch;
-	bool fail_closed = r->decision != EG_DECISION_ALLOW;
 	uint32_t i;
 	unsigned int a;
 
 	if (e->depth < r->min_depth || e->depth > r->max_depth)
 		return false;
 	if (r->n_uids) {
-		for (i = 0; i < r->n_uids && r->uids[i] != req->uid; i++)
+		for (i = 0; i < r->n_uids && r->uids[i] != req->euid; i++)
 			;
 		if (i == r->n_uids)
 			return false;
@@ -448,11 +509,12 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_basen
 		if (i == r->cgroups.n)
 			return false;
 	}
-	if (r->basenames.n && !(via_basename && r->indexed_by_basename)) {
-		for (i = 0; i < r->basenames.n; i++)
-			if (strlen(r->basenames.v[i]) == e->base_len && !strcmp(r->basenames.v[i], e->base))
-				break;
-		if (i == r->basenames.n)
+	if (r->basenames.n) {
+		bool named = (via_base && r->indexed_by_basename) || has_basename(r, e->base, e->base_len);
+
+		if (!named && r->decision != EG_DECISION_ALLOW && e->rbase)
+			named = (via_req && r->indexed_by_basename) || has_basename(r, e->rbase, e->rbase_len);
+		if (!named)
 			return false;
 	}
 	if (r->paths.n) {
@@ -463,29 +525,30 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_basen
 			return false;
 	}
 	for (i = 0; i < r->n_args; i++) {
-		bool found = false;
+		int m = 0;
 
-		for (a = 1; a < req->argc && !found; a++) {
+		for (a = 1; a < req->argc && m == 0; a++) {
 			const char *s = arg_at(req, a);
-			int m = re_match(sc, &r->args[i], s, strlen(s));
 
-			found = m > 0 || (m < 0 && fail_closed);
+			m = re_match(e, &r->args[i], s, strlen(s));
 		}
-		if (!found)
+		if (m < 0)
+			return false;
+		if (m == 0)
 			return false;
 	}
 	if (r->n_args_patterns) {
+		int m = 0;
+
 		if (!e->joined)
 			join_args(e);
-		if (e->join_failed)
-			return fail_closed;
-		for (i = 0; i < r->n_args_patterns; i++) {
-			int m = re_match(sc, &r->args_patterns[i], sc->join, e->join_len);
-
-			if (m > 0 || (m < 0 && fail_closed))
-				break;
+		if (e->join_failed) {
+			e->error = "out of memory joining the arguments";
+			return false;
 		}
-		if (i == r->n_args_patterns)
+		for (i = 0; i < r->n_args_patterns && m == 0; i++)
+			m = re_match(e, &r->args_patterns[i], e->p->scratch->join, e->join_len);
+		if (m <= 0)
 			return false;
 	}
 	return true;
@@ -496,7 +559,7 @@ static int first_match(struct eval *e)
 	const struct eg_policy *p = e->p;
 	struct eg_cursor *cur = p->scratch->cur;
 	const struct eg_bucket *b;
-	uint32_t nc = 0, h, slashes = 0;
+	uint32_t nc = 0, h, slashes = 0, req_cur = UINT32_MAX;
 	const char *f = e->filename;
 	bool have_base;
 	size_t i;
@@ -506,6 +569,14 @@ static int first_match(struct eval *e)
 		cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
 	/* Cursor 0 is the basename list only when there was one. */
 	have_base = nc == 1;
+	/* then the spelled name's list, for the rules that are not allows */
+	if (e->rbase) {
+		b = eg_htab_find(&p->by_basename, e->rbase, e->rbase_len, eg_hash(e->rbase, e->rbase_len));
+		if (b) {
+			req_cur = nc;
+			cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+		}
+	}
 
 	if (p->by_dir.used) {
 		h = 2166136261u;
@@ -536,8 +607,8 @@ static int first_match(struct eval *e)
 		}
 	}
 	if (p->by_uid.used) {
-		b = eg_htab_find(&p->by_uid, (const char *)&e->req->uid, sizeof(e->req->uid),
-				 eg_hash((const char *)&e->req->uid, sizeof(e->req->uid)));
+		b = eg_htab_find(&p->by_uid, (const char *)&e->req->euid, sizeof(e->req->euid),
+				 eg_hash((const char *)&e->req->euid, sizeof(e->req->euid)));
 		if (b)
 			cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
 	}
@@ -569,7 +640,7 @@ static int first_match(struct eval *e)
 
 	for (;;) {
 		uint32_t min = UINT32_MAX, k;
-		bool via_base = false;
+		bool via_base = false, via_req = false;
 
 		for (k = 0; k < nc; k++)
 			if (cur[k].at < cur[k].n && cur[k].idx[cur[k].at] < min)
@@ -581,45 +652,98 @@ static int first_match(struct eval *e)
 			if (cur[k].at < cur[k].n && cur[k].idx[cur[k].at] == min) {
 				cur[k].at++;
 				via_base |= k == 0 && have_base;
+				via_req |= k == req_cur;
 			}
 		}
-		if (rule_matches(e, &p->rules[min], via_base))
+		if (rule_matches(e, &p->rules[min], via_base, via_req))
 			return (int)min;
+		if (e->error)
+			return -2;
 	}
+}
+
+static int decision_rank(enum eg_decision d)
+{
+	switch (d) {
+	case EG_DECISION_DENY: return 4;
+	case EG_DECISION_ERROR: return 3;
+	case EG_DECISION_APPROVAL: return 2;
+	case EG_DECISION_AUDIT: return 1;
+	default: return 0;
+	}
+}
+
+void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *other)
+{
+	if (decision_rank(other->decision) > decision_rank(into->decision))
+		*into = *other;
+}
+
+static void set_error(const struct eg_policy *p, const struct eg_exec_req *req, const char *why,
+		      struct eg_verdict *ret)
+{
+	ret->rule = "on_error";
+	ret->message = why;
+	ret->error = why;
+	ret->rule_index = -1;
+	/* a supervisor enforces on_error; an audit log records what happened */
+	ret->decision = req->apply_on_truncated ? p->settings.on_error : EG_DECISION_ERROR;
 }
 
 void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struct eg_verdict *ret)
 {
+	struct eg_eval_budget local = {};
 	struct eval e = {};
 	const char *slash;
-	uint32_t i;
 	int m;
 
 	ret->decision = EG_DECISION_ALLOW;
 	ret->rule = NULL;
 	ret->message = NULL;
 	ret->rule_index = -1;
+	ret->error = NULL;
 	if (!p)
 		return;
 	e.p = p;
 	e.req = req;
+	e.budget = req->budget ? req->budget : &local;
+	if (!e.budget->deadline_ns)
+		e.budget->deadline_ns = mono_ns() + EG_EVAL_BUDGET_NS;
 	e.filename = req->filename ? req->filename : "";
 	e.filename_len = strlen(e.filename);
 	slash = memrchr(e.filename, '/', e.filename_len);
 	e.base = slash ? slash + 1 : e.filename;
 	e.base_len = e.filename_len - (size_t)(e.base - e.filename);
+	if (req->requested) {
+		size_t n = strlen(req->requested);
+
+		slash = memrchr(req->requested, '/', n);
+		e.rbase = slash ? slash + 1 : req->requested;
+		e.rbase_len = n - (size_t)(e.rbase - req->requested);
+		if (e.rbase_len == e.base_len && !memcmp(e.rbase, e.base, e.base_len))
+			e.rbase = NULL;
+	}
 	/* The launcher's own -1 is not an exec a rule speaks of: count it as direct. */
 	e.depth = req->depth < 0 ? 0 : req->depth;
+	/* Older than the tracer: nested unless the policy says otherwise. */
+	if (!req->depth_known && !p->settings.unknown_depth_direct && e.depth < 1)
+		e.depth = 1;
 
-	/* Bypass first, whatever the argv: it names the infrastructure by path. */
-	for (i = 0; i < p->bypass.n; i++) {
-		if (eg_glob_match(p->bypass.v[i], &p->bypass_glob[i], e.filename, e.filename_len)) {
-			ret->rule = "internal_bypass";
-			return;
-		}
+	/* Bypass first, whatever the argv: the infrastructure, by identity. */
+	if (p->bypass.n && policy_bypass_allowed(p, e.filename, req->dev, req->ino, req->foreign_ns)) {
+		ret->rule = "internal_bypass";
+		return;
+	}
+	if (e.budget->exceeded) {
+		set_error(p, req, "evaluation budget exceeded (regular expressions took too long)", ret);
+		return;
 	}
 
 	m = first_match(&e);
+	if (m == -2) {
+		set_error(p, req, e.error, ret);
+		return;
+	}
 	if (m >= 0) {
 		const struct eg_rule *r = &p->rules[m];
 
@@ -631,8 +755,12 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 		ret->decision = p->settings.default_decision;
 	}
 
-	/* A cut argv may hide what a deny rule looks for: the verdict cannot be trusted. */
-	if (req->truncated && ret->decision != EG_DECISION_DENY) {
+	/*
+	 * A cut argv may hide what a deny rule looks for. Only a supervisor
+	 * acts on that (on_truncated); the host audit log keeps the verdict
+	 * and the event says "truncated".
+	 */
+	if (req->truncated && req->apply_on_truncated && ret->decision != EG_DECISION_DENY) {
 		switch (p->settings.on_truncated) {
 		case EG_DECISION_DENY:
 			ret->decision = EG_DECISION_DENY;

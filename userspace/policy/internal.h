@@ -113,6 +113,12 @@ struct eg_scratch {
 	uint32_t ncur;
 };
 
+struct eg_file_id {
+	uint64_t dev, ino;		/* dev in the kernel's encoding (eg_kdev) */
+};
+
+#define EG_POLICY_MAX_BYPASS_IDS 65536u
+
 struct eg_policy {
 	struct eg_policy_settings settings;
 	struct eg_rule *rules;
@@ -133,6 +139,8 @@ struct eg_policy {
 	struct eg_htab by_cgroup;	/* ... or else their cgroups */
 	uint32_t max_cg_slashes;	/* most '/' in a by_cgroup key */
 	struct eg_glob *bypass_glob;
+	struct eg_file_id *bypass_ids;	/* the files internal_bypass names, on this host */
+	size_t n_bypass_ids;
 	uint32_t *unindexed;		/* rules no key can rule out, ascending */
 	uint32_t n_unindexed;
 	char sha256[SHA256_HEX_LEN];
@@ -167,6 +175,10 @@ bool eg_glob_match(const char *g, const struct eg_glob *gi, const char *s, size_
 bool eg_cgroup_under(const char *cg, const char *top);
 /* pattern matches the empty string (interpreted, no scratch needed) */
 bool eg_regex_matches_empty(const struct eg_regex *re);
+
+/* bypass.c */
+/* Expands the internal_bypass entries into file identities (load, reload). */
+void eg_bypass_refresh(struct eg_policy *p);
 
 /* policy_lint.c: adds warnings only. */
 void eg_policy_lint(const struct eg_policy *p, const char *file, struct eg_diags *d);

@@ -38,8 +38,9 @@ struct loader {
 };
 
 /* Keys per mapping; enum values index these tables. */
-enum { ROOT_SANDBOX, ROOT_COMMANDS, ROOT_DEFAULT_DECISION };
-static const char *const root_keys[] = { "sandbox", "commands", "default_decision", NULL };
+enum { ROOT_SANDBOX, ROOT_COMMANDS, ROOT_DEFAULT_DECISION, ROOT_UNKNOWN_DEPTH, ROOT_KERNEL_APPROVAL };
+static const char *const root_keys[] = { "sandbox", "commands", "default_decision", "unknown_depth",
+					 "kernel_approval", NULL };
 
 enum { SANDBOX_SECCOMP };
 static const char *const sandbox_keys[] = { "seccomp", NULL };
@@ -51,10 +52,10 @@ enum { UNIX_ENABLED };
 static const char *const unix_socket_keys[] = { "enabled", NULL };
 
 enum { EX_ENABLED, EX_MAX_ARGC, EX_MAX_ARGV_BYTES, EX_ON_TRUNCATED, EX_APPROVAL_TIMEOUT,
-       EX_APPROVAL_TIMEOUT_ACTION, EX_INTERNAL_BYPASS };
+       EX_APPROVAL_TIMEOUT_ACTION, EX_INTERNAL_BYPASS, EX_ON_ERROR };
 static const char *const execve_keys[] = {
 	"enabled", "max_argc", "max_argv_bytes", "on_truncated", "approval_timeout",
-	"approval_timeout_action", "internal_bypass", NULL
+	"approval_timeout_action", "internal_bypass", "on_error", NULL
 };
 
 enum { R_NAME, R_BASENAMES, R_PATHS, R_ARGS_PATTERNS, R_ARGS, R_CONTEXT, R_CGROUPS, R_UIDS,
@@ -564,6 +565,21 @@ static int get_decision(struct loader *l, const char *what, unsigned int allowed
 #define ALL_DECISIONS 0xfu
 
 /* "[a,a,a,...]": 2 bytes of YAML, 50 of memory each. */
+/* One of two words: *ret = false for `no`, true for `yes`. */
+static int get_word(struct loader *l, const char *what, const char *no, const char *yes, bool *ret)
+{
+	if (!is_scalar(l) || is_null(l))
+		return wrong_type(l, what, yes);
+	if (!strcmp(sval(l), no)) {
+		*ret = false;
+	} else if (!strcmp(sval(l), yes)) {
+		*ret = true;
+	} else {
+		err(l, ev_pos(l), "'%s' is %s or %s, got '%.64s'", what, no, yes, sval(l));
+	}
+	return 0;
+}
+
 static int count_item(struct loader *l, struct eg_pos pos)
 {
 	if (++l->n_items <= EG_POLICY_MAX_ITEMS)
@@ -1042,6 +1058,11 @@ static int parse_execve(struct loader *l)
 			s->approval_timeout_action = d == EG_DECISION_ALLOW ? EG_TIMEOUT_ALLOW : EG_TIMEOUT_DENY;
 			break;
 		}
+		case EX_ON_ERROR:
+			rc = get_decision(l, "on_error",
+					  1u << EG_DECISION_DENY | 1u << EG_DECISION_ALLOW | 1u << EG_DECISION_APPROVAL,
+					  &s->on_error);
+			break;
 		case EX_INTERNAL_BYPASS:
 			l->p->bypass_pos = ev_pos(l);
 			rc = each_item(l, "internal_bypass", "a list of paths or globs", strv_item, &l->p->bypass);
@@ -1131,6 +1152,12 @@ static int parse_root(struct loader *l)
 			l->p->default_decision_pos = ev_pos(l);
 			rc = get_decision(l, "default_decision", ALL_DECISIONS, &l->p->settings.default_decision);
 			break;
+		case ROOT_UNKNOWN_DEPTH:
+			rc = get_word(l, "unknown_depth", "nested", "direct", &l->p->settings.unknown_depth_direct);
+			break;
+		case ROOT_KERNEL_APPROVAL:
+			rc = get_word(l, "kernel_approval", "deny", "audit", &l->p->settings.kernel_approval_audit);
+			break;
 		}
 	}
 	return (rc || k == -2) ? -EINVAL : 0;
@@ -1172,6 +1199,7 @@ static void settings_defaults(struct eg_policy_settings *s)
 	s->approval_timeout_set = false;
 	s->approval_timeout_action = EG_TIMEOUT_DENY;
 	s->default_decision = EG_DECISION_ALLOW;
+	s->on_error = EG_DECISION_DENY;
 }
 
 int policy_load_buf(const char *buf, size_t len, const char *name,

@@ -164,6 +164,7 @@ void policy_free(struct eg_policy *p)
 	eg_htab_free(&p->by_uid);
 	eg_htab_free(&p->by_cgroup);
 	free(p->bypass_glob);
+	free(p->bypass_ids);
 	free(p->unindexed);
 	if (p->scratch) {
 		pcre2_match_data_free(p->scratch->md);

@@ -24,24 +24,54 @@ enum eg_decision {
 /* "allow", "deny", "approval", "audit", "error" */
 const char *eg_decision_name(enum eg_decision d);
 
-/* One exec, as the daemon or a supervisor saw it. */
+/*
+ * A time budget shared by every regular expression one exec is matched
+ * against (all its arguments, all patterns, the script and its
+ * interpreter): past it the verdict is on_error. deadline_ns is
+ * CLOCK_MONOTONIC; 0 means "start the default budget now".
+ */
+struct eg_eval_budget {
+	uint64_t deadline_ns;
+	bool exceeded;
+};
+#define EG_EVAL_BUDGET_NS	(20ull * 1000 * 1000)	/* 20 ms per exec */
+
+/*
+ * One program about to run (or that ran), as the daemon or a supervisor
+ * saw it. A '#!' script is two programs: the script (filename = the
+ * script, argv = what the caller passed) and its interpreter (filename =
+ * the interpreter, argv = what the kernel passes it); the caller judges
+ * both and keeps the stronger verdict (policy_verdict_merge).
+ */
 struct eg_exec_req {
-	const char *filename;		/* the executed path, NUL terminated */
+	const char *filename;		/* the resolved file: absolute, no symlinks */
+	const char *requested;		/* the path as the caller spelled it, or NULL */
 	const char *const *argv;	/* argc NUL-terminated strings (argv[0] first) */
 	unsigned int argc;
-	int depth;			/* 0 = direct, >= 1 = nested */
+	int depth;			/* 0 = direct, >= 1 = nested (relative when !depth_known) */
+	bool depth_known;		/* false: the tracer never saw this tree start */
 	const char *cgroup;		/* cgroup v2 path from the hierarchy root ("/a/b"), NULL if unknown */
-	uint32_t uid;
-	const char *session;		/* NULL outside sessions */
+	uint32_t euid;			/* uids: rules match the effective uid */
+	uint64_t dev, ino;		/* the file's identity (st_dev as the kernel encodes it), 0 if unknown */
+	bool foreign_ns;		/* runs in another mount namespace than the daemon's */
 	bool truncated;			/* argv (or filename) was cut */
+	bool apply_on_truncated;	/* a supervised session: on_truncated decides a cut argv */
+	struct eg_eval_budget *budget;	/* NULL: a fresh budget for this call */
 };
 
 struct eg_verdict {
 	enum eg_decision decision;
-	const char *rule;		/* NULL: default_decision; "internal_bypass"; "on_truncated" */
+	const char *rule;		/* NULL: default_decision; "internal_bypass"; "on_truncated"; "on_error" */
 	const char *message;		/* the rule's message, or NULL */
 	int rule_index;			/* index in the file's commands, -1 if none */
+	const char *error;		/* decision error: why (budget, regex limit, memory) */
 };
+
+/*
+ * Keeps in *into the stronger of *into and *other: deny > error > approval
+ * > audit > allow (a script and its interpreter: any deny wins).
+ */
+void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *other);
 
 enum eg_timeout_action {
 	EG_TIMEOUT_DENY = 0,
@@ -58,6 +88,9 @@ struct eg_policy_settings {
 	bool approval_timeout_set;	/* the file names approval_timeout */
 	enum eg_timeout_action approval_timeout_action; /* default deny */
 	enum eg_decision default_decision; /* default allow */
+	enum eg_decision on_error;	/* deny (default), allow, approval: when evaluation fails */
+	bool unknown_depth_direct;	/* unknown_depth: direct (default nested) */
+	bool kernel_approval_audit;	/* kernel_approval: audit (default deny) */
 };
 
 /* A problem found while loading or linting: FILE:LINE:COLUMN: message. */
@@ -89,7 +122,10 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 void policy_free(struct eg_policy *p);
 
 /*
- * First match wins; no match gives default_decision. Never fails.
+ * First match wins; no match gives default_decision. Never fails: a
+ * regular expression that hits its step limit, an exhausted budget or no
+ * memory give decision "error" (with ->error) unless on_error says
+ * otherwise for a supervised session (apply_on_truncated set).
  * Not reentrant: the policy holds the scratch space (PCRE2 match data, the
  * joined argv) an evaluation uses, so call it from one thread at a time per
  * policy (or load one policy per thread). ret's strings live as long as p.
@@ -141,5 +177,15 @@ const char *policy_rule_regex(const struct eg_policy *p, size_t i, bool whole, s
 
 /* sandbox.seccomp.execve.internal_bypass globs, in file order. */
 const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret_n);
+
+/*
+ * Whether the file (resolved path, identity) may use internal_bypass: the
+ * path matches an entry and the file is the one the entry names on this
+ * host (identity from the daemon's mount namespace, refreshed at load and
+ * checked again on a miss), in a root-owned directory nobody else can
+ * write. A file from another mount namespace never gets it.
+ */
+bool policy_bypass_allowed(const struct eg_policy *p, const char *filename, uint64_t dev,
+			   uint64_t ino, bool foreign_ns);
 
 #endif

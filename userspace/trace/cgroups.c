@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,4 +144,98 @@ const char *cgroup_cache_path(struct cgroup_cache *c, uint64_t id)
 	c->path[slot] = p;
 	c->id[slot] = id;
 	return p;
+}
+
+static bool all_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return n > 0;
+}
+
+/* "<prefix><hex>[.scope]" -> the hex id; conmon helpers are not the container. */
+static bool match_id(const char *comp, size_t n, const char *prefix, struct eg_container *ret)
+{
+	size_t pl = strlen(prefix);
+	const char *id = comp + pl;
+	size_t idn;
+
+	if (n <= pl || strncmp(comp, prefix, pl))
+		return false;
+	idn = n - pl;
+	if (idn > 6 && !memcmp(id + idn - 6, ".scope", 6))
+		idn -= 6;
+	if (idn < 12 || idn >= sizeof(ret->id) || !all_hex(id, idn))
+		return false;
+	memcpy(ret->id, id, idn);
+	ret->id[idn] = '\0';
+	return true;
+}
+
+int cgroup_container(const char *path, struct eg_container *ret)
+{
+	static const struct { const char *prefix, *runtime; } pats[] = {
+		{ "libpod-", "podman" },
+		{ "docker-", "docker" },
+		{ "cri-containerd-", "containerd" },
+		{ "crio-", "crio" },
+	};
+	const char *p, *end, *pod;
+	bool found = false;
+	size_t i, n;
+
+	memset(ret, 0, sizeof(*ret));
+	/* the innermost component that names one wins */
+	for (p = path; p && *p; p = end) {
+		while (*p == '/')
+			p++;
+		end = strchr(p, '/');
+		n = end ? (size_t)(end - p) : strlen(p);
+		if (!n)
+			break;
+		for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+			struct eg_container c = {};
+
+			if (match_id(p, n, pats[i].prefix, &c)) {
+				memcpy(ret->id, c.id, sizeof(ret->id));
+				ret->runtime = pats[i].runtime;
+				found = true;
+			}
+		}
+		/* /docker/<id>, /kubepods/.../pod<uid>/<id> (cgroupfs drivers) */
+		if (n == 64 && all_hex(p, n) && p > path) {
+			memcpy(ret->id, p, n);
+			ret->id[n] = '\0';
+			ret->runtime = strstr(path, "/kubepods") ? "kubernetes" :
+				       strstr(path, "/docker/") ? "docker" : "unknown";
+			found = true;
+		}
+		if (n > 12 && !strncmp(p, "lxc.payload.", 12) && n - 12 < sizeof(ret->id)) {
+			memcpy(ret->id, p + 12, n - 12);
+			ret->id[n - 12] = '\0';
+			ret->runtime = "lxc";
+			found = true;
+		}
+	}
+	if (!found)
+		return -ENOENT;
+	/* kubepods: the pod uid, "pod<uid>" (cgroupfs) or "-pod<uid with _>.slice" (systemd) */
+	pod = strstr(path, "pod");
+	while (pod && strstr(path, "kubepods")) {
+		const char *u = pod + 3;
+
+		for (n = 0; u[n] && u[n] != '/' && u[n] != '.'; n++)
+			;
+		if (n == 36 && n < sizeof(ret->pod_uid)) {
+			for (i = 0; i < n; i++)
+				ret->pod_uid[i] = u[i] == '_' ? '-' : u[i];
+			ret->pod_uid[n] = '\0';
+			break;
+		}
+		pod = strstr(pod + 3, "pod");
+	}
+	return 0;
 }

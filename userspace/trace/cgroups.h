@@ -20,4 +20,13 @@ struct cgroup_cache *cgroup_cache_new(void);
 void cgroup_cache_free(struct cgroup_cache *c);
 const char *cgroup_cache_path(struct cgroup_cache *c, uint64_t id);
 
+/* A container named by a cgroup path (libpod-*, docker-*.scope, cri-containerd-*, crio-*, kubepods). */
+struct eg_container {
+	char id[80];
+	const char *runtime;		/* "podman", "docker", "containerd", "crio", "lxc", "kubernetes" */
+	char pod_uid[40];		/* kubepods paths: the pod's uid, else "" */
+};
+/* 0 and *ret when path names a container; -ENOENT otherwise. */
+int cgroup_container(const char *path, struct eg_container *ret);
+
 #endif

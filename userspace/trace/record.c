@@ -4,11 +4,18 @@
 #include <string.h>
 #include "trace/record.h"
 
-/* The BPF side stores components leaf first, each NUL terminated: "c\0b\0a\0" is /a/b/c. */
-static void rebuild_cwd(struct sbuf *out, const char *p, size_t n)
+/*
+ * The BPF side stores paths leaf first, each component NUL terminated:
+ * "c\0b\0a\0" is /a/b/c. A cut path may end inside a component: only
+ * whole ones are kept. deleted appends " (deleted)", as d_path() does.
+ */
+static void rebuild_path(struct sbuf *out, const char *p, size_t n, bool deleted)
 {
-	size_t end = n;
+	size_t end;
 
+	while (n && p[n - 1] != '\0')
+		n--;
+	end = n;
 	sbuf_reset(out);
 	while (end > 0) {
 		size_t start;
@@ -17,12 +24,25 @@ static void rebuild_cwd(struct sbuf *out, const char *p, size_t n)
 		start = end - 1;
 		while (start > 0 && p[start - 1] != '\0')
 			start--;
-		sbuf_putc(out, '/');
-		sbuf_put(out, p + start, end - 1 - start);
+		/* the kernel has no empty names; a stray NUL adds no "//" */
+		if (end - 1 > start) {
+			sbuf_putc(out, '/');
+			sbuf_put(out, p + start, end - 1 - start);
+		}
 		end = start;
 	}
 	if (!out->len)
 		sbuf_putc(out, '/');
+	if (deleted)
+		sbuf_puts(out, " (deleted)");
+}
+
+/* A NUL-terminated string of n bytes (n counts the NUL when it was read whole). */
+static struct eg_str plain(const char *p, size_t n)
+{
+	while (n && p[n - 1] == '\0')
+		n--;
+	return (struct eg_str){ p, n };
 }
 
 static int grow_argv(struct eg_decoder *d, size_t need)
@@ -44,37 +64,49 @@ static int grow_argv(struct eg_decoder *d, size_t need)
 
 int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg_record *ret)
 {
-	const char *base = data, *fn, *cwd, *argv;
+	const char *base = data, *fn, *rq, *in, *sc, *cwd, *argv;
 	struct eg_event h;
-	size_t i, start, n, count = 0;
+	size_t i, start, count = 0;
 
 	if (size < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
 	if (h.type != EG_EVENT_EXEC && h.type != EG_EVENT_EXEC_FAILED)
 		return -EINVAL;
-	if (h.filename_len > EG_FILENAME_MAX || h.cwd_len > EG_CWD_MAX ||
-	    h.argv_len > EG_ARGV_LIMIT ||
-	    sizeof(h) + (size_t)h.filename_len + h.cwd_len + h.argv_len > size)
+	if (h.filename_len > EG_FILENAME_MAX || h.requested_len > EG_FILENAME_MAX ||
+	    h.interp_len > EG_FILENAME_MAX || h.script_len > EG_FILENAME_MAX ||
+	    h.cwd_len > EG_CWD_MAX || h.argv_len > EG_ARGV_LIMIT ||
+	    sizeof(h) + (size_t)h.filename_len + h.requested_len + h.interp_len + h.script_len +
+	    h.cwd_len + h.argv_len > size)
 		return -EINVAL;
 	fn = base + sizeof(h);
-	cwd = fn + h.filename_len;
+	rq = fn + h.filename_len;
+	in = rq + h.requested_len;
+	sc = in + h.interp_len;
+	cwd = sc + h.script_len;
 	argv = cwd + h.cwd_len;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->h = h;
-	/* filename_len counts the NUL when the string was read whole */
-	n = h.filename_len;
-	while (n && fn[n - 1] == '\0')
-		n--;
-	ret->filename = (struct eg_str){ fn, n };
+	if (h.type == EG_EVENT_EXEC && !(h.flags & EG_F_ANON_FILE)) {
+		rebuild_path(&d->filename, fn, h.filename_len, h.flags & EG_F_FILE_DELETED);
+		if (d->filename.oom)
+			return -ENOMEM;
+		ret->filename = (struct eg_str){ d->filename.data, d->filename.len };
+	} else {
+		ret->filename = plain(fn, h.filename_len);
+	}
 	ret->filename_truncated = h.flags & EG_F_FILENAME_TRUNC;
+	ret->requested = plain(rq, h.requested_len);
+	ret->interp = plain(in, h.interp_len);
+	if (h.flags & EG_F_SCRIPT_FOUND) {
+		rebuild_path(&d->script, sc, h.script_len, h.flags & EG_F_SCRIPT_DELETED);
+		if (d->script.oom)
+			return -ENOMEM;
+		ret->script = (struct eg_str){ d->script.data, d->script.len };
+	}
 
-	/* a cut cwd may end inside a component: keep only whole ones */
-	n = h.cwd_len;
-	while (n && cwd[n - 1] != '\0')
-		n--;
-	rebuild_cwd(&d->cwd, cwd, n);
+	rebuild_path(&d->cwd, cwd, h.cwd_len, h.flags & EG_F_CWD_DELETED);
 	if (d->cwd.oom)
 		return -ENOMEM;
 	ret->cwd = (struct eg_str){ d->cwd.data, d->cwd.len };
@@ -102,6 +134,8 @@ void decoder_free(struct eg_decoder *d)
 	if (!d)
 		return;
 	sbuf_free(&d->cwd);
+	sbuf_free(&d->filename);
+	sbuf_free(&d->script);
 	free(d->argv);
 	memset(d, 0, sizeof(*d));
 }

@@ -21,7 +21,10 @@ struct eg_str {
 
 struct eg_record {
 	struct eg_event h;		/* a copy: aligned and writable */
-	struct eg_str filename;		/* without the NUL */
+	struct eg_str filename;		/* exec: the file that runs, rebuilt "/a/b"; failed: as passed */
+	struct eg_str requested;	/* exec: the path as spelled (bprm->filename) */
+	struct eg_str interp;		/* a script's interpreter as its '#!' spells it */
+	struct eg_str script;		/* the script file, rebuilt (EG_F_SCRIPT_FOUND) */
 	struct eg_str cwd;		/* "/a/b", in the caller's buffer */
 	struct eg_str *argv;		/* the whole arguments kept */
 	size_t argv_kept;
@@ -33,6 +36,8 @@ struct eg_record {
 /* Reusable buffers, so decoding allocates only while records grow. */
 struct eg_decoder {
 	struct sbuf cwd;
+	struct sbuf filename;
+	struct sbuf script;
 	struct eg_str *argv;
 	size_t argv_cap;
 };

@@ -49,7 +49,8 @@ int task_set_depth(int map_fd, pid_t pid, int depth)
 		goto out;
 	}
 	t.depth = depth;
-	t.flags = (t.flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_KNOWN;
+	t.flags = (t.flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_KNOWN |
+		  EG_TASK_DEPTH_KNOWN;
 	if (bpf_map_update_elem(map_fd, &pidfd, &t, BPF_ANY))
 		err = -errno;
 out:

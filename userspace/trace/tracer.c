@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "execgate.h"
 #include "execgate.skel.h"
@@ -19,7 +21,42 @@ static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
 	return bpf_object__find_map_by_name(skel->obj, name);
 }
 
-int tracer_start(const struct tracer_opts *o, struct execgate_bpf **ret_skel)
+/* Reuses <dir>/<name> if it is compatible; a stale, different map is unpinned. */
+static bool reuse_pinned(struct bpf_map *m, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (!dir)
+		return false;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	if (bpf_map__reuse_fd(m, fd)) {
+		/* another layout (an older execgate): start over */
+		close(fd);
+		unlink(path);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+static bool kernel_has_type(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!btf)
+		return false;
+	found = btf__find_by_name(btf, name) >= 0;
+	btf__free(btf);
+	return found;
+}
+
+int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
+		 bool *ret_reused)
 {
 	struct execgate_bpf *skel;
 	int ncpus, err;
@@ -42,6 +79,11 @@ int tracer_start(const struct tracer_opts *o, struct execgate_bpf **ret_skel)
 		err = bpf_map__set_value_size(skel->maps.scratch, EG_SCRATCH_SIZE(o->max_argv_bytes));
 	if (err)
 		goto fail;
+	if (ret_reused)
+		*ret_reused = reuse_pinned(skel->maps.tasks, pin_dir, "tasks");
+	/* sched_prepare_exec (6.10+) finds scripts best; older kernels do without */
+	if (!kernel_has_type("btf_trace_sched_prepare_exec"))
+		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -53,6 +95,16 @@ int tracer_start(const struct tracer_opts *o, struct execgate_bpf **ret_skel)
 fail:
 	execgate_bpf__destroy(skel);
 	return err;
+}
+
+int tracer_add_launcher(struct execgate_bpf *skel, unsigned int slot, uint64_t dev, uint64_t ino)
+{
+	struct eg_file_key k = { dev, ino };
+	__u32 key = slot;
+
+	if (slot >= EG_LAUNCHERS_MAX)
+		return -E2BIG;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.launchers), &key, &k, BPF_ANY) ? -errno : 0;
 }
 
 int tracer_pin(struct execgate_bpf *skel, const char *dir)
@@ -78,7 +130,7 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir)
 	return 0;
 }
 
-void tracer_unpin(struct execgate_bpf *skel, const char *dir)
+void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all)
 {
 	char path[PATH_MAX];
 	int i;
@@ -88,11 +140,35 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir)
 	for (i = 0; tracer_pinned_maps[i]; i++) {
 		struct bpf_map *m = map_by_name(skel, tracer_pinned_maps[i]);
 
+		/* depths outlive the daemon: the next one picks them up */
+		if (!all && !strcmp(tracer_pinned_maps[i], "tasks"))
+			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
 		if (m)
 			bpf_map__unpin(m, path);
 	}
-	rmdir(dir);
+}
+
+int tracer_unpin_dir(const char *dir)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int err = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) && errno != ENOENT)
+			err = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT)
+		err = err ? err : -errno;
+	return err;
 }
 
 void tracer_detach(struct execgate_bpf *skel)
@@ -132,6 +208,10 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->argv_truncated += v[i].argv_truncated;
 		ret->read_faults += v[i].read_faults;
 		ret->storage_failed += v[i].storage_failed;
+		ret->scratch_missing += v[i].scratch_missing;
+		ret->record_too_big += v[i].record_too_big;
+		ret->stash_lost += v[i].stash_lost;
+		ret->procs_failed += v[i].procs_failed;
 	}
 	free(v);
 	return 0;

@@ -3,6 +3,7 @@
 #ifndef EG_TRACER_H
 #define EG_TRACER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
 
@@ -18,11 +19,21 @@ struct tracer_opts {
 /* Names of the maps pinned under the pin path (docs/maps.md). */
 extern const char *const tracer_pinned_maps[];
 
-/* Opens, configures (rodata, map sizes), loads and attaches. */
-int tracer_start(const struct tracer_opts *o, struct execgate_bpf **ret_skel);
+/*
+ * Opens, configures (rodata, map sizes), loads and attaches. A "tasks" map
+ * pinned under pin_dir by an earlier daemon is reused, so exec depths
+ * survive a restart; *ret_reused says whether it was.
+ */
+int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
+		 bool *ret_reused);
 /* Pins the maps under dir (created if missing; stale pins replaced). */
 int tracer_pin(struct execgate_bpf *skel, const char *dir);
-void tracer_unpin(struct execgate_bpf *skel, const char *dir);
+/* Unpins what a daemon's stop removes; "tasks" stays unless all is set (execgate unload). */
+void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
+/* Removes every pin under dir without a loaded object (execgate unload). */
+int tracer_unpin_dir(const char *dir);
+/* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
+int tracer_add_launcher(struct execgate_bpf *skel, unsigned int slot, uint64_t dev, uint64_t ino);
 /* Detaches the programs: no new records after this. */
 void tracer_detach(struct execgate_bpf *skel);
 void tracer_destroy(struct execgate_bpf *skel);

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* What an exec runs, worked out as the kernel does: '#!' parsing and interpreter chains. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "unit.h"
+#include "session/resolve.h"
+
+static int shebang(const char *line, const char **name, const char **arg, char *buf)
+{
+	memset(buf, 0, EG_BINPRM_BUF);
+	memcpy(buf, line, strlen(line));
+	return parse_shebang(buf, EG_BINPRM_BUF, name, arg);
+}
+
+static void test_parse_shebang(void)
+{
+	char buf[EG_BINPRM_BUF];
+	const char *n, *a;
+
+	ASSERT_OK(shebang("#!/bin/rm -rf\n", &n, &a, buf), "rm -rf");
+	ASSERT_STREQ(n, "/bin/rm", "name");
+	ASSERT_STREQ(a, "-rf", "one argument");
+	ASSERT_OK(shebang("#! /usr/bin/env python3 -u  \nprint()\n", &n, &a, buf), "env");
+	ASSERT_STREQ(n, "/usr/bin/env", "leading blank skipped");
+	ASSERT_STREQ(a, "python3 -u", "the rest is one argument, trailing blanks cut");
+	ASSERT_OK(shebang("#!/bin/sh\n", &n, &a, buf), "no argument");
+	ASSERT_TRUE(a == NULL, "none");
+	ASSERT_ERR(shebang("#!   \n", &n, &a, buf), "no interpreter");
+	ASSERT_ERR(shebang("#x/bin/sh\n", &n, &a, buf), "not #!");
+	/* a line longer than the buffer with no blank: the name was cut, the kernel refuses */
+	memset(buf, 'a', EG_BINPRM_BUF);
+	buf[0] = '#';
+	buf[1] = '!';
+	buf[2] = '/';
+	ASSERT_ERR(parse_shebang(buf, EG_BINPRM_BUF, &n, &a), "cut interpreter path");
+}
+
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+static void test_plan_script_chain(void)
+{
+	char dir[] = "/tmp/egresolve.XXXXXX", s1[64], s2[64], link[64];
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1 };
+	struct eg_exec_plan plan;
+	const char *argv[] = { "whatever", "victim", NULL };
+	const struct eg_program *f;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(s1, sizeof(s1), "%s/inner", dir);
+	snprintf(s2, sizeof(s2), "%s/cat", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	write_file(s1, "#!/bin/rm -rf\n", 0755);
+	{
+		char line[128];
+
+		snprintf(line, sizeof(line), "#!%s x\n", s1);
+		write_file(s2, line, 0755);
+	}
+	symlink(s2, link);
+	spec.path = link;
+	spec.argv = argv;
+	spec.argc = 2;
+	ASSERT_OK(exec_plan(&spec, &plan), "plan");
+	ASSERT_EQ(plan.n, 3, "script, script, binary");
+	ASSERT_STREQ(plan.prog[0].path, s2, "the named script, symlink resolved");
+	ASSERT_STREQ(plan.prog[0].requested, link, "as spelled");
+	ASSERT_EQ(plan.prog[0].kind, EG_PROG_SCRIPT, "a script");
+	ASSERT_STREQ(plan.prog[1].path, s1, "the inner script");
+	f = exec_plan_final(&plan);
+	ASSERT_STREQ(f->path, "/usr/bin/rm", "rm runs");
+	ASSERT_EQ(f->kind, EG_PROG_ELF, "an ELF");
+	/* the kernel's argv: [/bin/rm, -rf, inner, x, link, victim] */
+	ASSERT_EQ(f->argc, 6, "final argc");
+	if (f->argc == 6) {
+		ASSERT_STREQ(f->argv[0], "/bin/rm", "argv[0] is the #! text");
+		ASSERT_STREQ(f->argv[1], "-rf", "the #! argument");
+		ASSERT_STREQ(f->argv[2], s1, "the inner script's name");
+		ASSERT_STREQ(f->argv[3], "x", "the outer #! argument");
+		ASSERT_STREQ(f->argv[4], link, "the script as the caller named it");
+		ASSERT_STREQ(f->argv[5], "victim", "the caller's arguments");
+	}
+	ASSERT_STREQ(plan.prog[0].argv[0], "whatever", "the script is judged with the caller's argv");
+	exec_plan_free(&plan);
+
+	/* missing files, directories */
+	spec.path = "/nonexistent/x";
+	ASSERT_EQ(exec_plan(&spec, &plan), -ENOENT, "ENOENT");
+	exec_plan_free(&plan);
+	spec.path = dir;
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "a directory: EACCES");
+	exec_plan_free(&plan);
+	unlink(link);
+	unlink(s1);
+	unlink(s2);
+	rmdir(dir);
+}
+
+static void test_plan_loop(void)
+{
+	char dir[] = "/tmp/egresolve.XXXXXX", s[64];
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1 };
+	struct eg_exec_plan plan;
+	const char *argv[] = { "x", NULL };
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(s, sizeof(s), "%s/self", dir);
+	{
+		char line[128];
+
+		snprintf(line, sizeof(line), "#!%s\n", s);
+		write_file(s, line, 0755);
+	}
+	spec.path = s;
+	spec.argv = argv;
+	spec.argc = 1;
+	ASSERT_EQ(exec_plan(&spec, &plan), -ELOOP, "a script that names itself: ELOOP");
+	exec_plan_free(&plan);
+	unlink(s);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	RUN(test_parse_shebang);
+	RUN(test_plan_script_chain);
+	RUN(test_plan_loop);
+	return UNIT_DONE();
+}

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util/fileid.h"
+#include "session/resolve.h"
+
+static bool spacetab(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static char *next_non_spacetab(char *first, const char *last)
+{
+	for (; first <= last; first++)
+		if (!spacetab(*first))
+			return first;
+	return NULL;
+}
+
+static char *next_terminator(char *first, const char *last)
+{
+	for (; first <= last; first++)
+		if (spacetab(*first) || !*first)
+			return first;
+	return NULL;
+}
+
+int parse_shebang(char *buf, size_t len, const char **ret_name, const char **ret_arg)
+{
+	char *buf_end, *i_end, *i_name, *i_sep, *i_arg = NULL;
+
+	if (len < 2 || buf[0] != '#' || buf[1] != '!')
+		return -ENOEXEC;
+	/* the kernel looks at a fixed-size, zero-padded buffer */
+	buf_end = buf + len - 1;
+	i_end = memchr(buf, '\n', len);
+	if (!i_end) {
+		i_end = next_non_spacetab(buf + 2, buf_end);
+		if (!i_end)
+			return -ENOEXEC;
+		/* no later blank or NUL: the interpreter path was cut, refuse */
+		if (!next_terminator(i_end, buf_end))
+			return -ENOEXEC;
+		i_end = buf_end;
+	}
+	while (i_end > buf + 2 && spacetab(i_end[-1]))
+		i_end--;
+	i_name = next_non_spacetab(buf + 2, i_end);
+	if (!i_name || i_name == i_end)
+		return -ENOEXEC;
+	i_sep = next_terminator(i_name, i_end);
+	if (i_sep && *i_sep != '\0')
+		i_arg = next_non_spacetab(i_sep, i_end);
+	*i_end = '\0';
+	if (i_sep)
+		*i_sep = '\0';
+	if (i_arg && i_arg >= i_end)
+		i_arg = NULL;
+	*ret_name = i_name;
+	*ret_arg = i_arg;
+	return 0;
+}
+
+void path_lookup(const char *name, const char *path_env, char *buf, size_t len)
+{
+	const char *dir, *colon;
+
+	snprintf(buf, len, "%s", name);
+	if (strchr(name, '/') || !*name)
+		return;
+	if (!path_env)
+		path_env = "/usr/local/bin:/usr/bin:/bin";
+	for (dir = path_env;; dir = colon + 1) {
+		char cand[PATH_MAX];
+		struct stat st;
+		size_t dlen;
+		int n;
+
+		colon = strchr(dir, ':');
+		dlen = colon ? (size_t)(colon - dir) : strlen(dir);
+		/* An empty entry is the current directory, as for sh. */
+		if (dlen)
+			n = snprintf(cand, sizeof(cand), "%.*s/%s", (int)dlen, dir, name);
+		else
+			n = snprintf(cand, sizeof(cand), "./%s", name);
+		if (n > 0 && (size_t)n < sizeof(cand) && !stat(cand, &st) && S_ISREG(st.st_mode) &&
+		    !access(cand, X_OK)) {
+			snprintf(buf, len, "%s", cand);
+			return;
+		}
+		if (!colon)
+			return;
+	}
+}
+
+static char **strv_dup(const char *const *v, unsigned int n)
+{
+	char **out = calloc(n + 1, sizeof(*out));
+	unsigned int i;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		out[i] = strdup(v[i] ? v[i] : "");
+		if (!out[i]) {
+			while (i)
+				free(out[--i]);
+			free(out);
+			return NULL;
+		}
+	}
+	return out;
+}
+
+/*
+ * Opens what path names for the caller. Absolute paths start at the
+ * caller's root, relative ones at its cwd (or execveat's dirfd).
+ */
+static int open_target(const struct eg_exec_spec *s, const char *path, bool first, int *ret_fd)
+{
+	int flags = O_RDONLY | O_CLOEXEC, fd, base;
+
+	if (first && s->execveat && (s->at_flags & AT_EMPTY_PATH) && !*path) {
+		if (s->dir_fd < 0)
+			return -EBADF;
+		char proc[64];
+
+		/* the fd itself is the program; reopen it for reading */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->dir_fd);
+		fd = open(proc, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		*ret_fd = fd;
+		return 0;
+	}
+	if (!*path)
+		return -ENOENT;
+	if (first && s->execveat && (s->at_flags & AT_SYMLINK_NOFOLLOW))
+		flags |= O_NOFOLLOW;
+	if (path[0] == '/') {
+		if (s->root_fd >= 0) {
+			/* the caller's root: skip the leading slashes, resolve below it */
+			while (*path == '/')
+				path++;
+			base = s->root_fd;
+			if (!*path)
+				path = ".";
+		} else {
+			base = AT_FDCWD;
+		}
+	} else {
+		base = first && s->execveat && s->dir_fd >= 0 ? s->dir_fd :
+		       s->cwd_fd >= 0 ? s->cwd_fd : AT_FDCWD;
+	}
+	fd = openat(base, path, flags);
+	if (fd < 0)
+		return -errno;
+	*ret_fd = fd;
+	return 0;
+}
+
+static int describe(int fd, struct eg_program *p, char *head, size_t *ret_len)
+{
+	char proc[64];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EACCES;
+	if (!S_ISREG(st.st_mode))
+		return -EACCES;
+	p->dev = eg_kdev(st.st_dev);
+	p->ino = st.st_ino;
+	p->mode = st.st_mode;
+	p->uid = st.st_uid;
+	p->gid = st.st_gid;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, p->path, sizeof(p->path) - 1);
+	if (n < 0)
+		return -errno;
+	p->path[n] = '\0';
+	n = pread(fd, head, EG_BINPRM_BUF, 0);
+	if (n < 0)
+		return -errno;
+	*ret_len = n;
+	if (n >= 4 && !memcmp(head, "\177ELF", 4))
+		p->kind = EG_PROG_ELF;
+	else if (n >= 2 && head[0] == '#' && head[1] == '!')
+		p->kind = EG_PROG_SCRIPT;
+	else
+		p->kind = EG_PROG_UNKNOWN;
+	return 0;
+}
+
+int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
+{
+	const char *next_path = s->path;
+	char **argv;
+	unsigned int argc, k;
+	int rc = 0;
+
+	memset(plan, 0, sizeof(*plan));
+	/* the kernel's name for the file: what a script's interpreter receives */
+	if (!s->execveat || s->path[0] == '/')
+		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "%s", s->path);
+	else if (!*s->path)
+		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "/dev/fd/%d", s->dir_fd_num);
+	else
+		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "/dev/fd/%d/%s",
+			 s->dir_fd_num, s->path);
+	/* since 5.18 the kernel never runs a program with argc 0: it adds "" */
+	if (s->argc == 0) {
+		static const char *const empty[] = { "" };
+
+		argv = strv_dup(empty, 1);
+		argc = 1;
+	} else {
+		argv = strv_dup(s->argv, s->argc);
+		argc = s->argc;
+	}
+	if (!argv)
+		return plan->err = -ENOMEM;
+
+	for (k = 0; k < EG_MAX_PROGRAMS; k++) {
+		struct eg_program *p = &plan->prog[k];
+		char head[EG_BINPRM_BUF + 1] = {};
+		const char *i_name, *i_arg;
+		char **nargv;
+		size_t len = 0;
+		unsigned int nargc, j, o;
+		int fd = -1;
+
+		snprintf(p->requested, sizeof(p->requested), "%s", next_path);
+		p->argv = argv;
+		p->argc = argc;
+		plan->n = k + 1;
+		rc = open_target(s, next_path, k == 0, &fd);
+		if (!rc) {
+			rc = describe(fd, p, head, &len);
+			close(fd);
+		}
+		if (rc)
+			break;
+		if (p->kind != EG_PROG_SCRIPT)
+			break;
+		/* the kernel parses a zero-padded BINPRM_BUF_SIZE buffer */
+		rc = parse_shebang(head, EG_BINPRM_BUF, &i_name, &i_arg);
+		if (rc)
+			break;
+		/* a script named through an fd the exec closes: its interpreter could not open it */
+		if (k == 0 && s->execveat && s->path[0] != '/' && s->dir_fd_cloexec) {
+			rc = -ENOENT;
+			break;
+		}
+		/* argv for the interpreter: name, [arg], the script's name, argv[1..] */
+		nargc = 1 + (i_arg ? 1 : 0) + 1 + (argc - 1);
+		nargv = calloc(nargc + 1, sizeof(*nargv));
+		if (!nargv) {
+			rc = -ENOMEM;
+			break;
+		}
+		o = 0;
+		nargv[o++] = strdup(i_name);
+		if (i_arg)
+			nargv[o++] = strdup(i_arg);
+		nargv[o++] = strdup(k == 0 ? plan->bprm_filename : p->requested);
+		for (j = 1; j < argc; j++)
+			nargv[o++] = strdup(argv[j]);
+		for (j = 0; j < nargc; j++)
+			if (!nargv[j])
+				rc = -ENOMEM;
+		if (rc) {
+			for (j = 0; j < nargc; j++)
+				free(nargv[j]);
+			free(nargv);
+			break;
+		}
+		argv = nargv;
+		argc = nargc;
+		next_path = argv[0];
+		if (k + 1 == EG_MAX_PROGRAMS) {
+			/* one interpreter too many: the kernel says ELOOP */
+			rc = -ELOOP;
+			for (j = 0; j < nargc; j++)
+				free(nargv[j]);
+			free(nargv);
+			break;
+		}
+	}
+	plan->err = rc;
+	return rc;
+}
+
+const struct eg_program *exec_plan_final(const struct eg_exec_plan *plan)
+{
+	return plan->n ? &plan->prog[plan->n - 1] : NULL;
+}
+
+void exec_plan_free(struct eg_exec_plan *plan)
+{
+	unsigned int k, j;
+
+	for (k = 0; k < plan->n; k++) {
+		/* a program shares its argv with no other */
+		if (!plan->prog[k].argv)
+			continue;
+		for (j = 0; j < plan->prog[k].argc; j++)
+			free(plan->prog[k].argv[j]);
+		free(plan->prog[k].argv);
+		plan->prog[k].argv = NULL;
+	}
+	plan->n = 0;
+}
