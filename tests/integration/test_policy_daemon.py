@@ -89,13 +89,21 @@ def test_exec_failed_annotated(ctx):
 
 
 def test_internal_bypass_logged(ctx):
-    d = ctx.daemon("--policy", write(ctx, POLICY))
-    exe = os.path.join(ctx.tmpdir(), "egbypass-echo")
-    subprocess.run(["cp", "/bin/echo", exe], check=True)
+    """internal_bypass names a file: the real one gets it (and is logged), a
+    copy with the same name in a directory others can write does not."""
+    pol = ("sandbox: {seccomp: {execve: {internal_bypass: [/usr/bin/printf]}}}\n"
+           "commands:\n  - {name: no-printf, basenames: [printf], decision: deny}\n")
+    d = ctx.daemon("--policy", write(ctx, pol))
     t = token()
-    subprocess.run([exe, "deny-me", t], stdout=subprocess.DEVNULL)
+    subprocess.run(["/usr/bin/printf", "%s", t], stdout=subprocess.DEVNULL)
     e = one(d, t)
     assert e["rule"] == "internal_bypass" and e["decision"] == "allow", e
+    copy = os.path.join(ctx.tmpdir(), "printf")
+    subprocess.run(["cp", "/usr/bin/printf", copy], check=True)
+    t = token()
+    subprocess.run([copy, "%s", t], stdout=subprocess.DEVNULL)
+    e = one(d, t)
+    assert e["rule"] == "no-printf" and e["decision"] == "deny", e
 
 
 def test_cgroup_rule(ctx):

@@ -71,7 +71,11 @@ def test_sigterm_drains_writes_stop_and_unpins(ctx):
     evs = d.events()
     assert evs[-1]["type"] == "daemon" and evs[-1]["event"] == "stop", evs[-1]
     assert execs(d, tok), "the exec before SIGTERM must be drained"
-    assert not os.path.exists(d.pin_path), "pins must be removed"
+    # the task storage stays for the next daemon (depths survive); everything else goes
+    assert sorted(os.listdir(d.pin_path)) == ["tasks"], os.listdir(d.pin_path)
+    r = ctx.run([ctx.execgate, "unload", "--pin-path", d.pin_path], check=False)
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(d.pin_path), "unload removes the rest"
 
 
 def test_sigint_also_stops_cleanly(ctx):
@@ -118,10 +122,12 @@ def test_text_table_on_a_terminal(ctx):
     p.wait(20)
     os.close(master)
     text = out.decode("utf-8", "replace")
-    assert re.search(r"TIME\s+PID\s+PPID\s+DEPTH\s+UID\s+ARGV", text), text[:500]
+    assert re.search(r"TIME\s+PID\s+PPID\s+DEPTH\s+USER\s+BINARY\s+ARGV", text), text[:500]
     line = [l for l in text.splitlines() if tok in l]
     assert line, text[-1000:]
     assert "/bin/echo 'hello world' " + tok in line[0], line[0]
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ", line[0]), "a date: " + line[0]
+    assert " root " in line[0] and "/usr/bin/echo" in line[0], "user name and resolved binary: " + line[0]
     assert not line[0].lstrip().startswith("{"), "no JSON on a terminal"
 
 
@@ -148,7 +154,11 @@ def test_exec_event_fields(ctx):
     assert e["ppid"] == os.getpid()
     assert e["uid"] == os.getuid() and e["gid"] == os.getgid()
     assert e["comm"] == "echo"
-    assert e["filename"] == "/bin/echo"
+    # the file that runs, resolved (/bin is a link to usr/bin here), and the spelling
+    assert e["filename"] == os.path.realpath("/bin/echo"), e["filename"]
+    assert e["path_requested"] == "/bin/echo"
+    st = os.stat("/bin/echo")
+    assert e["ino"] == st.st_ino and e["dev"] == "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)), e
     assert e["cwd"] == os.path.realpath(cwd)
     assert e["argv"] == ["/bin/echo", "x", tok]
     assert e["argc"] == 3
@@ -157,7 +167,13 @@ def test_exec_event_fields(ctx):
     with open("/proc/self/cgroup") as f:
         rel = [l.split(":", 2)[2].strip() for l in f if l.startswith("0::")][0]
     assert e["cgroup_id"] == os.stat(eg.CGROUP2 + rel).st_ino
-    assert isinstance(e["depth"], int)
+    assert e["euid"] == os.geteuid() and e["egid"] == os.getegid()
+    assert e["secureexec"] is False
+    with open("/proc/self/loginuid") as f:
+        auid = int(f.read())
+    assert e["auid"] == (None if auid == 4294967295 else auid), e["auid"]
+    assert e["mnt_ns"] == os.stat("/proc/self/ns/mnt").st_ino and e["pid_ns"] == os.stat("/proc/self/ns/pid").st_ino
+    assert "foreign_ns" not in e and "ns_pid" not in e
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", e["time"]), e["time"]
 
 

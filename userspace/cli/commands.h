@@ -9,5 +9,6 @@ int do_stats(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_policy(int argc, char **argv);
 int do_task(int argc, char **argv);
+int do_unload(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct cmd {
 	{ "policy", do_policy, "check, lint, test or reload a policy file" },
 	{ "probe",  do_probe,  "report which kernel features execgate can use here" },
 	{ "task",   do_task,   "show or set a process's exec depth (through a pidfd)" },
+	{ "unload", do_unload, "remove everything a daemon left pinned (depths, rules)" },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
