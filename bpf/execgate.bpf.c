@@ -635,6 +635,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		e->flags |= EG_F_SECUREEXEC;
 	e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	e->ino = BPF_CORE_READ(file, f_inode, i_ino);
+	e->size = BPF_CORE_READ(file, f_inode, i_size);
 
 	/* the file that runs, by its place in the mount namespace */
 	off = EG_EVENT_HDR;

@@ -108,10 +108,11 @@ struct eg_event {
 	__s32 dirfd;		/* execveat only */
 	__u32 at_flags;		/* execveat only */
 	__u32 pad1;
+	__u64 size;		/* of filename's file (i_size) */
 	char comm[EG_COMM_LEN];
 	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
 };
-_Static_assert(sizeof(struct eg_event) == 176, "eg_event is ABI");
+_Static_assert(sizeof(struct eg_event) == 184, "eg_event is ABI");
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */

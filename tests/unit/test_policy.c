@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include "unit.h"
 #include "policy/internal.h"
+#include "util/fileid.h"
 
 /* ---- helpers ---- */
 
@@ -189,7 +190,8 @@ static void test_seed001_full_configuration(void)
 		ASSERT_EQ(g->line, 42, "warning line");
 		ASSERT_EQ(g->column, 41, "warning column");
 	}
-	ASSERT_OK_PTR(find_diag(&d, true, "'*.real' matches files in any directory"), "bypass lint");
+	ASSERT_OK_PTR(find_diag(&d, true, "'*.real' has no directory: it covers files so named in the "
+				   "system binary directories"), "bypass lint");
 	ASSERT_EQ(strlen(policy_sha256(p)), 64, "sha256 hex length");
 
 	/* What the seed means. */
@@ -894,9 +896,37 @@ static void test_lint_other(void)
 	ASSERT_TRUE(has_warning("commands:\n  - {name: r, basenames: [/bin/rm], decision: deny}\n",
 				"basename '/bin/rm' contains '/'"), "basename with a slash");
 	ASSERT_TRUE(has_warning("sandbox: {seccomp: {execve: {internal_bypass: [helper]}}}\ncommands: []\n",
+				"has no directory: it covers files so named in the system binary directories"),
+		    "a bare-name bypass says where it applies");
+	ASSERT_TRUE(has_warning("sandbox: {seccomp: {execve: {internal_bypass: [\"x/y\"]}}}\ncommands: []\n",
 				"is not an absolute path"), "relative bypass");
-	ASSERT_TRUE(has_warning("sandbox: {seccomp: {execve: {internal_bypass: [\"/*.real\"]}}}\ncommands: []\n",
-				"matches files in any directory"), "bypass glob at the root");
+	/* paths are judged resolved: spellings that can never be the resolved file */
+	ASSERT_TRUE(has_warning("commands:\n  - {name: r, paths: [/opt/../usr/bin/curl], decision: deny}\n",
+				"can only match how a command is typed"), "a path with ..");
+	ASSERT_TRUE(has_warning("commands:\n  - {name: r, paths: [\"//tmp/evil\"], decision: deny}\n",
+				"can only match how a command is typed"), "a path with //");
+	ASSERT_TRUE(has_warning("commands:\n  - {name: r, paths: [bin/curl], decision: deny}\n",
+				"is not absolute"), "a relative path");
+	{
+		char dir[] = "/tmp/eglint.XXXXXX", real[64], link[64], yaml[256], want[256];
+
+		if (ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir")) {
+			snprintf(real, sizeof(real), "%s/real", dir);
+			snprintf(link, sizeof(link), "%s/link", dir);
+			mkdir(real, 0755);
+			ASSERT_OK(symlink(real, link), "symlink");
+			snprintf(yaml, sizeof(yaml), "commands:\n  - {name: r, paths: [%s/tool], decision: deny}\n", link);
+			/* the tool does not exist yet: its directory resolves elsewhere */
+			snprintf(want, sizeof(want), "write '%s/tool'", real);
+			ASSERT_TRUE(has_warning(yaml, want), "a path through a symlinked directory");
+			snprintf(yaml, sizeof(yaml), "commands:\n  - {name: r, paths: [\"%s/*\"], decision: deny}\n", link);
+			snprintf(want, sizeof(want), "write '%s/*'", real);
+			ASSERT_TRUE(has_warning(yaml, want), "a glob through a symlinked directory");
+			unlink(link);
+			rmdir(real);
+			rmdir(dir);
+		}
+	}
 	ASSERT_EQ(n_warnings("sandbox: {seccomp: {execve: {approval_timeout: 5s, internal_bypass: "
 			     "[/usr/local/bin/agentsh, \"/usr/bin/*.real\"]}}}\n"
 			     "commands:\n"
@@ -1405,6 +1435,55 @@ static void test_truncated_outside_sessions(void)
 	policy_free(p);
 }
 
+/* A rule naming a file by path catches that file under any name, and copies of it. */
+static void test_named_file_identity(void)
+{
+	char dir[] = "/tmp/egident.XXXXXX", copy[64], link[64], other[64], cmd[200];
+	struct eg_policy *p = NULL;
+	struct eg_exec_req req = { .argv = ARGV("x"), .argc = 1, .depth_known = true };
+	struct eg_verdict v;
+	struct stat st;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(copy, sizeof(copy), "%s/innocent", dir);
+	snprintf(link, sizeof(link), "%s/hard", dir);
+	snprintf(other, sizeof(other), "%s/other", dir);
+	snprintf(cmd, sizeof(cmd), "cp /usr/bin/printf %s && cp /usr/bin/true %s", copy, other);
+	if (!ASSERT_EQ(system(cmd), 0, "copies"))
+		goto out;
+	p = load("commands:\n  - {name: no-printf, paths: [/usr/bin/printf], decision: deny}\n");
+	if (!p)
+		goto out;
+	/* a copy under another name: same content */
+	ASSERT_OK(stat(copy, &st), "stat copy");
+	req.filename = copy;
+	req.size = st.st_size;
+	req.dev = eg_kdev(st.st_dev);
+	req.ino = st.st_ino;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "no-printf", "a copy of the named file");
+	/* another program: no */
+	ASSERT_OK(stat(other, &st), "stat other");
+	req.filename = other;
+	req.size = st.st_size;
+	req.ino = st.st_ino;
+	policy_eval(p, &req, &v);
+	ASSERT_TRUE(v.rule == NULL, "another program");
+	/* the named file itself by identity, under a name the rule does not spell */
+	ASSERT_OK(stat("/usr/bin/printf", &st), "stat printf");
+	req.filename = "/some/other/name";
+	req.size = 0;
+	req.dev = eg_kdev(st.st_dev);
+	req.ino = st.st_ino;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "no-printf", "the same inode (a hard link, a bind mount)");
+out:
+	policy_free(p);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0, "cleanup");
+}
+
 static void test_verdict_merge(void)
 {
 	struct eg_verdict a = { .decision = EG_DECISION_ALLOW, .rule = "a" };
@@ -1600,6 +1679,7 @@ int main(void)
 	RUN(test_spelled_names);
 	RUN(test_unknown_depth);
 	RUN(test_truncated_outside_sessions);
+	RUN(test_named_file_identity);
 	RUN(test_verdict_merge);
 	RUN(test_cgroup_globs);
 	RUN(test_new_keys);

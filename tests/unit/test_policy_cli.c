@@ -180,7 +180,8 @@ static void test_cli_check_json(void)
 	ASSERT_TRUE(strchr(out, '\n') == out + n - 1, "one line");
 	ASSERT_TRUE(strstr(out, "\"valid\":true") != NULL, "valid");
 	ASSERT_TRUE(strstr(out, "{\"name\":\"allow-git-direct\",\"decision\":\"allow\",\"line\":6,"
-				"\"enforced_in\":[\"sessions\",\"kernel: not yet\"]}") != NULL, "rule entry");
+				"\"enforced_in\":[\"sessions\",\"kernel: not yet\"],\"reads\":[\"name\",\"depth\"]}") != NULL,
+		    "rule entry, with the facts it reads");
 	ASSERT_TRUE(strstr(out, "\"enforced_in\":[\"audit only\"]") != NULL, "audit rule");
 	ASSERT_TRUE(strstr(out, "\"warnings\":[{\"file\":") != NULL, "warnings");
 	ASSERT_STREQ(err, "", "no prose");

@@ -101,6 +101,29 @@ static size_t rule_layers(const struct eg_rule_info *ri, const char *out[4])
 	return n;
 }
 
+/* The facts of an exec a rule reads to decide. */
+static size_t rule_facts(const struct eg_rule_info *ri, const char *out[8])
+{
+	size_t n = 0, i;
+	bool literal = false;
+
+	for (i = 0; i < ri->n_paths; i++)
+		literal |= ri->paths[i][0] == '/' && !strpbrk(ri->paths[i], "*?[\\");
+	if (ri->n_paths)
+		out[n++] = literal ? "resolved path (and the named file's identity and content)" : "resolved path";
+	if (ri->n_basenames)
+		out[n++] = "name";
+	if (ri->n_args || ri->n_args_patterns)
+		out[n++] = "argv";
+	if (ri->min_depth > 0 || ri->max_depth >= 0)
+		out[n++] = "depth";
+	if (ri->n_uids)
+		out[n++] = "euid";
+	if (ri->n_cgroups)
+		out[n++] = "cgroup";
+	return n;
+}
+
 /* ---- check ---- */
 
 struct check_opts {
@@ -170,7 +193,7 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 	sbuf_putc(&b, '[');
 	for (i = 0; p && i < policy_rule_count(p); i++) {
 		struct eg_rule_info ri;
-		const char *layers[4];
+		const char *layers[4], *facts[8];
 		size_t n, k;
 		int f = 1;
 
@@ -192,6 +215,15 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 			if (k)
 				sbuf_putc(&b, ',');
 			put_json_str(&b, layers[k]);
+		}
+		sbuf_putc(&b, ']');
+		json_key(&b, "reads", &f);
+		sbuf_putc(&b, '[');
+		n = rule_facts(&ri, facts);
+		for (k = 0; k < n; k++) {
+			if (k)
+				sbuf_putc(&b, ',');
+			put_json_str(&b, facts[k]);
 		}
 		sbuf_puts(&b, "]}");
 	}
@@ -227,18 +259,26 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 	}
 	if (w > 40)
 		w = 40;
-	printf("\n%-*s  %-8s  %-5s  %s\n", (int)w, "RULE", "DECISION", "LINE", "ENFORCED IN");
+	printf("\n%-*s  %-8s  %-5s  %-28s  %s\n", (int)w, "RULE", "DECISION", "LINE", "ENFORCED IN", "READS");
 	for (i = 0; i < policy_rule_count(p); i++) {
 		struct eg_rule_info ri;
-		const char *layers[4];
-		size_t n, k;
+		const char *layers[4], *facts[8];
+		char col[128];
+		size_t n, k, off = 0;
 
 		if (policy_rule_info(p, i, &ri))
 			break;
 		printf("%-*s  %-8s  %-5d  ", (int)w, ri.name, eg_decision_name(ri.decision), ri.line);
 		n = rule_layers(&ri, layers);
+		col[0] = '\0';
+		for (k = 0; k < n && off < sizeof(col); k++)
+			off += snprintf(col + off, sizeof(col) - off, "%s%s", k ? ", " : "", layers[k]);
+		printf("%-28s  ", col);
+		n = rule_facts(&ri, facts);
 		for (k = 0; k < n; k++)
-			printf("%s%s", k ? ", " : "", layers[k]);
+			printf("%s%s", k ? ", " : "", facts[k]);
+		if (!n)
+			printf("nothing (matches every exec)");
 		putchar('\n');
 	}
 }

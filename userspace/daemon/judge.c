@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "daemon/judge.h"
@@ -38,6 +39,7 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	struct eg_eval_budget budget = {};
 	struct eg_exec_req req = {};
 	struct eg_verdict v;
+	char exe[32];
 	size_t i, skip;
 
 	if (grow(j, r->argv_kept + 2)) {
@@ -68,6 +70,10 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 							 : cstr(&j->req, &r->requested);
 		req.dev = h->dev;
 		req.ino = h->ino;
+		req.size = h->size;
+		/* the new image, while it lives: also for a memfd or a file in another namespace */
+		snprintf(exe, sizeof(exe), "/proc/%u/exe", h->pid);
+		req.content_path = exe;
 	}
 	req.argv = j->argvp;
 	req.argc = r->argv_kept;
@@ -93,6 +99,8 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	req.requested = cstr(&j->sreq, &r->requested);
 	req.dev = 0;
 	req.ino = 0;
+	req.size = 0;
+	req.content_path = NULL;
 	req.argv = j->argvp + skip;
 	req.argc = r->argv_kept - skip;
 	policy_eval(p, &req, &v);

@@ -12,9 +12,13 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "policy/internal.h"
+#include "util/fileid.h"
 
 #define JOIN_INITIAL 4096
 #define JIT_STACK_MAX (1u << 20)
@@ -108,6 +112,11 @@ static int htab_add_n(struct eg_htab *t, const char *key, size_t n, uint32_t idx
 int eg_htab_add(struct eg_htab *t, const char *key, uint32_t idx)
 {
 	return htab_add_n(t, key, strlen(key), idx);
+}
+
+int eg_htab_add_key(struct eg_htab *t, const char *key, size_t n, uint32_t idx)
+{
+	return htab_add_n(t, key, n, idx);
 }
 
 void eg_htab_free(struct eg_htab *t)
@@ -307,6 +316,8 @@ int eg_policy_compile(struct eg_policy *p)
 	for (i = 0; i < p->bypass.n; i++)
 		eg_glob_info(p->bypass.v[i], &p->bypass_glob[i]);
 	eg_bypass_refresh(p);
+	if (eg_identity_compile(p))
+		return -ENOMEM;
 
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
@@ -316,9 +327,9 @@ int eg_policy_compile(struct eg_policy *p)
 	sc->mctx = pcre2_match_context_create(NULL);
 	sc->join_cap = JOIN_INITIAL;
 	sc->join = malloc(sc->join_cap);
-	/* basename, dirs, suffixes, uid, cgroup prefixes (one per '/' and the whole), unindexed */
-	sc->ncur = 1 + p->max_dir_slashes + (uint32_t)__builtin_popcountll(p->suffix_lens) + 1 +
-		   p->max_cg_slashes + 1 + 1;
+	/* basename x2, dirs, suffixes, uid, cgroup prefixes (one per '/' and the whole), identity, content, unindexed */
+	sc->ncur = 2 + p->max_dir_slashes + (uint32_t)__builtin_popcountll(p->suffix_lens) + 1 +
+		   p->max_cg_slashes + 1 + 2 + 1;
 	sc->cur = calloc(sc->ncur, sizeof(*sc->cur));
 	if (!sc->md || !sc->mctx || !sc->join || !sc->cur)
 		return -ENOMEM;
@@ -364,6 +375,27 @@ struct eval {
 	struct eg_eval_budget *budget;
 	const char *error;		/* set: stop, the verdict is an error */
 };
+
+/* The exec's file, hashed if it has the size of a file some rule names. */
+static bool content_of(struct eval *e, uint8_t out[32])
+{
+	const struct eg_exec_req *req = e->req;
+	const char *path = req->content_path ? req->content_path : req->filename;
+	struct stat st;
+	int fd, rc;
+
+	if (!path || !req->size)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	/* only the file the kernel reported: same size, and same inode when known */
+	rc = fstat(fd, &st) || (uint64_t)st.st_size != req->size ||
+	     (req->ino && (st.st_ino != req->ino || eg_kdev(st.st_dev) != req->dev)) ||
+	     eg_hash_fd(fd, st.st_size, out);
+	close(fd);
+	return !rc;
+}
 
 static uint64_t mono_ns(void)
 {
@@ -487,7 +519,8 @@ static bool has_basename(const struct eg_rule *r, const char *b, size_t n)
  * symlink such as /bin/sh -> dash still meets "basenames: [sh]"), but an
  * allow is never granted through a name the file does not have.
  */
-static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base, bool via_req)
+static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base, bool via_req,
+			 bool via_file)
 {
 	const struct eg_exec_req *req = e->req;
 	uint32_t i;
@@ -517,7 +550,8 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base,
 		if (!named)
 			return false;
 	}
-	if (r->paths.n) {
+	/* a path names a file: this one, by its path, its identity or its content */
+	if (r->paths.n && !via_file) {
 		for (i = 0; i < r->paths.n; i++)
 			if (eg_glob_match(r->paths.v[i], &r->path_glob[i], e->filename, e->filename_len))
 				break;
@@ -559,7 +593,8 @@ static int first_match(struct eval *e)
 	const struct eg_policy *p = e->p;
 	struct eg_cursor *cur = p->scratch->cur;
 	const struct eg_bucket *b;
-	uint32_t nc = 0, h, slashes = 0, req_cur = UINT32_MAX;
+	uint32_t nc = 0, h, slashes = 0, req_cur = UINT32_MAX, ident_cur = UINT32_MAX;
+	uint32_t content_cur = UINT32_MAX;
 	const char *f = e->filename;
 	bool have_base;
 	size_t i;
@@ -635,12 +670,35 @@ static int first_match(struct eval *e)
 			}
 		}
 	}
+	/* the same file under another name, or a copy of it */
+	if (p->by_ident.used && e->req->ino) {
+		struct eg_file_id id = { e->req->dev, e->req->ino };
+
+		b = eg_htab_find(&p->by_ident, (const char *)&id, sizeof(id), eg_hash((const char *)&id, sizeof(id)));
+		if (b) {
+			ident_cur = nc;
+			cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+		}
+	}
+	if (p->by_size.used && e->req->size &&
+	    eg_htab_find(&p->by_size, (const char *)&e->req->size, sizeof(e->req->size),
+			 eg_hash((const char *)&e->req->size, sizeof(e->req->size)))) {
+		uint8_t sha[32];
+
+		if (content_of(e, sha)) {
+			b = eg_htab_find(&p->by_content, (const char *)sha, sizeof(sha), eg_hash((const char *)sha, sizeof(sha)));
+			if (b) {
+				content_cur = nc;
+				cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+			}
+		}
+	}
 	if (p->n_unindexed)
 		cur[nc++] = (struct eg_cursor){ p->unindexed, p->n_unindexed, 0 };
 
 	for (;;) {
 		uint32_t min = UINT32_MAX, k;
-		bool via_base = false, via_req = false;
+		bool via_base = false, via_req = false, via_file = false;
 
 		for (k = 0; k < nc; k++)
 			if (cur[k].at < cur[k].n && cur[k].idx[cur[k].at] < min)
@@ -653,9 +711,10 @@ static int first_match(struct eval *e)
 				cur[k].at++;
 				via_base |= k == 0 && have_base;
 				via_req |= k == req_cur;
+				via_file |= k == ident_cur || k == content_cur;
 			}
 		}
-		if (rule_matches(e, &p->rules[min], via_base, via_req))
+		if (rule_matches(e, &p->rules[min], via_base, via_req, via_file))
 			return (int)min;
 		if (e->error)
 			return -2;

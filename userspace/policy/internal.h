@@ -65,6 +65,8 @@ struct eg_rule {
 	uint32_t *uids;
 	struct eg_strv paths;		/* fnmatch globs, no FNM_PATHNAME */
 	struct eg_glob *path_glob;	/* per path */
+	struct eg_file_key *path_ids;	/* what the literal paths were at load: file and content */
+	uint32_t n_path_ids;
 	uint32_t n_args;
 	uint32_t n_args_patterns;
 	bool indexed_by_basename;	/* reached only through its basenames */
@@ -117,6 +119,21 @@ struct eg_file_id {
 	uint64_t dev, ino;		/* dev in the kernel's encoding (eg_kdev) */
 };
 
+/*
+ * A file a rule names by its literal path, as found at load: its identity
+ * (a hard link or a bind mount is the same file) and its content (a copy
+ * under another name is the same program).
+ */
+struct eg_file_key {
+	struct eg_file_id id;
+	uint64_t size;
+	uint8_t sha256[32];
+	bool hashed;
+};
+
+#define EG_POLICY_MAX_HASHED	(256u << 20)	/* bytes of named files hashed at load, whole file */
+#define EG_CONTENT_MAX		(64u << 20)	/* a file larger than this is not hashed */
+
 #define EG_POLICY_MAX_BYPASS_IDS 65536u
 
 struct eg_policy {
@@ -137,6 +154,10 @@ struct eg_policy {
 	uint64_t suffix_lens;		/* bit n-1: some by_suffix key is n bytes long */
 	struct eg_htab by_uid;		/* rules with no name to go by: their uids (4 bytes) */
 	struct eg_htab by_cgroup;	/* ... or else their cgroups */
+	struct eg_htab by_ident;	/* dev+ino of files literal paths name */
+	struct eg_htab by_content;	/* sha256 of those files */
+	struct eg_htab by_size;		/* their sizes: whether an exec's file is worth hashing */
+	uint64_t hashed_bytes;
 	uint32_t max_cg_slashes;	/* most '/' in a by_cgroup key */
 	struct eg_glob *bypass_glob;
 	struct eg_file_id *bypass_ids;	/* the files internal_bypass names, on this host */
@@ -161,6 +182,8 @@ int eg_parse_duration_ms(const char *s, uint64_t *ret_ms);
 uint32_t eg_hash(const char *s, size_t n);
 struct eg_bucket *eg_htab_find(const struct eg_htab *t, const char *key, size_t n, uint32_t h);
 int eg_htab_add(struct eg_htab *t, const char *key, uint32_t idx);
+/* The same for a binary key of n bytes (borrowed: it must outlive the table). */
+int eg_htab_add_key(struct eg_htab *t, const char *key, size_t n, uint32_t idx);
 void eg_htab_free(struct eg_htab *t);
 /* Builds the indexes and the scratch space: the last step of a load. */
 int eg_policy_compile(struct eg_policy *p);
@@ -175,6 +198,11 @@ bool eg_glob_match(const char *g, const struct eg_glob *gi, const char *s, size_
 bool eg_cgroup_under(const char *cg, const char *top);
 /* pattern matches the empty string (interpreted, no scratch needed) */
 bool eg_regex_matches_empty(const struct eg_regex *re);
+
+/* identity.c */
+int eg_identity_compile(struct eg_policy *p);
+/* SHA-256 of the first size bytes of fd (size <= EG_CONTENT_MAX). */
+int eg_hash_fd(int fd, uint64_t size, uint8_t out[32]);
 
 /* bypass.c */
 /* Expands the internal_bypass entries into file identities (load, reload). */

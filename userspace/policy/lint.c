@@ -6,6 +6,8 @@
  * file can satisfy. `policy check --strict` turns them into failures.
  */
 #include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "policy/internal.h"
@@ -243,6 +245,59 @@ static bool looks_like_glob(const char *re)
 	return star && (star == re || (star[-1] != '.' && star[-1] != ')' && star[-1] != ']'));
 }
 
+/*
+ * Execs are judged by the file that runs: its absolute path with every
+ * symlink resolved. A path written another way (relative, with "..", "//"
+ * or through a symlinked directory) can only ever match a spelling, never
+ * a resolved file: say what to write instead.
+ */
+static void lint_path(struct lint *l, const struct eg_rule *r, uint32_t i)
+{
+	const char *g = r->paths.v[i];
+	char lit[PATH_MAX], norm[PATH_MAX], real[PATH_MAX];
+	size_t n;
+
+	if (g[0] != '/') {
+		if (g[0] != '*')
+			warn(l, r->paths.pos[i], "path '%.100s' in rule '%s' is not absolute: execs are judged by "
+			     "their resolved absolute path, so it never matches", g, r->name);
+		return;
+	}
+	if (strstr(g, "//") || strstr(g, "/./") || strstr(g, "/../") ||
+	    (strlen(g) >= 2 && !strcmp(g + strlen(g) - 2, "/.")) ||
+	    (strlen(g) >= 3 && !strcmp(g + strlen(g) - 3, "/.."))) {
+		warn(l, r->paths.pos[i], "path '%.100s' in rule '%s' can only match how a command is typed, "
+		     "and execs are judged by the resolved file: write it without '//', '.' or '..'", g, r->name);
+		return;
+	}
+	/* the literal part: the whole path, or the directory before the first metacharacter */
+	for (n = 0; g[n] && !strchr("*?[\\", g[n]); n++)
+		;
+	if (g[n])
+		while (n > 0 && g[n - 1] != '/')
+			n--;
+	if (n >= sizeof(lit) || n == 0)
+		return;
+	memcpy(lit, g, n);
+	lit[n] = '\0';
+	snprintf(norm, sizeof(norm), "%s", lit);
+	if (n > 1 && norm[n - 1] == '/')
+		norm[n - 1] = '\0';
+	/* the longest part that exists: a file yet to be installed still sits in a directory */
+	while (!realpath(norm, real)) {
+		char *slash = strrchr(norm, '/');
+
+		if (!slash || slash == norm)
+			return;
+		*slash = '\0';
+	}
+	if (!strcmp(real, norm))
+		return;
+	warn(l, r->paths.pos[i], "'%.100s' in rule '%s' goes through a symlink: '%.100s' is '%.100s' once "
+	     "resolved, and execs are judged by the resolved file, so this spelling never matches; write "
+	     "'%.100s%s' (or use basenames)", g, r->name, norm, real, real, g + strlen(norm));
+}
+
 static void lint_rule(struct lint *l, const struct eg_rule *r)
 {
 	const struct eg_policy_settings *s = &l->p->settings;
@@ -265,6 +320,8 @@ static void lint_rule(struct lint *l, const struct eg_rule *r)
 		if (strchr(r->basenames.v[i], '/'))
 			warn(l, r->basenames.pos[i], "basename '%.100s' contains '/', so it never matches; "
 			     "put paths under 'paths'", r->basenames.v[i]);
+	for (i = 0; i < r->paths.n; i++)
+		lint_path(l, r, i);
 	for (i = 0; i < r->cgroups.n; i++)
 		if (!strcmp(r->cgroups.v[i], "/"))
 			warn(l, r->cgroups.pos[i], "cgroup '/' is the whole hierarchy; drop 'cgroups' to say so");
@@ -281,22 +338,14 @@ static void lint_bypass(struct lint *l)
 
 	for (i = 0; i < b->n; i++) {
 		const char *g = b->v[i];
-		size_t lit;
 
-		if (g[0] != '/') {
-			if (eg_glob_is_literal(g))
-				warn(l, b->pos[i], "internal_bypass entry '%.100s' is not an absolute path: it only "
-				     "matches an exec of exactly that relative filename", g);
-			else
-				warn(l, b->pos[i], "internal_bypass entry '%.100s' matches files in any directory "
-				     "(a '*' crosses '/'): any file so named, e.g. in /tmp, skips the policy", g);
-			continue;
-		}
-		for (lit = 0; g[lit] && !strchr("*?[\\", g[lit]); lit++)
-			;
-		if (g[lit] && !memchr(g + 1, '/', lit ? lit - 1 : 0))
-			warn(l, b->pos[i], "internal_bypass entry '%.100s' matches files in any directory "
-			     "(a '*' crosses '/'): any file so named skips the policy", g);
+		if (!strchr(g, '/'))
+			warn(l, b->pos[i], "internal_bypass entry '%.100s' has no directory: it covers files so "
+			     "named in the system binary directories (/bin, /sbin, /usr/bin, /usr/sbin, "
+			     "/usr/local/bin, ...) only", g);
+		else if (g[0] != '/')
+			warn(l, b->pos[i], "internal_bypass entry '%.100s' is not an absolute path: it never "
+			     "matches a resolved file", g);
 	}
 }
 

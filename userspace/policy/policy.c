@@ -142,6 +142,7 @@ static void rule_free(struct eg_rule *r)
 	eg_strv_free(&r->basenames);
 	eg_strv_free(&r->paths);
 	free(r->path_glob);
+	free(r->path_ids);
 	eg_strv_free(&r->cgroups);
 	regexes_free(r->args_patterns, r->n_args_patterns);
 	regexes_free(r->args, r->n_args);
@@ -163,6 +164,9 @@ void policy_free(struct eg_policy *p)
 	eg_htab_free(&p->by_suffix);
 	eg_htab_free(&p->by_uid);
 	eg_htab_free(&p->by_cgroup);
+	eg_htab_free(&p->by_ident);
+	eg_htab_free(&p->by_content);
+	eg_htab_free(&p->by_size);
 	free(p->bypass_glob);
 	free(p->bypass_ids);
 	free(p->unindexed);

@@ -53,6 +53,8 @@ struct eg_exec_req {
 	const char *cgroup;		/* cgroup v2 path from the hierarchy root ("/a/b"), NULL if unknown */
 	uint32_t euid;			/* uids: rules match the effective uid */
 	uint64_t dev, ino;		/* the file's identity (st_dev as the kernel encodes it), 0 if unknown */
+	uint64_t size;			/* the file's size, 0 if unknown */
+	const char *content_path;	/* where the file can be read to compare content (/proc/PID/exe), or NULL */
 	bool foreign_ns;		/* runs in another mount namespace than the daemon's */
 	bool truncated;			/* argv (or filename) was cut */
 	bool apply_on_truncated;	/* a supervised session: on_truncated decides a cut argv */

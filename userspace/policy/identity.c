@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * A rule that names a file by its literal path names that file, not the
+ * string: at load the file's identity (device, inode) and content (size,
+ * SHA-256) are taken, and an exec of the same file under another path (a
+ * hard link, a bind mount) or of a copy of it (another name, a memfd)
+ * matches the rule as the path would. Content is compared only for files
+ * whose size equals a named file's, so most execs cost one lookup.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "policy/internal.h"
+#include "util/digest.h"
+#include "util/fileid.h"
+
+int eg_hash_fd(int fd, uint64_t size, uint8_t out[32])
+{
+	struct eg_sha256 *c;
+	char buf[65536];
+	uint64_t off = 0;
+	ssize_t n;
+
+	if (size > EG_CONTENT_MAX)
+		return -EFBIG;
+	c = eg_sha256_new();
+	if (!c)
+		return -ENOMEM;
+	while (off < size) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			eg_sha256_final(c, out);
+			return n < 0 ? -errno : -EIO;
+		}
+		if (eg_sha256_update(c, buf, n)) {
+			eg_sha256_final(c, out);
+			return -EIO;
+		}
+		off += n;
+	}
+	return eg_sha256_final(c, out);
+}
+
+/* What path names now, in this (the daemon's) mount namespace. */
+static int key_load(struct eg_policy *p, const char *path, struct eg_file_key *ret)
+{
+	struct stat st;
+	int fd, rc;
+
+	memset(ret, 0, sizeof(*ret));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	ret->id.dev = eg_kdev(st.st_dev);
+	ret->id.ino = st.st_ino;
+	ret->size = st.st_size;
+	if ((uint64_t)st.st_size <= EG_CONTENT_MAX && st.st_size > 0 &&
+	    p->hashed_bytes + st.st_size <= EG_POLICY_MAX_HASHED) {
+		rc = eg_hash_fd(fd, st.st_size, ret->sha256);
+		if (!rc) {
+			ret->hashed = true;
+			p->hashed_bytes += st.st_size;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+int eg_identity_compile(struct eg_policy *p)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < p->n_rules; i++) {
+		struct eg_rule *r = &p->rules[i];
+		uint32_t n = 0;
+
+		for (j = 0; j < r->paths.n; j++)
+			n += r->paths.v[j][0] == '/' && eg_glob_is_literal(r->paths.v[j]);
+		if (!n)
+			continue;
+		r->path_ids = calloc(n, sizeof(*r->path_ids));
+		if (!r->path_ids)
+			return -ENOMEM;
+		for (j = 0; j < r->paths.n; j++) {
+			if (r->paths.v[j][0] != '/' || !eg_glob_is_literal(r->paths.v[j]))
+				continue;
+			if (!key_load(p, r->paths.v[j], &r->path_ids[r->n_path_ids]))
+				r->n_path_ids++;
+		}
+		/* the array is final now: the tables borrow keys from it */
+		for (j = 0; j < r->n_path_ids; j++) {
+			struct eg_file_key *k = &r->path_ids[j];
+
+			if (eg_htab_add_key(&p->by_ident, (const char *)&k->id, sizeof(k->id), i))
+				return -ENOMEM;
+			if (!k->hashed)
+				continue;
+			if (eg_htab_add_key(&p->by_content, (const char *)k->sha256, sizeof(k->sha256), i) ||
+			    eg_htab_add_key(&p->by_size, (const char *)&k->size, sizeof(k->size), i))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
