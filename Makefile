@@ -82,6 +82,11 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -Itests/unit $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
+# static_*: statically linked, for chroots and containers with no libc
+$(OUTPUT)/tests/helpers/static_%: tests/helpers/static_%.c | $(OUTPUT)/tests/helpers
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -static $< -o $@
+
 $(OUTPUT)/tests/helpers/%: tests/helpers/%.c | $(OUTPUT)/tests/helpers
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< -o $@

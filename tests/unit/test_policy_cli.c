@@ -231,8 +231,10 @@ static void test_cli_test(void)
 static void test_cli_reload_without_daemon(void)
 {
 	ASSERT_EQ(RUN_EG("policy", "reload", "--pin-path", "/sys/fs/bpf/execgate-unit-test-none"), 1, "exit status");
-	ASSERT_TRUE(strstr(err, "no daemon is running for pin path /sys/fs/bpf/execgate-unit-test-none") != NULL,
-		    "one clear line");
+	ASSERT_TRUE(!strncmp(err, "execgate policy reload: no daemon is running for pin path "
+			     "/sys/fs/bpf/execgate-unit-test-none", 92), "a clear line naming the verb and the pin path");
+	ASSERT_TRUE(strchr(err, '\n') == err + strlen(err) - 1, "exactly one line");
+	ASSERT_STREQ(out, "", "nothing on stdout");
 	ASSERT_EQ(RUN_EG("policy", "reload", "--json", "--pin-path", "/sys/fs/bpf/execgate-unit-test-none"), 1,
 		  "json");
 	ASSERT_TRUE(!strncmp(out, "{\"error\":\"no daemon is running", 30), "json error");

@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "cli/common.h"
 #include "events/format.h"
 #include "trace/probe.h"
 #include "util/caps.h"
@@ -39,7 +40,7 @@ static const char probe_doc[] =
 	"else none; session_enforcement=seccomp_notify needs seccomp_notif and pidfd.\n\n"
 	"Needs root (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN). Mounts tracefs "
 	"if it is missing. Exit status: 0 when the probe ran, even if features are "
-	"missing; 1 on errors.";
+	"missing; 1 on errors; 2 on usage errors.";
 
 static error_t probe_parse(int key, char *arg, struct argp_state *state)
 {
@@ -136,17 +137,14 @@ int do_probe(int argc, char **argv)
 	struct eg_mode m;
 	int err;
 
-	/* Usage errors exit 1 (argp's default is 64). */
-	argp_err_exit_status = 1;
 	argv[0] = prog_name;
 	err = argp_parse(&argp, argc, argv, 0, NULL, &args);
 	if (err)
-		return 1;
+		return EXIT_USAGE;
 	eg_json_errors = args.json;
 	eg_libbpf_setup();
 	if (!eg_have_bpf_caps()) {
-		p_err("probe: needs root: loading BPF programs takes CAP_BPF and CAP_PERFMON "
-		      "(or CAP_SYS_ADMIN); try 'sudo execgate probe'");
+		p_err(EG_NEEDS_ROOT);
 		return 1;
 	}
 	probe_features(&f);
@@ -154,14 +152,14 @@ int do_probe(int argc, char **argv)
 	if (args.json) {
 		err = print_json(&f, &m);
 		if (err) {
-			p_err("probe: writing the output failed: %s", strerror(-err));
+			p_err("writing the output failed: %s", strerror(-err));
 			return 1;
 		}
 	} else {
 		print_plain(&f, &m);
 	}
 	if (fflush(stdout)) {
-		p_err("probe: writing the output failed: %s", strerror(errno));
+		p_err("writing the output failed: %s", strerror(errno));
 		return 1;
 	}
 	return 0;

@@ -304,6 +304,41 @@ static void on_flush_timer(struct eg_watch *w, uint64_t n, void *arg)
 
 /* ---- daemon records ----------------------------------------------------- */
 
+/* One line of a small file, without its newline; "" when unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Which host this is, and which cgroup hierarchy cgroup paths come from. */
+static void host_facts(struct jsonw *w)
+{
+	char buf[256], mnt[PATH_MAX];
+
+	if (gethostname(buf, sizeof(buf)))
+		buf[0] = '\0';
+	buf[sizeof(buf) - 1] = '\0';
+	jsonw_string_field(w, "hostname", buf);
+	read_line("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	jsonw_string_field(w, "boot_id", buf[0] ? buf : NULL);
+	read_line("/etc/machine-id", buf, sizeof(buf));
+	jsonw_string_field(w, "machine_id", buf[0] ? buf : NULL);
+	jsonw_key(w, "cgroup_hierarchy");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "version", "v2");
+	jsonw_string_field(w, "mount", cgroup2_mount(mnt, sizeof(mnt)) ? NULL : mnt);
+	/* a hybrid host (v1 controllers beside a v2 tree at .../unified) */
+	jsonw_bool_field(w, "hybrid", !access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK));
+	jsonw_end_object(w);
+}
+
 static void emit_start(struct daemon *d)
 {
 	struct jsonw w;
@@ -340,6 +375,8 @@ static void emit_start(struct daemon *d)
 	jsonw_end_array(&w);
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
+	jsonw_bool_field(&w, "tasks_reused", d->tasks_reused);
+	host_facts(&w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
 	jsonw_uint_field(&w, "ringbuf_size", d->o.ringbuf_size);
 	jsonw_key(&w, "cgroup");
