@@ -65,6 +65,14 @@ struct {
 } scripts SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct eg_ticket);
+} tickets SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, EG_LAUNCHERS_MAX);
 	__type(key, __u32);
@@ -500,62 +508,118 @@ static __always_inline bool is_launcher(struct file *file, unsigned long arg_sta
 }
 
 /*
- * The script's path at scratch+off: from what sched_prepare_exec stored,
- * else (kernels before 6.10) from the task_works list, taken only if its
- * name is the one the caller spelled, as the old image's files sit there
- * too by now. Returns the length (0: not found).
+ * The script's path at scratch+off, from what sched_prepare_exec stored
+ * (Linux 6.10+). Older kernels without it leave the script unresolved: by
+ * sched_process_exec the old image's files sit on the same list and an
+ * io_uring cancel may have run it, so a guess could name the wrong file.
+ * Returns the length (0: not found).
  */
-static __noinline __u32 read_script(struct task_struct *task, char *buf, __u32 off, const char *fname,
-				    __u32 *flags)
+static __noinline __u32 read_script(struct task_struct *task, char *buf, __u32 off,
+				    struct eg_event *e)
 {
 	struct eg_script *sc;
-	struct file *f;
-	char want[64] = {}, got[64] = {};
-	const char *base;
-	__u32 n = 0, i;
-	long k;
+	__u64 len, o = off;
 
 	if (off > EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX)
 		return 0;
 	sc = bpf_task_storage_get(&scripts, task, 0, 0);
-	if (sc) {
-		__u64 len = sc->len, o = off;
+	if (!sc)
+		return 0;
+	len = sc->len;
+	eg_clamp(len, EG_FILENAME_MAX);
+	eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
+	if (len && bpf_probe_read_kernel(buf + o, len, sc->path))
+		len = 0;
+	e->flags |= sc->flags & (EG_F_SCRIPT_TRUNC | EG_F_SCRIPT_DELETED);
+	e->script_dev = sc->dev;
+	e->script_ino = sc->ino;
+	bpf_task_storage_delete(&scripts, task);
+	if (len)
+		e->flags |= EG_F_SCRIPT_FOUND;
+	return len;
+}
 
-		eg_clamp(len, EG_FILENAME_MAX);
-		eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
-		if (len && bpf_probe_read_kernel(buf + o, len, sc->path))
-			len = 0;
-		n = len;
-		*flags |= sc->flags & (EG_F_SCRIPT_TRUNC | EG_F_SCRIPT_DELETED);
-		bpf_task_storage_delete(&scripts, task);
-		if (n)
-			*flags |= EG_F_SCRIPT_FOUND;
-		return n;
+/* ---- session tickets ------------------------------------------------------ */
+
+struct cmp_walk {
+	const char *a;			/* the committed argv, in scratch */
+	const char *b;			/* the ticket's copy */
+	__u32 len;
+	bool differ;
+};
+
+static long cmp_step(__u32 i, struct cmp_walk *w)
+{
+	__u64 x = 0, y = 0, mask = ~0ull;
+	__u32 at = i * 8, left;
+
+	if (at >= w->len)
+		return 1;
+	left = w->len - at;
+	if (left < 8)
+		mask = (1ull << (left * 8)) - 1;
+	if (bpf_probe_read_kernel(&x, 8, w->a + at) || bpf_probe_read_kernel(&y, 8, w->b + at) ||
+	    ((x ^ y) & mask)) {
+		w->differ = true;
+		return 1;
 	}
-	f = find_script(task, 256);
-	if (!f)
-		return 0;
-	/* the basename the caller spelled must be the file's name */
-	k = bpf_probe_read_kernel_str(want, sizeof(want), fname);
-	if (k <= 0)
-		return 0;
-	base = fname;
-	for (i = 0; i < sizeof(want) - 1 && want[i]; i++)
-		if (want[i] == '/')
-			base = fname + i + 1;
-	if (bpf_probe_read_kernel_str(want, sizeof(want), base) <= 0 ||
-	    bpf_probe_read_kernel_str(got, sizeof(got), BPF_CORE_READ(f, f_path.dentry, d_name.name)) <= 0)
-		return 0;
-	for (i = 0; i < sizeof(want); i++) {
-		if (want[i] != got[i])
-			return 0;
-		if (!want[i])
-			break;
+	return 0;
+}
+
+/*
+ * The exec of a task in a session must be the one its supervisor allowed:
+ * same session, same file, same script, the same committed argv. Returns
+ * EG_REASON_NONE when it is; the ticket is used up either way.
+ */
+static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64 argv_read,
+				     __u64 argv_full)
+{
+	__u32 tid = e->tid, session = e->session;
+	struct eg_ticket *t = bpf_map_lookup_elem(&tickets, &tid);
+	struct cmp_walk w = {};
+	__u32 reason = EG_REASON_NONE;
+
+	if (!t)
+		return EG_REASON_NO_TICKET;
+	if (t->session != session)
+		reason = EG_REASON_TICKET_SESSION;
+	else if (t->dev != e->dev || t->ino != e->ino)
+		reason = EG_REASON_TICKET_FILE;
+	else if ((t->flags & EG_TICKET_SCRIPT) && (e->flags & EG_F_SCRIPT_FOUND) &&
+		 (t->script_dev != e->script_dev || t->script_ino != e->script_ino))
+		reason = EG_REASON_TICKET_SCRIPT;
+	else if (t->argv_len != argv_full ||
+		 (!(t->flags & EG_TICKET_ARGV_PREFIX) && t->argv_stored != argv_full) ||
+		 t->argv_stored > argv_read || t->argv_stored > EG_TICKET_ARGV_MAX)
+		reason = EG_REASON_TICKET_ARGV;
+	if (!reason) {
+		w.a = argv;
+		w.b = t->argv;
+		w.len = t->argv_stored;
+		bpf_loop(EG_TICKET_ARGV_MAX / 8, cmp_step, &w, 0);
+		if (w.differ)
+			reason = EG_REASON_TICKET_ARGV;
 	}
-	n = file_path(f, off, flags, EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED);
-	if (n)
-		*flags |= EG_F_SCRIPT_FOUND;
-	return n;
+	bpf_map_delete_elem(&tickets, &tid);
+	return reason;
+}
+
+/*
+ * Kills current before its new image runs an instruction (the signal is
+ * delivered on the way back to user mode). bpf_send_signal can refuse
+ * (-EBUSY when this CPU has one in flight): the task is marked and the
+ * syscall exit tracepoint tries again.
+ */
+static __always_inline void kill_current(struct eg_event *e, struct eg_task *st)
+{
+	e->flags |= EG_F_KILLED;
+	if (bpf_send_signal(9 /* SIGKILL */)) {
+		e->flags |= EG_F_KILL_FAILED;
+		COUNT(kill_failed);
+		if (st)
+			st->flags |= EG_TASK_MUST_DIE;
+	}
+	COUNT(killed);
 }
 
 /* ---- fork / exec / exit ------------------------------------------------- */
@@ -592,13 +656,13 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	struct fs_struct *fs;
 	unsigned long arg_start, arg_end;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 off, n, task_flags = 0;
+	__u32 off, n, task_flags = 0, session = 0;
 	__s32 depth = 0;
-	__u64 len;
+	__u64 len, full;
 	__u64 now = bpf_ktime_get_boot_ns();
 	const char *fname, *interp;
 	struct path_walk w;
-	bool launcher;
+	bool launcher, traced;
 	char *buf;
 
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -615,6 +679,9 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	buf = scratch_get();
 	if (!buf) {
 		COUNT(scratch_missing);
+		/* a session exec that cannot be checked does not run */
+		if (st && st->session && bpf_send_signal(9))
+			COUNT(kill_failed);
 		goto update;
 	}
 	e = (struct eg_event *)buf;
@@ -627,9 +694,12 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (launcher)
 		e->flags |= EG_F_LAUNCHER;
 	e->argc = BPF_CORE_READ(bprm, argc);
-
-	if (!traced_cgroup())
+	session = st ? st->session : 0;
+	e->session = session;
+	traced = traced_cgroup();
+	if (!traced && !session)
 		goto update;
+
 	fill_task(e, task);
 	if (bpf_core_field_exists(bprm->secureexec) && BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
 		e->flags |= EG_F_SECUREEXEC;
@@ -674,7 +744,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 			n = EG_FILENAME_MAX;
 		e->interp_len = n;
 		off += n;
-		n = read_script(task, buf, off, fname, &e->flags);
+		n = read_script(task, buf, off, e);
 		barrier_var(n);
 		if (n > EG_FILENAME_MAX)
 			n = EG_FILENAME_MAX;
@@ -701,7 +771,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	off += n;
 
 	/* argv as committed to the new mm: what the program will read */
-	len = arg_end > arg_start ? arg_end - arg_start : 0;
+	full = arg_end > arg_start ? arg_end - arg_start : 0;
+	len = full;
 	e->argv_bytes = len > 0xffffffffull ? 0xffffffffu : len;
 	if (len > max_argv_bytes)
 		e->flags |= EG_F_ARGV_TRUNC;
@@ -709,6 +780,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	barrier_var(off);
 	if (off > EG_EVENT_HDR + EG_STRINGS_MAX) {
 		COUNT(record_too_big);
+		if (session)
+			kill_current(e, st);
 		goto update;
 	}
 	if (len && bpf_probe_read_user(buf + off, len, (const void *)arg_start)) {
@@ -716,7 +789,17 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		len = 0;
 	}
 	e->argv_len = len;
-	submit(buf, off + len, EG_EVENT_EXEC);
+
+	/* a session exec runs only as its supervisor allowed it */
+	if (session) {
+		e->reason = check_ticket(e, buf + off, len, full);
+		if (e->reason)
+			kill_current(e, st);
+		else
+			e->flags |= EG_F_TICKET_OK;
+	}
+	if (traced || (e->flags & EG_F_KILLED))
+		submit(buf, off + len, EG_EVENT_EXEC);
 
 update:
 	if (st) {
@@ -765,6 +848,10 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u32 tid = BPF_CORE_READ(task, pid);
+
+	/* a ticket for an exec this thread will never make */
+	bpf_map_delete_elem(&tickets, &tid);
 
 	/*
 	 * The process is gone when its last thread is: do_exit() counts the
@@ -892,10 +979,23 @@ static __always_inline void report_failed(long ret)
 	char *buf;
 
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
-	if (!st || !(st->flags & EG_TASK_PENDING))
+	if (!st)
+		return;
+	/* the kill at exec was refused: this is the last stop before user mode */
+	if (st->flags & EG_TASK_MUST_DIE) {
+		if (!bpf_send_signal(9))
+			st->flags &= ~EG_TASK_MUST_DIE;
+	}
+	if (!(st->flags & EG_TASK_PENDING))
 		return;
 	at = st->flags & EG_TASK_PENDING_AT;
 	st->flags &= ~(EG_TASK_PENDING | EG_TASK_PENDING_AT);
+	if (ret < 0 && st->session) {
+		__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+		/* the exec failed: its ticket must not serve a later one */
+		bpf_map_delete_elem(&tickets, &tid);
+	}
 	if (ret >= 0 || !traced_cgroup())
 		return;
 

@@ -56,6 +56,20 @@ enum eg_event_type {
 #define EG_F_SCRIPT_TRUNC	(1u << 19)
 #define EG_F_SCRIPT_DELETED	(1u << 20)
 #define EG_F_LAUNCHER		(1u << 21)	/* this exec started a session launcher (depth reset) */
+#define EG_F_KILLED		(1u << 22)	/* the kernel killed the task before the image ran */
+#define EG_F_KILL_FAILED	(1u << 23)	/* ... and bpf_send_signal refused: retried at syscall exit */
+#define EG_F_TICKET_OK		(1u << 24)	/* a session exec matched its approval ticket */
+
+/* eg_event.reason: why the kernel acted (EG_F_KILLED) */
+enum eg_reason {
+	EG_REASON_NONE = 0,
+	EG_REASON_NO_TICKET,		/* a session exec the supervisor never allowed */
+	EG_REASON_TICKET_FILE,		/* the file that runs is not the one allowed */
+	EG_REASON_TICKET_ARGV,		/* the committed argv is not the one allowed */
+	EG_REASON_TICKET_SESSION,	/* the ticket was issued to another session */
+	EG_REASON_TICKET_SCRIPT,	/* the script is not the one allowed */
+	EG_REASON_RULE,			/* a kernel rule (enforcement) */
+};
 
 /*
  * One ring-buffer record. The header is followed by six byte strings:
@@ -104,15 +118,17 @@ struct eg_event {
 	__u16 interp_len;
 	__u16 script_len;
 	__u16 cwd_len;
-	__u16 pad0;
+	__u16 reason;		/* enum eg_reason */
 	__s32 dirfd;		/* execveat only */
 	__u32 at_flags;		/* execveat only */
-	__u32 pad1;
+	__u32 krule;		/* the kernel rule that decided (enforcement), + 1; 0: none */
 	__u64 size;		/* of filename's file (i_size) */
+	__u64 script_dev;	/* the script's identity, when EG_F_SCRIPT_FOUND */
+	__u64 script_ino;
 	char comm[EG_COMM_LEN];
 	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
 };
-_Static_assert(sizeof(struct eg_event) == 184, "eg_event is ABI");
+_Static_assert(sizeof(struct eg_event) == 200, "eg_event is ABI");
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */
@@ -120,6 +136,7 @@ _Static_assert(sizeof(struct eg_event) == 184, "eg_event is ABI");
 #define EG_TASK_PENDING_AT	(1u << 2)	/* ... and it is an execveat */
 #define EG_TASK_DEPTH_KNOWN	(1u << 3)	/* depth is absolute: a launcher, or set */
 #define EG_TASK_LAUNCHER	(1u << 4)	/* an `execgate exec` launcher image */
+#define EG_TASK_MUST_DIE	(1u << 5)	/* killed at exec, the signal not yet sent */
 
 struct eg_task {
 	__s32 depth;		/* depth of the current image; -1 = launcher */
@@ -165,8 +182,10 @@ struct eg_counters {
 	__u64 record_too_big;	/* a size guard refused the record */
 	__u64 stash_lost;	/* a failed exec whose pointers were not stashed */
 	__u64 procs_failed;	/* the procs map refused an update */
+	__u64 killed;		/* tasks killed at exec (tickets, kernel rules) */
+	__u64 kill_failed;	/* bpf_send_signal refused at exec (retried at syscall exit) */
 };
-_Static_assert(sizeof(struct eg_counters) == 88, "eg_counters is ABI");
+_Static_assert(sizeof(struct eg_counters) == 104, "eg_counters is ABI");
 
 /*
  * A script's own file, found at sched_prepare_exec (where the only fput()
@@ -181,6 +200,32 @@ struct eg_script {
 	char path[EG_FILENAME_MAX];
 };
 _Static_assert(sizeof(struct eg_script) == 24 + EG_FILENAME_MAX, "eg_script is ABI");
+
+/*
+ * An approval ticket (map "tickets", key: the thread id that called exec),
+ * written by the session supervisor before it lets a trapped exec go on,
+ * checked and deleted by the kernel at sched_process_exec: the exec that
+ * really happens must be the one the supervisor judged (same file, same
+ * script, byte for byte the same argv), or the task is killed before the
+ * new image runs. Exact bytes, so nothing can collide with it.
+ */
+#define EG_TICKET_ARGV_MAX	(64 * 1024)
+#define EG_TICKET_ARGV_PREFIX	(1u << 0)	/* argv longer than stored: only the prefix is checked */
+#define EG_TICKET_SCRIPT	(1u << 1)	/* script_dev/ino name the script */
+
+struct eg_ticket {
+	__u32 session;
+	__u32 flags;		/* EG_TICKET_* */
+	__u64 dev;		/* the file that will run (the interpreter, for a script) */
+	__u64 ino;
+	__u64 script_dev;
+	__u64 script_ino;
+	__u32 argv_len;		/* the committed argv's full size, NULs included */
+	__u32 argv_stored;	/* bytes in argv[] */
+	__u64 issued_ns;	/* CLOCK_BOOTTIME */
+	char argv[EG_TICKET_ARGV_MAX];
+};
+_Static_assert(sizeof(struct eg_ticket) == 56 + EG_TICKET_ARGV_MAX, "eg_ticket is ABI");
 
 /*
  * An execgate binary whose "exec" verb is a session launcher (map

@@ -10,5 +10,9 @@ int do_status(int argc, char **argv);
 int do_policy(int argc, char **argv);
 int do_task(int argc, char **argv);
 int do_unload(int argc, char **argv);
+int do_exec(int argc, char **argv);
+int do_approvals(int argc, char **argv);
+int do_approve(int argc, char **argv);
+int do_deny(int argc, char **argv);
 
 #endif

@@ -14,6 +14,10 @@ static const struct cmd {
 	const char *help;
 } cmds[] = {
 	{ "daemon", do_daemon, "trace every exec on the host and write events (JSON lines)" },
+	{ "exec",   do_exec,   "run a command in a supervised session (every exec judged)" },
+	{ "approvals", do_approvals, "list the execs waiting for an answer (--watch)" },
+	{ "approve", do_approve, "let a waiting exec run" },
+	{ "deny",   do_deny,   "refuse a waiting exec" },
 	{ "status", do_status, "the running daemon: pid, mode, enforcement, policy, counters" },
 	{ "stats",  do_stats,  "the daemon's counters (events, lost records, decisions)" },
 	{ "policy", do_policy, "check, lint, test or reload a policy file" },
@@ -35,7 +39,7 @@ static void usage(FILE *f)
 		   "execgate traces every execve/execveat with its full argv and exec depth,\n"
 		   "and enforces an exec policy. Commands:\n\n");
 	for (i = 0; i < NCMDS; i++)
-		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].help);
 	fprintf(f, "\n'execgate help COMMAND' (or 'execgate COMMAND --help') describes a command.\n"
 		   "Every command that talks to a daemon takes -p/--pin-path; -j/--json gives\n"
 		   "machine output. Usage errors exit with status 2.\n");

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
+#include "session/session.h"
 #include "execgate.h"
 #include "util/jsonw.h"
 #include "util/version.h"
@@ -51,6 +52,27 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "filtered", d->st.filtered);
 	jsonw_uint_field(w, "policy_reloads", d->st.policy_reloads);
 	jsonw_uint_field(w, "policy_reload_failures", d->st.policy_reload_failures);
+	jsonw_uint_field(w, "killed", c.killed);
+	jsonw_uint_field(w, "kill_failed", c.kill_failed);
+	if (d->sessions) {
+		struct eg_sessions_stats ss;
+
+		sessions_stats(d->sessions, &ss);
+		jsonw_key(w, "sessions");
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "started", ss.sessions_started);
+		jsonw_uint_field(w, "active", ss.sessions_active);
+		jsonw_uint_field(w, "execs", ss.execs);
+		jsonw_uint_field(w, "allowed", ss.allowed);
+		jsonw_uint_field(w, "denied", ss.denied);
+		jsonw_uint_field(w, "approvals", ss.approvals);
+		jsonw_uint_field(w, "approved", ss.approved);
+		jsonw_uint_field(w, "approvals_denied", ss.approval_denied);
+		jsonw_uint_field(w, "approvals_timed_out", ss.timed_out);
+		jsonw_uint_field(w, "approvals_cancelled", ss.cancelled);
+		jsonw_uint_field(w, "approvals_pending", ss.pending);
+		jsonw_end_object(w);
+	}
 	jsonw_key(w, "decisions");
 	jsonw_start_object(w);
 	for (i = 0; i < EG_DECISION__COUNT; i++)
@@ -92,6 +114,8 @@ static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_end_object(&w);
 	jsonw_key(&w, "enforcement");
 	jsonw_start_array(&w);
+	if (d->sessions)
+		jsonw_string(&w, "seccomp");
 	jsonw_end_array(&w);
 	jsonw_key(&w, "available");
 	jsonw_start_array(&w);

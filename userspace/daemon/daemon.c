@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
+#include "session/session.h"
 #include "daemon/daemon_int.h"
 #include "events/meta.h"
 #include "execgate.h"
@@ -106,6 +107,19 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	a->action = audit_action(v.decision);
 	a->reason = v.error;
 	return true;
+}
+
+static const char *kill_reason(uint32_t reason)
+{
+	switch (reason) {
+	case EG_REASON_NO_TICKET: return "no-ticket";
+	case EG_REASON_TICKET_FILE:
+	case EG_REASON_TICKET_ARGV:
+	case EG_REASON_TICKET_SESSION:
+	case EG_REASON_TICKET_SCRIPT: return "ticket-mismatch";
+	case EG_REASON_RULE: return "kernel-rule";
+	default: return NULL;
+	}
 }
 
 static void print_diags(const struct eg_diags *diags, bool errors_only)
@@ -218,7 +232,22 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->st.filtered++;
 		return 0;
 	}
-	ap = annotate(d, &r, &a) ? &a : NULL;
+	if (r.h.session && d->sessions && sessions_annotate(d->sessions, r.h.tid, r.h.session,
+							    r.h.flags & EG_F_KILLED, &a))
+		ap = &a;
+	else
+		ap = annotate(d, &r, &a) ? &a : NULL;
+	if (r.h.flags & EG_F_KILLED) {
+		if (!ap) {
+			memset(&a, 0, sizeof(a));
+			a.decision = "deny";
+			ap = &a;
+		}
+		ap->action = "killed";
+		ap->reason = kill_reason(r.h.reason);
+		if (r.h.session)
+			ap->layer = "seccomp";
+	}
 	if (d->text)
 		format_record_text(b, &r, &d->fc, ap);
 	else
@@ -339,15 +368,22 @@ static void host_facts(struct jsonw *w)
 	jsonw_end_object(w);
 }
 
+/* What the human line says: never more than what is in force. */
+static const char *enforcement_text(const struct daemon *d)
+{
+	return d->sessions ? "supervised sessions (seccomp); host-wide: none (audit only)"
+			   : "none (audit only)";
+}
+
 static void emit_start(struct daemon *d)
 {
 	struct jsonw w;
 	int i;
 
 	if (d->text) {
-		emit_comment(d, "execgate %s started: tracer %s; enforcement: none (audit only); "
+		emit_comment(d, "execgate %s started: tracer %s; enforcement: %s; "
 			     "maps in %s; control socket %s", EG_VERSION, d->mode.tracer,
-			     d->paths.pin, d->paths.sock);
+			     enforcement_text(d), d->paths.pin, d->paths.sock);
 		if (d->policy)
 			emit_policy(d, false);
 		format_text_header(output_buf(d->out));
@@ -366,6 +402,8 @@ static void emit_start(struct daemon *d)
 	/* the layers that enforce now; "available" is what probe found could */
 	jsonw_key(&w, "enforcement");
 	jsonw_start_array(&w);
+	if (d->sessions)
+		jsonw_string(&w, "seccomp");
 	jsonw_end_array(&w);
 	jsonw_key(&w, "available");
 	jsonw_start_array(&w);
@@ -535,6 +573,37 @@ static int start_tracer(struct daemon *d)
 	return 0;
 }
 
+/* The sessions module's records: as they are in JSON, a comment line on a terminal. */
+static void sessions_out(void *arg, const char *json, size_t len, const char *text)
+{
+	struct daemon *d = arg;
+
+	if (d->text)
+		emit_comment(d, "%s", text);
+	else {
+		sbuf_put(output_buf(d->out), json, len);
+		output_end(d->out, EG_REC_META);
+	}
+}
+
+static int start_sessions(struct daemon *d)
+{
+	struct eg_sessions_opts so = {};
+
+	if (strcmp(d->mode.session_enforcement, "seccomp_notify"))
+		return 0;	/* said in the start record: sessions are not available here */
+	so.loop = d->loop;
+	so.ctl = d->ctl;
+	so.tasks_fd = bpf_map__fd(d->skel->maps.tasks);
+	so.tickets_fd = bpf_map__fd(d->skel->maps.tickets);
+	so.argv_cap = d->o.max_argv_bytes;
+	so.host_mnt_ns = d->fc.host_mnt_ns;
+	so.global = &d->policy;
+	so.out.emit = sessions_out;
+	so.out.arg = d;
+	return sessions_new(&so, &d->sessions);
+}
+
 static int load_policy(struct daemon *d)
 {
 	struct eg_diags diags = {};
@@ -641,6 +710,8 @@ int daemon_run(const struct daemon_opts *o)
 	err = ctl_server_new(d.loop, d.paths.sock, o->ctl_gid, &d.ctl);
 	if (!err)
 		err = ctl_ops_register(&d);
+	if (!err)
+		err = start_sessions(&d);
 	if (err) {
 		p_err("cannot listen on %s: %s", d.paths.sock, strerror(-err));
 		goto cleanup;
@@ -661,8 +732,8 @@ int daemon_run(const struct daemon_opts *o)
 		      strerror(-output_stats(d.out)->last_error));
 		goto cleanup;
 	}
-	p_info("tracing every exec (tracer %s); enforcement: none (audit only); events to %s; control socket %s",
-	       d.mode.tracer, output_path(d.out), d.paths.sock);
+	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
+	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
 
 	err = loop_run(d.loop, -1, NULL, NULL);
 	if (err)
@@ -676,6 +747,7 @@ int daemon_run(const struct daemon_opts *o)
 	rc = err ? 1 : 0;
 
 cleanup:
+	sessions_free(d.sessions);
 	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);
 	if (d.skel)

@@ -23,6 +23,7 @@ struct execgate_bpf;
 struct ring_buffer;
 struct ctl_server;
 struct cgroup_cache;
+struct eg_sessions;
 
 /* What the daemon counts itself; the kernel's counters live in the "counters" map. */
 struct daemon_stats {
@@ -43,6 +44,7 @@ struct daemon {
 	struct ring_buffer *rb;
 	struct eg_watch *flush_timer;
 	struct ctl_server *ctl;
+	struct eg_sessions *sessions;
 	struct eg_output *out;
 	struct eg_decoder dec;
 	struct eg_format_ctx fc;

@@ -1256,42 +1256,32 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 	return 0;
 }
 
-int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_diags *diags)
+int policy_load_fd(int fd, const char *path, struct eg_policy **ret_policy, struct eg_diags *diags)
 {
 	size_t len = 0, cap;
 	struct stat st;
 	char *buf;
-	int fd, rc;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		eg_diag_add(diags, path, (struct eg_pos){}, false, "cannot open: %s", strerror(-rc));
-		return rc;
-	}
 	if (fstat(fd, &st)) {
 		rc = -errno;
 		eg_diag_add(diags, path, (struct eg_pos){}, false, "cannot stat: %s", strerror(-rc));
-		close(fd);
 		return rc;
 	}
 	if (S_ISDIR(st.st_mode)) {
 		eg_diag_add(diags, path, (struct eg_pos){}, false, "is a directory, not a policy file");
-		close(fd);
 		return -EISDIR;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > (off_t)EG_POLICY_MAX_BYTES) {
 		eg_diag_add(diags, path, (struct eg_pos){}, false,
 			    "the file is %lld bytes; policies are limited to %u MiB",
 			    (long long)st.st_size, EG_POLICY_MAX_BYTES >> 20);
-		close(fd);
 		return -EFBIG;
 	}
 	/* Pipes and /proc files report no size: read up to the limit plus one byte. */
 	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
 	buf = malloc(cap);
 	if (!buf) {
-		close(fd);
 		eg_diag_add(diags, path, (struct eg_pos){}, false, "out of memory");
 		return -ENOMEM;
 	}
@@ -1306,14 +1296,12 @@ int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_
 					    "the file is larger than %u MiB, the limit for a policy",
 					    EG_POLICY_MAX_BYTES >> 20);
 				free(buf);
-				close(fd);
 				return -EFBIG;
 			}
 			cap = cap * 2 > EG_POLICY_MAX_BYTES + 1 ? EG_POLICY_MAX_BYTES + 1 : cap * 2;
 			nb = realloc(buf, cap);
 			if (!nb) {
 				free(buf);
-				close(fd);
 				eg_diag_add(diags, path, (struct eg_pos){}, false, "out of memory");
 				return -ENOMEM;
 			}
@@ -1326,14 +1314,12 @@ int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_
 			rc = -errno;
 			eg_diag_add(diags, path, (struct eg_pos){}, false, "cannot read: %s", strerror(-rc));
 			free(buf);
-			close(fd);
 			return rc;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	if (len > EG_POLICY_MAX_BYTES) {
 		eg_diag_add(diags, path, (struct eg_pos){}, false,
 			    "the file is larger than %u MiB, the limit for a policy", EG_POLICY_MAX_BYTES >> 20);
@@ -1342,5 +1328,20 @@ int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_
 	}
 	rc = policy_load_buf(buf, len, path, ret_policy, diags);
 	free(buf);
+	return rc;
+}
+
+int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_diags *diags)
+{
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		eg_diag_add(diags, path, (struct eg_pos){}, false, "cannot open: %s", strerror(-rc));
+		return rc;
+	}
+	rc = policy_load_fd(fd, path, ret_policy, diags);
+	close(fd);
 	return rc;
 }

@@ -119,6 +119,8 @@ struct eg_policy;
  * failure. Warnings (lint) are added to diags in both cases.
  */
 int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_diags *diags);
+/* The same from an open file (a session policy the launcher opened with the user's rights). */
+int policy_load_fd(int fd, const char *name, struct eg_policy **ret_policy, struct eg_diags *diags);
 int policy_load_buf(const char *buf, size_t len, const char *name,
 		    struct eg_policy **ret_policy, struct eg_diags *diags);
 void policy_free(struct eg_policy *p);

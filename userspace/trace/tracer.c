@@ -212,6 +212,8 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->record_too_big += v[i].record_too_big;
 		ret->stash_lost += v[i].stash_lost;
 		ret->procs_failed += v[i].procs_failed;
+		ret->killed += v[i].killed;
+		ret->kill_failed += v[i].kill_failed;
 	}
 	free(v);
 	return 0;

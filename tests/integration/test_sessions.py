@@ -1,0 +1,437 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Supervised sessions: `execgate exec -- CMD` on this kernel.
+
+Every exec in a session's tree goes through the policy before it happens;
+these tests run real commands in real sessions and check what ran, what
+was refused (EACCES and the line on stderr), what waited for an approval,
+and what the kernel killed because it was not what the supervisor allowed.
+Each attack is tried: a racing thread rewriting argv or the path, nested
+sessions with a laxer policy, restricted sessions through every way a
+shell or a program can spawn, self-approval, a dead daemon."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import eg
+from eg import token
+
+POLICY = """
+sandbox: {seccomp: {execve: {approval_timeout: 4s}}}
+commands:
+  - {name: no-net, basenames: [curl, wget], decision: deny, message: "no network tools"}
+  - {name: ask-touch, basenames: [touch], context: [nested], decision: approval, message: "touch needs a yes"}
+  - {name: marker-evil, basenames: [marker], args: [EVIL], decision: deny}
+"""
+
+
+def write(ctx, text, name="policy.yaml"):
+    path = os.path.join(ctx.tmpdir(), name)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    os.chmod(os.path.dirname(path), 0o755)
+    return path
+
+
+def session(ctx, d, cmd, *opts, user=None, timeout=60, check_rc=None, env=None):
+    argv = [ctx.execgate, "exec", "-p", d.pin_path] + list(opts) + ["--"] + cmd
+    kw = {}
+    if user:
+        kw.update(user=user, group="nogroup" if user == "nobody" else user, extra_groups=[])
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
+                       env=env, **kw)
+    if check_rc is not None:
+        assert r.returncode == check_rc, (r.returncode, r.stderr.decode()[-800:])
+    return r
+
+
+def evs(d, tok, typ=None):
+    """Events of execs inside sessions with tok as one of their arguments."""
+    return [e for e in d.events() if (not typ or e.get("type") == typ) and e.get("session") and
+            tok in e.get("argv", [])]
+
+
+def wait(pred, timeout=10, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("no %s within %ss" % (what, timeout))
+
+
+def daemon(ctx, policy=POLICY, *args):
+    return ctx.daemon("--policy", write(ctx, policy), *args)
+
+
+# ---- starting a session -----------------------------------------------------
+
+def test_exit_status_depth_and_argv0(ctx):
+    d = daemon(ctx)
+    t = token()
+    r = session(ctx, d, ["sh", "-c", 'echo "$0"; /bin/true %s; exit 7' % t], "--argv0", "myname-" + t)
+    assert r.returncode == 7, r.stderr
+    assert r.stdout.decode().strip() == "myname-" + t, "--argv0 sets $0"
+    sh = wait(lambda: [e for e in d.events() if e.get("type") == "exec" and e.get("session") and
+                       e["argv"][0] == "myname-" + t], what="the direct exec")[0]
+    assert sh["depth"] == 0 and sh["depth_known"] is True and sh["session"], sh
+    assert sh["filename"] == os.path.realpath("/bin/sh") and sh["layer"] == "seccomp", sh
+    child = wait(lambda: evs(d, t, "exec"), what="the nested exec")[0]
+    assert child["depth"] == 1 and child["session"] == sh["session"], child
+    assert child["action"] == "allowed" and child["decision"] == "allow", child
+    start = [e for e in d.events() if e.get("type") == "session" and e.get("event") == "start"]
+    assert start and start[-1]["session"] == sh["session"], start
+    assert "seccomp" in d.events()[0]["enforcement"], d.events()[0]
+
+
+def test_no_daemon_is_one_line_exit_2(ctx):
+    r = subprocess.run([ctx.execgate, "exec", "-p", "/sys/fs/bpf/egtest-nodaemon", "--", "true"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 2, r.returncode
+    err = r.stderr.decode()
+    assert len(err.splitlines()) == 1 and err.startswith("execgate exec: no daemon"), err
+
+
+def test_deny_eacces_and_stderr_line(ctx):
+    d = daemon(ctx)
+    t = token()
+    r = session(ctx, d, ["sh", "-c", "wget %s; echo rc=$?" % t])
+    err = r.stderr.decode()
+    assert "rc=126" in r.stdout.decode(), r.stdout
+    assert "execgate: denied: no network tools (rule no-net)" in err, err
+    # dash tries every PATH entry: one question, one line, every attempt logged
+    assert err.count("execgate: denied:") == 1, err
+    blocked = wait(lambda: evs(d, t, "exec_failed"), what="blocked exec")
+    assert all(e["action"] == "blocked" and e["layer"] == "seccomp" and e["errno"] == 13 and
+               e["rule"] == "no-net" for e in blocked), blocked
+    assert not evs(d, t, "exec"), "wget never ran"
+
+
+def test_unprivileged_user_and_policy_fd(ctx):
+    d = daemon(ctx)
+    t = token()
+    r = session(ctx, d, ["sh", "-c", "id -u; wget %s; true" % t], user="nobody")
+    assert r.returncode == 0 and r.stdout.decode().split()[0] == "65534", r.stderr
+    assert "rule no-net" in r.stderr.decode()
+    # the session policy is opened by the launcher with the user's rights
+    r = session(ctx, d, ["true"], "--policy", "/etc/shadow", user="nobody")
+    assert r.returncode == 1 and "Permission denied" in r.stderr.decode(), r.stderr
+    # setuid does not raise privileges inside a session (no_new_privs)
+    r = session(ctx, d, ["sh", "-c", "/usr/bin/passwd -S nobody; true"], user="nobody")
+    ev = wait(lambda: [e for e in d.events() if e.get("type") == "exec" and
+                       e.get("filename") == "/usr/bin/passwd" and e.get("uid") == 65534], what="passwd")[-1]
+    assert ev["euid"] == 65534 and ev["secureexec"] is False, ev
+
+
+def test_not_a_launcher_refused(ctx):
+    d = daemon(ctx)
+    s = socket.socket(socket.AF_UNIX)
+    sock = json.loads(open(d.output).readline())["socket"]
+    s.connect(sock)
+    s.sendall(b'{"op":"session_open"}\n')
+    reply = json.loads(s.makefile().readline())
+    assert reply["ok"] is False and "not an execgate launcher" in reply["error"], reply
+    s.close()
+
+
+def test_threads_start_sessions(ctx):
+    """Sessions started from several threads of one process each get a direct exec."""
+    d = daemon(ctx)
+    toks = [token() for _ in range(6)]
+
+    def run(t):
+        session(ctx, d, ["/bin/true", t], check_rc=0)
+    threads = [threading.Thread(target=run, args=(t,)) for t in toks]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for t in toks:
+        e = wait(lambda: evs(d, t, "exec"), what="exec " + t)[0]
+        assert e["depth"] == 0 and e["depth_known"], e
+
+
+def test_on_truncated_in_sessions(ctx):
+    pol = "sandbox: {seccomp: {execve: {max_argv_bytes: 1000}}}\ncommands: []\n"
+    d = daemon(ctx, pol)
+    t = token()
+    r = session(ctx, d, ["sh", "-c", '/bin/true %s "$(printf "%%02000d" 0)"; echo rc=$?' % t])
+    assert "rc=126" in r.stdout.decode() and "rule on_truncated" in r.stderr.decode(), r.stderr
+
+
+# ---- TOCTOU ---------------------------------------------------------------------
+
+RACE = int(os.environ.get("EG_RACE_TRIES", "10000"))
+
+
+def test_racing_thread_rewrites_argv(ctx):
+    d = daemon(ctx)
+    marker = "/tmp/egmarker"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    racer, prog = ctx.helper("racer"), ctx.helper("marker")
+    r = session(ctx, d, [racer, "argv", str(RACE), prog], timeout=600)
+    counts = r.stdout.decode().split()
+    print("    argv race, %d tries: %s" % (RACE, r.stdout.decode().strip()))
+    n = dict(zip(counts[0::2], map(int, counts[1::2])))
+    assert sum(n.values()) == RACE, n
+    assert not os.path.exists(marker), "the denied command ran: " + open(marker).read()[:200]
+    assert n["killed"] > 0 or n["denied"] > 0, n
+    st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
+    assert st["killed"] == n["killed"], (st["killed"], n)
+
+
+def test_racing_thread_rewrites_path(ctx):
+    d = daemon(ctx, POLICY + "  - {name: no-no, paths: [/var/tmp/egrace/no], decision: deny}\n")
+    os.makedirs("/var/tmp/egrace", exist_ok=True)
+    ctx.on_cleanup(lambda: subprocess.run(["rm", "-rf", "/var/tmp/egrace"]))
+    subprocess.run(["cp", ctx.helper("marker"), "/var/tmp/egrace/no"], check=True)
+    subprocess.run(["cp", "/usr/bin/true", "/var/tmp/egrace/ok"], check=True)
+    marker = "/tmp/egmarker"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    r = session(ctx, d, [ctx.helper("racer"), "path", str(RACE), "/var/tmp/egrace/ok",
+                         "/var/tmp/egrace/no"], timeout=600)
+    print("    path race, %d tries: %s" % (RACE, r.stdout.decode().strip()))
+    counts = r.stdout.decode().split()
+    n = dict(zip(counts[0::2], map(int, counts[1::2])))
+    assert sum(n.values()) == RACE, n
+    assert not os.path.exists(marker), "the denied program ran: " + open(marker).read()[:200]
+    st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
+    assert st["killed"] == n["killed"], (n, st["killed"])
+    # every kill is on record, with its reason
+    killed = wait(lambda: [e for e in d.events() if e.get("action") == "killed"][n["killed"] - 1:] and
+                  [e for e in d.events() if e.get("action") == "killed"], what="every killed record")
+    assert len(killed) == n["killed"], (len(killed), n)
+    assert all(e["reason"] in ("ticket-mismatch", "no-ticket") for e in killed), killed[:2]
+
+
+# ---- approvals -----------------------------------------------------------------
+
+def approvals(ctx, d):
+    r = ctx.run([ctx.execgate, "approvals", "--json", "-p", d.pin_path])
+    return [json.loads(l) for l in r.stdout.decode().splitlines()]
+
+
+def test_approve_deny_timeout_cancel(ctx):
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    # approved
+    f1 = os.path.join(tmp, "yes-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f1],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    pend = wait(lambda: approvals(ctx, d), what="a pending approval")
+    a = pend[0]
+    assert a["argv"] == ["touch", f1] and a["depth"] == 1 and a["rule"] == "ask-touch", a
+    assert 0 < a["seconds_left"] <= 4, a
+    r = ctx.run([ctx.execgate, "approve", a["approval_id"], "--reason", "fine", "-p", d.pin_path])
+    out, err = p.communicate(timeout=20)
+    assert b"rc=0" in out and os.path.exists(f1), (out, err)
+    ev = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and
+                       e["approval_id"] == a["approval_id"]][1:] and
+              [e for e in d.events() if e.get("type") == "approval" and e["approval_id"] == a["approval_id"]],
+              what="the approved record")
+    assert [e["event"] for e in ev] == ["requested", "approved"], ev
+    assert ev[1]["answered_by"]["uid"] == 0 and ev[1]["reason"] == "fine", ev[1]
+    ran = wait(lambda: [e for e in d.events() if e.get("type") == "exec" and e.get("argv") == ["touch", f1]])
+    assert ran[0]["action"] == "approved", ran[0]
+    # denied
+    f2 = os.path.join(tmp, "no-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f2],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    ctx.run([ctx.execgate, "deny", a["approval_id"], "-p", d.pin_path])
+    out, err = p.communicate(timeout=20)
+    assert b"rc=126" in out and not os.path.exists(f2), out
+    assert b"the approval was refused" in err and err.count(b"execgate: denied") == 1, err
+    # timeout (default deny)
+    f3 = os.path.join(tmp, "late-" + token())
+    t0 = time.monotonic()
+    r = session(ctx, d, ["sh", "-c", "touch %s; echo rc=$?" % f3])
+    assert b"rc=126" in r.stdout and not os.path.exists(f3), r.stdout
+    assert 3.5 < time.monotonic() - t0 < 12, "one approval_timeout, not one per PATH entry"
+    assert b"no answer to the approval request in time" in r.stderr, r.stderr
+    # cancelled: the waiting process dies
+    f4 = os.path.join(tmp, "gone-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "touch", "-c", f4],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # touch is the direct exec here (context nested does not ask): use a nested one
+    p.wait(10)
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f4],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    ev = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and
+                       e["approval_id"] == a["approval_id"] and e["event"] == "cancelled"], what="cancelled")
+    assert ev, ev
+    wait(lambda: not approvals(ctx, d), what="no approval left")
+
+
+def test_signal_while_waiting_asks_once(ctx):
+    d = daemon(ctx)
+    f = os.path.join(ctx.tmpdir(), "sig-" + token())
+    # the shell gets SIGCHLD-like noise: a trapped signal while touch's exec waits
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
+                          "trap 'echo got' USR1; (sleep 0.3; kill -USR1 $$) & exec touch %s" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    time.sleep(1)
+    assert len(approvals(ctx, d)) == 1, "a signal must not make a second request"
+    ctx.run([ctx.execgate, "approve", a["approval_id"], "-p", d.pin_path])
+    p.communicate(timeout=20)
+    wait(lambda: [e for e in d.events() if e.get("type") == "approval" and e["event"] == "approved"])
+    req = [e for e in d.events() if e.get("type") == "approval" and e["event"] == "requested"]
+    assert len(req) == 1, req
+
+
+def test_no_self_approval(ctx):
+    d = daemon(ctx)
+    f = os.path.join(ctx.tmpdir(), "self-" + token())
+    # the agent asks, then tries to approve its own request from inside its session
+    pol = POLICY + "  - {name: tools, paths: [\"%s\"], decision: allow}\n" % ctx.execgate
+    d.stop()
+    d = daemon(ctx, pol)
+    script = ('touch %s & sleep 1; id=$(%s approvals -j -p %s | sed -n \'s/.*"approval_id":"\\([^"]*\\)".*/\\1/p\'); '
+              '%s approve "$id" -p %s; echo approve-rc=$?; wait' % (f, ctx.execgate, d.pin_path, ctx.execgate, d.pin_path))
+    r = session(ctx, d, ["sh", "-c", script], timeout=30)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert "approve-rc=1" in out, (out, err)
+    assert "inside session" in err, err
+    assert not os.path.exists(f), "the request was not approved"
+    # and a non-root user outside any session may not answer either
+    a_proc = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a = wait(lambda: approvals(ctx, d), what="pending")[0]
+    r = subprocess.run([ctx.execgate, "approve", a["approval_id"], "-p", d.pin_path], user="nobody",
+                       group="nogroup", extra_groups=[], capture_output=True)
+    assert r.returncode == 1 and b"permission denied" in r.stderr, r.stderr
+    ctx.run([ctx.execgate, "deny", a["approval_id"], "-p", d.pin_path])
+    a_proc.communicate(timeout=20)
+
+
+def test_no_head_of_line_blocking(ctx):
+    d = daemon(ctx)
+    f = os.path.join(ctx.tmpdir(), "wait-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait(lambda: approvals(ctx, d), what="a pending approval")
+    t0 = time.monotonic()
+    # the same session's other processes and another session go on meanwhile
+    r = session(ctx, d, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done; echo done"])
+    assert r.stdout.decode().strip() == "done", r.stderr
+    assert time.monotonic() - t0 < 3, "execs waited behind an approval"
+    assert approvals(ctx, d), "the approval still waits"
+    p.kill()
+    p.wait()
+
+
+# ---- stacking ---------------------------------------------------------------------
+
+def test_sessions_stack_never_weaken(ctx):
+    d = daemon(ctx, POLICY + "  - {name: tools, paths: [\"%s\"], decision: allow}\n" % ctx.execgate)
+    allow_all = write(ctx, "default_decision: allow\ncommands: []\n", "allow-all.yaml")
+    t = token()
+    inner = "%s exec -p %s --policy %s -- sh -c 'wget %s; echo inner-rc=$?'" % (ctx.execgate, d.pin_path, allow_all, t)
+    r = session(ctx, d, ["sh", "-c", inner])
+    assert "inner-rc=126" in r.stdout.decode(), (r.stdout, r.stderr)
+    assert "rule no-net" in r.stderr.decode()
+    # restricted outer: the inner session cannot lift it (its launcher is already refused)
+    r = session(ctx, d, ["sh", "-c", "%s exec -p %s -- /bin/true; echo rc=$?" % (ctx.execgate, d.pin_path)],
+                "--restricted")
+    assert "rc=126" in r.stdout.decode() and "restricted" in r.stderr.decode(), r.stderr
+    # a nested session's depth keeps counting: nothing looks direct again
+    t = token()
+    r = session(ctx, d, ["sh", "-c", "%s exec -p %s -- /bin/true %s" % (ctx.execgate, d.pin_path, t)])
+    e = wait(lambda: [x for x in evs(d, t, "exec") if x["filename"] == os.path.realpath("/bin/true")],
+             what="inner exec")[0]
+    assert e["depth"] >= 2, e
+    sessions = [x for x in d.events() if x.get("type") == "session" and x.get("event") == "start"]
+    assert sessions[-1]["parent"] is not None, sessions[-1]
+
+
+# ---- restricted ---------------------------------------------------------------------
+
+SPAWNS = {
+    "simple": "ls /",
+    "absolute": "/bin/ls /",
+    "command": "command ls /",
+    "exec": "(exec ls /)",
+    "pipeline": "echo x | cat",
+    "substitution": "x=$(date); test -n \"$x\"",
+    "background": "ls / & wait $!",
+    "coproc": "coproc cat; echo hi >&\"${COPROC[1]}\"; exec {COPROC[1]}>&-; read -r l <&\"${COPROC[0]}\"; wait $COPROC_PID",
+    "xargs": "echo / | xargs ls",
+    "find": "find / -maxdepth 0 -exec true {} \\;",
+    "env": "env true",
+    "script": "printf '#!/bin/sh\\ntrue\\n' > $T/s.sh; chmod +x $T/s.sh; $T/s.sh",
+}
+
+
+def test_restricted_everywhere(ctx):
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o777)
+    for name, cmd in SPAWNS.items():
+        r = session(ctx, d, ["bash", "-c", "T=%s; echo builtin-ok; %s" % (tmp, cmd)], "--restricted",
+                    timeout=30)
+        out, err = r.stdout.decode(), r.stderr.decode()
+        assert "builtin-ok" in out, (name, out, err)
+        assert r.returncode != 0, (name, r.returncode, out)
+        assert "restricted" in err, (name, err)
+    # programs that spawn: python subprocess, posix_spawn, vfork, execveat (CMD itself runs)
+    prog = ("import os, subprocess, sys\n"
+            "res = []\n"
+            "for how in ('subprocess', 'posix_spawn', 'vfork', 'execveat'):\n"
+            "    try:\n"
+            "        if how == 'subprocess':\n"
+            "            rc = subprocess.run(['/bin/true']).returncode\n"
+            "        elif how == 'posix_spawn':\n"
+            "            pid = os.posix_spawn('/bin/true', ['true'], {}); rc = os.waitpid(pid, 0)[1]\n"
+            "        elif how == 'vfork':\n"
+            "            rc = subprocess.run(['/bin/true'], close_fds=False).returncode\n"
+            "        else:\n"
+            "            rc = subprocess.run(['%s', 'fd', '/bin/true', 'true']).returncode\n"
+            "    except OSError as e:\n"
+            "        rc = 'refused:%%d' %% e.errno\n"
+            "    res.append('%%s=%%s' %% (how, rc))\n"
+            "print(' '.join(res))\n" % ctx.helper("fexec"))
+    r = session(ctx, d, ["python3", "-c", prog], "--restricted", timeout=30)
+    out = r.stdout.decode()
+    assert "subprocess=refused:13" in out and "posix_spawn=refused:13" in out, out
+    assert "vfork=refused:13" in out, out
+    assert "execveat=refused:13" in out, out
+
+
+# ---- fail closed -----------------------------------------------------------------
+
+def test_daemon_killed_fails_closed(ctx):
+    d = daemon(ctx)
+    f = os.path.join(ctx.tmpdir(), "dead-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
+                          "touch %s; echo first-rc=$?; /bin/true; echo later-rc=$?" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait(lambda: approvals(ctx, d), what="a pending approval")
+    d.proc.kill()
+    d.proc.wait()
+    out, err = p.communicate(timeout=20)
+    out = out.decode()
+    assert "first-rc=126" in out or "first-rc=127" in out, (out, err)
+    assert "later-rc=126" in out or "later-rc=127" in out, (out, err)
+    assert not os.path.exists(f)
+
+
+def test_bypass_logged_in_sessions(ctx):
+    pol = ("sandbox: {seccomp: {execve: {internal_bypass: [/usr/bin/printf]}}}\n"
+           "commands:\n  - {name: no-printf, basenames: [printf], decision: deny}\n")
+    d = daemon(ctx, pol)
+    t = token()
+    r = session(ctx, d, ["sh", "-c", "/usr/bin/printf %%s %s" % t])
+    assert r.stdout.decode() == t, r.stderr
+    e = wait(lambda: evs(d, t, "exec"), what="bypass exec")[0]
+    assert e["rule"] == "internal_bypass" and e["layer"] == "seccomp" and e["action"] == "allowed", e

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * execgate approvals | approve ID | deny ID: the person's side of an exec
+ * that waits for an answer. Root or --ctl-group members only, and never
+ * from inside a session (the daemon checks what the kernel says).
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "ctl/client.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+
+struct appr_args {
+	struct cli_common common;
+	bool watch;
+	const char *id;
+	const char *reason;
+	bool answer;
+};
+
+enum { OPT_WATCH = 'w', OPT_REASON = 'r' };
+
+static const struct argp_option list_options[] = {
+	{ "watch", OPT_WATCH, NULL, 0, "Keep listening: print each approval event as it happens", 0 },
+	{},
+};
+
+static const struct argp_option answer_options[] = {
+	{ "reason", OPT_REASON, "TEXT", 0, "Why (recorded in the approval event)", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct appr_args *a = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &a->common);
+		break;
+	case OPT_WATCH:
+		a->watch = true;
+		break;
+	case OPT_REASON:
+		a->reason = arg;
+		break;
+	case ARGP_KEY_ARG:
+		if (!a->answer || a->id)
+			argp_error(state, "unexpected argument '%s'", arg);
+		a->id = arg;
+		break;
+	case ARGP_KEY_END:
+		if (a->answer && !a->id)
+			argp_error(state, "which approval? (its id, from 'execgate approvals')");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static void print_row(json_t *e)
+{
+	json_t *argv = json_object_get(e, "argv"), *v;
+	size_t i;
+
+	printf("%-20s s-%-9s %-7" JSON_INTEGER_FORMAT " %-5" JSON_INTEGER_FORMAT " %4" JSON_INTEGER_FORMAT "s  %-20s ",
+	       json_string_value(json_object_get(e, "approval_id")),
+	       json_string_value(json_object_get(e, "session")) + 2,
+	       json_integer_value(json_object_get(e, "pid")),
+	       json_integer_value(json_object_get(e, "depth")),
+	       json_integer_value(json_object_get(e, "seconds_left")),
+	       json_string_value(json_object_get(e, "rule")) ? json_string_value(json_object_get(e, "rule")) : "default");
+	json_array_foreach(argv, i, v)
+		printf("%s%s", i ? " " : "", json_string_value(v));
+	putchar('\n');
+}
+
+static int do_list(int argc, char **argv)
+{
+	static const char doc[] =
+		"List the execs that wait for an answer, with the seconds left before the\n"
+		"policy's approval_timeout decides. --watch keeps listening and prints each\n"
+		"approval event (requested, approved, denied, timeout, cancelled) as a line.";
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { list_options, parse_opt, NULL, doc, children, NULL, NULL };
+	struct appr_args a = {};
+	struct sbuf line = {};
+	json_error_t je;
+	json_t *reply, *list, *e;
+	size_t i;
+	int fd, rc;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return EXIT_USAGE;
+	fd = ctl_connect(a.common.pin_path);
+	if (fd < 0) {
+		p_err("%s", ctl_connect_hint(fd));
+		return 1;
+	}
+	rc = ctl_send_request(fd, a.watch ? "{\"op\":\"approvals\",\"watch\":true}" : "{\"op\":\"approvals\"}",
+			      a.watch ? 32 : 18, NULL, 0);
+	if (!rc)
+		rc = ctl_read_line(fd, &line, 30000, 64u << 20);
+	if (rc) {
+		p_err("no reply from the daemon: %s", strerror(-rc));
+		close(fd);
+		return 1;
+	}
+	reply = json_loadb(line.data, line.len, 0, &je);
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		p_err("%s", json_string_value(json_object_get(reply, "error")) ?: "refused");
+		json_decref(reply);
+		close(fd);
+		return 1;
+	}
+	list = json_object_get(reply, "approvals");
+	if (a.common.json) {
+		/* one line per approval, then one per event while watching */
+		json_array_foreach(list, i, e) {
+			char *s = json_dumps(e, JSON_COMPACT);
+
+			printf("%s\n", s);
+			free(s);
+		}
+	} else {
+		printf("%-20s %-11s %-7s %-5s %5s  %-20s %s\n", "ID", "SESSION", "PID", "DEPTH", "LEFT", "RULE", "COMMAND");
+		json_array_foreach(list, i, e)
+			print_row(e);
+	}
+	fflush(stdout);
+	json_decref(reply);
+	while (a.watch) {
+		rc = ctl_read_line(fd, &line, -1, 64u << 20);
+		if (rc)
+			break;
+		if (a.common.json) {
+			printf("%.*s\n", (int)line.len, line.data);
+		} else {
+			e = json_loadb(line.data, line.len, 0, &je);
+			printf("%s %s s-%s pid %" JSON_INTEGER_FORMAT ": %s\n",
+			       json_string_value(json_object_get(e, "approval_id")),
+			       json_string_value(json_object_get(e, "event")),
+			       json_string_value(json_object_get(e, "session")) + 2,
+			       json_integer_value(json_object_get(e, "pid")),
+			       json_string_value(json_object_get(e, "filename")));
+			json_decref(e);
+		}
+		fflush(stdout);
+	}
+	sbuf_free(&line);
+	close(fd);
+	return 0;
+}
+
+static int do_answer(int argc, char **argv, bool approve)
+{
+	static const char approve_doc[] =
+		"Let a waiting exec run. Root or --ctl-group members only, and not from inside a\n"
+		"session.";
+	static const char deny_doc[] =
+		"Refuse a waiting exec: it fails with EACCES. Root or --ctl-group members only,\n"
+		"and not from inside a session.";
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { answer_options, parse_opt, "ID", approve ? approve_doc : deny_doc, children,
+			     NULL, NULL };
+	struct appr_args a = { .answer = true };
+	struct sbuf req = {};
+	struct jsonw w;
+	json_t *reply = NULL;
+	char err[1024];
+	int rc;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return EXIT_USAGE;
+	jsonw_init(&w, &req);
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "op", approve ? "approve" : "deny");
+	jsonw_string_field(&w, "id", a.id);
+	if (a.reason)
+		jsonw_string_field(&w, "reason", a.reason);
+	jsonw_end_object(&w);
+	rc = ctl_call(a.common.pin_path, sbuf_cstr(&req), &reply, err, sizeof(err));
+	sbuf_free(&req);
+	json_decref(reply);
+	if (rc) {
+		p_err("%s", err);
+		return 1;
+	}
+	if (a.common.json)
+		printf("{\"approval_id\":\"%s\",\"answer\":\"%s\"}\n", a.id, approve ? "approved" : "denied");
+	else
+		printf("%s %s\n", a.id, approve ? "approved" : "denied");
+	return 0;
+}
+
+int do_approvals(int argc, char **argv)
+{
+	return do_list(argc, argv);
+}
+
+int do_approve(int argc, char **argv)
+{
+	return do_answer(argc, argv, true);
+}
+
+int do_deny(int argc, char **argv)
+{
+	return do_answer(argc, argv, false);
+}

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * execgate exec: run CMD in a supervised session. This process is the
+ * launcher: the kernel marked it at its own exec (depth -1), the daemon
+ * gives it a session, it installs a seccomp filter that traps every
+ * execve/execveat of its tree with a user-notify listener, hands the
+ * listener to the daemon and execs CMD, which is the session's direct
+ * (depth 0) exec and already goes through the policy. Its exit status is
+ * CMD's: after the exec this program is gone.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "ctl/client.h"
+#include "session/resolve.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
+#define EXIT_NOT_FOUND 127
+#define EXIT_CANNOT_RUN 126
+
+struct exec_args {
+	struct cli_common common;
+	const char *policy;
+	const char *name;
+	const char *argv0;
+	bool restricted;
+	char **cmd;
+	int ncmd;
+};
+
+enum { OPT_POLICY = 0x100, OPT_RESTRICTED, OPT_SESSION, OPT_ARGV0 };
+
+static const struct argp_option options[] = {
+	{ "policy", OPT_POLICY, "FILE", 0, "A session policy, on top of the daemon's (both must allow); opened with your rights", 0 },
+	{ "restricted", OPT_RESTRICTED, NULL, 0, "CMD runs, every exec below it is refused (inherited, cannot be lifted)", 0 },
+	{ "session", OPT_SESSION, "NAME", 0, "A name for the session in events and listings", 0 },
+	{ "argv0", OPT_ARGV0, "NAME", 0, "argv[0] for CMD (the file run is still CMD)", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct exec_args *a = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &a->common);
+		break;
+	case OPT_POLICY:
+		a->policy = arg;
+		break;
+	case OPT_RESTRICTED:
+		a->restricted = true;
+		break;
+	case OPT_SESSION:
+		if (strlen(arg) > 63)
+			argp_error(state, "--session takes a name of at most 63 bytes");
+		a->name = arg;
+		break;
+	case OPT_ARGV0:
+		a->argv0 = arg;
+		break;
+	case ARGP_KEY_ARG:
+		/* the command and everything after it are the command's */
+		a->cmd = state->argv + state->next - 1;
+		a->ncmd = state->argc - state->next + 1;
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!a->ncmd)
+			argp_error(state, "which command? execgate exec [OPTION...] -- CMD [ARG...]");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* The filter: execve/execveat wait for the supervisor; a few calls that would reach around it fail. */
+static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	struct stat st;
+	void *mem = NULL;
+	int fd = -1, rc = -ENOMEM;
+
+	if (!ctx)
+		return -ENOMEM;
+	/* 32-bit and x32 execs are trapped too; the supervisor refuses them */
+	seccomp_arch_add(ctx, SCMP_ARCH_X86);
+	seccomp_arch_add(ctx, SCMP_ARCH_X32);
+	rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
+	/* loading BPF could unload the tracer; writing another process's memory could race a check */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_writev), 0);
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
+	/* the supervisor itself is out of reach of the session's signals */
+	if (!rc && daemon_pid > 0) {
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)daemon_pid));
+		if (!rc)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
+					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)daemon_pid));
+		if (!rc)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(pidfd_open), 1,
+					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)daemon_pid));
+	}
+	if (rc)
+		goto out;
+	/* libseccomp 2.5 cannot ask for WAIT_KILLABLE_RECV: export and load by hand */
+	fd = memfd_create("execgate-filter", MFD_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = seccomp_export_bpf(ctx, fd);
+	if (rc)
+		goto out;
+	if (fstat(fd, &st) || st.st_size <= 0 || st.st_size % sizeof(struct sock_filter)) {
+		rc = -EINVAL;
+		goto out;
+	}
+	mem = malloc(st.st_size);
+	if (!mem || pread(fd, mem, st.st_size, 0) != st.st_size) {
+		rc = -EIO;
+		free(mem);
+		goto out;
+	}
+	ret->len = st.st_size / sizeof(struct sock_filter);
+	ret->filter = mem;
+	*ret_mem = mem;
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	seccomp_release(ctx);
+	return rc;
+}
+
+static int install_filter(pid_t daemon_pid)
+{
+	struct sock_fprog prog;
+	void *mem = NULL;
+	int fd, rc;
+
+	rc = build_filter(daemon_pid, &prog, &mem);
+	if (rc)
+		return rc;
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		     SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, &prog);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	rc = fd < 0 ? -errno : fd;
+	free(mem);
+	return rc;
+}
+
+/* One request, one reply, on an open connection (fds ride along). */
+static json_t *call(int fd, struct sbuf *req, const int *fds, int nfds, char *err, size_t errlen)
+{
+	struct sbuf line = {};
+	json_error_t je;
+	json_t *reply = NULL;
+	int rc;
+
+	rc = ctl_send_request(fd, req->data, req->len, fds, nfds);
+	if (!rc)
+		rc = ctl_read_line(fd, &line, 30000, 1 << 20);
+	if (rc) {
+		snprintf(err, errlen, "the daemon did not answer: %s",
+			 rc == -EPIPE ? "it closed the connection" : strerror(-rc));
+		goto out;
+	}
+	reply = json_loadb(line.data ? line.data : "", line.len, 0, &je);
+	if (!json_is_object(reply)) {
+		snprintf(err, errlen, "the daemon's reply is not a JSON object");
+		json_decref(reply);
+		reply = NULL;
+		goto out;
+	}
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		const char *m = json_string_value(json_object_get(reply, "error"));
+
+		snprintf(err, errlen, "%s", m ? m : "refused");
+		json_decref(reply);
+		reply = NULL;
+	}
+out:
+	sbuf_free(&line);
+	return reply;
+}
+
+int do_exec(int argc, char **argv)
+{
+	static const char doc[] =
+		"Run CMD in a supervised session: every execve/execveat in its tree (direct and\n"
+		"nested, through any fork, thread or script) waits for the daemon's policy,\n"
+		"may wait for a person's approval, and is logged. CMD itself is the direct\n"
+		"exec (depth 0); everything it starts is nested. The exit status is CMD's.\n"
+		"\v"
+		"The daemon's policy always applies; --policy adds a session policy that must\n"
+		"also allow (deny wins). A session started inside a session keeps the outer\n"
+		"one's rules and restrictions. Setuid programs do not gain privileges inside a\n"
+		"session (no_new_privs). A refused exec fails with EACCES and its process's\n"
+		"stderr says 'execgate: denied: MESSAGE (rule NAME)'.\n\n"
+		"Exit status: CMD's; 2 when no daemon runs or on usage errors; 1 when the\n"
+		"session cannot start; 126/127 when CMD cannot be run or found.";
+	static const struct argp_child children[] = { { &cli_pin_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { options, parse_opt, "-- CMD [ARG...]", doc, children, NULL, NULL };
+	struct exec_args a = {};
+	char path[PATH_MAX], err[1024];
+	struct sbuf req = {};
+	struct jsonw w;
+	json_t *reply;
+	int ctl, pol = -1, lfd, fds[1];
+	bool install;
+	int64_t id;
+	pid_t daemon_pid = 0;
+
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+		return EXIT_USAGE;
+	path_lookup(a.cmd[0], getenv("PATH"), path, sizeof(path));
+	if (!strchr(path, '/')) {
+		p_err("%s: command not found", a.cmd[0]);
+		return EXIT_NOT_FOUND;
+	}
+	if (a.policy) {
+		/* opened here, with the caller's rights: the daemon reads only what we could */
+		pol = open(a.policy, O_RDONLY | O_CLOEXEC);
+		if (pol < 0) {
+			p_err("cannot read the session policy %s: %s", a.policy, strerror(errno));
+			return 1;
+		}
+	}
+	ctl = ctl_connect(a.common.pin_path);
+	if (ctl < 0) {
+		p_err("no daemon is running (%s): start one with 'execgate daemon'", ctl_connect_hint(ctl));
+		return EXIT_USAGE;
+	}
+
+	jsonw_init(&w, &req);
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "op", "session_open");
+	if (a.name)
+		jsonw_string_field(&w, "name", a.name);
+	jsonw_bool_field(&w, "restricted", a.restricted);
+	jsonw_bool_field(&w, "policy", pol >= 0);
+	jsonw_end_object(&w);
+	fds[0] = pol;
+	reply = call(ctl, &req, fds, pol >= 0 ? 1 : 0, err, sizeof(err));
+	sbuf_free(&req);
+	if (pol >= 0)
+		close(pol);
+	if (!reply) {
+		p_err("cannot start a session: %s", err);
+		return 1;
+	}
+	id = json_integer_value(json_object_get(reply, "id"));
+	install = json_is_true(json_object_get(reply, "install_listener"));
+	daemon_pid = json_integer_value(json_object_get(reply, "daemon_pid"));
+	json_decref(reply);
+
+	/* no privilege gains inside a session, and the filter needs it for non-root users */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		p_err("cannot set no_new_privs: %s", strerror(errno));
+		return 1;
+	}
+	if (install) {
+		lfd = install_filter(daemon_pid);
+		if (lfd < 0) {
+			p_err("cannot install the session's seccomp filter: %s", strerror(-lfd));
+			return 1;
+		}
+		jsonw_init(&w, &req);
+		jsonw_start_object(&w);
+		jsonw_string_field(&w, "op", "session_attach");
+		jsonw_int_field(&w, "id", id);
+		jsonw_int_field(&w, "fd", lfd);
+		jsonw_end_object(&w);
+		fds[0] = lfd;
+		reply = call(ctl, &req, fds, 1, err, sizeof(err));
+		sbuf_free(&req);
+		/* only the daemon holds the listener from here on */
+		close(lfd);
+		if (!reply) {
+			/* our execs now wait for a supervisor that refused us: fail, do not run */
+			p_err("the daemon did not take the session's listener: %s", err);
+			return 1;
+		}
+		json_decref(reply);
+	}
+	close(ctl);
+	if (a.argv0)
+		a.cmd[0] = (char *)a.argv0;
+	execv(path, a.cmd);
+	p_err("%s: %s", path, strerror(errno));
+	return errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
+}

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Approvals: an exec whose verdict is `approval` is parked, its thread
+ * waiting in the kernel, until a person answers (`execgate approve|deny
+ * ID`), the policy's approval_timeout passes (approval_timeout_action,
+ * deny by default), or the process dies. Parking costs no other exec
+ * anything: the event loop goes on. Only root or --ctl-group members may
+ * answer, and never a process the kernel counts as inside a session: an
+ * agent cannot approve its own request, whatever its uid.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl/proto.h"
+#include "ctl/server.h"
+#include "events/format.h"
+#include "events/meta.h"
+#include "session/internal.h"
+#include "util/digest.h"
+
+struct approval {
+	char id[24];
+	struct eg_sessions *s;
+	struct exec_request *r;
+	enum eg_decision decision;	/* what the policy said: approval */
+	char *rule, *message;		/* copies: the policy may be reloaded meanwhile */
+	uint64_t requested_real_ns;
+	uint64_t deadline_real_ns;
+	uint64_t timeout_ms;
+	bool allow_on_timeout;
+	struct eg_watch *timer;
+	struct eg_watch *gone;		/* the process's pidfd: readable when it exits */
+	struct approval *next;
+};
+
+static void watchers_send(struct eg_sessions *s, const char *json, size_t len)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nwatchers; i++)
+		ctl_send(s->watchers[i], json, len);
+}
+
+/* The approval record: requested, then approved, denied, timeout or cancelled. */
+static void emit(struct eg_sessions *s, struct approval *a, const char *event, uid_t by_uid,
+		 pid_t by_pid, const char *reason)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	struct sbuf t = {};
+	char text[512];
+
+	meta_open(&w, &b, "approval");
+	jsonw_string_field(&w, "event", event);
+	jsonw_string_field(&w, "approval_id", a->id);
+	request_json(&w, a->r);
+	jsonw_string_field(&w, "rule", a->rule);
+	jsonw_string_field(&w, "message", a->message);
+	format_time(&t, a->deadline_real_ns);
+	jsonw_key(&w, "deadline");
+	jsonw_bytes(&w, t.data, t.len);
+	jsonw_uint_field(&w, "timeout_ms", a->timeout_ms);
+	jsonw_string_field(&w, "timeout_action", a->allow_on_timeout ? "allow" : "deny");
+	if (by_pid) {
+		jsonw_key(&w, "answered_by");
+		jsonw_start_object(&w);
+		jsonw_uint_field(&w, "uid", by_uid);
+		jsonw_int_field(&w, "pid", by_pid);
+		jsonw_end_object(&w);
+	}
+	if (reason)
+		jsonw_string_field(&w, "reason", reason);
+	jsonw_end_object(&w);
+	sbuf_putc(&b, '\n');
+	snprintf(text, sizeof(text), "approval %s %s: s-%x pid %d %.200s (%.100s)", a->id, event, a->r->session->id,
+		 (int)a->r->tgid, a->r->argc ? a->r->argv[0] : a->r->path, a->rule ? a->rule : "default");
+	sessions_emit(s, &b, text);
+	if (!b.oom)
+		watchers_send(s, b.data, b.len - 1);
+	sbuf_free(&b);
+	sbuf_free(&t);
+}
+
+static void unlink_approval(struct eg_sessions *s, struct approval *a)
+{
+	struct approval **pp;
+
+	for (pp = &s->approvals; *pp; pp = &(*pp)->next) {
+		if (*pp == a) {
+			*pp = a->next;
+			s->napprovals--;
+			break;
+		}
+	}
+	loop_del(a->timer);
+	loop_del(a->gone);
+	if (a->r)
+		session_put(s, a->r->session);
+	request_free(a->r);
+	free(a->rule);
+	free(a->message);
+	free(a);
+}
+
+enum outcome { OUT_APPROVED, OUT_DENIED, OUT_TIMEOUT, OUT_CANCELLED };
+
+static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, uid_t by_uid,
+		   pid_t by_pid, const char *reason)
+{
+	struct eg_verdict v = { .decision = EG_DECISION_DENY, .rule = a->rule, .message = a->message };
+	struct exec_request *r = a->r;
+	char line[1024];
+	bool allow = o == OUT_APPROVED || (o == OUT_TIMEOUT && a->allow_on_timeout);
+	const char *event = o == OUT_APPROVED ? "approved" : o == OUT_DENIED ? "denied" :
+			    o == OUT_TIMEOUT ? "timeout" : "cancelled";
+	const char *action = o == OUT_APPROVED ? "approved" : o == OUT_TIMEOUT ? "timed-out" : "blocked";
+
+	if (o != OUT_CANCELLED && allow) {
+		if (request_allow(s, r)) {
+			/* it died while we answered */
+			o = OUT_CANCELLED;
+			event = "cancelled";
+		} else {
+			verdict_put(s, r->tid, r->session->id, "approval", action, a->rule, a->message, a->id);
+			s->st.allowed++;
+		}
+	} else if (o != OUT_CANCELLED) {
+		snprintf(line, sizeof(line), "execgate: denied: %s (rule %s)\n",
+			 o == OUT_DENIED ? "the approval was refused" : "no answer to the approval request in time",
+			 a->rule ? a->rule : "default");
+		request_deny(s, r, line);
+		v.message = o == OUT_DENIED ? "approval refused" : "approval timed out";
+		refusal_note(s, r, a->rule, v.message, action);
+		emit_blocked(s, r, &v, action, a->id);
+		s->st.denied++;
+		r->session->denied++;
+	}
+	switch (o) {
+	case OUT_APPROVED: s->st.approved++; break;
+	case OUT_DENIED: s->st.approval_denied++; break;
+	case OUT_TIMEOUT: s->st.timed_out++; break;
+	case OUT_CANCELLED: s->st.cancelled++; break;
+	}
+	emit(s, a, event, by_uid, by_pid, reason);
+	unlink_approval(s, a);
+}
+
+static void on_timeout(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct approval *a = arg;
+
+	(void)w;
+	(void)n;
+	finish(a->s, a, OUT_TIMEOUT, 0, 0, NULL);
+}
+
+static void on_gone(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct approval *a = arg;
+
+	(void)w;
+	(void)fd;
+	(void)events;
+	finish(a->s, a, OUT_CANCELLED, 0, 0, "the waiting process exited");
+}
+
+/* The limits that apply to a session: the innermost policy that has settings. */
+static const struct eg_policy_settings *settings(struct eg_sessions *s, struct eg_session *se)
+{
+	static const struct eg_policy_settings defaults = {
+		.approval_timeout_ms = 10000, .approval_timeout_action = EG_TIMEOUT_DENY,
+	};
+	struct eg_session *x;
+
+	for (x = se; x; x = x->parent)
+		if (x->policy)
+			return policy_settings(x->policy);
+	if (*s->o.global)
+		return policy_settings(*s->o.global);
+	return &defaults;
+}
+
+void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
+{
+	const struct eg_policy_settings *st = settings(s, r->session);
+	struct approval *a;
+	uint8_t rnd[8];
+
+	if (s->napprovals >= APPROVALS_MAX || !(a = calloc(1, sizeof(*a)))) {
+		struct eg_verdict d = *v;
+
+		d.decision = EG_DECISION_DENY;
+		d.message = "too many approvals pending";
+		request_deny(s, r, "execgate: denied: too many approvals pending\n");
+		emit_blocked(s, r, &d, "blocked", NULL);
+		request_free(r);
+		return;
+	}
+	eg_random(rnd, sizeof(rnd));
+	memcpy(a->id, "a-", 2);
+	eg_hex(rnd, sizeof(rnd), a->id + 2);
+	a->s = s;
+	a->r = r;
+	r->session->refs++;
+	a->decision = v->decision;
+	a->rule = v->rule ? strdup(v->rule) : NULL;
+	a->message = v->message ? strdup(v->message) : NULL;
+	a->timeout_ms = st->approval_timeout_ms ? st->approval_timeout_ms : 10000;
+	a->allow_on_timeout = st->approval_timeout_action == EG_TIMEOUT_ALLOW;
+	a->requested_real_ns = clock_real_ns();
+	a->deadline_real_ns = a->requested_real_ns + a->timeout_ms * 1000000ull;
+	a->next = s->approvals;
+	s->approvals = a;
+	s->napprovals++;
+	s->st.approvals++;
+	if (loop_add_timer(s->o.loop, a->timeout_ms, 0, on_timeout, a, &a->timer) ||
+	    (r->pidfd >= 0 && loop_add_fd(s->o.loop, r->pidfd, EPOLLIN, on_gone, a, &a->gone))) {
+		finish(s, a, OUT_DENIED, 0, 0, "cannot wait for an answer");
+		return;
+	}
+	emit(s, a, "requested", 0, 0, NULL);
+}
+
+static bool same_exec(const struct exec_request *a, const struct exec_request *b)
+{
+	unsigned int i;
+
+	if (a->tid != b->tid || a->session != b->session || strcmp(a->path, b->path) ||
+	    a->argc != b->argc)
+		return false;
+	for (i = 0; i < a->argc; i++)
+		if (strcmp(a->argv[i], b->argv[i]))
+			return false;
+	return true;
+}
+
+int approval_rejoin(struct eg_sessions *s, struct exec_request *r)
+{
+	struct approval *a;
+
+	for (a = s->approvals; a; a = a->next) {
+		if (!same_exec(a->r, r))
+			continue;
+		/*
+		 * A signal interrupted the wait (kernels without
+		 * WAIT_KILLABLE_RECV) and the exec asked again: it is the same
+		 * request, not a second one. The new notification replaces the
+		 * old one, whose id is gone.
+		 */
+		free(a->r->req);
+		a->r->req = r->req;
+		a->r->id = r->id;
+		a->r->listener = r->listener;
+		r->req = NULL;
+		request_free(r);
+		return 1;
+	}
+	return 0;
+}
+
+void approvals_session_ended(struct eg_sessions *s, struct eg_session *se)
+{
+	struct approval *a, *next;
+
+	for (a = s->approvals; a; a = next) {
+		next = a->next;
+		if (a->r->session == se)
+			finish(s, a, OUT_CANCELLED, 0, 0, "the session ended");
+	}
+}
+
+/* ---- control ops --------------------------------------------------------- */
+
+static void watcher_gone(struct ctl_conn *c, void *arg)
+{
+	struct eg_sessions *s = arg;
+	unsigned int i;
+
+	for (i = 0; i < s->nwatchers; i++) {
+		if (s->watchers[i] == c) {
+			s->watchers[i] = s->watchers[--s->nwatchers];
+			return;
+		}
+	}
+}
+
+static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_sessions *s = arg;
+	struct approval *a;
+	struct sbuf b = {};
+	struct jsonw w;
+	bool watch = false;
+	uint64_t now = clock_real_ns();
+	char err[128];
+
+	if (ctl_get_bool(req, "watch", &watch, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "%s", err);
+		return 0;
+	}
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_key(&w, "approvals");
+	jsonw_start_array(&w);
+	for (a = s->approvals; a; a = a->next) {
+		jsonw_start_object(&w);
+		jsonw_string_field(&w, "approval_id", a->id);
+		request_json(&w, a->r);
+		jsonw_string_field(&w, "rule", a->rule);
+		jsonw_string_field(&w, "message", a->message);
+		jsonw_uint_field(&w, "seconds_left",
+				 a->deadline_real_ns > now ? (a->deadline_real_ns - now + 999999999ull) / 1000000000ull : 0);
+		jsonw_end_object(&w);
+	}
+	jsonw_end_array(&w);
+	jsonw_end_object(&w);
+	ctl_send(c, b.data, b.len);
+	sbuf_free(&b);
+	if (watch) {
+		struct ctl_conn **nw = realloc(s->watchers, (s->nwatchers + 1) * sizeof(*nw));
+
+		if (nw && s->nwatchers < 256) {
+			s->watchers = nw;
+			s->watchers[s->nwatchers++] = c;
+			ctl_hold(c, watcher_gone, s);
+		} else if (nw) {
+			s->watchers = nw;
+		}
+	}
+	return 0;
+}
+
+static int answer(struct ctl_conn *c, const json_t *req, struct eg_sessions *s, bool approve)
+{
+	const struct ctl_peer *peer = ctl_peer(c);
+	const char *id = NULL, *reason = NULL;
+	struct approval *a;
+	uint32_t in;
+	char err[128];
+
+	if (ctl_get_str(req, "id", true, 23, &id, err, sizeof(err)) ||
+	    ctl_get_str(req, "reason", false, 512, &reason, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "%s", err);
+		return 0;
+	}
+	/* the kernel says whether the caller runs inside a session: no self-approval */
+	in = sessions_of_pid(s, peer->pid);
+	if (in) {
+		ctl_reply_err(c, "pid %d runs inside session s-%x: a process in a session cannot answer approvals",
+			      (int)peer->pid, in);
+		return 0;
+	}
+	for (a = s->approvals; a && strcmp(a->id, id); a = a->next)
+		;
+	if (!a) {
+		ctl_reply_err(c, "no pending approval %s (answered, timed out, or never asked)", id);
+		return 0;
+	}
+	finish(s, a, approve ? OUT_APPROVED : OUT_DENIED, peer->uid, peer->pid, reason);
+	ctl_reply_ok(c, NULL);
+	return 0;
+}
+
+static int op_approve(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	return answer(c, req, arg, true);
+}
+
+static int op_deny(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	return answer(c, req, arg, false);
+}
+
+int approvals_init(struct eg_sessions *s)
+{
+	int err;
+
+	err = ctl_register(s->o.ctl, "approvals", CTL_ADMIN, op_approvals, s);
+	if (!err)
+		err = ctl_register(s->o.ctl, "approve", CTL_ADMIN, op_approve, s);
+	if (!err)
+		err = ctl_register(s->o.ctl, "deny", CTL_ADMIN, op_deny, s);
+	return err;
+}
+
+void approvals_free(struct eg_sessions *s)
+{
+	while (s->approvals)
+		unlink_approval(s, s->approvals);
+	free(s->watchers);
+	s->watchers = NULL;
+	s->nwatchers = 0;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Inside the sessions module: the registry (session.c), the supervisor that
+ * answers notifications (supervisor.c), reading a target's memory (peek.c)
+ * and approvals (approvals.c). Nothing outside session/ includes this.
+ */
+#ifndef EG_SESSION_INTERNAL_H
+#define EG_SESSION_INTERNAL_H
+
+#include <linux/seccomp.h>
+#include "execgate.h"
+#include "session/resolve.h"
+#include "session/session.h"
+#include "util/jsonw.h"
+
+#define SESSIONS_MAX		4096	/* live sessions, all users */
+#define SESSIONS_PER_UID	256
+#define APPROVALS_MAX		1024	/* pending at once */
+#define VERDICTS_MAX		65536	/* verdicts waiting for their exec record */
+#define VERDICT_TTL_NS		(120ull * 1000000000ull)
+
+struct eg_session {
+	struct eg_sessions *owner;
+	uint32_t id;
+	char name[64];
+	uid_t uid;
+	gid_t gid;
+	pid_t launcher;			/* tgid of the launcher */
+	bool restricted;		/* this one or any parent */
+	struct eg_policy *policy;	/* NULL: none of its own */
+	char policy_sha[65];
+	struct eg_session *parent;	/* the session it was started in */
+	int listener;			/* -1: nested, trapped by an outer session's listener */
+	struct eg_watch *w;
+	bool attached;			/* the listener arrived */
+	bool first_seen;		/* the launcher's own exec came first */
+	bool compromised;		/* a notification broke the protocol: deny everything */
+	bool ended;
+	int refs;			/* children, approvals and the registry */
+	uint64_t started_ns;
+	uint64_t execs, denied;
+	struct eg_session *next;
+};
+
+/* A verdict waiting for the tracer's record of the exec it allowed or refused. */
+struct verdict {
+	uint32_t tid;
+	uint32_t session;
+	uint64_t at_ns;
+	char decision[16];
+	char action[16];
+	char *rule;
+	char *message;
+	char approval_id[24];
+	bool used;
+};
+
+struct approval;
+
+/* A refusal remembered briefly: a shell tries every PATH entry with the same file. */
+struct refusal {
+	uint32_t tid, session;
+	uint64_t dev, ino, argv_hash;
+	uint64_t at_ns;
+	char rule[64];
+	char message[200];
+	char action[16];
+};
+#define REFUSALS_MAX	64
+#define REFUSAL_TTL_NS	(2ull * 1000000000ull)
+
+struct eg_sessions {
+	struct eg_sessions_opts o;
+	struct eg_session *list;
+	unsigned int nsessions;
+	struct eg_sessions_stats st;
+	struct eg_ticket *ticket;	/* one buffer: a ticket is 64 KiB */
+	/* tid -> verdict, open addressing, VERDICTS_MAX slots */
+	struct verdict *verdicts;
+	unsigned int nverdicts;
+	struct approval *approvals;
+	unsigned int napprovals;
+	struct ctl_conn **watchers;	/* `execgate approvals --watch` */
+	unsigned int nwatchers;
+	struct eg_watch *sweep;
+	struct refusal refusals[REFUSALS_MAX];
+	unsigned int next_refusal;
+	struct sbuf ann_rule, ann_msg, ann_id;
+};
+
+/* What the supervisor knows of one trapped exec. */
+struct exec_request {
+	struct eg_session *session;	/* the task's own (innermost) session */
+	int listener;
+	struct seccomp_notif *req;
+	uint64_t id;
+	pid_t tid, tgid;
+	int pidfd;			/* of the thread group, for stderr and liveness */
+	char path[PATH_MAX];		/* as passed */
+	bool path_trunc;
+	char **argv;
+	unsigned int argc;
+	bool argv_trunc;
+	uint64_t argv_bytes;
+	bool execveat;
+	int dirfd_num;
+	int at_flags;
+	int depth;
+	bool depth_known;
+	uint32_t euid;
+	char cgroup[512];
+	bool foreign_ns;
+	struct eg_exec_plan plan;
+	bool planned;
+};
+
+/* session.c */
+struct eg_session *session_find(struct eg_sessions *s, uint32_t id);
+void session_put(struct eg_sessions *s, struct eg_session *se);
+void session_end(struct eg_sessions *s, struct eg_session *se, const char *why);
+void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text);
+int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret);
+void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
+		 const char *action, const char *rule, const char *message, const char *approval_id);
+
+/* supervisor.c */
+void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);
+/* Lets the request go on: ticket, then CONTINUE. 0, or -errno (then it was denied). */
+int request_allow(struct eg_sessions *s, struct exec_request *r);
+/* Refuses it: EACCES, and a line on the target's stderr. */
+void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line);
+/* The record of an exec the supervisor refused (the kernel never saw it). */
+void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v,
+		  const char *action, const char *approval_id);
+void request_free(struct exec_request *r);
+/* Remember that r was refused (approval denied, timed out, policy). */
+void refusal_note(struct eg_sessions *s, const struct exec_request *r, const char *rule,
+		  const char *message, const char *action);
+/* Adds the common exec fields of r to an open JSON object. */
+void request_json(struct jsonw *w, const struct exec_request *r);
+
+/* peek.c: bounded reads of a trapped task's memory; -errno, -ESRCH when it is gone */
+int peek_string(pid_t tid, uint64_t addr, size_t max, char *buf, bool *ret_trunc);
+int peek_argv(pid_t tid, uint64_t addr, uint32_t max_argc, uint64_t max_bytes, char ***ret,
+	      unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_trunc);
+void strv_free(char **v, unsigned int n);
+
+/* approvals.c */
+int approvals_init(struct eg_sessions *s);
+void approvals_free(struct eg_sessions *s);
+/* Parks r (taken over) until someone answers or the timeout passes. */
+void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v);
+/* The same exec asked again (an interrupted wait): joins the parked one. 1 if it did. */
+int approval_rejoin(struct eg_sessions *s, struct exec_request *r);
+void approvals_session_ended(struct eg_sessions *s, struct eg_session *se);
+
+#endif

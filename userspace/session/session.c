@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The session registry and its control-socket ops: session_open and
+ * session_attach (the launcher's side of `execgate exec`), whoami (what the
+ * kernel says about the caller: the shell shim's recursion guard), and the
+ * verdicts waiting for the tracer's records.
+ *
+ * Trust: a launcher is a process the kernel marked at its exec of the
+ * daemon's own binary with the "exec" verb (task storage, EG_TASK_LAUNCHER);
+ * the session id is then written into its task storage by the daemon while
+ * it waits, and inherited by everything it starts. The listener fd must be
+ * a seccomp listener that the launcher itself holds (kcmp), and the first
+ * exec it reports must be the launcher's own. A session policy arrives as
+ * an fd the launcher opened with the user's rights.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <linux/kcmp.h>
+#include "ctl/proto.h"
+#include "ctl/server.h"
+#include "events/meta.h"
+#include "session/internal.h"
+#include "util/digest.h"
+#include "util/log.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- task storage -------------------------------------------------------- */
+
+static int pidfd_of(pid_t pid, bool thread)
+{
+	int fd = -1;
+
+	if (thread)
+		fd = syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
+	if (fd < 0)
+		fd = syscall(__NR_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret)
+{
+	int fd = pidfd_of(pid, thread), rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, ret))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* The launcher waits for our answer: nothing else writes its storage now. */
+static int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id)
+{
+	struct eg_task t;
+	int fd = pidfd_of(pid, false), rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
+		rc = -errno;
+	} else {
+		t.session = id;
+		if (bpf_map_update_elem(s->o.tasks_fd, &fd, &t, BPF_EXIST))
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
+}
+
+uint32_t sessions_of_pid(const struct eg_sessions *s, pid_t pid)
+{
+	struct eg_task t;
+
+	return task_lookup(s, pid, false, &t) ? 0 : t.session;
+}
+
+/* ---- registry ------------------------------------------------------------ */
+
+struct eg_session *session_find(struct eg_sessions *s, uint32_t id)
+{
+	struct eg_session *se;
+
+	if (!id)
+		return NULL;
+	for (se = s->list; se; se = se->next)
+		if (se->id == id)
+			return se;
+	return NULL;
+}
+
+void session_put(struct eg_sessions *s, struct eg_session *se)
+{
+	(void)s;
+	if (!se || --se->refs > 0)
+		return;
+	if (se->parent)
+		session_put(s, se->parent);
+	policy_free(se->policy);
+	free(se);
+}
+
+void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text)
+{
+	if (!b->oom && s->o.out.emit)
+		s->o.out.emit(s->o.out.arg, b->data, b->len, text);
+}
+
+static void emit_session(struct eg_sessions *s, struct eg_session *se, const char *event,
+			 const char *why)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	char sid[16], text[256];
+
+	snprintf(sid, sizeof(sid), "s-%x", se->id);
+	meta_open(&w, &b, "session");
+	jsonw_string_field(&w, "event", event);
+	jsonw_string_field(&w, "session", sid);
+	jsonw_string_field(&w, "name", se->name[0] ? se->name : NULL);
+	jsonw_uint_field(&w, "uid", se->uid);
+	jsonw_int_field(&w, "launcher_pid", se->launcher);
+	jsonw_bool_field(&w, "restricted", se->restricted);
+	jsonw_string_field(&w, "policy_sha256", se->policy ? se->policy_sha : NULL);
+	if (se->parent) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "s-%x", se->parent->id);
+		jsonw_string_field(&w, "parent", pid);
+	} else {
+		jsonw_key(&w, "parent");
+		jsonw_null(&w);
+	}
+	if (!strcmp(event, "end")) {
+		jsonw_uint_field(&w, "execs", se->execs);
+		jsonw_uint_field(&w, "denied", se->denied);
+		jsonw_string_field(&w, "reason", why);
+	}
+	jsonw_end_object(&w);
+	sbuf_putc(&b, '\n');
+	snprintf(text, sizeof(text), "session %s %s (uid %u%s%s)", sid, event, (unsigned)se->uid,
+		 se->restricted ? ", restricted" : "", why ? "; " : "");
+	if (why)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s", why);
+	sessions_emit(s, &b, text);
+	sbuf_free(&b);
+}
+
+void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
+{
+	struct eg_session **pp;
+
+	if (se->ended)
+		return;
+	se->ended = true;
+	/* execs still trapped fail with ENOSYS once the listener is gone: closed, not open */
+	if (se->w)
+		loop_del(se->w);
+	se->w = NULL;
+	if (se->listener >= 0)
+		close(se->listener);
+	se->listener = -1;
+	approvals_session_ended(s, se);
+	emit_session(s, se, "end", why);
+	for (pp = &s->list; *pp; pp = &(*pp)->next) {
+		if (*pp == se) {
+			*pp = se->next;
+			s->nsessions--;
+			break;
+		}
+	}
+	if (s->st.sessions_active)
+		s->st.sessions_active--;
+	session_put(s, se);
+}
+
+/* ---- verdicts for the tracer's records --------------------------------- */
+
+static struct verdict *verdict_slot(struct eg_sessions *s, uint32_t tid, bool for_write)
+{
+	struct verdict *oldest = NULL;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++) {
+		struct verdict *v = &s->verdicts[(tid + i) % VERDICTS_MAX];
+
+		if (v->tid == tid && !v->used)
+			return v;
+		if (!for_write)
+			continue;
+		if (v->used || !v->tid)
+			return v;
+		if (!oldest || v->at_ns < oldest->at_ns)
+			oldest = v;
+	}
+	return oldest;
+}
+
+void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
+		 const char *action, const char *rule, const char *message, const char *approval_id)
+{
+	struct verdict *v = verdict_slot(s, tid, true);
+
+	if (!v)
+		return;
+	free(v->rule);
+	free(v->message);
+	memset(v, 0, sizeof(*v));
+	v->tid = tid;
+	v->session = session;
+	v->at_ns = mono_ns();
+	snprintf(v->decision, sizeof(v->decision), "%s", decision);
+	snprintf(v->action, sizeof(v->action), "%s", action);
+	v->rule = rule ? strdup(rule) : NULL;
+	v->message = message ? strdup(message) : NULL;
+	if (approval_id)
+		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
+}
+
+bool sessions_annotate(struct eg_sessions *s, uint32_t tid, uint32_t session, bool killed,
+		       struct eg_annotation *a)
+{
+	struct verdict *v = verdict_slot(s, tid, false);
+
+	memset(a, 0, sizeof(*a));
+	a->layer = "seccomp";
+	if (!v || v->session != session) {
+		/* no allowed exec to match: only the kernel's kill is known */
+		if (!killed)
+			return false;
+		a->decision = "deny";
+		a->rule = "ticket";
+		a->action = "killed";
+		return true;
+	}
+	v->used = true;
+	sbuf_reset(&s->ann_rule);
+	sbuf_reset(&s->ann_msg);
+	if (v->rule)
+		sbuf_puts(&s->ann_rule, v->rule);
+	if (v->message)
+		sbuf_puts(&s->ann_msg, v->message);
+	a->decision = strcmp(v->decision, "approval") ? v->decision : "allow";
+	a->rule = v->rule ? sbuf_cstr(&s->ann_rule) : NULL;
+	a->message = v->message ? sbuf_cstr(&s->ann_msg) : NULL;
+	a->action = killed ? "killed" : v->action;
+	free(v->rule);
+	free(v->message);
+	v->rule = v->message = NULL;
+	return true;
+}
+
+static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct eg_sessions *s = arg;
+	uint64_t now = mono_ns();
+	unsigned int i;
+
+	(void)w;
+	(void)n;
+	for (i = 0; i < VERDICTS_MAX; i++) {
+		struct verdict *v = &s->verdicts[i];
+
+		if (v->tid && !v->used && now - v->at_ns > VERDICT_TTL_NS) {
+			free(v->rule);
+			free(v->message);
+			memset(v, 0, sizeof(*v));
+		}
+	}
+}
+
+/* ---- control ops --------------------------------------------------------- */
+
+static unsigned int count_uid(struct eg_sessions *s, uid_t uid)
+{
+	struct eg_session *se;
+	unsigned int n = 0;
+
+	for (se = s->list; se; se = se->next)
+		n += se->uid == uid;
+	return n;
+}
+
+static uint32_t new_id(struct eg_sessions *s)
+{
+	uint32_t id = 0;
+
+	do {
+		if (eg_random(&id, sizeof(id)))
+			id = (uint32_t)mono_ns();
+	} while (!id || session_find(s, id));
+	return id;
+}
+
+static void on_launcher_gone(struct ctl_conn *c, void *arg)
+{
+	struct eg_session *se = arg;
+
+	(void)c;
+	/* the launcher left before handing its listener over: no session */
+	if (!se->attached && !se->ended)
+		session_end(se->owner, se, "the launcher left before its listener arrived");
+	session_put(se->owner, se);
+}
+
+static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_sessions *s = arg;
+	const struct ctl_peer *peer = ctl_peer(c);
+	struct eg_session *se, *outer = NULL;
+	struct eg_policy *pol = NULL;
+	const char *name = NULL;
+	bool restricted = false, has_policy = false;
+	struct eg_task t;
+	struct sbuf b = {};
+	struct jsonw w;
+	char err[256], sid[16];
+	int rc;
+
+	if (ctl_get_str(req, "name", false, 63, &name, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_bool(req, "restricted", &restricted, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_bool(req, "policy", &has_policy, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "%s", err);
+		return 0;
+	}
+	/* the kernel must know the peer as a launcher: its image is our binary's "exec" verb */
+	rc = task_lookup(s, peer->pid, false, &t);
+	if (rc || !(t.flags & EG_TASK_LAUNCHER)) {
+		ctl_reply_err(c, "session_open: pid %d is not an execgate launcher (start sessions with "
+			      "'execgate exec', the daemon's own binary)", (int)peer->pid);
+		return 0;
+	}
+	if (t.session) {
+		outer = session_find(s, t.session);
+		if (!outer) {
+			ctl_reply_err(c, "session_open: the caller is in session s-%x, which this daemon does not know",
+				      t.session);
+			return 0;
+		}
+	}
+	if (s->nsessions >= SESSIONS_MAX || count_uid(s, peer->uid) >= SESSIONS_PER_UID) {
+		ctl_reply_err(c, "session_open: too many sessions (at most %d, %d per user)", SESSIONS_MAX,
+			      SESSIONS_PER_UID);
+		return 0;
+	}
+	if (has_policy) {
+		struct eg_diags d = {};
+		int fd = ctl_take_fd(c);
+		char line[600];
+
+		if (fd < 0) {
+			ctl_reply_err(c, "session_open: \"policy\" is set but no file descriptor came with it");
+			return 0;
+		}
+		rc = policy_load_fd(fd, "session policy", &pol, &d);
+		close(fd);
+		if (rc) {
+			line[0] = '\0';
+			if (d.n)
+				eg_diag_format(&d.v[0], line, sizeof(line));
+			ctl_reply_err(c, "session_open: the session policy does not load: %s", line);
+			eg_diags_free(&d);
+			return 0;
+		}
+		eg_diags_free(&d);
+	}
+	se = calloc(1, sizeof(*se));
+	if (!se) {
+		policy_free(pol);
+		return -ENOMEM;
+	}
+	se->owner = s;
+	se->id = new_id(s);
+	snprintf(se->name, sizeof(se->name), "%s", name ? name : "");
+	se->uid = peer->uid;
+	se->gid = peer->gid;
+	se->launcher = peer->pid;
+	se->policy = pol;
+	if (pol)
+		snprintf(se->policy_sha, sizeof(se->policy_sha), "%s", policy_sha256(pol));
+	se->parent = outer;
+	if (outer)
+		outer->refs++;
+	/* restrictions are inherited and cannot be lifted */
+	se->restricted = restricted || (outer && outer->restricted);
+	se->listener = -1;
+	se->started_ns = mono_ns();
+	se->refs = 1;
+	rc = task_set_session(s, peer->pid, se->id);
+	if (rc) {
+		session_put(s, se);
+		ctl_reply_err(c, "session_open: cannot mark pid %d as a session member: %s", (int)peer->pid,
+			      strerror(-rc));
+		return 0;
+	}
+	/* inside a session the outer listener traps everything already: one filter chain, one listener */
+	if (outer)
+		se->attached = true;
+	se->next = s->list;
+	s->list = se;
+	s->nsessions++;
+	s->st.sessions_started++;
+	s->st.sessions_active++;
+	se->refs++;
+	ctl_hold(c, on_launcher_gone, se);
+	emit_session(s, se, "start", NULL);
+
+	snprintf(sid, sizeof(sid), "s-%x", se->id);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_string_field(&w, "session", sid);
+	jsonw_uint_field(&w, "id", se->id);
+	jsonw_bool_field(&w, "install_listener", !outer);
+	jsonw_bool_field(&w, "restricted", se->restricted);
+	jsonw_int_field(&w, "daemon_pid", getpid());
+	jsonw_end_object(&w);
+	ctl_send(c, b.data, b.len);
+	sbuf_free(&b);
+	return 0;
+}
+
+/* The fd is a seccomp listener: its link names it, and NOTIF_ID_VALID answers ENOENT. */
+static bool is_listener(int fd)
+{
+	char proc[64], target[64];
+	uint64_t id = 0;
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	if (strcmp(target, "anon_inode:seccomp notify"))
+		return false;
+	eg_random(&id, sizeof(id));
+	return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 && errno == ENOENT;
+}
+
+static int op_session_attach(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_sessions *s = arg;
+	const struct ctl_peer *peer = ctl_peer(c);
+	struct eg_session *se;
+	int64_t id = 0, fdnum = -1;
+	char err[256];
+	int fd, rc;
+
+	if (ctl_get_int(req, "id", true, 1, UINT32_MAX, &id, err, sizeof(err)) ||
+	    ctl_get_int(req, "fd", true, 0, INT32_MAX, &fdnum, err, sizeof(err))) {
+		ctl_reply_err(c, "%s", err);
+		return 0;
+	}
+	se = session_find(s, (uint32_t)id);
+	if (!se || se->attached || se->launcher != peer->pid) {
+		ctl_reply_err(c, "session_attach: no session s-%x waits for a listener from pid %d",
+			      (uint32_t)id, (int)peer->pid);
+		return 0;
+	}
+	fd = ctl_take_fd(c);
+	if (fd < 0) {
+		ctl_reply_err(c, "session_attach: no listener fd came with the request");
+		return 0;
+	}
+	/* a seccomp listener, and the very one the launcher holds at that number */
+	if (!is_listener(fd)) {
+		close(fd);
+		ctl_reply_err(c, "session_attach: the fd is not a seccomp user-notification listener");
+		return 0;
+	}
+	rc = syscall(SYS_kcmp, getpid(), peer->pid, KCMP_FILE, fd, (int)fdnum);
+	if (rc != 0 && !(rc < 0 && errno == ENOSYS)) {
+		close(fd);
+		ctl_reply_err(c, "session_attach: pid %d does not hold this listener at fd %d", (int)peer->pid,
+			      (int)fdnum);
+		return 0;
+	}
+	rc = loop_add_fd(s->o.loop, fd, EPOLLIN, supervise_listener, se, &se->w);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	se->listener = fd;
+	se->attached = true;
+	ctl_reply_ok(c, NULL);
+	return 0;
+}
+
+static int op_whoami(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_sessions *s = arg;
+	const struct ctl_peer *peer = ctl_peer(c);
+	struct eg_session *se = NULL;
+	struct eg_task t = {};
+	struct sbuf b = {};
+	struct jsonw w;
+	char sid[16];
+	int rc;
+
+	(void)req;
+	rc = task_lookup(s, peer->pid, false, &t);
+	if (!rc)
+		se = session_find(s, t.session);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_int_field(&w, "pid", peer->pid);
+	jsonw_uint_field(&w, "uid", peer->uid);
+	jsonw_bool_field(&w, "in_session", !rc && t.session);
+	jsonw_key(&w, "session");
+	if (!rc && t.session) {
+		snprintf(sid, sizeof(sid), "s-%x", t.session);
+		jsonw_string(&w, sid);
+	} else {
+		jsonw_null(&w);
+	}
+	jsonw_key(&w, "depth");
+	if (!rc && (t.flags & EG_TASK_DEPTH_KNOWN))
+		jsonw_int(&w, t.depth);
+	else
+		jsonw_null(&w);
+	jsonw_bool_field(&w, "restricted", se && se->restricted);
+	jsonw_string_field(&w, "session_name", se && se->name[0] ? se->name : NULL);
+	jsonw_end_object(&w);
+	ctl_send(c, b.data, b.len);
+	sbuf_free(&b);
+	return 0;
+}
+
+static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_sessions *s = arg;
+	struct eg_session *se;
+	struct sbuf b = {};
+	struct jsonw w;
+	uint64_t now = mono_ns();
+	char sid[16];
+
+	(void)req;
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_key(&w, "sessions");
+	jsonw_start_array(&w);
+	for (se = s->list; se; se = se->next) {
+		jsonw_start_object(&w);
+		snprintf(sid, sizeof(sid), "s-%x", se->id);
+		jsonw_string_field(&w, "session", sid);
+		jsonw_string_field(&w, "name", se->name[0] ? se->name : NULL);
+		jsonw_uint_field(&w, "uid", se->uid);
+		jsonw_int_field(&w, "launcher_pid", se->launcher);
+		jsonw_bool_field(&w, "restricted", se->restricted);
+		jsonw_uint_field(&w, "age_ms", (now - se->started_ns) / 1000000);
+		jsonw_uint_field(&w, "execs", se->execs);
+		jsonw_uint_field(&w, "denied", se->denied);
+		jsonw_end_object(&w);
+	}
+	jsonw_end_array(&w);
+	jsonw_end_object(&w);
+	ctl_send(c, b.data, b.len);
+	sbuf_free(&b);
+	return 0;
+}
+
+int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
+{
+	struct eg_sessions *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->o = *o;
+	s->ticket = calloc(1, sizeof(*s->ticket));
+	s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
+	if (!s->ticket || !s->verdicts) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = loop_add_timer(o->loop, 10000, 10000, on_sweep, s, &s->sweep);
+	if (!err)
+		err = approvals_init(s);
+	if (!err)
+		err = ctl_register(o->ctl, "session_open", CTL_ANYONE, op_session_open, s);
+	if (!err)
+		err = ctl_register(o->ctl, "session_attach", CTL_ANYONE, op_session_attach, s);
+	if (!err)
+		err = ctl_register(o->ctl, "whoami", CTL_ANYONE, op_whoami, s);
+	if (!err)
+		err = ctl_register(o->ctl, "sessions", CTL_ADMIN, op_sessions, s);
+	if (err)
+		goto fail;
+	*ret = s;
+	return 0;
+fail:
+	sessions_free(s);
+	return err;
+}
+
+void sessions_free(struct eg_sessions *s)
+{
+	unsigned int i;
+
+	if (!s)
+		return;
+	/* every listener closed: what a session still runs fails its execs (ENOSYS) */
+	while (s->list)
+		session_end(s, s->list, "the daemon stopped");
+	approvals_free(s);
+	loop_del(s->sweep);
+	for (i = 0; s->verdicts && i < VERDICTS_MAX; i++) {
+		free(s->verdicts[i].rule);
+		free(s->verdicts[i].message);
+	}
+	free(s->verdicts);
+	free(s->ticket);
+	sbuf_free(&s->ann_rule);
+	sbuf_free(&s->ann_msg);
+	sbuf_free(&s->ann_id);
+	free(s);
+}
+
+void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
+{
+	*ret = s->st;
+	ret->pending = s->napprovals;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Supervised sessions (`execgate exec -- CMD`): the daemon side. A launcher
+ * asks for a session over the control socket, installs a seccomp filter
+ * that traps execve/execveat with a user-notify listener and hands the
+ * listener over. From then on every exec in the session's tree waits for
+ * the supervisor: it reads the path and argv from the target, works out
+ * what the kernel will run, judges every program against the daemon's
+ * policy, the session's and its parents' (deny wins), and answers: the
+ * syscall fails with EACCES, goes on (after a ticket the kernel checks at
+ * the exec that really happens), or waits for a person's approval. See
+ * docs/sessions.md.
+ */
+#ifndef EG_SESSION_H
+#define EG_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "daemon/loop.h"
+#include "events/format.h"
+#include "policy/policy.h"
+#include "util/sbuf.h"
+
+struct ctl_server;
+struct eg_sessions;
+
+/* Where the sessions module writes its records (approval, session, blocked execs). */
+struct eg_sessions_out {
+	/* one complete JSON line (with '\n'), and a short text for a terminal */
+	void (*emit)(void *arg, const char *json, size_t len, const char *text);
+	void *arg;
+};
+
+struct eg_sessions_opts {
+	struct eg_loop *loop;
+	struct ctl_server *ctl;
+	int tasks_fd;			/* the tracer's task storage */
+	int tickets_fd;			/* the tracer's ticket map */
+	uint32_t argv_cap;		/* the tracer's --max-argv-bytes: a ticket stores at most this */
+	uint32_t host_mnt_ns;
+	struct eg_policy *const *global;	/* the daemon's policy (it may be reloaded) */
+	struct eg_sessions_out out;
+};
+
+int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret);
+void sessions_free(struct eg_sessions *s);
+
+/*
+ * What a supervisor said about an exec, for the tracer's record of it
+ * (one record per exec: the record carries the session's verdict). Fills a
+ * and returns true when a verdict for (tid, session) is waiting; the strings
+ * live until the next call.
+ */
+bool sessions_annotate(struct eg_sessions *s, uint32_t tid, uint32_t session, bool killed,
+		       struct eg_annotation *a);
+
+/* Counters for status and metrics. */
+struct eg_sessions_stats {
+	uint64_t sessions_started, sessions_active;
+	uint64_t execs, allowed, denied, approvals, approved, approval_denied, timed_out,
+		 cancelled, errors;
+	uint64_t pending;		/* approvals waiting now */
+};
+void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret);
+
+/* The session a process is in, by the kernel's task storage (0: none). */
+uint32_t sessions_of_pid(const struct eg_sessions *s, pid_t pid);
+
+#endif

@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The supervisor: one trapped execve/execveat at a time, from a session's
+ * seccomp listener. Nothing the target wrote is believed: its path and argv
+ * are read from its memory (bounded), the file is opened by the daemon and
+ * the '#!' chain followed the way the kernel will follow it, depth and
+ * session come from the kernel's task storage. The notification id is
+ * checked after every read and before the answer, so a target that died
+ * or was replaced is never answered for. An allowed exec goes on only
+ * after a ticket in a BPF map names exactly what was allowed; the kernel
+ * kills the task at the exec if what runs is anything else.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <seccomp.h>
+#include <bpf/bpf.h>
+#include "events/meta.h"
+#include "session/internal.h"
+#include "util/fileid.h"
+#include "util/log.h"
+
+#ifndef AUDIT_ARCH_X86_64
+#define AUDIT_ARCH_X86_64 0xc000003e
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void request_free(struct exec_request *r)
+{
+	if (!r)
+		return;
+	strv_free(r->argv, r->argc);
+	if (r->planned)
+		exec_plan_free(&r->plan);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	free(r->req);
+	free(r);
+}
+
+static bool still_valid(const struct exec_request *r)
+{
+	return seccomp_notify_id_valid(r->listener, r->id) == 0;
+}
+
+static int respond(const struct exec_request *r, int error, bool cont)
+{
+	struct seccomp_notif_resp resp = {
+		.id = r->id,
+		.val = 0,
+		.error = cont ? 0 : error,
+		.flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0,
+	};
+
+	return seccomp_notify_respond(r->listener, &resp);
+}
+
+/* One line on the target's stderr, if it can take it without blocking us. */
+static void tell_target(const struct exec_request *r, const char *line)
+{
+	struct pollfd pfd = { .events = POLLOUT };
+	int fd;
+
+	if (r->pidfd < 0)
+		return;
+	fd = syscall(__NR_pidfd_getfd, r->pidfd, 2, 0);
+	if (fd < 0)
+		return;
+	pfd.fd = fd;
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT)) {
+		ssize_t n = write(fd, line, strlen(line));
+
+		(void)n;
+	}
+	close(fd);
+}
+
+void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line)
+{
+	(void)s;
+	if (line)
+		tell_target(r, line);
+	if (respond(r, -EACCES, false))
+		p_dbg("session: answer for tid %d failed (it is gone)", (int)r->tid);
+}
+
+/* The committed argv of the program that will run, NUL separated, into t. */
+static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg_ticket *t)
+{
+	const struct eg_program *f = exec_plan_final(&r->plan);
+	uint64_t full = 0, stored = 0;
+	unsigned int i;
+
+	memset(t, 0, offsetof(struct eg_ticket, argv));
+	t->session = r->session->id;
+	t->dev = f->dev;
+	t->ino = f->ino;
+	if (r->plan.n > 1) {
+		t->flags |= EG_TICKET_SCRIPT;
+		t->script_dev = r->plan.prog[0].dev;
+		t->script_ino = r->plan.prog[0].ino;
+	}
+	for (i = 0; i < f->argc; i++) {
+		size_t n = strlen(f->argv[i]) + 1;
+
+		full += n;
+		if (stored + n <= s->o.argv_cap && stored + n <= EG_TICKET_ARGV_MAX) {
+			memcpy(t->argv + stored, f->argv[i], n);
+			stored += n;
+		} else {
+			/* the tracer keeps only its cap of argv: check what both have */
+			size_t room = s->o.argv_cap < EG_TICKET_ARGV_MAX ? s->o.argv_cap : EG_TICKET_ARGV_MAX;
+
+			if (stored < room) {
+				memcpy(t->argv + stored, f->argv[i], room - stored);
+				stored = room;
+			}
+			t->flags |= EG_TICKET_ARGV_PREFIX;
+		}
+	}
+	/* an argv we did not read whole (on_truncated: allow) is only a prefix */
+	if (r->argv_trunc)
+		t->flags |= EG_TICKET_ARGV_PREFIX;
+	t->argv_len = full;
+	t->argv_stored = stored;
+	t->issued_ns = boot_ns();
+}
+
+int request_allow(struct eg_sessions *s, struct exec_request *r)
+{
+	uint32_t key = r->tid;
+
+	fill_ticket(s, r, s->ticket);
+	if (bpf_map_update_elem(s->o.tickets_fd, &key, s->ticket, BPF_ANY)) {
+		int err = -errno;
+
+		request_deny(s, r, "execgate: denied: too many execs in flight in this session (no ticket)\n");
+		return err;
+	}
+	if (!still_valid(r) || respond(r, 0, true)) {
+		bpf_map_delete_elem(s->o.tickets_fd, &key);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+void request_json(struct jsonw *w, const struct exec_request *r)
+{
+	const struct eg_program *p = r->planned && !r->plan.err ? &r->plan.prog[0] : NULL;
+	char sid[16];
+	unsigned int i;
+
+	jsonw_int_field(w, "pid", r->tgid);
+	jsonw_int_field(w, "tid", r->tid);
+	jsonw_uint_field(w, "euid", r->euid);
+	jsonw_string_field(w, "syscall", r->execveat ? "execveat" : "execve");
+	jsonw_string_field(w, "filename", p ? p->path : r->path);
+	jsonw_string_field(w, "path_requested", r->path);
+	if (p && r->plan.n > 1) {
+		jsonw_string_field(w, "interpreter", exec_plan_final(&r->plan)->path);
+		jsonw_string_field(w, "interpreter_requested", r->plan.prog[1].requested);
+	}
+	jsonw_key(w, "argv");
+	jsonw_start_array(w);
+	for (i = 0; i < r->argc; i++)
+		jsonw_string(w, r->argv[i]);
+	jsonw_end_array(w);
+	jsonw_uint_field(w, "argc", r->argc);
+	jsonw_bool_field(w, "truncated", r->argv_trunc);
+	jsonw_int_field(w, "depth", r->depth);
+	jsonw_bool_field(w, "depth_known", r->depth_known);
+	snprintf(sid, sizeof(sid), "s-%x", r->session->id);
+	jsonw_string_field(w, "session", sid);
+	jsonw_string_field(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
+}
+
+void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v,
+		  const char *action, const char *approval_id)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	char text[512];
+
+	meta_open(&w, &b, "exec_failed");
+	jsonw_key(&w, "exec_id");
+	jsonw_null(&w);
+	request_json(&w, r);
+	jsonw_uint_field(&w, "errno", EACCES);
+	jsonw_string_field(&w, "error", "EACCES");
+	jsonw_string_field(&w, "decision", eg_decision_name(v->decision));
+	jsonw_string_field(&w, "rule", v->rule);
+	jsonw_string_field(&w, "message", v->message);
+	jsonw_string_field(&w, "action", action);
+	jsonw_string_field(&w, "layer", "seccomp");
+	if (v->error)
+		jsonw_string_field(&w, "reason", v->error);
+	if (approval_id)
+		jsonw_string_field(&w, "approval_id", approval_id);
+	jsonw_end_object(&w);
+	sbuf_putc(&b, '\n');
+	snprintf(text, sizeof(text), "%s s-%x pid %d depth %d: %.200s (%.100s)", action, r->session->id,
+		 (int)r->tgid, r->depth, r->argc ? r->argv[0] : r->path, v->rule ? v->rule : "default");
+	sessions_emit(s, &b, text);
+	sbuf_free(&b);
+}
+
+/* ---- the facts of one trapped exec ----------------------------------------- */
+
+static uint32_t proc_euid(pid_t tid)
+{
+	char path[64], line[256];
+	unsigned int r = 0, e = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return (uint32_t)-1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &r, &e) == 2)
+			break;
+	fclose(f);
+	return e;
+}
+
+static pid_t proc_tgid(pid_t tid)
+{
+	char path[64], line[256];
+	int tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+static void proc_cgroup(pid_t tid, char *buf, size_t len)
+{
+	char path[64], line[1024];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "0::", 3))
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		if (strlen(line + 3) < len)
+			memcpy(buf, line + 3, strlen(line + 3) + 1);
+		break;
+	}
+	fclose(f);
+}
+
+static bool fd_cloexec(pid_t tid, int fd)
+{
+	char path[64], line[256];
+	unsigned long flags = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)tid, fd);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "flags: %lo", &flags) == 1) {
+			found = true;
+			break;
+		}
+	fclose(f);
+	return found && (flags & O_CLOEXEC);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* The limits of argv reading: the innermost policy that has one, else the defaults. */
+static const struct eg_policy_settings *limits(struct eg_sessions *s, struct eg_session *se)
+{
+	static struct eg_policy_settings defaults = {
+		.max_argc = 1000, .max_argv_bytes = 65536, .on_truncated = EG_DECISION_DENY,
+		.approval_timeout_ms = 10000, .on_error = EG_DECISION_DENY,
+	};
+	struct eg_session *x;
+
+	for (x = se; x; x = x->parent)
+		if (x->policy)
+			return policy_settings(x->policy);
+	if (*s->o.global)
+		return policy_settings(*s->o.global);
+	return &defaults;
+}
+
+static int read_request(struct eg_sessions *s, struct exec_request *r)
+{
+	const struct seccomp_data *d = &r->req->data;
+	const struct eg_policy_settings *lim = limits(s, r->session);
+	uint64_t path_addr, argv_addr;
+	int rc;
+
+	r->execveat = d->nr == __NR_execveat;
+	path_addr = r->execveat ? d->args[1] : d->args[0];
+	argv_addr = r->execveat ? d->args[2] : d->args[1];
+	r->dirfd_num = r->execveat ? (int)d->args[0] : AT_FDCWD;
+	r->at_flags = r->execveat ? (int)d->args[4] : 0;
+	rc = peek_string(r->tid, path_addr, sizeof(r->path), r->path, &r->path_trunc);
+	if (rc == -EFAULT) {
+		/* the kernel would say EFAULT too */
+		r->path[0] = '\0';
+		return -EFAULT;
+	}
+	if (rc)
+		return rc;
+	if (r->path_trunc)
+		return -ENAMETOOLONG;
+	rc = peek_argv(r->tid, argv_addr, lim->max_argc, lim->max_argv_bytes, &r->argv, &r->argc,
+		       &r->argv_bytes, &r->argv_trunc);
+	if (rc)
+		return rc;
+	/* the memory read may have been another program's: the request must still stand */
+	return still_valid(r) ? 0 : -ESRCH;
+}
+
+static int plan_request(struct eg_sessions *s, struct exec_request *r)
+{
+	struct eg_exec_spec spec = { .cwd_fd = -1, .root_fd = -1, .dir_fd = -1 };
+	char path[64];
+	int rc;
+
+	(void)s;
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)r->tid);
+	spec.cwd_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)r->tid);
+	/* a chrooted (or pivoted) task resolves absolute paths from its own root */
+	if (!same_file(path, "/"))
+		spec.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	spec.execveat = r->execveat;
+	spec.dir_fd_num = r->dirfd_num;
+	if (r->execveat && r->dirfd_num != AT_FDCWD) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)r->tid, r->dirfd_num);
+		spec.dir_fd = open(path, O_PATH | O_CLOEXEC);
+		spec.dir_fd_cloexec = fd_cloexec(r->tid, r->dirfd_num);
+		if (spec.dir_fd < 0) {
+			rc = -EBADF;
+			goto out;
+		}
+	}
+	spec.path = r->path;
+	spec.at_flags = r->at_flags;
+	spec.argv = (const char *const *)r->argv;
+	spec.argc = r->argc;
+	rc = exec_plan(&spec, &r->plan);
+	r->planned = true;
+	if (!still_valid(r))
+		rc = -ESRCH;
+out:
+	if (spec.cwd_fd >= 0)
+		close(spec.cwd_fd);
+	if (spec.root_fd >= 0)
+		close(spec.root_fd);
+	if (spec.dir_fd >= 0)
+		close(spec.dir_fd);
+	return rc;
+}
+
+/* ---- judging ----------------------------------------------------------------- */
+
+static void judge_one(const struct eg_policy *p, struct exec_request *r, const struct eg_program *pr,
+		      struct eg_eval_budget *budget, struct eg_verdict *acc, bool *first)
+{
+	struct eg_exec_req req = {};
+	struct eg_verdict v;
+
+	req.filename = pr->path;
+	req.requested = pr->requested;
+	req.argv = (const char *const *)pr->argv;
+	req.argc = pr->argc;
+	req.depth = r->depth;
+	req.depth_known = r->depth_known;
+	req.cgroup = r->cgroup[0] ? r->cgroup : NULL;
+	req.euid = r->euid;
+	req.dev = pr->dev;
+	req.ino = pr->ino;
+	req.foreign_ns = r->foreign_ns;
+	req.truncated = r->argv_trunc;
+	req.apply_on_truncated = true;
+	req.budget = budget;
+	policy_eval(p, &req, &v);
+	if (*first) {
+		*acc = v;
+		*first = false;
+	} else {
+		policy_verdict_merge(acc, &v);
+	}
+}
+
+/*
+ * Every program of the exec, under every policy that covers the session:
+ * the daemon's, then each session's from the outermost in. The strongest
+ * verdict stands (a session policy can only add refusals). A restricted
+ * session refuses every exec below its own command.
+ */
+static void judge(struct eg_sessions *s, struct exec_request *r, struct eg_verdict *ret)
+{
+	const struct eg_policy *chain[64];
+	struct eg_eval_budget budget = {};
+	struct eg_session *x;
+	unsigned int n = 0, i, k;
+	bool first = true, restricted = false;
+
+	if (*s->o.global)
+		chain[n++] = *s->o.global;
+	for (x = r->session; x && n < 64; x = x->parent)
+		restricted |= x->restricted;
+	{
+		struct eg_session *stack[63];
+		unsigned int m = 0;
+
+		for (x = r->session; x && m < 63; x = x->parent)
+			if (x->policy)
+				stack[m++] = x;
+		while (m && n < 64)
+			chain[n++] = stack[--m]->policy;
+	}
+	memset(ret, 0, sizeof(*ret));
+	ret->decision = EG_DECISION_ALLOW;
+	ret->rule_index = -1;
+	if (restricted && r->depth >= 1) {
+		ret->decision = EG_DECISION_DENY;
+		ret->rule = "restricted";
+		ret->message = "restricted session: only the session's command runs, external commands are refused";
+		return;
+	}
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < r->plan.n; k++)
+			judge_one(chain[i], r, &r->plan.prog[k], &budget, ret, &first);
+}
+
+static const char *action_of(enum eg_decision d)
+{
+	switch (d) {
+	case EG_DECISION_AUDIT: return "audited";
+	case EG_DECISION_APPROVAL: return "approved";
+	default: return "allowed";
+	}
+}
+
+/* ---- refusals a shell's PATH search repeats ------------------------------------ */
+
+static uint64_t argv_hash(const struct exec_request *r)
+{
+	uint64_t h = 1469598103934665603ull;
+	unsigned int i;
+	const char *p;
+
+	for (i = 0; i < r->argc; i++) {
+		for (p = r->argv[i]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ull;
+		h = (h ^ 0xff) * 1099511628211ull;
+	}
+	return h;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+void refusal_note(struct eg_sessions *s, const struct exec_request *r, const char *rule,
+		  const char *message, const char *action)
+{
+	struct refusal *f = &s->refusals[s->next_refusal++ % REFUSALS_MAX];
+	const struct eg_program *p = r->planned && !r->plan.err ? exec_plan_final(&r->plan) : NULL;
+
+	if (!p)
+		return;
+	f->tid = r->tid;
+	f->session = r->session->id;
+	f->dev = p->dev;
+	f->ino = p->ino;
+	f->argv_hash = argv_hash(r);
+	f->at_ns = mono_ns();
+	snprintf(f->rule, sizeof(f->rule), "%s", rule ? rule : "");
+	snprintf(f->message, sizeof(f->message), "%s", message ? message : "");
+	snprintf(f->action, sizeof(f->action), "%s", action);
+}
+
+/* The same thread asking again for the same file and argv, just refused. */
+static const struct refusal *refused_recently(struct eg_sessions *s, const struct exec_request *r)
+{
+	const struct eg_program *p = exec_plan_final(&r->plan);
+	uint64_t now = mono_ns(), h = argv_hash(r);
+	unsigned int i;
+
+	for (i = 0; i < REFUSALS_MAX; i++) {
+		const struct refusal *f = &s->refusals[i];
+
+		if (f->tid == (uint32_t)r->tid && f->session == r->session->id && f->dev == p->dev &&
+		    f->ino == p->ino && f->argv_hash == h && now - f->at_ns < REFUSAL_TTL_NS)
+			return f;
+	}
+	return NULL;
+}
+
+/* ---- one notification ------------------------------------------------------ */
+
+static void deny_with(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
+{
+	char line[1024];
+
+	snprintf(line, sizeof(line), "execgate: denied: %s (rule %s)\n",
+		 v->message ? v->message : "refused by policy", v->rule ? v->rule : "default");
+	request_deny(s, r, line);
+	refusal_note(s, r, v->rule, v->message, "blocked");
+	verdict_put(s, r->tid, r->session->id, eg_decision_name(v->decision), "blocked", v->rule,
+		    v->message, NULL);
+	emit_blocked(s, r, v, "blocked", NULL);
+	s->st.denied++;
+	r->session->denied++;
+}
+
+static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct seccomp_notif *req)
+{
+	struct exec_request *r = calloc(1, sizeof(*r));
+	struct eg_verdict v = {};
+	struct eg_task t = {};
+	struct eg_session *own;
+	char path[64];
+	int rc;
+
+	if (!r) {
+		struct exec_request tmp = { .listener = fd, .id = req->id, .pidfd = -1 };
+
+		request_deny(s, &tmp, NULL);
+		free(req);
+		return;
+	}
+	r->req = req;
+	r->listener = fd;
+	r->id = req->id;
+	r->tid = req->pid;
+	r->pidfd = -1;
+	r->session = se;
+	s->st.execs++;
+	se->execs++;
+
+	/* only 64-bit native execs: anything else is refused, never guessed at */
+	if (req->data.arch != AUDIT_ARCH_X86_64 ||
+	    (req->data.nr != __NR_execve && req->data.nr != __NR_execveat)) {
+		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "unsupported",
+					 .message = "32-bit and x32 execs are not supported in sessions" };
+		r->depth = -1;
+		deny_with(s, r, &v);
+		goto done;
+	}
+	r->tgid = proc_tgid(r->tid);
+	r->pidfd = r->tgid > 0 ? syscall(__NR_pidfd_open, r->tgid, 0) : -1;
+
+	/* the session and depth the kernel keeps for this very thread */
+	rc = task_lookup(s, r->tid, true, &t);
+	own = rc ? NULL : session_find(s, t.session);
+	for (struct eg_session *x = own; x && x != se; x = x->parent)
+		if (!x->parent)
+			own = NULL;	/* not inside this listener's session */
+	if (!own) {
+		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "membership",
+					 .message = "the kernel does not know this task as a member of the session" };
+		deny_with(s, r, &v);
+		goto done;
+	}
+	r->session = own;
+	r->depth = (t.flags & EG_TASK_KNOWN) ? t.depth + 1 : 0;
+	r->depth_known = t.flags & EG_TASK_DEPTH_KNOWN;
+	/* the first exec on a new listener is its launcher's: anything else breaks the protocol */
+	if (!se->first_seen) {
+		se->first_seen = true;
+		if (r->tgid != se->launcher) {
+			se->compromised = true;
+			p_warn("session s-%x: the first exec came from pid %d, not its launcher %d: refusing all",
+			       se->id, (int)r->tgid, (int)se->launcher);
+		}
+	}
+	if (se->compromised) {
+		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "protocol",
+					 .message = "this session's listener was not installed by its launcher" };
+		deny_with(s, r, &v);
+		goto done;
+	}
+	r->euid = proc_euid(r->tid);
+	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)r->tid);
+	{
+		struct stat st;
+
+		r->foreign_ns = !stat(path, &st) && s->o.host_mnt_ns && st.st_ino != s->o.host_mnt_ns;
+	}
+
+	rc = read_request(s, r);
+	if (rc == -ESRCH)
+		goto done;		/* gone: nobody to answer */
+	if (rc) {
+		/* unreadable memory, a path longer than PATH_MAX: what the kernel would say */
+		respond(r, rc == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT, false);
+		goto done;
+	}
+	if (approval_rejoin(s, r) > 0) {
+		r = NULL;		/* the parked request took it over */
+		goto done;
+	}
+	rc = plan_request(s, r);
+	if (rc == -ESRCH)
+		goto done;
+	if (rc) {
+		/* the exec will fail: say what the kernel would, do not let it try */
+		respond(r, rc, false);
+		goto done;
+	}
+	/* the next PATH entry of a shell's search, for the file just refused: no second question */
+	{
+		const struct refusal *f = refused_recently(s, r);
+
+		if (f) {
+			struct eg_verdict same = { .decision = EG_DECISION_DENY, .rule = f->rule,
+						   .message = f->message, .rule_index = -1 };
+
+			request_deny(s, r, NULL);
+			verdict_put(s, r->tid, r->session->id, "deny", f->action, f->rule, f->message, NULL);
+			emit_blocked(s, r, &same, f->action, NULL);
+			s->st.denied++;
+			r->session->denied++;
+			goto done;
+		}
+	}
+	judge(s, r, &v);
+	switch (v.decision) {
+	case EG_DECISION_DENY:
+	case EG_DECISION_ERROR:
+		deny_with(s, r, &v);
+		break;
+	case EG_DECISION_APPROVAL:
+		approval_park(s, r, &v);
+		r = NULL;
+		break;
+	default:
+		if (request_allow(s, r) == 0) {
+			verdict_put(s, r->tid, r->session->id, eg_decision_name(v.decision),
+				    action_of(v.decision), v.rule, v.message, NULL);
+			s->st.allowed++;
+		}
+		break;
+	}
+done:
+	request_free(r);
+}
+
+void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct eg_session *se = arg;
+	struct eg_sessions *s = se->owner;
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+
+	(void)w;
+	if (events & EPOLLIN) {
+		if (seccomp_notify_alloc(&req, &resp))
+			return;
+		free(resp);
+		/* libseccomp 2.5: the kernel wants the buffer zeroed (ENVIRONMENT.md) */
+		memset(req, 0, sizeof(*req));
+		if (seccomp_notify_receive(fd, req)) {
+			/* the target withdrew (a signal) between poll and receive */
+			free(req);
+			return;
+		}
+		handle(s, se, fd, req);
+		return;
+	}
+	if (events & (EPOLLHUP | EPOLLERR))
+		session_end(s, se, "every process of the session exited");
+}
