@@ -23,6 +23,7 @@ const volatile __u32 max_argv_bytes = EG_ARGV_DEFAULT;
 const volatile __u64 filter_cgroup_id = 0;	/* 0: every cgroup */
 const volatile __u32 filter_cgroup_level = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;	/* queued bytes that force a wakeup */
+const volatile __u32 my_gen = 0;		/* acts only while control.active_gen is this */
 
 /*
  * fput() defers the final release to task work: a script's struct file is
@@ -71,6 +72,22 @@ struct {
 	__type(key, __u32);
 	__type(value, struct eg_ticket);
 } tickets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct eg_control);
+} control SEC(".maps");
+
+/* This copy of the programs is the one that acts (see struct eg_control). */
+static __always_inline bool active(void)
+{
+	__u32 zero = 0;
+	struct eg_control *c = bpf_map_lookup_elem(&control, &zero);
+
+	return !c || c->active_gen == my_gen;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -363,6 +380,8 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm 
 	__u64 len;
 	char *buf;
 
+	if (!active())
+		return 0;
 	if (BPF_CORE_READ(bprm, interp) == BPF_CORE_READ(bprm, filename))
 		return 0;
 	f = find_script(task, 64);
@@ -629,6 +648,8 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 {
 	struct eg_task *pst, *cst;
 
+	if (!active())
+		return 0;
 	pst = bpf_task_storage_get(&tasks, parent, 0, 0);
 	if (!pst)
 		return 0;
@@ -665,6 +686,8 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	bool launcher, traced;
 	char *buf;
 
+	if (!active())
+		return 0;
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
 		COUNT(storage_failed);
@@ -850,6 +873,8 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u32 tid = BPF_CORE_READ(task, pid);
 
+	if (!active())
+		return 0;
 	/* a ticket for an exec this thread will never make */
 	bpf_map_delete_elem(&tickets, &tid);
 
@@ -871,6 +896,8 @@ static __always_inline void stash(const void *filename, const void *argv, int di
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct eg_task *st;
 
+	if (!active())
+		return;
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		COUNT(stash_lost);
@@ -978,6 +1005,8 @@ static __always_inline void report_failed(long ret)
 	bool at;
 	char *buf;
 
+	if (!active())
+		return;
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!st)
 		return;

@@ -239,6 +239,20 @@ struct eg_file_key {
 _Static_assert(sizeof(struct eg_file_key) == 16, "eg_file_key is ABI");
 
 /*
+ * Which loaded copy of these programs acts (map "control", one entry). A
+ * daemon that takes over from another (a restart that hands sessions over,
+ * or a start after a crash left pinned programs attached) attaches its own
+ * programs with the next generation, flips active_gen, then detaches the
+ * old ones: in between both are attached and exactly one acts, so no exec
+ * is traced twice or not at all.
+ */
+struct eg_control {
+	__u32 active_gen;
+	__u32 pad;
+};
+_Static_assert(sizeof(struct eg_control) == 8, "eg_control is ABI");
+
+/*
  * Size of one CPU's scratch record for a given argv cap: the largest record,
  * plus room for one more string read so the verifier can bound each read.
  */

@@ -435,3 +435,55 @@ def test_bypass_logged_in_sessions(ctx):
     assert r.stdout.decode() == t, r.stderr
     e = wait(lambda: evs(d, t, "exec"), what="bypass exec")[0]
     assert e["rule"] == "internal_bypass" and e["layer"] == "seccomp" and e["action"] == "allowed", e
+
+
+def test_handover_keeps_sessions(ctx):
+    """SIGUSR2: the daemon re-executes itself; a running session's next exec
+    is judged by the new daemon, and every exec is logged exactly once."""
+    d = daemon(ctx)
+    fifo = os.path.join(ctx.tmpdir(), "go")
+    os.mkfifo(fifo)
+    t = token()
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
+                          "for i in 1 2 3; do /bin/true %s-$i; done; read x < %s; "
+                          "for i in 4 5 6; do /bin/true %s-$i; done; wget %s; echo wget-rc=$?" % (t, fifo, t, t)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait(lambda: evs(d, "%s-3" % t, "exec"), what="the first execs")
+    pid = d.proc.pid
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: [e for e in d.events() if e.get("type") == "daemon" and e.get("event") == "start" and
+                  e.get("takeover")], what="the new daemon's start record")
+    assert d.proc.poll() is None and d.proc.pid == pid
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    out, err = p.communicate(timeout=30)
+    assert b"wget-rc=126" in out and b"rule no-net" in err, (out, err)
+    for i in range(1, 7):
+        got = wait(lambda: evs(d, "%s-%d" % (t, i), "exec"), what="tick %d" % i)
+        assert len(got) == 1, ("logged once", i, got)
+        assert got[0]["action"] == "allowed", got[0]
+    assert wait(lambda: evs(d, t, "exec_failed"))[0]["rule"] == "no-net"
+    assert not [e for e in d.events() if e.get("type") == "lost"], "nothing lost"
+
+
+def fd_count(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def test_many_sessions_every_verdict_logged_once(ctx):
+    d = daemon(ctx)
+    base = fd_count(d.proc.pid)
+    n_sessions, n_execs = 10, 30
+    toks = [token() for _ in range(n_sessions)]
+    script = "for i in $(seq %d); do /bin/true %%s-$i; wget %%s-$i 2>/dev/null; done; true" % (n_execs // 2)
+    procs = [subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", script % (t, t)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for t in toks]
+    for p in procs:
+        assert p.wait(120) == 0
+    for t in toks:
+        for i in range(1, n_execs // 2 + 1):
+            ok = wait(lambda: evs(d, "%s-%d" % (t, i), "exec"), what="allowed %s-%d" % (t, i))
+            assert len(ok) == 1 and ok[0]["action"] == "allowed", ok
+            no = wait(lambda: evs(d, "%s-%d" % (t, i), "exec_failed"), what="blocked")
+            assert all(e["action"] == "blocked" and e["rule"] == "no-net" for e in no), no
+    wait(lambda: fd_count(d.proc.pid) <= base, what="fds back to the baseline (%d)" % base)

@@ -43,6 +43,7 @@ enum {
 	OPT_EXEC_FAILED,
 	OPT_METRICS_LISTEN,
 	OPT_METRICS_TEXTFILE,
+	OPT_TAKEOVER,
 };
 
 static const struct argp_option options[] = {
@@ -61,6 +62,7 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
 	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
 	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, reload, approvals) and read --output", 3 },
+	{ "takeover", OPT_TAKEOVER, "FD", OPTION_HIDDEN, "internal: the state a daemon handing over left in FD", 3 },
 	{},
 };
 
@@ -146,6 +148,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "at most %d --uid options", DAEMON_MAX_LIST);
 		o->uids[o->n_uids++] = v;
 		break;
+	case OPT_TAKEOVER:
+		o->takeover_fd = atoi(arg);
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -171,6 +176,9 @@ int do_daemon(int argc, char **argv)
 	a.o.ringbuf_size = EG_RINGBUF_DEFAULT;
 	a.o.ctl_gid = (gid_t)-1;
 	a.o.output_keep = 5;
+	a.o.takeover_fd = -1;
+	a.o.argc = argc - 1;
+	a.o.argv = argv + 1;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return EXIT_USAGE;
 	a.o.pin_path = a.common.pin_path ? a.common.pin_path : EG_PIN_PATH_DEFAULT;

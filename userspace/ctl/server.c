@@ -440,7 +440,8 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 	}
 }
 
-int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, struct ctl_server **ret)
+int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int adopt_fd,
+		   struct ctl_server **ret)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct ctl_server *s;
@@ -455,18 +456,25 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, struct
 	s->ctl_gid = ctl_gid;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	strcpy(sa.sun_path, path);
-	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->fd < 0) {
-		err = -errno;
-		free(s);
-		return err;
-	}
-	/* We hold the daemon lock: a socket file here is a dead daemon's. */
-	unlink(path);
-	if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
-	    listen(s->fd, 128)) {
-		err = -errno;
-		goto fail;
+	if (adopt_fd >= 0) {
+		/* the previous daemon's socket: clients queued meanwhile are served now */
+		s->fd = adopt_fd;
+		fcntl(s->fd, F_SETFD, FD_CLOEXEC);
+		fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
+	} else {
+		s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (s->fd < 0) {
+			err = -errno;
+			free(s);
+			return err;
+		}
+		/* We hold the daemon lock: a socket file here is a dead daemon's. */
+		unlink(path);
+		if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
+		    listen(s->fd, 128)) {
+			err = -errno;
+			goto fail;
+		}
 	}
 	err = loop_add_fd(loop, s->fd, EPOLLIN, on_listen, s, &s->w);
 	if (!err)
@@ -516,4 +524,9 @@ int ctl_register(struct ctl_server *s, const char *op, enum ctl_access access, c
 unsigned int ctl_conn_count(const struct ctl_server *s)
 {
 	return s->nconns;
+}
+
+int ctl_server_fd(const struct ctl_server *s)
+{
+	return s->fd;
 }

@@ -50,8 +50,14 @@ enum ctl_access {
  */
 typedef int (*ctl_handler)(struct ctl_conn *c, const json_t *req, void *arg);
 
-/* Listens on path (replaced if stale); mode 0666, access is checked per op. */
-int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, struct ctl_server **ret);
+/*
+ * Listens on path (replaced if stale); mode 0666, access is checked per op.
+ * adopt_fd >= 0: a listening socket inherited from the previous daemon.
+ */
+int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int adopt_fd,
+		   struct ctl_server **ret);
+/* The listening socket (kept open across a re-exec). */
+int ctl_server_fd(const struct ctl_server *s);
 void ctl_server_free(struct ctl_server *s);
 int ctl_register(struct ctl_server *s, const char *op, enum ctl_access access, ctl_handler fn,
 		 void *arg);

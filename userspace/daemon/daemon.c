@@ -28,6 +28,7 @@
 #include "ctl/server.h"
 #include "session/session.h"
 #include "daemon/daemon_int.h"
+#include "daemon/handoff.h"
 #include "events/meta.h"
 #include "execgate.h"
 #include "execgate.skel.h"
@@ -413,7 +414,8 @@ static void emit_start(struct daemon *d)
 	jsonw_end_array(&w);
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
-	jsonw_bool_field(&w, "tasks_reused", d->tasks_reused);
+	jsonw_bool_field(&w, "tasks_reused", d->reuse.tasks);
+	jsonw_bool_field(&w, "takeover", d->o.takeover_fd >= 0);
 	host_facts(&w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
 	jsonw_uint_field(&w, "ringbuf_size", d->o.ringbuf_size);
@@ -464,6 +466,10 @@ static void on_signal(const struct signalfd_siginfo *si, void *arg)
 	int e;
 
 	switch (si->ssi_signo) {
+	case SIGUSR2:
+		/* hand over to a fresh copy of ourselves, sessions and all */
+		daemon_handoff(d);
+		break;
 	case SIGHUP:
 		/* logrotate's signal: reopen the output, nothing else */
 		e = output_reopen(d->out);
@@ -494,9 +500,9 @@ static int count_only(void *ctx, void *data, size_t size)
  * After the programs are detached nothing new arrives, so draining what is
  * queued ends; past STOP_DRAIN_MS (a slow disk) the rest is only counted.
  */
-static void stop_drain(struct daemon *d)
+/* Whatever is queued, to the output; returns -EAGAIN if time ran out first. */
+static int drain_until(struct daemon *d, uint64_t deadline)
 {
-	uint64_t deadline = mono_ms() + STOP_DRAIN_MS;
 	int rc;
 
 	d->fc.boot_to_real = clock_boot_to_real();
@@ -505,7 +511,22 @@ static void stop_drain(struct daemon *d)
 		rc = ring_buffer__consume(d->rb);
 		output_flush(d->out);
 	} while (rc == -EAGAIN && mono_ms() < deadline);
-	if (rc == -EAGAIN) {
+	report_lost(d);
+	return rc == -EAGAIN ? -EAGAIN : 0;
+}
+
+void daemon_drain_all(struct daemon *d)
+{
+	drain_until(d, mono_ms() + STOP_DRAIN_MS);
+}
+
+/*
+ * After the programs are detached nothing new arrives, so draining what is
+ * queued ends; past STOP_DRAIN_MS (a slow disk) the rest is only counted.
+ */
+static void stop_drain(struct daemon *d)
+{
+	if (drain_until(d, mono_ms() + STOP_DRAIN_MS) == -EAGAIN) {
 		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events),
 							  count_only, d, NULL);
 
@@ -513,8 +534,8 @@ static void stop_drain(struct daemon *d)
 			ring_buffer__consume(rb);
 			ring_buffer__free(rb);
 		}
+		report_lost(d);
 	}
-	report_lost(d);
 }
 
 /* ---- setup -------------------------------------------------------------- */
@@ -548,7 +569,7 @@ static int start_tracer(struct daemon *d)
 			return err;
 		}
 	}
-	err = tracer_start(&to, d->paths.pin, &d->skel, &d->tasks_reused);
+	err = tracer_start(&to, d->paths.pin, &d->skel, &d->reuse);
 	if (err) {
 		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
 		      strerror(-err));
@@ -570,7 +591,47 @@ static int start_tracer(struct daemon *d)
 		p_err("cannot open the ring buffer: %s", strerror(errno));
 		return -errno;
 	}
+	/* from here our programs act, and any older copy still attached does not */
+	err = tracer_activate(d->skel);
+	if (err) {
+		p_err("cannot switch to the new programs: %s", strerror(-err));
+		return err;
+	}
 	return 0;
+}
+
+/*
+ * After the switch: the previous daemon's links go (its programs stop
+ * firing), and a ring buffer we could not share is read out.
+ */
+static void retire_previous(struct daemon *d, json_t *state)
+{
+	struct eg_counters c;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(state, "links"), i, v)
+		if (json_is_integer(v))
+			close((int)json_integer_value(v));
+	if (d->reuse.old_events_fd >= 0) {
+		struct ring_buffer *rb = ring_buffer__new(d->reuse.old_events_fd, on_record, d, NULL);
+
+		if (rb) {
+			d->fc.boot_to_real = clock_boot_to_real();
+			while (ring_buffer__consume(rb) == -EAGAIN)
+				d->batch_records = 0;
+			ring_buffer__free(rb);
+		}
+		close(d->reuse.old_events_fd);
+		d->reuse.old_events_fd = -1;
+	}
+	/* losses the previous daemon reported are not reported again */
+	if (json_is_integer(json_object_get(state, "lost_reported")))
+		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));
+	else if (d->reuse.counters) {
+		daemon_read_counters(d, &c);
+		d->lost_reported = c.lost_exec + c.lost_exec_failed;
+	}
 }
 
 /* The sessions module's records: as they are in JSON, a comment line on a terminal. */
@@ -624,12 +685,14 @@ static int load_policy(struct daemon *d)
 
 int daemon_run(const struct daemon_opts *o)
 {
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2 };
 	struct daemon d = {};
 	struct eg_output_opts oo = {};
 	char err_msg[512];
+	json_t *state = NULL, *v;
 	pid_t other = 0;
-	int err, rc = 1;
+	int err, rc = 1, ctl_fd = -1;
+	size_t i;
 
 	d.o = *o;
 	d.inst.dir_fd = -1;
@@ -644,7 +707,30 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	if (setup_bpffs())
 		return 1;
-	err = instance_lock(&d.paths, &d.inst, &other);
+	d.argc = o->argc;
+	d.argv = o->argv;
+	if (!realpath("/proc/self/exe", d.self))
+		snprintf(d.self, sizeof(d.self), "/proc/self/exe");
+	if (o->takeover_fd >= 0) {
+		/* a handover: the previous daemon's lock, socket, links and sessions */
+		err = handoff_read(o->takeover_fd, &state);
+		if (err) {
+			p_err("the handover state is unreadable: %s", strerror(-err));
+			return 1;
+		}
+		d.inst.dir_fd = json_integer_value(json_object_get(state, "lock_fd"));
+		d.inst.pid_fd = json_integer_value(json_object_get(state, "pid_fd"));
+		fcntl(d.inst.dir_fd, F_SETFD, FD_CLOEXEC);
+		fcntl(d.inst.pid_fd, F_SETFD, FD_CLOEXEC);
+		snprintf(d.inst.pidfile, sizeof(d.inst.pidfile), "%s", d.paths.pidfile);
+		snprintf(d.inst.pin, sizeof(d.inst.pin), "%s", d.paths.pin);
+		ctl_fd = json_integer_value(json_object_get(state, "ctl_fd"));
+		json_array_foreach(json_object_get(state, "links"), i, v)
+			fcntl((int)json_integer_value(v), F_SETFD, FD_CLOEXEC);
+		err = 0;
+	} else {
+		err = instance_lock(&d.paths, &d.inst, &other);
+	}
 	if (err == -EBUSY) {
 		if (other)
 			p_err("another execgate daemon (pid %d) is running on pin path %s",
@@ -707,11 +793,14 @@ int daemon_run(const struct daemon_opts *o)
 	if (start_tracer(&d))
 		goto cleanup;
 
-	err = ctl_server_new(d.loop, d.paths.sock, o->ctl_gid, &d.ctl);
+	retire_previous(&d, state);
+	err = ctl_server_new(d.loop, d.paths.sock, o->ctl_gid, ctl_fd, &d.ctl);
 	if (!err)
 		err = ctl_ops_register(&d);
 	if (!err)
 		err = start_sessions(&d);
+	if (!err && d.sessions && state)
+		err = sessions_import(d.sessions, json_object_get(state, "sessions"));
 	if (err) {
 		p_err("cannot listen on %s: %s", d.paths.sock, strerror(-err));
 		goto cleanup;
@@ -747,6 +836,7 @@ int daemon_run(const struct daemon_opts *o)
 	rc = err ? 1 : 0;
 
 cleanup:
+	json_decref(state);
 	sessions_free(d.sessions);
 	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);

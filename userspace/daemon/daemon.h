@@ -36,6 +36,9 @@ struct daemon_opts {
 	enum exec_failed_mode exec_failed;
 	const char *metrics_listen;
 	const char *metrics_textfile;
+	int takeover_fd;		/* -1; else the previous daemon's state (a SIGUSR2 re-exec) */
+	int argc;			/* the daemon's own arguments, for a re-exec */
+	char **argv;
 };
 
 /* Runs until SIGINT/SIGTERM; returns the exit status (0 after a clean stop). */

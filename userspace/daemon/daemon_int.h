@@ -16,6 +16,7 @@
 #include "policy/policy.h"
 #include "trace/probe.h"
 #include "trace/record.h"
+#include "trace/tracer.h"
 #include "daemon/judge.h"
 #include "util/paths.h"
 
@@ -49,7 +50,7 @@ struct daemon {
 	struct eg_decoder dec;
 	struct eg_format_ctx fc;
 	bool text;
-	bool tasks_reused;		/* depths carried over from an earlier daemon */
+	struct tracer_reuse reuse;	/* what an earlier daemon left and we picked up */
 	bool stopping;
 	uint64_t started_real_ns;
 	uint64_t started_mono_ms;
@@ -63,10 +64,17 @@ struct daemon {
 	struct eg_policy *policy;
 	struct cgroup_cache *cgroups;
 	struct eg_judge judge;
+	/* a re-exec: the command line again, and the binary */
+	int argc;
+	char **argv;
+	char self[PATH_MAX];
+	bool handoff_requested;
 };
 
 /* daemon.c */
 int daemon_reload_policy(struct daemon *d, struct eg_diags *diags);
+/* Everything queued in the ring buffer, to the output (bounded by time). */
+void daemon_drain_all(struct daemon *d);
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret);
 
 /* ctl_ops.c */

@@ -165,6 +165,8 @@ struct eg_policy {
 	uint32_t *unindexed;		/* rules no key can rule out, ascending */
 	uint32_t n_unindexed;
 	char sha256[SHA256_HEX_LEN];
+	char *source;			/* the bytes it was loaded from */
+	size_t source_len;
 	struct eg_scratch *scratch;
 };
 

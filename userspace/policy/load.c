@@ -1223,6 +1223,15 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 	}
 	settings_defaults(&p->settings);
 	sha256_hex(buf, len, p->sha256);
+	/* kept: a daemon handing a session over passes its policy on as it was */
+	p->source = malloc(len ? len : 1);
+	if (!p->source) {
+		eg_diag_add(diags, name, (struct eg_pos){}, false, "out of memory");
+		free(p);
+		return -ENOMEM;
+	}
+	memcpy(p->source, buf, len);
+	p->source_len = len;
 
 	l.buf = buf;
 	l.len = len;

@@ -169,6 +169,7 @@ void policy_free(struct eg_policy *p)
 	eg_htab_free(&p->by_size);
 	free(p->bypass_glob);
 	free(p->bypass_ids);
+	free(p->source);
 	free(p->unindexed);
 	if (p->scratch) {
 		pcre2_match_data_free(p->scratch->md);
@@ -184,6 +185,12 @@ void policy_free(struct eg_policy *p)
 const struct eg_policy_settings *policy_settings(const struct eg_policy *p)
 {
 	return &p->settings;
+}
+
+const char *policy_source(const struct eg_policy *p, size_t *ret_len)
+{
+	*ret_len = p->source_len;
+	return p->source;
 }
 
 const char *policy_sha256(const struct eg_policy *p)

@@ -140,6 +140,8 @@ const struct eg_policy_settings *policy_settings(const struct eg_policy *p);
 /* Hex sha256 of the file's bytes (65 bytes with the NUL). */
 const char *policy_sha256(const struct eg_policy *p);
 size_t policy_rule_count(const struct eg_policy *p);
+/* The bytes the policy was loaded from. */
+const char *policy_source(const struct eg_policy *p, size_t *ret_len);
 
 /* Parses "allow", "deny", "approval", "audit"; -EINVAL otherwise. */
 int eg_decision_parse(const char *s, enum eg_decision *ret);

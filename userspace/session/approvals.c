@@ -273,6 +273,12 @@ void approvals_session_ended(struct eg_sessions *s, struct eg_session *se)
 	}
 }
 
+void approvals_resolve_all(struct eg_sessions *s, const char *why)
+{
+	while (s->approvals)
+		finish(s, s->approvals, OUT_TIMEOUT, 0, 0, why);
+}
+
 /* ---- control ops --------------------------------------------------------- */
 
 static void watcher_gone(struct ctl_conn *c, void *arg)

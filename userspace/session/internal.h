@@ -153,5 +153,7 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 /* The same exec asked again (an interrupted wait): joins the parked one. 1 if it did. */
 int approval_rejoin(struct eg_sessions *s, struct exec_request *r);
 void approvals_session_ended(struct eg_sessions *s, struct eg_session *se);
+/* Answers every pending approval as its timeout would (a restart). */
+void approvals_resolve_all(struct eg_sessions *s, const char *why);
 
 #endif

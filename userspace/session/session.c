@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -647,4 +648,132 @@ void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
 {
 	*ret = s->st;
 	ret->pending = s->napprovals;
+}
+
+/* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
+
+/*
+ * Writes the sessions as a JSON array and collects the fds that must stay
+ * open across the exec: each listener, and a memfd with each session
+ * policy's bytes. Pending approvals are answered first as their timeout
+ * would (the new daemon cannot take over a question half asked), and the
+ * listeners leave the event loop: nothing is answered until the next
+ * daemon reads them.
+ */
+int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds, int max)
+{
+	struct eg_session *se;
+
+	approvals_resolve_all(s, "the daemon restarted");
+	jsonw_start_array(w);
+	for (se = s->list; se; se = se->next) {
+		if (se->w)
+			loop_del(se->w);
+		se->w = NULL;
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "id", se->id);
+		jsonw_string_field(w, "name", se->name);
+		jsonw_uint_field(w, "uid", se->uid);
+		jsonw_uint_field(w, "gid", se->gid);
+		jsonw_int_field(w, "launcher", se->launcher);
+		jsonw_bool_field(w, "restricted", se->restricted);
+		jsonw_uint_field(w, "parent", se->parent ? se->parent->id : 0);
+		jsonw_bool_field(w, "attached", se->attached);
+		jsonw_bool_field(w, "first_seen", se->first_seen);
+		jsonw_bool_field(w, "compromised", se->compromised);
+		jsonw_uint_field(w, "execs", se->execs);
+		jsonw_uint_field(w, "denied", se->denied);
+		jsonw_int_field(w, "listener", se->listener);
+		if (se->listener >= 0 && *nfds < max)
+			fds[(*nfds)++] = se->listener;
+		if (se->policy) {
+			size_t len;
+			const char *src = policy_source(se->policy, &len);
+			int fd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
+
+			if (fd >= 0 && write(fd, src, len) == (ssize_t)len && *nfds < max) {
+				jsonw_int_field(w, "policy_fd", fd);
+				fds[(*nfds)++] = fd;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	return 0;
+}
+
+/* The other side: sessions as the previous daemon left them (parents listed first or later). */
+int sessions_import(struct eg_sessions *s, json_t *arr)
+{
+	json_t *e;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(arr, i, e) {
+		struct eg_session *se = calloc(1, sizeof(*se));
+		json_t *pf = json_object_get(e, "policy_fd");
+
+		if (!se)
+			return -ENOMEM;
+		se->owner = s;
+		se->id = json_integer_value(json_object_get(e, "id"));
+		snprintf(se->name, sizeof(se->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
+		se->uid = json_integer_value(json_object_get(e, "uid"));
+		se->gid = json_integer_value(json_object_get(e, "gid"));
+		se->launcher = json_integer_value(json_object_get(e, "launcher"));
+		se->restricted = json_is_true(json_object_get(e, "restricted"));
+		se->attached = json_is_true(json_object_get(e, "attached"));
+		se->first_seen = json_is_true(json_object_get(e, "first_seen"));
+		se->compromised = json_is_true(json_object_get(e, "compromised"));
+		se->execs = json_integer_value(json_object_get(e, "execs"));
+		se->denied = json_integer_value(json_object_get(e, "denied"));
+		se->listener = json_integer_value(json_object_get(e, "listener"));
+		if (json_is_null(json_object_get(e, "listener")))
+			se->listener = -1;
+		se->refs = 1;
+		se->started_ns = mono_ns();
+		if (json_is_integer(pf)) {
+			struct eg_diags d = {};
+			int fd = json_integer_value(pf);
+
+			lseek(fd, 0, SEEK_SET);
+			if (policy_load_fd(fd, "session policy", &se->policy, &d))
+				se->compromised = true;	/* fail closed: refuse its execs */
+			else
+				snprintf(se->policy_sha, sizeof(se->policy_sha), "%s", policy_sha256(se->policy));
+			eg_diags_free(&d);
+			close(fd);
+		}
+		if (se->listener >= 0) {
+			fcntl(se->listener, F_SETFD, FD_CLOEXEC);
+			if (loop_add_fd(s->o.loop, se->listener, EPOLLIN, supervise_listener, se, &se->w))
+				rc = -errno;
+		}
+		se->next = s->list;
+		s->list = se;
+		s->nsessions++;
+		s->st.sessions_active++;
+	}
+	/* parents by id, now that all are here */
+	json_array_foreach(arr, i, e) {
+		struct eg_session *se = session_find(s, json_integer_value(json_object_get(e, "id")));
+		struct eg_session *pa = session_find(s, json_integer_value(json_object_get(e, "parent")));
+
+		if (se && pa) {
+			se->parent = pa;
+			pa->refs++;
+		}
+	}
+	return rc;
+}
+
+void sessions_resume(struct eg_sessions *s)
+{
+	struct eg_session *se;
+
+	for (se = s->list; se; se = se->next)
+		if (!se->w && se->listener >= 0)
+			loop_add_fd(s->o.loop, se->listener, EPOLLIN, supervise_listener, se, &se->w);
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 #include "daemon/loop.h"
 #include "events/format.h"
 #include "policy/policy.h"
@@ -63,6 +64,13 @@ struct eg_sessions_stats {
 	uint64_t pending;		/* approvals waiting now */
 };
 void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret);
+
+/* Handing over to the next daemon (a re-exec): see session/session.c. */
+struct jsonw;
+int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds, int max);
+int sessions_import(struct eg_sessions *s, json_t *arr);
+/* After a failed handover: answer the listeners again. */
+void sessions_resume(struct eg_sessions *s);
 
 /* The session a process is in, by the kernel's task storage (0: none). */
 uint32_t sessions_of_pid(const struct eg_sessions *s, pid_t pid);

@@ -1,4 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Loading, attaching and pinning the tracer (bpf/execgate.bpf.c).
+ *
+ * A daemon picks up what an earlier one left pinned under its pin
+ * directory: exec depths (tasks), tickets, counters, the ring buffer with
+ * whatever is still queued in it, and the generation switch (control).
+ * Its own programs attach with the next generation, then tracer_activate()
+ * flips the switch: from that instant they act and the old copy (still
+ * attached through a pinned or inherited link) does nothing until it is
+ * detached. So a restart traces every exec exactly once.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -14,29 +25,52 @@
 #include "execgate.skel.h"
 #include "trace/tracer.h"
 
-const char *const tracer_pinned_maps[] = { "tasks", "procs", "counters", NULL };
+/* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
+const char *const tracer_pinned_maps[] = {
+	"tasks", "procs", "counters", "tickets", "control", "events", "scripts", NULL
+};
 
 static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
 {
 	return bpf_object__find_map_by_name(skel->obj, name);
 }
 
-/* Reuses <dir>/<name> if it is compatible; a stale, different map is unpinned. */
-static bool reuse_pinned(struct bpf_map *m, const char *dir, const char *name)
+/* Same type, sizes and flags as the skeleton asks for: safe to load against. */
+static bool compatible(const struct bpf_map *m, int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return false;
+	return info.type == bpf_map__type(m) && info.key_size == bpf_map__key_size(m) &&
+	       info.value_size == bpf_map__value_size(m) &&
+	       info.max_entries == bpf_map__max_entries(m) && info.map_flags == bpf_map__map_flags(m);
+}
+
+/*
+ * Reuses <dir>/<name> when compatible. Returns true if reused; a pin of
+ * another layout (another version, another ring size) is left for the
+ * caller (*ret_stale gets its fd, or -1).
+ */
+static bool reuse_pinned(struct bpf_map *m, const char *dir, const char *name, int *ret_stale)
 {
 	char path[PATH_MAX];
 	int fd;
 
+	if (ret_stale)
+		*ret_stale = -1;
 	if (!dir)
 		return false;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = bpf_obj_get(path);
 	if (fd < 0)
 		return false;
-	if (bpf_map__reuse_fd(m, fd)) {
-		/* another layout (an older execgate): start over */
-		close(fd);
-		unlink(path);
+	if (!compatible(m, fd) || bpf_map__reuse_fd(m, fd)) {
+		if (ret_stale)
+			*ret_stale = fd;
+		else
+			close(fd);
 		return false;
 	}
 	close(fd);
@@ -56,11 +90,15 @@ static bool kernel_has_type(const char *name)
 }
 
 int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
-		 bool *ret_reused)
+		 struct tracer_reuse *ret)
 {
 	struct execgate_bpf *skel;
-	int ncpus, err;
+	struct eg_control ctl = {};
+	int ncpus, err, fd;
+	__u32 zero = 0;
 
+	memset(ret, 0, sizeof(*ret));
+	ret->old_events_fd = -1;
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -EINVAL;
@@ -79,8 +117,24 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		err = bpf_map__set_value_size(skel->maps.scratch, EG_SCRATCH_SIZE(o->max_argv_bytes));
 	if (err)
 		goto fail;
-	if (ret_reused)
-		*ret_reused = reuse_pinned(skel->maps.tasks, pin_dir, "tasks");
+
+	/* what an earlier daemon left: pick it up */
+	ret->tasks = reuse_pinned(skel->maps.tasks, pin_dir, "tasks", NULL);
+	ret->control = reuse_pinned(skel->maps.control, pin_dir, "control", NULL);
+	ret->counters = reuse_pinned(skel->maps.counters, pin_dir, "counters", NULL);
+	reuse_pinned(skel->maps.procs, pin_dir, "procs", NULL);
+	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
+	reuse_pinned(skel->maps.scripts, pin_dir, "scripts", NULL);
+	/* a ring of another size cannot be shared: it is drained after the switch */
+	ret->events = reuse_pinned(skel->maps.events, pin_dir, "events", &ret->old_events_fd);
+	if (ret->control) {
+		fd = bpf_map__fd(skel->maps.control);
+		if (!bpf_map_lookup_elem(fd, &zero, &ctl))
+			ret->prev_gen = ctl.active_gen;
+	}
+	/* the next generation: attached first, acting only once activated */
+	skel->rodata->my_gen = ret->prev_gen + 1 ? ret->prev_gen + 1 : 1;
+
 	/* sched_prepare_exec (6.10+) finds scripts best; older kernels do without */
 	if (!kernel_has_type("btf_trace_sched_prepare_exec"))
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
@@ -93,8 +147,19 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	*ret_skel = skel;
 	return 0;
 fail:
+	if (ret->old_events_fd >= 0)
+		close(ret->old_events_fd);
+	ret->old_events_fd = -1;
 	execgate_bpf__destroy(skel);
 	return err;
+}
+
+int tracer_activate(struct execgate_bpf *skel)
+{
+	struct eg_control ctl = { .active_gen = skel->rodata->my_gen };
+	__u32 zero = 0;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.control), &zero, &ctl, BPF_ANY) ? -errno : 0;
 }
 
 int tracer_add_launcher(struct execgate_bpf *skel, unsigned int slot, uint64_t dev, uint64_t ino)
@@ -120,7 +185,7 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir)
 		if (!m)
 			return -ENOENT;
 		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
-		/* we hold the daemon lock: a pin here is a crashed daemon's leftover */
+		/* we hold the daemon lock: a pin here is an earlier daemon's (maybe ours, reused) */
 		if (unlink(path) && errno != ENOENT)
 			return -errno;
 		err = bpf_map__pin(m, path);
@@ -169,6 +234,30 @@ int tracer_unpin_dir(const char *dir)
 	if (rmdir(dir) && errno != ENOENT)
 		err = err ? err : -errno;
 	return err;
+}
+
+int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
+{
+	struct bpf_program *p;
+	int n = 0;
+
+	bpf_object__for_each_program(p, skel->obj) {
+		struct bpf_link *l = NULL;
+
+#define LINK(name) if (p == skel->progs.name) l = skel->links.name
+		LINK(handle_prepare_exec);
+		LINK(handle_fork);
+		LINK(handle_exec);
+		LINK(handle_exit);
+		LINK(handle_enter_execve);
+		LINK(handle_enter_execveat);
+		LINK(handle_exit_execve);
+		LINK(handle_exit_execveat);
+#undef LINK
+		if (l && n < max)
+			fds[n++] = bpf_link__fd(l);
+	}
+	return n;
 }
 
 void tracer_detach(struct execgate_bpf *skel)

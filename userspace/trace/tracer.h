@@ -19,13 +19,27 @@ struct tracer_opts {
 /* Names of the maps pinned under the pin path (docs/maps.md). */
 extern const char *const tracer_pinned_maps[];
 
+/* What tracer_start() picked up from an earlier daemon's pins. */
+struct tracer_reuse {
+	bool tasks;			/* exec depths carry over */
+	bool counters;			/* the kernel's counters go on from where they were */
+	bool control;			/* another copy of the programs may still be attached */
+	bool events;			/* the same ring buffer, with what is still queued */
+	int old_events_fd;		/* a ring of another size: drain it after tracer_activate() */
+	uint32_t prev_gen;
+};
+
 /*
- * Opens, configures (rodata, map sizes), loads and attaches. A "tasks" map
- * pinned under pin_dir by an earlier daemon is reused, so exec depths
- * survive a restart; *ret_reused says whether it was.
+ * Opens, configures (rodata, map sizes), loads and attaches, reusing what
+ * pin_dir holds (see trace/tracer.c). The programs act only after
+ * tracer_activate().
  */
 int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
-		 bool *ret_reused);
+		 struct tracer_reuse *ret);
+/* This copy acts from now on; an older copy, still attached, stops acting. */
+int tracer_activate(struct execgate_bpf *skel);
+/* The link fds of the attached programs (kept open across a re-exec). */
+int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max);
 /* Pins the maps under dir (created if missing; stale pins replaced). */
 int tracer_pin(struct execgate_bpf *skel, const char *dir);
 /* Unpins what a daemon's stop removes; "tasks" stays unless all is set (execgate unload). */

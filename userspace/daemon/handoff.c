@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * A restart that breaks nothing: on SIGUSR2 the daemon re-executes itself
+ * (the binary on disk now: an upgrade takes effect) and hands over, as
+ * inherited file descriptors, everything that must not be dropped: the
+ * pin directory's lock, the control socket (clients queue meanwhile), the
+ * attached programs' links (tracing goes on), and every session's seccomp
+ * listener (its processes wait in the kernel, their execs are answered by
+ * the new daemon). The maps stay pinned and the new programs take over
+ * with the next generation (trace/tracer.c), so no exec is traced twice or
+ * not at all. A small JSON state in a memfd says which fd is what.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "ctl/server.h"
+#include "daemon/daemon_int.h"
+#include "daemon/handoff.h"
+#include "execgate.skel.h"
+#include "session/session.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+
+#define MAX_KEEP 4096
+
+static void keep(int fd, bool on)
+{
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, on ? 0 : FD_CLOEXEC);
+}
+
+int daemon_handoff(struct daemon *d)
+{
+	static int fds[MAX_KEEP];
+	char **argv, num[16];
+	struct sbuf b = {};
+	struct jsonw w;
+	int n = 0, nlinks, i, state, argc = 0;
+
+	/* what is queued now reaches the output first */
+	daemon_drain_all(d);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_uint_field(&w, "v", 1);
+	jsonw_int_field(&w, "lock_fd", d->inst.dir_fd);
+	jsonw_int_field(&w, "pid_fd", d->inst.pid_fd);
+	jsonw_int_field(&w, "ctl_fd", ctl_server_fd(d->ctl));
+	fds[n++] = d->inst.dir_fd;
+	fds[n++] = d->inst.pid_fd;
+	fds[n++] = ctl_server_fd(d->ctl);
+	jsonw_uint_field(&w, "lost_reported", d->lost_reported);
+	jsonw_key(&w, "links");
+	jsonw_start_array(&w);
+	nlinks = tracer_link_fds(d->skel, fds + n, 64);
+	for (i = 0; i < nlinks; i++)
+		jsonw_int(&w, fds[n + i]);
+	n += nlinks;
+	jsonw_end_array(&w);
+	jsonw_key(&w, "sessions");
+	if (d->sessions)
+		sessions_export(d->sessions, &w, fds, &n, MAX_KEEP - 1);
+	else {
+		jsonw_start_array(&w);
+		jsonw_end_array(&w);
+	}
+	jsonw_end_object(&w);
+	if (b.oom)
+		goto fail;
+
+	state = memfd_create("execgate-handoff", MFD_CLOEXEC);
+	if (state < 0 || write(state, b.data, b.len) != (ssize_t)b.len)
+		goto fail;
+	lseek(state, 0, SEEK_SET);
+	fds[n++] = state;
+	for (i = 0; i < n; i++)
+		keep(fds[i], true);
+	output_flush(d->out);
+
+	/* the same command line, told where the state is */
+	argv = calloc(d->argc + 5, sizeof(*argv));
+	if (!argv)
+		goto restore;
+	argv[argc++] = d->self;
+	argv[argc++] = "daemon";
+	for (i = 0; i < d->argc; i++) {
+		if (!strcmp(d->argv[i], "--takeover") && i + 1 < d->argc) {
+			i++;
+			continue;
+		}
+		argv[argc++] = d->argv[i];
+	}
+	snprintf(num, sizeof(num), "%d", state);
+	argv[argc++] = "--takeover";
+	argv[argc++] = num;
+	argv[argc] = NULL;
+	p_info("handing over to a new daemon (%s)", d->self);
+	execv(d->self, argv);
+	p_err("cannot re-execute %s: %s; this daemon goes on", d->self, strerror(errno));
+	free(argv);
+restore:
+	for (i = 0; i < n; i++)
+		keep(fds[i], false);
+	close(state);
+	sbuf_free(&b);
+	if (d->sessions)
+		sessions_resume(d->sessions);
+	return -errno;
+fail:
+	sbuf_free(&b);
+	if (d->sessions)
+		sessions_resume(d->sessions);
+	p_err("cannot prepare the handover: %s", strerror(errno));
+	return -EIO;
+}
+
+int handoff_read(int fd, json_t **ret)
+{
+	json_error_t je;
+	json_t *st;
+	FILE *f;
+
+	f = fdopen(fd, "r");
+	if (!f)
+		return -errno;
+	st = json_loadf(f, 0, &je);
+	fclose(f);
+	if (!json_is_object(st) || json_integer_value(json_object_get(st, "v")) != 1) {
+		json_decref(st);
+		return -EINVAL;
+	}
+	*ret = st;
+	return 0;
+}

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The daemon re-executing itself without dropping sessions or events (daemon/handoff.c). */
+#ifndef EG_HANDOFF_H
+#define EG_HANDOFF_H
+
+#include <jansson.h>
+
+struct daemon;
+
+/* SIGUSR2: returns only when the re-exec failed (the daemon goes on). */
+int daemon_handoff(struct daemon *d);
+/* The new daemon's side: the state the previous one left in fd (closed). */
+int handoff_read(int fd, json_t **ret);
+
+#endif
