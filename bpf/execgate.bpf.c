@@ -90,10 +90,10 @@ static __always_inline bool active(void)
 }
 
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, EG_LAUNCHERS_MAX);
-	__type(key, __u32);
-	__type(value, struct eg_file_key);
+	__type(key, struct eg_file_key);
+	__type(value, __u32);
 } launchers SEC(".maps");
 
 /*
@@ -493,35 +493,31 @@ static __always_inline void fill_lineage(struct eg_event *e, struct eg_task *st,
 	e->depth = new_depth;
 }
 
-/* Is this the image of an execgate binary whose first argument is "exec"? */
-static __always_inline bool is_launcher(struct file *file, unsigned long arg_start,
-					unsigned long arg_end)
+/*
+ * Is this the image of an execgate binary whose first argument is "exec"?
+ * argv[0] is read into scratch (overwritten later) to find where argv[1]
+ * starts: one bounded string read instead of a byte loop.
+ */
+static __noinline bool is_launcher(struct file *file, unsigned long arg_start,
+				   unsigned long arg_end)
 {
 	struct eg_file_key k;
 	char word[8] = {};
-	__u32 i;
-	bool ours = false;
+	char *buf;
+	long n;
 
 	k.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	k.ino = BPF_CORE_READ(file, f_inode, i_ino);
-	for (i = 0; i < EG_LAUNCHERS_MAX; i++) {
-		__u32 key = i;
-		struct eg_file_key *l = bpf_map_lookup_elem(&launchers, &key);
-
-		if (l && l->ino && l->dev == k.dev && l->ino == k.ino)
-			ours = true;
-	}
-	if (!ours)
+	if (!bpf_map_lookup_elem(&launchers, &k))
 		return false;
-	/* argv[1] == "exec": skip argv[0] (an install path), then compare */
-	for (i = 0; i < 256 && arg_start < arg_end; i++, arg_start++) {
-		char c = 1;
-
-		bpf_probe_read_user(&c, 1, (const void *)arg_start);
-		if (!c)
-			break;
-	}
-	if (arg_start + 5 > arg_end || bpf_probe_read_user(word, 5, (const void *)(arg_start + 1)))
+	buf = scratch_get();
+	if (!buf)
+		return false;
+	n = bpf_probe_read_user_str(buf + EG_EVENT_HDR, EG_FILENAME_MAX, (const void *)arg_start);
+	if (n <= 0 || n >= EG_FILENAME_MAX)
+		return false;
+	arg_start += n;
+	if (arg_start + 5 > arg_end || bpf_probe_read_user(word, 5, (const void *)arg_start))
 		return false;
 	return word[0] == 'e' && word[1] == 'x' && word[2] == 'e' && word[3] == 'c' && word[4] == 0;
 }
@@ -629,12 +625,15 @@ static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64
  * (-EBUSY when this CPU has one in flight): the task is marked and the
  * syscall exit tracepoint tries again.
  */
-static __always_inline void kill_current(struct eg_event *e, struct eg_task *st)
+static __noinline void kill_current(struct eg_event *e, struct task_struct *task)
 {
+	struct eg_task *st;
+
 	e->flags |= EG_F_KILLED;
 	if (bpf_send_signal(9 /* SIGKILL */)) {
 		e->flags |= EG_F_KILL_FAILED;
 		COUNT(kill_failed);
+		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (st)
 			st->flags |= EG_TASK_MUST_DIE;
 	}
@@ -666,6 +665,83 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/*
+ * Where the next string of e starts. The lengths are read back from the
+ * record (map memory, volatile so the compiler does not forward them): the
+ * verifier then sees one state here, however each string read went, instead
+ * of one per combination of outcomes.
+ */
+static __always_inline __u64 strings_end(struct eg_event *e)
+{
+	__u64 off = EG_EVENT_HDR;
+
+	off += *(volatile __u16 *)&e->filename_len;
+	off += *(volatile __u16 *)&e->requested_len;
+	off += *(volatile __u16 *)&e->interp_len;
+	off += *(volatile __u16 *)&e->script_len;
+	off += *(volatile __u16 *)&e->cwd_len;
+	return off;
+}
+
+static __always_inline __u16 cut16(__u32 n, __u32 max)
+{
+	barrier_var(n);
+	return n > max ? max : n;
+}
+
+/* filename, requested, interp, script and cwd, one after the other */
+static __always_inline void exec_strings(struct eg_event *e, char *buf, struct task_struct *task,
+					 struct linux_binprm *bprm, struct file *file)
+{
+	const char *fname, *interp;
+	struct fs_struct *fs;
+	struct path_walk w;
+	__u32 n;
+
+	/* the file that runs, by its place in the mount namespace */
+	if (mount_internal(BPF_CORE_READ(file, f_path.mnt))) {
+		e->flags |= EG_F_ANON_FILE;
+		n = read_anon_name(BPF_CORE_READ(file, f_path.dentry), buf, EG_EVENT_HDR, &e->flags,
+				   EG_F_FILENAME_FAULT);
+	} else {
+		PATH_WALK(w, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt), NULL,
+			  NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
+		n = read_path(&w);
+		e->flags |= w.flags;
+	}
+	e->filename_len = cut16(n, EG_FILENAME_MAX);
+
+	/* the path as the caller spelled it */
+	fname = BPF_CORE_READ(bprm, filename);
+	n = read_kstr(buf, strings_end(e), fname, &e->flags, EG_F_REQUESTED_TRUNC, EG_F_FILENAME_FAULT);
+	e->requested_len = cut16(n, EG_FILENAME_MAX);
+
+	/* a script: bprm->interp moved off bprm->filename to the '#!' interpreter */
+	interp = BPF_CORE_READ(bprm, interp);
+	if (interp != fname) {
+		e->flags |= EG_F_SCRIPT;
+		n = read_kstr(buf, strings_end(e), interp, &e->flags, EG_F_INTERP_TRUNC,
+			      EG_F_FILENAME_FAULT);
+		e->interp_len = cut16(n, EG_FILENAME_MAX);
+		n = read_script(task, buf, strings_end(e), e);
+		e->script_len = cut16(n, EG_FILENAME_MAX);
+	}
+
+	/* the working directory, as the task sees it (from its own root) */
+	fs = BPF_CORE_READ(task, fs);
+	if (fs) {
+		PATH_WALK(w, BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
+			  BPF_CORE_READ(fs, root.dentry), BPF_CORE_READ(fs, root.mnt), strings_end(e),
+			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
+		n = read_path(&w);
+		e->flags |= w.flags;
+	} else {
+		e->flags |= EG_F_CWD_FAULT;
+		n = 0;
+	}
+	e->cwd_len = cut16(n, EG_CWD_MAX);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -674,25 +750,16 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	struct eg_event *e = NULL;
 	struct mm_struct *mm;
 	struct file *file;
-	struct fs_struct *fs;
 	unsigned long arg_start, arg_end;
 	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 off, n, task_flags = 0, session = 0;
-	__s32 depth = 0;
-	__u64 len, full;
+	__u32 task_flags = 0;
+	__u64 len, full, off;
 	__u64 now = bpf_ktime_get_boot_ns();
-	const char *fname, *interp;
-	struct path_walk w;
-	bool launcher, traced;
+	bool launcher;
 	char *buf;
 
 	if (!active())
 		return 0;
-	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
-		COUNT(storage_failed);
-	else if (st->flags & EG_TASK_KNOWN)
-		depth = st->depth + 1;
 	file = BPF_CORE_READ(bprm, file);
 	mm = BPF_CORE_READ(task, mm);
 	arg_start = BPF_CORE_READ(mm, arg_start);
@@ -703,6 +770,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (!buf) {
 		COUNT(scratch_missing);
 		/* a session exec that cannot be checked does not run */
+		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (st && st->session && bpf_send_signal(9))
 			COUNT(kill_failed);
 		goto update;
@@ -713,14 +781,18 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->ktime_ns = now;
 	e->pid = tgid;
 	e->tid = old_pid;
-	fill_lineage(e, st, depth);
+	st = bpf_task_storage_get(&tasks, task, 0, 0);
+	fill_lineage(e, st, st && (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0);
+	e->session = st ? st->session : 0;
 	if (launcher)
 		e->flags |= EG_F_LAUNCHER;
 	e->argc = BPF_CORE_READ(bprm, argc);
-	session = st ? st->session : 0;
-	e->session = session;
-	traced = traced_cgroup();
-	if (!traced && !session)
+	/*
+	 * From here on the record is the state: what was decided above is read
+	 * back from it, so the verifier does not carry one copy of the rest per
+	 * outcome.
+	 */
+	if (!traced_cgroup() && !*(volatile __u32 *)&e->session)
 		goto update;
 
 	fill_task(e, task);
@@ -729,69 +801,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 	e->ino = BPF_CORE_READ(file, f_inode, i_ino);
 	e->size = BPF_CORE_READ(file, f_inode, i_size);
-
-	/* the file that runs, by its place in the mount namespace */
-	off = EG_EVENT_HDR;
-	if (mount_internal(BPF_CORE_READ(file, f_path.mnt))) {
-		e->flags |= EG_F_ANON_FILE;
-		n = read_anon_name(BPF_CORE_READ(file, f_path.dentry), buf, off, &e->flags,
-				   EG_F_FILENAME_FAULT);
-	} else {
-		PATH_WALK(w, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt), NULL,
-			  NULL, off, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
-		n = read_path(&w);
-		e->flags |= w.flags;
-	}
-	barrier_var(n);
-	if (n > EG_FILENAME_MAX)
-		n = EG_FILENAME_MAX;
-	e->filename_len = n;
-	off += n;
-
-	/* the path as the caller spelled it */
-	fname = BPF_CORE_READ(bprm, filename);
-	n = read_kstr(buf, off, fname, &e->flags, EG_F_REQUESTED_TRUNC, EG_F_FILENAME_FAULT);
-	barrier_var(n);
-	if (n > EG_FILENAME_MAX)
-		n = EG_FILENAME_MAX;
-	e->requested_len = n;
-	off += n;
-
-	/* a script: bprm->interp moved off bprm->filename to the '#!' interpreter */
-	interp = BPF_CORE_READ(bprm, interp);
-	if (interp != fname) {
-		e->flags |= EG_F_SCRIPT;
-		n = read_kstr(buf, off, interp, &e->flags, EG_F_INTERP_TRUNC, EG_F_FILENAME_FAULT);
-		barrier_var(n);
-		if (n > EG_FILENAME_MAX)
-			n = EG_FILENAME_MAX;
-		e->interp_len = n;
-		off += n;
-		n = read_script(task, buf, off, e);
-		barrier_var(n);
-		if (n > EG_FILENAME_MAX)
-			n = EG_FILENAME_MAX;
-		e->script_len = n;
-		off += n;
-	}
-
-	/* the working directory, as the task sees it (from its own root) */
-	fs = BPF_CORE_READ(task, fs);
-	if (fs) {
-		PATH_WALK(w, BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
-			  BPF_CORE_READ(fs, root.dentry), BPF_CORE_READ(fs, root.mnt), off,
-			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
-		n = read_path(&w);
-		e->flags |= w.flags;
-	} else {
-		e->flags |= EG_F_CWD_FAULT;
-		n = 0;
-	}
-	barrier_var(n);
-	if (n > EG_CWD_MAX)
-		n = EG_CWD_MAX;
-	e->cwd_len = n;
-	off += n;
+	exec_strings(e, buf, task, bprm, file);
 
 	/* argv as committed to the new mm: what the program will read */
 	full = arg_end > arg_start ? arg_end - arg_start : 0;
@@ -800,13 +810,14 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (len > max_argv_bytes)
 		e->flags |= EG_F_ARGV_TRUNC;
 	eg_clamp(len, max_argv_bytes);
-	barrier_var(off);
+	off = strings_end(e);
 	if (off > EG_EVENT_HDR + EG_STRINGS_MAX) {
 		COUNT(record_too_big);
-		if (session)
-			kill_current(e, st);
+		if (*(volatile __u32 *)&e->session)
+			kill_current(e, task);
 		goto update;
 	}
+	eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);
 	if (len && bpf_probe_read_user(buf + off, len, (const void *)arg_start)) {
 		e->flags |= EG_F_ARGV_FAULT;
 		len = 0;
@@ -814,22 +825,28 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	e->argv_len = len;
 
 	/* a session exec runs only as its supervisor allowed it */
-	if (session) {
+	if (*(volatile __u32 *)&e->session) {
 		e->reason = check_ticket(e, buf + off, len, full);
 		if (e->reason)
-			kill_current(e, st);
+			kill_current(e, task);
 		else
 			e->flags |= EG_F_TICKET_OK;
 	}
-	if (traced || (e->flags & EG_F_KILLED))
+	if (traced_cgroup() || (e->flags & EG_F_KILLED))
 		submit(buf, off + len, EG_EVENT_EXEC);
 
 update:
+	/* looked up again: carried across the record it would split every state above */
+	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		COUNT(storage_failed);
 	if (st) {
 		proc.parent_tgid = (st->flags & EG_TASK_KNOWN) ? st->exec_tgid : 0;
 		proc.parent_ktime = (st->flags & EG_TASK_KNOWN) ? st->exec_ktime : 0;
-		task_flags = (st->flags & (EG_TASK_DEPTH_KNOWN | EG_TASK_KNOWN)) | EG_TASK_KNOWN;
-		st->depth = depth;
+		task_flags = (st->flags & (EG_TASK_DEPTH_KNOWN | EG_TASK_KNOWN | EG_TASK_MUST_DIE)) |
+			     EG_TASK_KNOWN;
+		proc.depth = (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0;
+		st->depth = proc.depth;
 		/*
 		 * A launcher outside any session restarts the count: the command
 		 * it execs is depth 0. Inside a session the count goes on, so a
@@ -845,9 +862,8 @@ update:
 		st->flags = task_flags;
 		st->exec_ktime = now;
 		st->exec_tgid = tgid;
-		proc.depth = depth;
 		proc.session = st->session;
-		proc.flags = task_flags;
+		proc.flags = task_flags & ~EG_TASK_MUST_DIE;
 	}
 	proc.exec_ktime = now;
 	if (buf && e->uid == BPF_CORE_READ(task, cred, uid.val)) {

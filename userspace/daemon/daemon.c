@@ -582,7 +582,7 @@ static int start_tracer(struct daemon *d)
 	}
 	/* our own binary's "exec" verb is a session launcher */
 	if (!stat("/proc/self/exe", &st)) {
-		err = tracer_add_launcher(d->skel, 0, eg_kdev(st.st_dev), st.st_ino);
+		err = tracer_add_launcher(d->skel, eg_kdev(st.st_dev), st.st_ino);
 		if (err)
 			p_warn("cannot register the session launcher: %s", strerror(-err));
 	}

@@ -24,6 +24,7 @@
 #include "execgate.h"
 #include "execgate.skel.h"
 #include "trace/tracer.h"
+#include "util/log.h"
 
 /* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
 const char *const tracer_pinned_maps[] = {
@@ -89,6 +90,21 @@ static bool kernel_has_type(const char *name)
 	return found;
 }
 
+/* -v: how close each program came to the verifier's 1M instruction limit */
+static void log_verified(struct execgate_bpf *skel)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(p) < 0 || bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+			continue;
+		p_dbg("program %s: %u instructions verified", bpf_program__name(p), info.verified_insns);
+	}
+}
+
 int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
 		 struct tracer_reuse *ret)
 {
@@ -141,6 +157,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
+	log_verified(skel);
 	err = execgate_bpf__attach(skel);
 	if (err)
 		goto fail;
@@ -162,14 +179,12 @@ int tracer_activate(struct execgate_bpf *skel)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.control), &zero, &ctl, BPF_ANY) ? -errno : 0;
 }
 
-int tracer_add_launcher(struct execgate_bpf *skel, unsigned int slot, uint64_t dev, uint64_t ino)
+int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 {
 	struct eg_file_key k = { dev, ino };
-	__u32 key = slot;
+	__u32 one = 1;
 
-	if (slot >= EG_LAUNCHERS_MAX)
-		return -E2BIG;
-	return bpf_map_update_elem(bpf_map__fd(skel->maps.launchers), &key, &k, BPF_ANY) ? -errno : 0;
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.launchers), &k, &one, BPF_ANY) ? -errno : 0;
 }
 
 int tracer_pin(struct execgate_bpf *skel, const char *dir)

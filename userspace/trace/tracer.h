@@ -47,7 +47,7 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 /* Removes every pin under dir without a loaded object (execgate unload). */
 int tracer_unpin_dir(const char *dir);
 /* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
-int tracer_add_launcher(struct execgate_bpf *skel, unsigned int slot, uint64_t dev, uint64_t ino);
+int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
 /* Detaches the programs: no new records after this. */
 void tracer_detach(struct execgate_bpf *skel);
 void tracer_destroy(struct execgate_bpf *skel);
