@@ -20,8 +20,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Fixed at load time by the daemon (skel->rodata). */
 const volatile __u32 max_argv_bytes = EG_ARGV_DEFAULT;
-const volatile __u64 filter_cgroup_id = 0;	/* 0: every cgroup */
-const volatile __u32 filter_cgroup_level = 0;
+const volatile __u32 scope_on = 0;		/* 0: every cgroup; else the subtrees in "scope" */
+const volatile __u32 scope_max_level = 0;	/* the deepest of them */
 const volatile __u64 wakeup_bytes = 1 << 20;	/* queued bytes that force a wakeup */
 const volatile __u32 my_gen = 0;		/* acts only while control.active_gen is this */
 
@@ -136,11 +136,35 @@ static __always_inline char *scratch_get(void)
 	return bpf_map_lookup_elem(&scratch, &cpu);
 }
 
-static __always_inline bool traced_cgroup(void)
+#include "kjudge.bpf.h"
+
+/* The cgroups traced and enforced (--cgroup, repeatable): ids of subtree roots. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);
+	__type(value, __u32);
+} scope SEC(".maps");
+
+/* The current task is in scope: its cgroup or an ancestor is a --cgroup. */
+static __noinline bool traced_cgroup(void)
 {
-	if (!filter_cgroup_id)
+	__u32 level;
+
+	if (!scope_on)
 		return true;
-	return bpf_get_current_ancestor_cgroup_id(filter_cgroup_level) == filter_cgroup_id;
+	for (level = 0; level < 32; level++) {
+		__u64 id;
+
+		if (level > scope_max_level)
+			break;
+		id = bpf_get_current_ancestor_cgroup_id(level);
+		if (!id)
+			break;
+		if (bpf_map_lookup_elem(&scope, &id))
+			return true;
+	}
+	return false;
 }
 
 /* ---- paths --------------------------------------------------------------- */
@@ -159,6 +183,7 @@ struct path_walk {
 	__u32 pos;			/* bytes written so far */
 	__u32 trunc_flag, fault_flag, deleted_flag;
 	__u32 flags;
+	__u32 kslot;			/* slot + 1: write into kscratch[slot].raw, not the record */
 	bool done;
 };
 
@@ -192,11 +217,21 @@ static long path_step(__u32 i, struct path_walk *w)
 		w->flags |= w->trunc_flag;
 		goto done;
 	}
-	buf = scratch_get();
-	if (!buf)
-		goto done;
 	name = BPF_CORE_READ(d, d_name.name);
-	n = bpf_probe_read_kernel_str(buf + off + pos, EG_NAME_MAX, name);
+	if (w->kslot) {
+		struct kfacts *f = kf_get(w->kslot - 1);
+		__u64 p = pos;
+
+		if (!f)
+			goto done;
+		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
+		n = bpf_probe_read_kernel_str(f->raw + p, EG_NAME_MAX, name);
+	} else {
+		buf = scratch_get();
+		if (!buf)
+			goto done;
+		n = bpf_probe_read_kernel_str(buf + off + pos, EG_NAME_MAX, name);
+	}
 	if (n <= 0) {
 		w->flags |= w->fault_flag;
 		goto done;
@@ -640,6 +675,399 @@ static __noinline void kill_current(struct eg_event *e, struct task_struct *task
 	COUNT(killed);
 }
 
+/* ---- kernel rules ------------------------------------------------------------ */
+
+#define KP_LEAF		0	/* a leaf-first path */
+#define KP_LEAF_DELETED	1	/* ... of an unlinked file: " (deleted)", as the daemon shows it */
+#define KP_PLAIN	2	/* a string as it is: a file with no path, a script not found */
+
+static const char deleted_suffix[] = " (deleted)";
+
+/* The program's file for a judgement: path, name (what follows the last '/'). */
+static __always_inline int kf_program(__u32 slot, const char *src, __u32 len, __u32 how)
+{
+	struct kfacts *f = kf_get(slot);
+	__u64 n = len, pl;
+	__u32 leaf;
+	__s32 slash;
+	long r;
+
+	if (!f)
+		return -1;
+	eg_clamp(n, EG_FILENAME_MAX);
+	if (how == KP_PLAIN) {
+		r = bpf_probe_read_kernel_str(f->path, EG_FILENAME_MAX, src);
+		if (r <= 0)
+			return -1;
+		f->path_len = r - 1;
+		slash = last_slash(f->path, r - 1);
+		f->base_off = slash + 1;
+		f->base_len = f->path_len - f->base_off;
+		return 0;
+	}
+	if (n && bpf_probe_read_kernel(f->raw, n, src))
+		return -1;
+	pl = kf_forward(slot, n, 0, &leaf);
+	f = kf_get(slot);
+	if (!f || !pl)
+		return -1;
+	f->path_len = pl;
+	f->base_off = pl - leaf;
+	f->base_len = leaf;
+	if (how == KP_LEAF_DELETED) {
+		eg_clamp(pl, EG_FILENAME_MAX);
+		bpf_probe_read_kernel(f->path + pl, sizeof(deleted_suffix) - 1, deleted_suffix);
+		f->path_len += sizeof(deleted_suffix) - 1;
+		f->base_len += sizeof(deleted_suffix) - 1;
+	}
+	return 0;
+}
+
+/*
+ * Where a script's own argv starts in the committed argv: the kernel made
+ * it [interpreter, optional argument, the script as spelled, the caller's
+ * arguments...]. 1 or 2, or 0 when argv does not look like that (then the
+ * daemon does not judge the script either: trace/judge.c).
+ */
+static __always_inline __u32 script_skip(struct kfacts *f, const char *argv, __u32 argv_len,
+					 const char *rq, __u32 rlen)
+{
+	long n0, n1;
+
+	if (!rlen || rlen > EG_FILENAME_MAX)
+		return 0;
+	n0 = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, argv);
+	if (n0 <= 0)
+		return 0;
+	if (n0 + rlen <= argv_len && kmemeq(argv + (n0 & (EG_FILENAME_MAX - 1)), rq, rlen))
+		return 1;
+	if (n0 >= argv_len)
+		return 0;
+	n1 = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, argv + (n0 & (EG_FILENAME_MAX - 1)));
+	if (n1 <= 0)
+		return 0;
+	if (n0 + n1 + rlen <= argv_len &&
+	    kmemeq(argv + ((n0 + n1) & (2 * EG_FILENAME_MAX - 1)), rq, rlen))
+		return 2;
+	return 0;
+}
+
+/*
+ * The kernel's verdict on the exec in the record (scratch), at
+ * sched_process_exec: the file that runs with the committed argv, and for
+ * a script also the script with its caller's argv; the stronger verdict
+ * stands. Fills e->k* and returns the decision (EG_KD_*).
+ */
+__noinline int kjudge_exec(__u64 arg_start, __u64 arg_end)
+{
+	__u32 slot = kf_slot(KSLOT_EXEC), flen, rlen, ilen, slen, alen, skip, rule, kfl, how;
+	__u64 off;
+	struct eg_event *e;
+	struct kfacts *f;
+	const char *rq, *argv;
+	char *buf = scratch_get();
+	int d, d2;
+
+	f = kf_get(slot);
+	if (!buf || !f)
+		return EG_KD_ERROR;
+	e = (struct eg_event *)buf;
+	flen = *(volatile __u16 *)&e->filename_len;
+	rlen = *(volatile __u16 *)&e->requested_len;
+	ilen = *(volatile __u16 *)&e->interp_len;
+	slen = *(volatile __u16 *)&e->script_len;
+	alen = e->argv_len;
+	f->flags = (e->flags & EG_F_DEPTH_KNOWN) ? 0 : KF_DEPTH_UNKNOWN;
+	f->depth = e->depth < 0 ? 0 : e->depth;
+	f->euid = e->euid;
+	f->mnt_ns = e->mnt_ns;
+	f->dev = e->dev;
+	f->ino = e->ino;
+	f->arg_start = arg_start;
+	f->arg_end = arg_end;
+	f->args_from = 0;
+	f->cg_state = 0;
+	f->kflags = 0;
+	how = (e->flags & EG_F_ANON_FILE) ? KP_PLAIN :
+	      (e->flags & EG_F_FILE_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
+	if (kf_program(slot, buf + EG_EVENT_HDR, flen, how))
+		return EG_KD_ERROR;
+	f = kf_get(slot);
+	if (!f)
+		return EG_KD_ERROR;
+	off = EG_EVENT_HDR + flen;
+	eg_clamp(off, EG_EVENT_HDR + EG_FILENAME_MAX);
+	rq = buf + off;
+	/* a script's interpreter is judged by the name its '#!' line spells */
+	if (e->flags & EG_F_SCRIPT) {
+		off += rlen;
+		eg_clamp(off, EG_EVENT_HDR + 2 * EG_FILENAME_MAX);
+		kf_spelled(f, buf + off, ilen);
+	} else {
+		kf_spelled(f, rq, rlen);
+	}
+	d = kjudge(slot);
+	f = kf_get(slot);
+	if (!f)
+		return EG_KD_ERROR;
+	rule = f->out_rule;
+	kfl = f->kflags;
+
+	if (e->flags & EG_F_SCRIPT) {
+		off = EG_EVENT_HDR + flen + rlen + ilen + slen + *(volatile __u16 *)&e->cwd_len;
+		eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);
+		argv = buf + off;
+		skip = script_skip(f, argv, alen, rq, rlen);
+		if (skip) {
+			f->args_from = skip;
+			f->kflags = 0;
+			if (e->flags & EG_F_SCRIPT_FOUND) {
+				f->dev = e->script_dev;
+				f->ino = e->script_ino;
+				off = EG_EVENT_HDR + flen + rlen + ilen;
+				eg_clamp(off, EG_EVENT_HDR + 3 * EG_FILENAME_MAX);
+				how = (e->flags & EG_F_SCRIPT_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
+				if (kf_program(slot, buf + off, slen, how))
+					return EG_KD_ERROR;
+			} else {
+				f->dev = 0;
+				f->ino = 0;
+				if (kf_program(slot, rq, rlen, KP_PLAIN))
+					return EG_KD_ERROR;
+			}
+			f = kf_get(slot);
+			if (!f)
+				return EG_KD_ERROR;
+			kf_spelled(f, rq, rlen);
+			d2 = kjudge(slot);
+			f = kf_get(slot);
+			if (!f)
+				return EG_KD_ERROR;
+			if (krank(d2) > krank(d)) {
+				d = d2;
+				rule = f->out_rule;
+				kfl = f->kflags | EG_KF_SCRIPT_RULE;
+			}
+		}
+	}
+	e->kdecision = d;
+	e->krule = rule;
+	e->kflags = kfl;
+	e->klayer = EG_KL_KILL;
+	e->kseq = f->seq;
+	return d;
+}
+
+/* The set in force acts on what it denies (else it only judges and reports). */
+static __always_inline bool kenforcing(void)
+{
+	struct eg_kstate *st = kstate_get();
+	struct eg_kconf *c;
+	__u32 set;
+
+	if (!st || !st->seq)
+		return false;
+	set = st->active & 1;
+	c = bpf_map_lookup_elem(&kconf, &set);
+	return c && (c->flags & EG_KC_ENFORCE);
+}
+
+/* ---- bprm_check_security: refuse before the exec (BPF LSM) ------------------ */
+
+/* The facts of the program bprm->file is now, for kjudge() in slot. */
+__noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
+{
+	struct linux_binprm *bprm = (struct linux_binprm *)bprm_addr;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file *file = BPF_CORE_READ(bprm, file);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct kfacts *f = kf_get(slot);
+	struct eg_task *st;
+	struct path_walk w;
+	umode_t mode;
+	__u32 n, leaf;
+	long r;
+
+	if (!f)
+		return -1;
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	/* the new credentials are computed after this hook: a set-id file's euid is not known */
+	f->flags = KF_NO_ARGV | ((mode & (04000 | 02000)) ? KF_NO_UID : 0);
+	f->euid = BPF_CORE_READ(task, cred, euid.val);
+	f->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	f->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	f->ino = BPF_CORE_READ(file, f_inode, i_ino);
+	f->arg_start = 0;
+	f->arg_end = 0;
+	f->args_from = 0;
+	f->cg_state = 0;
+	f->kflags = 0;
+	f->depth = 0;
+	st = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (st && (st->flags & EG_TASK_KNOWN)) {
+		f->depth = st->depth + 1 < 0 ? 0 : st->depth + 1;
+		if (!(st->flags & EG_TASK_DEPTH_KNOWN))
+			f->flags |= KF_DEPTH_UNKNOWN;
+	} else {
+		f->flags |= KF_DEPTH_UNKNOWN;
+	}
+	if (mount_internal(mnt)) {
+		r = bpf_probe_read_kernel_str(f->path, EG_NAME_MAX, BPF_CORE_READ(d, d_name.name));
+		if (r <= 0)
+			return -1;
+		f->path_len = r - 1;
+		f->base_off = 0;
+		f->base_len = r - 1;
+	} else {
+		PATH_WALK(w, d, mnt, NULL, NULL, 0, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT,
+			  EG_F_FILE_DELETED);
+		w.kslot = slot + 1;
+		n = read_path(&w);
+		if (w.flags & EG_F_FILENAME_FAULT)
+			return -1;
+		n = kf_forward(slot, n, 0, &leaf);
+		f = kf_get(slot);
+		if (!f || !n)
+			return -1;
+		f->path_len = n;
+		f->base_off = n - leaf;
+		f->base_len = leaf;
+		if (w.flags & EG_F_FILE_DELETED) {
+			__u64 pl = n;
+
+			eg_clamp(pl, EG_FILENAME_MAX);
+			bpf_probe_read_kernel(f->path + pl, sizeof(deleted_suffix) - 1, deleted_suffix);
+			f->path_len += sizeof(deleted_suffix) - 1;
+			f->base_len += sizeof(deleted_suffix) - 1;
+		}
+	}
+	/* the name as spelled: bprm->interp is the path, or the '#!' line's interpreter */
+	r = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, BPF_CORE_READ(bprm, interp));
+	if (r > 0)
+		kf_spelled(f, f->tmp, r);
+	else
+		f->rbase_len = 0;
+	return 0;
+}
+
+/*
+ * A session exec must be the one its supervisor allowed: the ticket names
+ * the file that will run and, for a script, the script (checked here per
+ * program, as the kernel opens each); argv is compared at exec, when it is
+ * final. No ticket, or another file: refused.
+ */
+static __always_inline int lsm_ticket(struct eg_task *st, struct file *file, __u32 *reason)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct eg_ticket *t;
+	__u64 dev, ino;
+
+	if (!st || !st->session)
+		return 0;
+	t = bpf_map_lookup_elem(&tickets, &tid);
+	if (!t) {
+		*reason = EG_REASON_NO_TICKET;
+		return -1;
+	}
+	if (t->session != st->session) {
+		*reason = EG_REASON_TICKET_SESSION;
+		return -1;
+	}
+	dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	ino = BPF_CORE_READ(file, f_inode, i_ino);
+	if (dev == t->dev && ino == t->ino)
+		return 0;
+	if ((t->flags & EG_TICKET_SCRIPT) && dev == t->script_dev && ino == t->script_ino)
+		return 0;
+	*reason = EG_REASON_TICKET_FILE;
+	return -1;
+}
+
+/* Remembers why bprm_check refused, for the exec_failed record. */
+static __always_inline void lsm_note(struct eg_task *st, __u32 reason, __u32 kd, __u32 rule,
+				     __u32 seq, __u32 kflags)
+{
+	if (!st)
+		return;
+	st->flags |= EG_TASK_LSM_DENIED;
+	st->lsm_reason = reason;
+	st->lsm_kdecision = kd;
+	st->lsm_rule = rule;
+	st->lsm_seq = seq;
+	st->lsm_kflags = kflags;
+}
+
+/* 0 to let the exec go on, -EPERM to refuse it. */
+static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct file *file = BPF_CORE_READ(bprm, file);
+	__u32 slot, reason = 0, rule, seq, kfl;
+	struct eg_task *st;
+	struct kfacts *f;
+	int d;
+
+	if (!active())
+		return 0;
+	st = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (lsm_ticket(st, file, &reason)) {
+		lsm_note(st, reason, EG_KD_NONE, 0, 0, 0);
+		return -1;
+	}
+	if (!krules_loaded() || (!scoped && !traced_cgroup()))
+		return 0;
+	slot = kf_slot(KSLOT_LSM);
+	f = kf_get(slot);
+	if (!f)
+		return 0;
+	/* this slot may be in use by a task this one preempted: leave it to the check at exec */
+	if (__sync_lock_test_and_set(&f->busy, 1)) {
+		COUNT(lsm_deferred);
+		return 0;
+	}
+	if (kfacts_bprm(slot, (__u64)bprm))
+		d = EG_KD_ERROR;
+	else
+		d = kjudge(slot);
+	f = kf_get(slot);
+	if (!f)
+		return 0;
+	rule = f->out_rule;
+	seq = f->seq;
+	kfl = f->kflags;
+	*(volatile __u64 *)&f->busy = 0;	/* release: a plain store after the work */
+	if (d == KJ_DEFER) {
+		COUNT(lsm_deferred);
+		return 0;
+	}
+	COUNT(kjudged);
+	if (d == EG_KD_ERROR)
+		COUNT(kerrors);
+	if ((d != EG_KD_DENY && d != EG_KD_ERROR) || !kenforcing())
+		return 0;
+	COUNT(kdenied);
+	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	lsm_note(st, d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE, d, rule, seq, kfl);
+	return -1;
+}
+
+/* Host-wide: every exec in scope (--cgroup, or the whole host). */
+SEC("lsm/bprm_check_security")
+int BPF_PROG(enforce_bprm, struct linux_binprm *bprm, int ret)
+{
+	if (ret)
+		return ret;
+	return lsm_check(bprm, false) ? -1 /* EPERM */ : 0;
+}
+
+/* Attached to each --cgroup: the kernel runs it for tasks in that subtree only. */
+SEC("lsm_cgroup/bprm_check_security")
+int BPF_PROG(enforce_bprm_cgroup, struct linux_binprm *bprm)
+{
+	return lsm_check(bprm, true) ? 0 : 1;
+}
+
 /* ---- fork / exec / exit ------------------------------------------------- */
 
 SEC("tp_btf/sched_process_fork")
@@ -769,9 +1197,9 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	buf = scratch_get();
 	if (!buf) {
 		COUNT(scratch_missing);
-		/* a session exec that cannot be checked does not run */
+		/* a session exec, or one kernel rules judge, that cannot be checked does not run */
 		st = bpf_task_storage_get(&tasks, task, 0, 0);
-		if (st && st->session && bpf_send_signal(9))
+		if (((st && st->session) || (krules_loaded() && kenforcing())) && bpf_send_signal(9))
 			COUNT(kill_failed);
 		goto update;
 	}
@@ -824,8 +1252,22 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	}
 	e->argv_len = len;
 
+	/* the kernel rules (--enforce): a denied exec dies before its image runs */
+	if (krules_loaded()) {
+		int d = kjudge_exec(arg_start, arg_end);
+
+		COUNT(kjudged);
+		if (d == EG_KD_ERROR)
+			COUNT(kerrors);
+		if ((d == EG_KD_DENY || d == EG_KD_ERROR) && kenforcing()) {
+			COUNT(kdenied);
+			e->reason = d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE;
+			kill_current(e, task);
+		}
+	}
+
 	/* a session exec runs only as its supervisor allowed it */
-	if (*(volatile __u32 *)&e->session) {
+	if (*(volatile __u32 *)&e->session && !(e->flags & EG_F_KILLED)) {
 		e->reason = check_ticket(e, buf + off, len, full);
 		if (e->reason)
 			kill_current(e, task);
@@ -923,8 +1365,8 @@ static __always_inline void stash(const void *filename, const void *argv, int di
 	st->pending_argv = (__u64)argv;
 	st->pending_dirfd = dirfd;
 	st->pending_at_flags = at_flags;
-	st->flags = (st->flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_PENDING |
-		    (at ? EG_TASK_PENDING_AT : 0);
+	st->flags = (st->flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT | EG_TASK_LSM_DENIED)) |
+		    EG_TASK_PENDING | (at ? EG_TASK_PENDING_AT : 0);
 }
 
 SEC("tracepoint/syscalls/sys_enter_execve")
@@ -1015,7 +1457,7 @@ static __always_inline void report_failed(long ret)
 	struct path_walk w;
 	const char *filename;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 off, n;
+	__u32 off, n, lsm, lsm_rule = 0, lsm_seq = 0, lsm_kd = 0, lsm_reason = 0, lsm_kflags = 0;
 	char next = 0;
 	long rn;
 	bool at;
@@ -1034,7 +1476,16 @@ static __always_inline void report_failed(long ret)
 	if (!(st->flags & EG_TASK_PENDING))
 		return;
 	at = st->flags & EG_TASK_PENDING_AT;
-	st->flags &= ~(EG_TASK_PENDING | EG_TASK_PENDING_AT);
+	/* bprm_check_security refused it: say so in the record */
+	lsm = st->flags & EG_TASK_LSM_DENIED;
+	if (lsm) {
+		lsm_rule = st->lsm_rule;
+		lsm_seq = st->lsm_seq;
+		lsm_kflags = st->lsm_kflags;
+		lsm_kd = st->lsm_kdecision;
+		lsm_reason = st->lsm_reason;
+	}
+	st->flags &= ~(EG_TASK_PENDING | EG_TASK_PENDING_AT | EG_TASK_LSM_DENIED);
 	if (ret < 0 && st->session) {
 		__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
@@ -1062,6 +1513,14 @@ static __always_inline void report_failed(long ret)
 		e->flags |= EG_F_EXECVEAT;
 	e->dirfd = st->pending_dirfd;
 	e->at_flags = st->pending_at_flags;
+	if (lsm && ret == -1 /* EPERM */) {
+		e->klayer = EG_KL_LSM;
+		e->kdecision = lsm_kd;
+		e->krule = lsm_rule;
+		e->kseq = lsm_seq;
+		e->kflags = lsm_kflags;
+		e->reason = lsm_reason;
+	}
 
 	/* the path as passed; an error from the read is never taken for a length */
 	off = EG_EVENT_HDR;

@@ -69,6 +69,7 @@ enum eg_reason {
 	EG_REASON_TICKET_SESSION,	/* the ticket was issued to another session */
 	EG_REASON_TICKET_SCRIPT,	/* the script is not the one allowed */
 	EG_REASON_RULE,			/* a kernel rule (enforcement) */
+	EG_REASON_KERNEL_ERROR,		/* the kernel could not judge the exec (fails closed) */
 };
 
 /*
@@ -121,14 +122,18 @@ struct eg_event {
 	__u16 reason;		/* enum eg_reason */
 	__s32 dirfd;		/* execveat only */
 	__u32 at_flags;		/* execveat only */
-	__u32 krule;		/* the kernel rule that decided (enforcement), + 1; 0: none */
+	__u32 krule;		/* kernel verdict: the policy rule's index + 1; 0: default or none */
+	__u8 kdecision;		/* enum eg_kdecision: the kernel's verdict; 0: not judged */
+	__u8 klayer;		/* enum eg_klayer: where it was judged */
+	__u16 kflags;		/* EG_KF_* */
+	__u32 kseq;		/* which loaded policy judged (eg_kstate.seq) */
 	__u64 size;		/* of filename's file (i_size) */
 	__u64 script_dev;	/* the script's identity, when EG_F_SCRIPT_FOUND */
 	__u64 script_ino;
 	char comm[EG_COMM_LEN];
 	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
 };
-_Static_assert(sizeof(struct eg_event) == 200, "eg_event is ABI");
+_Static_assert(sizeof(struct eg_event) == 208, "eg_event is ABI");
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */
@@ -137,6 +142,7 @@ _Static_assert(sizeof(struct eg_event) == 200, "eg_event is ABI");
 #define EG_TASK_DEPTH_KNOWN	(1u << 3)	/* depth is absolute: a launcher, or set */
 #define EG_TASK_LAUNCHER	(1u << 4)	/* an `execgate exec` launcher image */
 #define EG_TASK_MUST_DIE	(1u << 5)	/* killed at exec, the signal not yet sent */
+#define EG_TASK_LSM_DENIED	(1u << 6)	/* bprm_check_security refused this exec (lsm_* say why) */
 
 struct eg_task {
 	__s32 depth;		/* depth of the current image; -1 = launcher */
@@ -148,8 +154,14 @@ struct eg_task {
 	__u64 pending_argv;
 	__s32 pending_dirfd;
 	__u32 pending_at_flags;
+	__u32 lsm_rule;		/* EG_TASK_LSM_DENIED: eg_event.krule of the refusal */
+	__u32 lsm_seq;		/* ... kseq */
+	__u16 lsm_kflags;	/* ... kflags */
+	__u8 lsm_kdecision;	/* ... kdecision */
+	__u8 lsm_reason;	/* ... reason */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct eg_task) == 48, "eg_task is ABI");
+_Static_assert(sizeof(struct eg_task) == 64, "eg_task is ABI");
 
 /* Operator view of live processes (map "procs", key: tgid). */
 struct eg_proc {
@@ -184,8 +196,13 @@ struct eg_counters {
 	__u64 procs_failed;	/* the procs map refused an update */
 	__u64 killed;		/* tasks killed at exec (tickets, kernel rules) */
 	__u64 kill_failed;	/* bpf_send_signal refused at exec (retried at syscall exit) */
+	__u64 kjudged;		/* execs the kernel rules judged */
+	__u64 kdenied;		/* ... and refused (LSM) or killed */
+	__u64 kerrors;		/* ... and could not judge (failed closed) */
+	__u64 kretries;		/* judgements redone because a reload swapped the rules */
+	__u64 lsm_deferred;	/* left by bprm_check_security to the check at exec */
 };
-_Static_assert(sizeof(struct eg_counters) == 104, "eg_counters is ABI");
+_Static_assert(sizeof(struct eg_counters) == 144, "eg_counters is ABI");
 
 /*
  * A script's own file, found at sched_prepare_exec (where the only fput()
@@ -229,8 +246,9 @@ _Static_assert(sizeof(struct eg_ticket) == 56 + EG_TICKET_ARGV_MAX, "eg_ticket i
 
 /*
  * An execgate binary whose "exec" verb is a session launcher (map
- * "launchers", key: index): its image gets depth -1 so the command it execs
- * is depth 0. Set by the daemon from its own /proc/self/exe.
+ * "launchers", a set keyed by the file's identity): its image gets depth -1
+ * so the command it execs is depth 0. Set by the daemon from its own
+ * /proc/self/exe.
  */
 struct eg_file_key {
 	__u64 dev;
@@ -251,6 +269,141 @@ struct eg_control {
 	__u32 pad;
 };
 _Static_assert(sizeof(struct eg_control) == 8, "eg_control is ABI");
+
+/*
+ * ---- Kernel rules (execgate daemon --enforce) ----------------------------
+ *
+ * The policy compiler (userspace/enforce/compile.c) turns the rules the
+ * kernel can evaluate into these maps; bpf/kjudge.bpf.h evaluates them with
+ * the policy's own first-match order. Two sets (0 and 1): a reload writes
+ * the set not in use, then switches eg_kstate.active in one store; a
+ * judgement that sees eg_kstate.seq change under it starts again, so no
+ * verdict mixes two policies.
+ */
+#define EG_KSETS		2
+#define EG_KRULES_MAX		16384	/* kernel rules per set */
+#define EG_KSTR_MAX		256	/* names, argv tokens and globs: NUL included */
+#define EG_KCHUNK		30	/* rule numbers per index entry; more chain on */
+#define EG_KINDEX_MAX		(EG_KSETS * 65536)
+#define EG_KMEMBER_MAX		(EG_KSETS * 262144)
+#define EG_KGLOBS_MAX		(EG_KSETS * 65536)
+#define EG_KARG_GROUPS		16	/* args regexes per kernel rule */
+#define EG_KARGS_SCAN		65536	/* arguments a judgement reads */
+
+enum eg_kdecision {
+	EG_KD_NONE = 0,		/* not judged */
+	EG_KD_ALLOW,
+	EG_KD_DENY,		/* deny, or approval with kernel_approval: deny */
+	EG_KD_AUDIT,		/* audit, or approval with kernel_approval: audit */
+	EG_KD_BYPASS,		/* internal_bypass */
+	EG_KD_ERROR,		/* could not judge: treated as deny */
+};
+
+enum eg_klayer {
+	EG_KL_NONE = 0,
+	EG_KL_KILL,		/* sched_process_exec: SIGKILL before the image runs */
+	EG_KL_LSM,		/* bprm_check_security: the exec fails with EPERM */
+};
+
+/* eg_event.kflags */
+#define EG_KF_SCRIPT_RULE	(1u << 0)	/* the script's own judgement decided, not the interpreter's */
+#define EG_KF_ARGV_SCANNED	(1u << 1)	/* argv tokens were read */
+#define EG_KF_ARGS_CUT		(1u << 2)	/* more arguments than a judgement reads */
+#define EG_KF_DRY_RUN		(1u << 3)	/* judged and reported, not enforced */
+
+/* eg_krule.flags: which matchers the rule has */
+#define EG_KR_NAMES		(1u << 0)
+#define EG_KR_PATHS		(1u << 1)	/* globs in kglobs[glob_first..+n_globs] */
+#define EG_KR_IDENTS		(1u << 2)	/* literal paths' files, in kmember (EG_KK_IDENT) */
+#define EG_KR_UIDS		(1u << 3)
+#define EG_KR_CGROUPS		(1u << 4)	/* globs in kglobs[cg_first..+n_cgroups] */
+#define EG_KR_ARGS		(1u << 5)	/* n_arg_groups token sets, all must be found */
+
+struct eg_krule {
+	__u32 rule;		/* index in the policy's commands */
+	__u32 flags;		/* EG_KR_* */
+	__s32 min_depth;
+	__s32 max_depth;	/* 0x7fffffff: no bound */
+	__u32 decision;		/* enum eg_kdecision */
+	__u32 glob_first;
+	__u16 n_globs;
+	__u16 n_cgroups;
+	__u32 cg_first;
+	__u32 n_arg_groups;
+};
+_Static_assert(sizeof(struct eg_krule) == 36, "eg_krule is ABI");
+
+/* eg_kkey.kind */
+enum eg_kkind {
+	EG_KK_NAME = 1,		/* s: a basename (index; member of rule) */
+	EG_KK_IDENT,		/* a, b: dev, ino of a file a literal path names */
+	EG_KK_UID,		/* a: an effective uid (member) */
+	EG_KK_ARG,		/* s: one whole argument; kmember value: the rule's groups (bits) it is in */
+	EG_KK_ALL,		/* index: rules no key can rule out */
+	EG_KK_BYPASS,		/* a, b: a file internal_bypass names (member of rule 0) */
+};
+
+/*
+ * Key of the index map "kindex" (kind, chunk in .rule, the value) and of
+ * the set map "kmember" (kind, rule, group, the value). Unused bytes are 0.
+ */
+struct eg_kkey {
+	__u32 set;
+	__u32 kind;		/* enum eg_kkind */
+	__u32 rule;		/* kmember: the kernel rule; kindex: chunk number */
+	__u32 group;		/* unused (0) */
+	__u64 a;
+	__u64 b;
+	char s[EG_KSTR_MAX];
+};
+_Static_assert(sizeof(struct eg_kkey) == 32 + EG_KSTR_MAX, "eg_kkey is ABI");
+
+/* Value of "kindex": kernel rule numbers, ascending; more in chunk + 1. */
+struct eg_kcands {
+	__u32 n;
+	__u32 more;
+	__u32 idx[EG_KCHUNK];
+};
+_Static_assert(sizeof(struct eg_kcands) == 8 + 4 * EG_KCHUNK, "eg_kcands is ABI");
+
+/* Value of "kglobs" (key: set, id): an fnmatch pattern with only '*' and '?'. */
+#define EG_KG_LITERAL		(1u << 0)	/* no metacharacter: equality */
+#define EG_KG_BASE		(1u << 1)	/* internal_bypass bare name: matched against the file's name */
+struct eg_kglob_key {
+	__u32 set;
+	__u32 id;
+};
+struct eg_kglob {
+	__u16 len;
+	__u16 flags;		/* EG_KG_* */
+	char pat[EG_KSTR_MAX];
+};
+_Static_assert(sizeof(struct eg_kglob) == 4 + EG_KSTR_MAX, "eg_kglob is ABI");
+
+/* eg_kconf.flags */
+#define EG_KC_UNKNOWN_DIRECT	(1u << 0)	/* unknown_depth: direct */
+#define EG_KC_BYPASS		(1u << 1)	/* internal_bypass entries: globs bypass_first.. */
+#define EG_KC_ENFORCE		(1u << 2)	/* act on deny (else judge and report) */
+
+/* Per set (map "kconf", key: set): what the kernel enforces. */
+struct eg_kconf {
+	__u32 nrules;
+	__u32 default_decision;	/* enum eg_kdecision */
+	__u32 flags;		/* EG_KC_* */
+	__u32 bypass_first;	/* internal_bypass globs in kglobs */
+	__u32 n_bypass;
+	__u32 seq;		/* eg_kstate.seq when this set was made active */
+	__u64 host_mnt_ns;	/* the bypass holds only in this mount namespace */
+	char sha256[72];	/* of the policy file, hex */
+};
+_Static_assert(sizeof(struct eg_kconf) == 104, "eg_kconf is ABI");
+
+/* Map "kstate", one entry: which set is in force. */
+struct eg_kstate {
+	__u32 active;		/* set in force */
+	__u32 seq;		/* bumped at every switch; 0: no rules loaded */
+};
+_Static_assert(sizeof(struct eg_kstate) == 8, "eg_kstate is ABI");
 
 /*
  * Size of one CPU's scratch record for a given argv cap: the largest record,

@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Install, with apt-get, whatever the build and the tests need and this
 # machine lacks. Quiet and quick when everything is already there.
-#   tools/install-deps.sh          build + test packages
-#   tools/install-deps.sh vm       also what the qemu BPF LSM suite needs
+#   tools/install-deps.sh          build + test packages (containers, the
+#                                  qemu BPF LSM suite, promtool, tmux, ...)
 #   tools/install-deps.sh bench    also auditd (the benchmark's baseline)
 set -euo pipefail
 
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
       libyaml-dev libpcre2-dev libseccomp-dev libssl-dev libjansson-dev python3 util-linux procps
-      libclang-rt-14-dev)
+      libclang-rt-14-dev
+      # tests: real containers, the BPF LSM kernel under qemu, metrics and
+      # unit checkers, terminals, packaging
+      podman runc busybox-static qemu-system-x86 cpio prometheus tmux jq
+      man-db systemd dpkg-dev fakeroot)
 for extra in "$@"; do
 	case "$extra" in
-	vm)    pkgs+=(qemu-system-x86 busybox-static cpio) ;;
+	vm)    ;;	# part of the default set now
 	bench) pkgs+=(auditd valgrind) ;;
 	*)     echo "install-deps: unknown group '$extra' (vm, bench)" >&2; exit 2 ;;
 	esac

@@ -141,7 +141,8 @@ static void test_format_json_exec(void)
 	struct eg_decoder d = {};
 	struct eg_record r;
 	struct sbuf b = {};
-	struct eg_annotation a = { "deny", "block-curl", "no", "would-block", NULL, NULL };
+	struct eg_annotation a = { .decision = "deny", .rule = "block-curl", .message = "no",
+				   .action = "would-block" };
 	struct strs st = { "curl\0bin\0usr\0", 13, "./curl", 7, "", 0, "", 0 };
 	struct eg_format_ctx fc = { .boot_to_real = 1000000000, .host_mnt_ns = 4026531840u,
 				    .host_pid_ns = 4026531836u };

@@ -44,6 +44,9 @@ enum {
 	OPT_METRICS_LISTEN,
 	OPT_METRICS_TEXTFILE,
 	OPT_TAKEOVER,
+	OPT_ENFORCE,
+	OPT_ALLOW_PARTIAL,
+	OPT_PERSIST,
 };
 
 static const struct argp_option options[] = {
@@ -57,12 +60,16 @@ static const struct argp_option options[] = {
 	  "Bytes of argv kept per exec (default 65536, up to 2097152); longer argv is cut at an argument boundary and flagged", 2 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0,
 	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 2 },
-	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only report tasks in this cgroup v2 directory or below", 2 },
+	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only trace and enforce in this cgroup v2 directory and below (repeatable: each is a subtree)", 2 },
 	{ "uid", OPT_UID, "UID", 0, "Only report execs by this uid (repeatable)", 2 },
 	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
 	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
 	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, reload, approvals) and read --output", 3 },
 	{ "takeover", OPT_TAKEOVER, "FD", OPTION_HIDDEN, "internal: the state a daemon handing over left in FD", 3 },
+	{ NULL, 0, NULL, 0, "Kernel enforcement (docs/enforcement.md):", 4 },
+	{ "enforce", OPT_ENFORCE, NULL, 0, "Enforce --policy in the kernel: a denied exec fails with EPERM (BPF LSM) or is killed before its image runs (elsewhere)", 4 },
+	{ "allow-partial", OPT_ALLOW_PARTIAL, NULL, 0, "With --enforce, accept a policy whose deny rules the kernel cannot all hold (the rest is enforced in sessions only; the start record lists them)", 4 },
+	{ "persist", OPT_PERSIST, NULL, 0, "With --enforce, leave the kernel rules in force when the daemon stops ('execgate unload' removes them)", 4 },
 	{},
 };
 
@@ -151,6 +158,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_TAKEOVER:
 		o->takeover_fd = atoi(arg);
 		break;
+	case OPT_ENFORCE:
+		o->enforce = true;
+		break;
+	case OPT_ALLOW_PARTIAL:
+		o->allow_partial = true;
+		break;
+	case OPT_PERSIST:
+		o->persist = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -159,6 +175,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--output-keep needs --output-max-size");
 		if (o->output_max_size && (!o->output || !strcmp(o->output, "-")))
 			argp_error(state, "--output-max-size needs --output FILE");
+		if (o->enforce && !o->policy_path)
+			argp_error(state, "--enforce needs --policy FILE (the rules to enforce)");
+		if ((o->allow_partial || o->persist) && !o->enforce)
+			argp_error(state, "--allow-partial and --persist go with --enforce");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

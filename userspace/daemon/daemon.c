@@ -192,8 +192,31 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			jsonw_end_array(&w);
 			meta_close(&w, d->out);
 		}
+	} else if (d->k.on && (err = kernel_reload(d, p))) {
+		/* the kernel cannot hold it: nothing changes, anywhere */
+		d->st.policy_reload_failures++;
+		policy_free(p);
+		p_warn("policy reload refused: the kernel rules cannot take it (see above); the previous "
+		       "policy stays in force");
+		eg_diags_add_error(dg, d->o.policy_path,
+				  err == -EPERM ? "--enforce: the kernel cannot hold every deny rule "
+						  "(see the daemon's log, or use --allow-partial)"
+						: "--enforce: the kernel rules could not be loaded");
+		if (!d->text) {
+			meta_open_daemon(&w, output_buf(d->out), "policy_error");
+			jsonw_string_field(&w, "path", d->o.policy_path);
+			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+			jsonw_string_field(&w, "error", "the kernel cannot hold the new policy");
+			meta_close(&w, d->out);
+		}
 	} else {
-		policy_free(d->policy);
+		if (d->k.on) {
+			/* records judged by the previous rules still name theirs */
+			policy_free(d->k.prev_policy);
+			d->k.prev_policy = d->policy;
+		} else {
+			policy_free(d->policy);
+		}
 		d->policy = p;
 		d->st.policy_reloads++;
 		emit_policy(d, true);
@@ -248,6 +271,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		ap->reason = kill_reason(r.h.reason);
 		if (r.h.session)
 			ap->layer = "seccomp";
+	}
+	if (r.h.klayer) {
+		if (!ap) {
+			memset(&a, 0, sizeof(a));
+			ap = &a;
+		}
+		kernel_annotate(d, &r, ap);
 	}
 	if (d->text)
 		format_record_text(b, &r, &d->fc, ap);
@@ -372,8 +402,16 @@ static void host_facts(struct jsonw *w)
 /* What the human line says: never more than what is in force. */
 static const char *enforcement_text(const struct daemon *d)
 {
-	return d->sessions ? "supervised sessions (seccomp); host-wide: none (audit only)"
-			   : "none (audit only)";
+	static char buf[256];
+
+	if (!d->k.on)
+		return d->sessions ? "supervised sessions (seccomp); host-wide: none (audit only)"
+				   : "none (audit only)";
+	snprintf(buf, sizeof(buf), "%shost-wide: %s, %zu kernel rules%s%s",
+		 d->sessions ? "supervised sessions (seccomp); " : "",
+		 d->k.layer, d->k.prog->n_rules, d->k.prog->partial ? " (partial)" : "",
+		 d->k.lsm_cgroup ? " per --cgroup" : (d->o.n_cgroups ? " in the --cgroup subtrees" : ""));
+	return buf;
 }
 
 static void emit_start(struct daemon *d)
@@ -403,9 +441,12 @@ static void emit_start(struct daemon *d)
 	/* the layers that enforce now; "available" is what probe found could */
 	jsonw_key(&w, "enforcement");
 	jsonw_start_array(&w);
+	if (d->k.on)
+		jsonw_string(&w, d->k.layer);
 	if (d->sessions)
 		jsonw_string(&w, "seccomp");
 	jsonw_end_array(&w);
+	kernel_start_record(d, &w);
 	jsonw_key(&w, "available");
 	jsonw_start_array(&w);
 	for (i = 0; i < EG_FEAT__COUNT; i++)
@@ -424,6 +465,11 @@ static void emit_start(struct daemon *d)
 		jsonw_string(&w, d->o.cgroups[0]);
 	else
 		jsonw_null(&w);
+	jsonw_key(&w, "cgroups");
+	jsonw_start_array(&w);
+	for (i = 0; i < (int)d->o.n_cgroups; i++)
+		jsonw_string(&w, d->o.cgroups[i]);
+	jsonw_end_array(&w);
 	jsonw_string_field(&w, "policy", d->o.policy_path);
 	meta_close(&w, d->out);
 	if (d->policy)
@@ -561,14 +607,20 @@ static int start_tracer(struct daemon *d)
 
 	to.max_argv_bytes = d->o.max_argv_bytes;
 	to.ringbuf_size = d->o.ringbuf_size;
-	if (d->o.n_cgroups) {
-		err = cgroup_resolve(d->o.cgroups[0], &to.cgroup_id, &to.cgroup_level);
+	for (size_t i = 0; i < d->o.n_cgroups; i++) {
+		err = cgroup_resolve(d->o.cgroups[i], &d->cg_ids[i], &d->cg_levels[i]);
 		if (err) {
 			p_err("--cgroup %s: %s (a cgroup v2 directory, absolute or relative to the cgroup2 mount)",
-			      d->o.cgroups[0], strerror(-err));
+			      d->o.cgroups[i], strerror(-err));
 			return err;
 		}
 	}
+	to.cgroup_ids = d->cg_ids;
+	to.cgroup_levels = d->cg_levels;
+	to.n_cgroups = d->o.n_cgroups;
+	err = kernel_prepare(d, &to);
+	if (err)
+		return err;
 	err = tracer_start(&to, d->paths.pin, &d->skel, &d->reuse);
 	if (err) {
 		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
@@ -597,7 +649,7 @@ static int start_tracer(struct daemon *d)
 		p_err("cannot switch to the new programs: %s", strerror(-err));
 		return err;
 	}
-	return 0;
+	return kernel_start(d);
 }
 
 /*
@@ -829,6 +881,7 @@ int daemon_run(const struct daemon_opts *o)
 		p_err("event loop failed: %s", strerror(-err));
 
 	/* Stop new records, then take everything still queued. */
+	kernel_stop(&d);
 	tracer_detach(d.skel);
 	stop_drain(&d);
 	emit_stop(&d);
@@ -840,8 +893,10 @@ cleanup:
 	sessions_free(d.sessions);
 	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);
-	if (d.skel)
+	/* --persist: the rules, their maps and links stay for `execgate unload` */
+	if (d.skel && !(d.k.on && d.o.persist))
 		tracer_unpin(d.skel, d.paths.pin, false);
+	kernel_free(&d);
 	tracer_destroy(d.skel);
 	decoder_free(&d.dec);
 	policy_free(d.policy);

@@ -36,6 +36,9 @@ struct daemon_opts {
 	enum exec_failed_mode exec_failed;
 	const char *metrics_listen;
 	const char *metrics_textfile;
+	bool enforce;			/* kernel rules from --policy */
+	bool allow_partial;		/* ... even if some deny rules stay in userspace */
+	bool persist;			/* ... left in force after the daemon stops */
 	int takeover_fd;		/* -1; else the previous daemon's state (a SIGUSR2 re-exec) */
 	int argc;			/* the daemon's own arguments, for a re-exec */
 	char **argv;

@@ -19,6 +19,7 @@
 #include "trace/tracer.h"
 #include "daemon/judge.h"
 #include "util/paths.h"
+#include "enforce/kmaps.h"
 
 struct execgate_bpf;
 struct ring_buffer;
@@ -34,6 +35,21 @@ struct daemon_stats {
 	uint64_t malformed;		/* records that did not decode */
 	uint64_t filtered;		/* records --uid/--exclude-* left out */
 	uint64_t shutdown_dropped;	/* still queued when the bounded stop drain ended */
+};
+
+/* --enforce (daemon/kernel.c) */
+struct kc_prog;
+struct bpf_link;
+struct daemon_kernel {
+	bool on;
+	const char *layer;		/* "kernel-lsm" or "kernel-kill" */
+	bool lsm_cgroup;		/* BPF_LSM_CGROUP links, one per --cgroup */
+	struct kmaps km;
+	struct kc_prog *prog;		/* what the kernel holds now */
+	uint32_t seq, prev_seq;		/* its eg_kstate.seq, and the one before */
+	struct eg_policy *prev_policy;	/* names for records judged by the previous rules */
+	struct bpf_link *cg_links[DAEMON_MAX_LIST];
+	int n_cg_links;
 };
 
 struct daemon {
@@ -69,6 +85,10 @@ struct daemon {
 	char **argv;
 	char self[PATH_MAX];
 	bool handoff_requested;
+	struct daemon_kernel k;
+	/* --cgroup scopes, resolved */
+	uint64_t cg_ids[DAEMON_MAX_LIST];
+	uint32_t cg_levels[DAEMON_MAX_LIST];
 };
 
 /* daemon.c */
@@ -76,6 +96,17 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags);
 /* Everything queued in the ring buffer, to the output (bounded by time). */
 void daemon_drain_all(struct daemon *d);
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret);
+
+/* kernel.c: --enforce */
+int kernel_prepare(struct daemon *d, struct tracer_opts *to);
+int kernel_start(struct daemon *d);
+/* Compiles and switches to p's rules; -EPERM: refused (partial), the old ones stay. */
+int kernel_reload(struct daemon *d, const struct eg_policy *p);
+void kernel_stop(struct daemon *d);
+void kernel_free(struct daemon *d);
+void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a);
+struct jsonw;
+void kernel_start_record(struct daemon *d, struct jsonw *w);
 
 /* ctl_ops.c */
 int ctl_ops_register(struct daemon *d);

@@ -97,8 +97,9 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 		return 0;	/* an argv that does not look like a script's: nothing more to judge */
 	req.filename = r->script.len ? cstr(&j->sname, &r->script) : cstr(&j->sname, &r->requested);
 	req.requested = cstr(&j->sreq, &r->requested);
-	req.dev = 0;
-	req.ino = 0;
+	/* the script's own identity, when the kernel found it: a copy by another name is the same file */
+	req.dev = (h->flags & EG_F_SCRIPT_FOUND) ? h->script_dev : 0;
+	req.ino = (h->flags & EG_F_SCRIPT_FOUND) ? h->script_ino : 0;
 	req.size = 0;
 	req.content_path = NULL;
 	req.argv = j->argvp + skip;

@@ -309,6 +309,14 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			json_opt_str(b, "layer", a->layer);
 		if (a->reason)
 			json_opt_str(b, "reason", a->reason);
+		if (a->kernel_layer) {
+			sbuf_puts(b, ",\"kernel\":{");
+			sbuf_puts(b, "\"layer\":");
+			json_str(b, a->kernel_layer, strlen(a->kernel_layer));
+			json_opt_str(b, "decision", a->kernel_decision);
+			json_opt_str(b, "rule", a->kernel_rule);
+			sbuf_putc(b, '}');
+		}
 	}
 	sbuf_puts(b, "}\n");
 }

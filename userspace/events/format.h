@@ -17,6 +17,10 @@ struct eg_annotation {
 	const char *action;
 	const char *layer;		/* "seccomp", "kernel-lsm", "kernel-kill"; NULL: none */
 	const char *reason;		/* why, when the action needs one (error, ticket-mismatch) */
+	/* the kernel's own verdict (--enforce), when it judged: "kernel":{...} */
+	const char *kernel_decision;
+	const char *kernel_rule;	/* NULL: the default decision */
+	const char *kernel_layer;	/* NULL: the kernel did not judge */
 };
 
 /* Daemon facts a record is formatted against (the host's namespaces). */

@@ -248,3 +248,33 @@ const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret
 	*ret_n = p->bypass.n;
 	return (const char *const *)p->bypass.v;
 }
+
+int policy_rule_file_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino)
+{
+	const struct eg_rule *r;
+
+	if (!p || i >= p->n_rules)
+		return -ERANGE;
+	r = &p->rules[i];
+	if (k >= r->n_path_ids)
+		return -ERANGE;
+	*dev = r->path_ids[k].id.dev;
+	*ino = r->path_ids[k].id.ino;
+	return 0;
+}
+
+int policy_bypass_file_id(const struct eg_policy *p, size_t k, uint64_t *dev, uint64_t *ino)
+{
+	if (!p || k >= p->n_bypass_ids)
+		return -ERANGE;
+	*dev = p->bypass_ids[k].dev;
+	*ino = p->bypass_ids[k].ino;
+	return 0;
+}
+
+void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg)
+{
+	struct eg_pos nowhere = { 0, 0 };
+
+	eg_diag_add(d, file, nowhere, false, "%s", msg);
+}

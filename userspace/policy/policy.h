@@ -110,6 +110,8 @@ struct eg_diags {
 };
 
 void eg_diags_free(struct eg_diags *d);
+/* Adds an error not tied to a place in the file. */
+void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg);
 
 struct eg_policy;
 
@@ -180,6 +182,14 @@ int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *r
 
 /* Source text of rule i's regex k: from args (whole) or args_patterns; NULL out of range. */
 const char *policy_rule_regex(const struct eg_policy *p, size_t i, bool whole, size_t k);
+
+/*
+ * The k-th file rule i's literal paths named when the policy was loaded
+ * (dev in the kernel's encoding, inode); -ERANGE past the last.
+ */
+int policy_rule_file_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino);
+/* The k-th file internal_bypass names on this host (at load); -ERANGE past the last. */
+int policy_bypass_file_id(const struct eg_policy *p, size_t k, uint64_t *dev, uint64_t *ino);
 
 /* sandbox.seccomp.execve.internal_bypass globs, in file order. */
 const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret_n);

@@ -33,12 +33,10 @@ int cgroup2_mount(char *buf, size_t len)
 	return err;
 }
 
-int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
+int cgroup_dir(const char *path, char *buf, size_t len)
 {
 	char root[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
-	const char *rel;
 	struct stat st;
-	uint32_t level = 0;
 	size_t rl;
 	int err;
 
@@ -58,7 +56,27 @@ int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
 		return -errno;
 	if (!S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	for (rel = real + rl; *rel; rel++)
+	if ((size_t)snprintf(buf, len, "%s", real) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
+{
+	char real[PATH_MAX], root[PATH_MAX];
+	const char *rel;
+	struct stat st;
+	uint32_t level = 0;
+	int err;
+
+	err = cgroup_dir(path, real, sizeof(real));
+	if (!err)
+		err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return err;
+	if (stat(real, &st))
+		return -errno;
+	for (rel = real + strlen(root); *rel; rel++)
 		if (*rel == '/' && rel[1])
 			level++;
 	*ret_id = st.st_ino;

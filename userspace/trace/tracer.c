@@ -28,7 +28,9 @@
 
 /* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
 const char *const tracer_pinned_maps[] = {
-	"tasks", "procs", "counters", "tickets", "control", "events", "scripts", NULL
+	"tasks", "procs", "counters", "tickets", "control", "events", "scripts",
+	/* kernel rules (enforce/kmaps.c) */
+	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", NULL
 };
 
 static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
@@ -122,8 +124,10 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	if (!skel)
 		return -errno;
 	skel->rodata->max_argv_bytes = o->max_argv_bytes;
-	skel->rodata->filter_cgroup_id = o->cgroup_id;
-	skel->rodata->filter_cgroup_level = o->cgroup_level;
+	skel->rodata->scope_on = o->n_cgroups > 0;
+	for (size_t i = 0; i < o->n_cgroups; i++)
+		if (o->cgroup_levels[i] > skel->rodata->scope_max_level)
+			skel->rodata->scope_max_level = o->cgroup_levels[i];
 	/* wake the reader when an eighth of the ring is queued; its timer does the rest */
 	skel->rodata->wakeup_bytes = o->ringbuf_size / 8;
 	err = bpf_map__set_max_entries(skel->maps.events, o->ringbuf_size);
@@ -131,6 +135,8 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		err = bpf_map__set_max_entries(skel->maps.scratch, ncpus);
 	if (!err)
 		err = bpf_map__set_value_size(skel->maps.scratch, EG_SCRATCH_SIZE(o->max_argv_bytes));
+	if (!err)
+		err = bpf_map__set_max_entries(skel->maps.kscratch, 2 * ncpus);
 	if (err)
 		goto fail;
 
@@ -141,6 +147,13 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	reuse_pinned(skel->maps.procs, pin_dir, "procs", NULL);
 	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
 	reuse_pinned(skel->maps.scripts, pin_dir, "scripts", NULL);
+	/* the kernel rules in force stay in force while this copy takes over */
+	reuse_pinned(skel->maps.krules, pin_dir, "krules", NULL);
+	reuse_pinned(skel->maps.kindex, pin_dir, "kindex", NULL);
+	reuse_pinned(skel->maps.kmember, pin_dir, "kmember", NULL);
+	reuse_pinned(skel->maps.kglobs, pin_dir, "kglobs", NULL);
+	reuse_pinned(skel->maps.kconf, pin_dir, "kconf", NULL);
+	reuse_pinned(skel->maps.kstate, pin_dir, "kstate", NULL);
 	/* a ring of another size cannot be shared: it is drained after the switch */
 	ret->events = reuse_pinned(skel->maps.events, pin_dir, "events", &ret->old_events_fd);
 	if (ret->control) {
@@ -154,10 +167,21 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	/* sched_prepare_exec (6.10+) finds scripts best; older kernels do without */
 	if (!kernel_has_type("btf_trace_sched_prepare_exec"))
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
+	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
+	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
+	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
 	log_verified(skel);
+	for (size_t i = 0; i < o->n_cgroups; i++) {
+		__u32 one = 1;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.scope), &o->cgroup_ids[i], &one, BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+	}
 	err = execgate_bpf__attach(skel);
 	if (err)
 		goto fail;
@@ -251,28 +275,88 @@ int tracer_unpin_dir(const char *dir)
 	return err;
 }
 
+static struct bpf_link *prog_link(struct execgate_bpf *skel, struct bpf_program *p)
+{
+#define LINK(name) if (p == skel->progs.name) return skel->links.name
+	LINK(handle_prepare_exec);
+	LINK(handle_fork);
+	LINK(handle_exec);
+	LINK(handle_exit);
+	LINK(handle_enter_execve);
+	LINK(handle_enter_execveat);
+	LINK(handle_exit_execve);
+	LINK(handle_exit_execveat);
+	LINK(enforce_bprm);
+#undef LINK
+	return NULL;
+}
+
 int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
 {
 	struct bpf_program *p;
 	int n = 0;
 
 	bpf_object__for_each_program(p, skel->obj) {
-		struct bpf_link *l = NULL;
+		struct bpf_link *l = prog_link(skel, p);
 
-#define LINK(name) if (p == skel->progs.name) l = skel->links.name
-		LINK(handle_prepare_exec);
-		LINK(handle_fork);
-		LINK(handle_exec);
-		LINK(handle_exit);
-		LINK(handle_enter_execve);
-		LINK(handle_enter_execveat);
-		LINK(handle_exit_execve);
-		LINK(handle_exit_execveat);
-#undef LINK
 		if (l && n < max)
 			fds[n++] = bpf_link__fd(l);
 	}
 	return n;
+}
+
+static int pin_link(struct bpf_link *l, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* an earlier daemon's link of that name: unpinned, it detaches */
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	return bpf_link__pin(l, path);
+}
+
+int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
+{
+	char ldir[PATH_MAX], name[64];
+	struct bpf_program *p;
+	int i, err;
+
+	snprintf(ldir, sizeof(ldir), "%s/links", dir);
+	if (mkdir(ldir, 0700) && errno != EEXIST)
+		return -errno;
+	bpf_object__for_each_program(p, skel->obj) {
+		struct bpf_link *l = prog_link(skel, p);
+
+		if (!l)
+			continue;
+		err = pin_link(l, ldir, bpf_program__name(p));
+		if (err)
+			return err;
+	}
+	for (i = 0; i < n_extra; i++) {
+		snprintf(name, sizeof(name), "enforce_bprm_cgroup.%d", i);
+		err = pin_link(extra[i], ldir, name);
+		if (err)
+			return err;
+	}
+	/* fewer cgroups than last time: the earlier daemon's extra links go */
+	for (i = n_extra;; i++) {
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s/enforce_bprm_cgroup.%d", ldir, i);
+		if (unlink(path))
+			break;
+	}
+	return 0;
+}
+
+int tracer_unpin_links(const char *dir)
+{
+	char ldir[PATH_MAX];
+
+	snprintf(ldir, sizeof(ldir), "%s/links", dir);
+	return tracer_unpin_dir(ldir);
 }
 
 void tracer_detach(struct execgate_bpf *skel)

@@ -4,16 +4,21 @@
 #define EG_TRACER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
 
 struct execgate_bpf;
+struct bpf_link;
 
 struct tracer_opts {
 	uint32_t max_argv_bytes;	/* per record, 16 .. EG_ARGV_LIMIT */
 	uint32_t ringbuf_size;		/* power of two, >= page size */
-	uint64_t cgroup_id;		/* 0: trace every cgroup */
-	uint32_t cgroup_level;
+	const uint64_t *cgroup_ids;	/* subtrees traced and enforced; none: the whole host */
+	const uint32_t *cgroup_levels;
+	size_t n_cgroups;
+	bool lsm;			/* load lsm/bprm_check_security (host-wide refusal) */
+	bool lsm_cgroup;		/* load lsm_cgroup/bprm_check_security (per --cgroup) */
 };
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */
@@ -48,6 +53,14 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 int tracer_unpin_dir(const char *dir);
 /* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
+/*
+ * Pins every link (the programs attached, and lsm_cgroup links) under
+ * dir/links, replacing an earlier daemon's: those programs then detach.
+ * Pinned links outlive the daemon (kernel rules stay in force after kill -9).
+ */
+int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra);
+/* Removes dir/links (links nobody else holds detach). */
+int tracer_unpin_links(const char *dir);
 /* Detaches the programs: no new records after this. */
 void tracer_detach(struct execgate_bpf *skel);
 void tracer_destroy(struct execgate_bpf *skel);

@@ -1,0 +1,1018 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Kernel rules: the policy's first-match evaluation over the maps the
+ * policy compiler wrote (userspace/enforce/compile.c; ABI in execgate.h).
+ *
+ * A judgement judges one program: a file (its resolved path, name and
+ * identity), the name its caller spelled, the task's effective uid, depth,
+ * cgroup and the argv the program gets. Candidates come from hash lookups
+ * (the file's name, the spelled name, the file's identity) plus the list
+ * of rules no key can rule out; each candidate is checked whole and the
+ * lowest-numbered match wins, as the policy's first match does. Globs,
+ * cgroups and argv tokens are read only for candidates that need them.
+ *
+ * The facts live in a per-CPU buffer (map kscratch, two slots per CPU: one
+ * for sched_process_exec, which runs with preemption off, and one for
+ * bprm_check_security, which may be preempted and so takes its slot with
+ * an atomic exchange). Loops are bpf_loop callbacks and the heavy
+ * functions are global, so each is verified once whoever calls it; they
+ * take the slot number and look the buffer up themselves.
+ */
+#ifndef EG_KJUDGE_BPF_H
+#define EG_KJUDGE_BPF_H
+
+#define KF_NO_ARGV	(1u << 0)	/* argv not final (bprm_check_security): rules reading it wait */
+#define KF_NO_UID	(1u << 1)	/* the effective uid not final (a set-id file) */
+#define KF_DEPTH_UNKNOWN (1u << 2)	/* the tracer never saw the tree start */
+
+#define KSLOT_EXEC	0
+#define KSLOT_LSM	1
+
+/* a path, with room for " (deleted)" and for one more name past the end (the verifier's bound) */
+#define KPATH_SIZE	(EG_FILENAME_MAX + EG_KSTR_MAX)
+#define KGLOB_STEPS	65536			/* glob steps one judgement may take */
+#define KJ_DEFER	0x100			/* kjudge_run(): undecided until argv/uid are final */
+#define KJ_RETRY	0x200			/* kjudge_run(): the rules were swapped meanwhile */
+
+/* Subjects of a glob (kglob_match's sel). */
+#define KS_PATH		0
+#define KS_CGROUP	1
+#define KS_BASE		2
+
+struct kfacts {
+	struct eg_kkey key;		/* built in place for each lookup */
+	__u64 dev, ino;			/* the file's identity; ino 0: unknown */
+	__u64 mnt_ns;
+	__u64 arg_start, arg_end;	/* the program's argv in the current mm; 0: none */
+	__u64 busy;			/* KSLOT_LSM: in use */
+	__u32 euid;
+	__s32 depth;			/* as rules count it (launcher -1 is 0, unknown is 1) */
+	__u32 flags;			/* KF_* */
+	__u32 set, seq;
+	__u32 path_len, base_off, base_len;
+	__u32 rbase_len;		/* the spelled name when it differs from the file's; 0: none */
+	__u32 cg_state;			/* 0: not read yet, 1: read, 2: unknown */
+	__u32 cg_len;
+	__u32 args_from;		/* argv index of the program's argv[0] */
+	__u32 best;			/* lowest kernel rule that matched; ~0: none */
+	__u32 defer;			/* lowest rule that may match once argv/uid are final */
+	__u32 steps;			/* glob steps left */
+	__u32 error;
+	__u32 kflags;			/* EG_KF_* gathered */
+	__u32 out_rule;			/* the verdict's policy rule + 1; 0: default or none */
+	__u32 zero;			/* never written: see kz() */
+	char rbase[EG_KSTR_MAX];
+	char raw[EG_FILENAME_MAX];	/* a leaf-first path (input) */
+	char path[KPATH_SIZE];		/* the resolved path, '/'-separated */
+	char cgroup[KPATH_SIZE];	/* the task's cgroup v2 path, read when a rule asks */
+	char tmp[EG_FILENAME_MAX];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);			/* 2 per CPU, set at load */
+	__type(key, __u32);
+	__type(value, struct kfacts);
+} kscratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_KSETS * EG_KRULES_MAX);
+	__type(key, __u32);
+	__type(value, struct eg_krule);
+} krules SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, EG_KINDEX_MAX);
+	__type(key, struct eg_kkey);
+	__type(value, struct eg_kcands);
+} kindex SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, EG_KMEMBER_MAX);
+	__type(key, struct eg_kkey);
+	__type(value, __u32);		/* 1; EG_KK_ARG: a bit per token group holding the argument */
+} kmember SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, EG_KGLOBS_MAX);
+	__type(key, struct eg_kglob_key);
+	__type(value, struct eg_kglob);
+} kglobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_KSETS);
+	__type(key, __u32);
+	__type(value, struct eg_kconf);
+} kconf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct eg_kstate);
+} kstate SEC(".maps");
+
+static __always_inline struct kfacts *kf_get(__u32 slot)
+{
+	return bpf_map_lookup_elem(&kscratch, &slot);
+}
+
+/*
+ * 0, in a way the verifier cannot know. A loop counter that starts from a
+ * known constant makes every bpf_loop iteration a new verifier state (the
+ * callback is verified as a loop); one that starts unknown converges.
+ */
+static __always_inline __u32 kz(struct kfacts *f)
+{
+	return *(volatile __u32 *)&f->zero;
+}
+
+/* This CPU's slot for a caller (KSLOT_*). */
+static __always_inline __u32 kf_slot(__u32 kind)
+{
+	return bpf_get_smp_processor_id() * 2 + kind;
+}
+
+static __always_inline struct eg_kstate *kstate_get(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&kstate, &zero);
+}
+
+/* Kernel rules are loaded. */
+static __always_inline bool krules_loaded(void)
+{
+	struct eg_kstate *s = kstate_get();
+
+	return s && s->seq;
+}
+
+/* deny > audit > allow, as policy_verdict_merge() ranks what the kernel decides */
+static __always_inline int krank(__u32 d)
+{
+	switch (d) {
+	case EG_KD_ERROR: return 4;
+	case EG_KD_DENY: return 3;
+	case EG_KD_AUDIT: return 1;
+	default: return 0;
+	}
+}
+
+/* ---- strings ----------------------------------------------------------------- */
+
+static __always_inline void key_init(struct kfacts *f, __u32 kind, __u32 rule, __u32 group)
+{
+	__builtin_memset(&f->key, 0, sizeof(f->key));
+	f->key.set = f->set;
+	f->key.kind = kind;
+	f->key.rule = rule;
+	f->key.group = group;
+}
+
+/*
+ * key.s = src[0..len) (kernel memory), the rest 0. False for a string no
+ * key holds (EG_KSTR_MAX or longer: no rule names one).
+ */
+static __always_inline bool key_str(struct kfacts *f, const char *src, __u32 len)
+{
+	__u64 n = len;
+
+	if (n >= EG_KSTR_MAX)
+		return false;
+	if (!n)
+		return true;
+	eg_clamp(n, EG_KSTR_MAX - 1);
+	return !bpf_probe_read_kernel(f->key.s, n, src);
+}
+
+struct conv_walk {
+	__u32 slot;
+	__u32 cgroup;		/* write to f->cgroup, else f->path */
+	__u32 off;		/* next component in raw */
+	__u32 len;		/* bytes of raw */
+	__u32 end;		/* where the next component ends in the output */
+	__u32 leaf;		/* length of the first (leaf) component */
+};
+
+static long conv_step(__u32 i, struct conv_walk *w)
+{
+	struct kfacts *f = kf_get(w->slot);
+	__u64 off = w->off, n, at;
+	char *dst;
+	long r;
+
+	if (!f || off >= w->len || off >= EG_FILENAME_MAX)
+		return 1;
+	eg_clamp(off, EG_FILENAME_MAX - 1);
+	r = bpf_probe_read_kernel_str(f->tmp, EG_KSTR_MAX, f->raw + off);
+	if (r <= 0)
+		return 1;
+	w->off = off + r;
+	n = r - 1;		/* without its NUL */
+	if (!n)
+		return 0;	/* the kernel has no empty names: a stray NUL adds no "//" */
+	if (!w->leaf)
+		w->leaf = n;
+	if (w->end < n + 1 || w->end > EG_FILENAME_MAX)
+		return 1;
+	at = w->end - n;
+	eg_clamp(at, EG_FILENAME_MAX - 1);
+	eg_clamp(n, EG_KSTR_MAX - 1);
+	dst = w->cgroup ? f->cgroup : f->path;
+	bpf_probe_read_kernel(dst + at, n, f->tmp);
+	dst[(at - 1) & (EG_FILENAME_MAX - 1)] = '/';
+	w->end = at - 1;
+	return 0;
+}
+
+/*
+ * raw[0..len) holds components leaf first, each NUL terminated ("c\0b\0a\0"
+ * is /a/b/c); writes them root first in path or cgroup and returns the
+ * length, "/" alone for none. *leaf: the leaf's length. As the daemon
+ * rebuilds paths (trace/record.c), so both judge the same string.
+ */
+static __always_inline __u32 kf_forward(__u32 slot, __u32 len, __u32 cgroup, __u32 *leaf)
+{
+	struct conv_walk w = { .slot = slot, .cgroup = cgroup, .len = len };
+	struct kfacts *f = kf_get(slot);
+	__u32 n = len;
+
+	*leaf = 0;
+	if (!f)
+		return 0;
+	w.off = kz(f);
+	w.leaf = kz(f);
+	/* empty names (stray NULs) shorten the result: count what is written */
+	if (n > EG_FILENAME_MAX)
+		n = EG_FILENAME_MAX;
+	w.end = n;
+	bpf_loop(EG_CWD_DEPTH + 1, conv_step, &w, 0);
+	*leaf = w.leaf;
+	if (w.end == n) {			/* no component */
+		if (cgroup)
+			f->cgroup[0] = '/';
+		else
+			f->path[0] = '/';
+		return 1;
+	}
+	if (w.end) {
+		/* stray NULs left a gap at the front: move the path down */
+		__u64 from = w.end, k = n - w.end;
+
+		eg_clamp(from, EG_FILENAME_MAX - 1);
+		eg_clamp(k, EG_FILENAME_MAX - 1);
+		if (cgroup) {
+			bpf_probe_read_kernel(f->tmp, k, f->cgroup + from);
+			bpf_probe_read_kernel(f->cgroup, k, f->tmp);
+		} else {
+			bpf_probe_read_kernel(f->tmp, k, f->path + from);
+			bpf_probe_read_kernel(f->path, k, f->tmp);
+		}
+		return k;
+	}
+	return n;
+}
+
+struct slash_walk {
+	__u64 s;		/* the string's address */
+	__u32 n;
+	__s32 last;		/* index of the last '/', -1 */
+};
+
+static long slash_step(__u32 i, struct slash_walk *w)
+{
+	__u64 x = 0;
+	__u32 at = i * 8, k;
+
+	if (at >= w->n)
+		return 1;
+	bpf_probe_read_kernel(&x, 8, (const void *)(w->s + at));
+	for (k = 0; k < 8; k++)
+		if (at + k < w->n && ((x >> (k * 8)) & 0xff) == '/')
+			w->last = at + k;
+	return 0;
+}
+
+/* The last '/' in s[0..n) (kernel memory), -1 if none. */
+static __always_inline __s32 last_slash(const char *s, __u32 n)
+{
+	struct slash_walk w = { .s = (__u64)s, .n = n, .last = -1 };
+
+	bpf_loop(EG_FILENAME_MAX / 8, slash_step, &w, 0);
+	return w.last;
+}
+
+struct cmp8_walk {
+	__u64 a, b;
+	__u32 len;
+	__u32 differ;
+};
+
+static long cmp8_step(__u32 i, struct cmp8_walk *w)
+{
+	__u64 x = 0, y = 0, mask = ~0ull;
+	__u32 at = i * 8, left;
+
+	if (at >= w->len)
+		return 1;
+	left = w->len - at;
+	if (left < 8)
+		mask = (1ull << (left * 8)) - 1;
+	if (bpf_probe_read_kernel(&x, 8, (const void *)(w->a + at)) ||
+	    bpf_probe_read_kernel(&y, 8, (const void *)(w->b + at)) || ((x ^ y) & mask)) {
+		w->differ = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* a[0..len) == b[0..len), kernel memory (eight bytes a step) */
+static __always_inline bool kmemeq(const void *a, const void *b, __u32 len)
+{
+	struct cmp8_walk w = { .a = (__u64)a, .b = (__u64)b, .len = len };
+
+	bpf_loop(EG_TICKET_ARGV_MAX / 8, cmp8_step, &w, 0);
+	return !w.differ;
+}
+
+/*
+ * The name the caller spelled, s[0..n) with n counting a NUL at the end
+ * (a kernel string copied whole): its last component goes to f->rbase
+ * unless it equals the file's own name.
+ */
+static __always_inline void kf_spelled(struct kfacts *f, const char *s, __u32 n)
+{
+	__s32 slash;
+	__u32 from, len;
+
+	char c = 1;
+
+	f->rbase_len = 0;
+	if (!n || n > EG_FILENAME_MAX)
+		return;
+	bpf_probe_read_kernel(&c, 1, s + n - 1);
+	if (!c)
+		n--;		/* the NUL */
+	if (!n)
+		return;
+	slash = last_slash(s, n);
+	from = slash + 1;
+	if (from >= n)
+		return;
+	len = n - from;
+	if (len >= EG_KSTR_MAX)
+		return;
+	bpf_probe_read_kernel(f->rbase, len & (EG_KSTR_MAX - 1), s + from);
+	if (len == f->base_len &&
+	    kmemeq(f->rbase, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), len))
+		return;
+	f->rbase_len = len;
+}
+
+/* ---- globs --------------------------------------------------------------------- */
+
+/*
+ * fnmatch(pat, s, 0) for patterns of literal bytes, '*' and '?' (the
+ * compiler sends nothing else; '*' and '?' also match '/'): the two-pointer
+ * walk with one backtrack point, one step per callback.
+ */
+struct glob_walk {
+	__u64 s, p;		/* addresses: subject, pattern */
+	__u32 n, m;		/* lengths */
+	__u32 i, j;
+	__s32 star;		/* pattern index after the last '*' seen, -1 */
+	__u32 mark;		/* subject index that star matched up to */
+	__u32 steps;
+	__s32 result;		/* 1 match, 0 no, -1 out of steps */
+};
+
+static long glob_step(__u32 k, struct glob_walk *w)
+{
+	char sc = 0, pc = 0;
+
+	if (!w->steps) {
+		w->result = -1;
+		return 1;
+	}
+	w->steps--;
+	if (w->j < w->m)
+		bpf_probe_read_kernel(&pc, 1, (const void *)(w->p + w->j));
+	if (w->i >= w->n) {
+		/* the subject is used up: only stars may be left */
+		if (w->j < w->m && pc == '*') {
+			w->j++;
+			return 0;
+		}
+		w->result = w->j >= w->m;
+		return 1;
+	}
+	bpf_probe_read_kernel(&sc, 1, (const void *)(w->s + w->i));
+	if (w->j < w->m && pc == '*') {
+		w->star = w->j + 1;
+		w->mark = w->i;
+		w->j++;
+		return 0;
+	}
+	if (w->j < w->m && (pc == '?' || pc == sc)) {
+		w->i++;
+		w->j++;
+		return 0;
+	}
+	if (w->star >= 0) {
+		w->j = w->star;
+		w->mark++;
+		w->i = w->mark;
+		return 0;
+	}
+	w->result = 0;
+	return 1;
+}
+
+/*
+ * Does glob id (in the current set) match the subject's first n bytes
+ * (KS_PATH, KS_CGROUP) or the file's name (KS_BASE)? Out of steps: f->error,
+ * and the judgement fails closed.
+ */
+__noinline int kglob_match(__u32 slot, __u32 id, __u32 sel, __u32 n)
+{
+	struct kfacts *f = kf_get(slot);
+	struct glob_walk w = {};
+	struct eg_kglob_key gk;
+	struct eg_kglob *g;
+	const char *s;
+
+	if (!f)
+		return 0;
+	gk.set = f->set;
+	gk.id = id;
+	g = bpf_map_lookup_elem(&kglobs, &gk);
+	if (!g)
+		return 0;
+	if (sel == KS_CGROUP) {
+		s = f->cgroup;
+	} else if (sel == KS_BASE) {
+		s = f->path + (f->base_off & (EG_FILENAME_MAX - 1));
+		n = f->base_len;
+	} else {
+		s = f->path;
+	}
+	if (g->flags & EG_KG_LITERAL)
+		return g->len == n && kmemeq(s, g->pat, n);
+	w.s = (__u64)s;
+	w.p = (__u64)g->pat;
+	w.n = n;
+	w.m = g->len;
+	w.i = kz(f);
+	w.j = kz(f);
+	w.mark = kz(f);
+	w.star = (__s32)kz(f) - 1;
+	w.steps = f->steps;
+	bpf_loop(KGLOB_STEPS, glob_step, &w, 0);
+	f->steps = w.steps;
+	if (w.result < 0) {
+		f->error = 1;
+		return 0;
+	}
+	return w.result > 0;
+}
+
+/*
+ * One of globs first..first+count-1 matches: the path (KS_PATH), or for
+ * cgroups (KS_CGROUP) the task's cgroup or one of its ancestors ("/a/b"
+ * covers /a/b and /a/b/c; a glob every cgroup below one it matches, as
+ * eg_cgroup_under() says). One (glob, cut) pair per step.
+ */
+struct globs_walk {
+	__u32 slot;
+	__u32 first, count;
+	__u32 sel;
+	__u32 n;		/* subject length */
+	__u32 g;		/* current glob */
+	__u32 cut;		/* cgroups: the prefix length tried next */
+	__u32 matched;
+};
+
+static long globs_step(__u32 i, struct globs_walk *w)
+{
+	struct kfacts *f;
+	__u32 cut;
+	char c;
+
+	if (w->g >= w->count)
+		return 1;
+	if (w->sel != KS_CGROUP) {
+		if (kglob_match(w->slot, w->first + w->g, w->sel, w->n))
+			goto hit;
+		w->g++;
+		return 0;
+	}
+	f = kf_get(w->slot);
+	if (!f)
+		return 1;
+	cut = w->cut;
+	if (cut >= w->n) {
+		/* the cgroup itself, then the next glob */
+		if (kglob_match(w->slot, w->first + w->g, KS_CGROUP, w->n))
+			goto hit;
+		w->g++;
+		w->cut = kz(f) + 1;	/* no constant: see kz() */
+		return 0;
+	}
+	w->cut = cut + 1;
+	c = f->cgroup[cut & (EG_FILENAME_MAX - 1)];
+	/* an ancestor ends before each '/' but the first */
+	if (c == '/' && kglob_match(w->slot, w->first + w->g, KS_CGROUP, cut))
+		goto hit;
+	return 0;
+hit:
+	w->matched = 1;
+	return 1;
+}
+
+static __always_inline bool kglobs_any(__u32 slot, __u32 first, __u32 count, __u32 sel, __u32 n)
+{
+	struct globs_walk w = { .slot = slot, .first = first, .count = count, .sel = sel, .n = n };
+	struct kfacts *f = kf_get(slot);
+
+	if (!f)
+		return false;
+	w.g = kz(f);
+	w.cut = kz(f) + 1;
+	bpf_loop(1 << 22, globs_step, &w, 0);
+	return w.matched;
+}
+
+/* ---- the cgroup ------------------------------------------------------------------ */
+
+struct kernfs_node___old {			/* before 6.15 it was "parent" */
+	struct kernfs_node *parent;
+} __attribute__((preserve_access_index));
+
+struct kn_walk {
+	__u64 kn;
+	__u32 slot;
+	__u32 pos;
+	__u32 fault;
+};
+
+static long kn_step(__u32 i, struct kn_walk *w)
+{
+	struct kernfs_node *kn = (struct kernfs_node *)w->kn, *up;
+	struct kfacts *f = kf_get(w->slot);
+	__u64 pos = w->pos;
+	long n;
+
+	if (!f || !kn)
+		return 1;
+	if (bpf_core_field_exists(struct kernfs_node, __parent))
+		up = BPF_CORE_READ(kn, __parent);
+	else
+		up = BPF_CORE_READ((struct kernfs_node___old *)kn, parent);
+	if (!up) {
+		w->kn = 0;	/* the root has no name of its own */
+		return 1;
+	}
+	if (pos > EG_FILENAME_MAX - EG_NAME_MAX) {
+		w->fault = 1;
+		return 1;
+	}
+	eg_clamp(pos, EG_FILENAME_MAX - EG_NAME_MAX);
+	n = bpf_probe_read_kernel_str(f->raw + pos, EG_NAME_MAX, BPF_CORE_READ(kn, name));
+	if (n <= 0) {
+		w->fault = 1;
+		return 1;
+	}
+	w->pos = pos + n;
+	w->kn = (__u64)up;
+	return 0;
+}
+
+/* The current task's cgroup v2 path into f->cgroup (cg_state 1), or unknown (2). */
+__noinline int kf_read_cgroup(__u32 slot)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct kn_walk w = { .slot = slot };
+	struct kfacts *f = kf_get(slot);
+	__u32 leaf, n;
+
+	if (!f)
+		return 0;
+	f->cg_state = 2;
+	w.pos = kz(f);
+	w.kn = (__u64)BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+	if (!w.kn)
+		return 0;
+	bpf_loop(EG_CWD_DEPTH, kn_step, &w, 0);
+	if (w.fault || w.kn)
+		return 0;	/* unreadable, or deeper than a path holds */
+	n = kf_forward(slot, w.pos, 1, &leaf);
+	f = kf_get(slot);
+	if (!f || !n)
+		return 0;
+	f->cg_len = n;
+	f->cg_state = 1;
+	return 0;
+}
+
+/* ---- argv tokens ------------------------------------------------------------------ */
+
+struct args_walk {
+	__u64 p;		/* the next argument's address */
+	__u64 end;
+	__u32 slot;
+	__u32 rule;
+	__u32 all;		/* a bit per group */
+	__u32 found;		/* bit g: group g has its argument */
+	__u32 index;		/* the argument's index in argv */
+	__u32 from;		/* the program's argv[0] */
+	__u32 skipping;		/* inside an argument longer than any token */
+};
+
+static long args_step(__u32 i, struct args_walk *w)
+{
+	struct kfacts *f = kf_get(w->slot);
+	char last = 0;
+	__u32 *groups;
+	long n;
+
+	if (!f || w->p >= w->end)
+		return 1;
+	__builtin_memset(f->key.s, 0, sizeof(f->key.s));
+	n = bpf_probe_read_user_str(f->key.s, EG_KSTR_MAX, (const void *)w->p);
+	if (n <= 0)
+		return 1;
+	if (n == EG_KSTR_MAX &&
+	    (bpf_probe_read_user(&last, 1, (const void *)(w->p + EG_KSTR_MAX - 1)) || last)) {
+		/* longer than any token: step over it a piece at a time */
+		w->p += EG_KSTR_MAX - 1;
+		w->skipping = 1;
+		return 0;
+	}
+	w->p += n;
+	if (w->skipping) {
+		w->skipping = 0;
+		w->index++;
+		return 0;
+	}
+	if (w->index++ <= w->from)
+		return 0;	/* argv[0], and a script interpreter's own words */
+	f->key.set = f->set;
+	f->key.kind = EG_KK_ARG;
+	f->key.rule = w->rule;
+	f->key.group = 0;
+	f->key.a = 0;
+	f->key.b = 0;
+	/* the value: the rule's token groups this argument is in */
+	groups = bpf_map_lookup_elem(&kmember, &f->key);
+	if (groups)
+		w->found |= *groups;
+	return (w->found & w->all) == w->all;
+}
+
+/* Each of the rule's token groups has a whole argument in argv[from+1..]. */
+static __always_inline bool kargs_match(__u32 slot, __u32 rule, __u32 groups)
+{
+	struct kfacts *f = kf_get(slot);
+	struct args_walk w = { .slot = slot, .rule = rule };
+
+	if (!f || !groups || groups > EG_KARG_GROUPS || !f->arg_start)
+		return false;
+	w.all = (1u << groups) - 1;
+	w.p = f->arg_start;
+	w.end = f->arg_end;
+	w.from = f->args_from;
+	w.index = kz(f);
+	w.found = kz(f);
+	w.skipping = kz(f);
+	f->kflags |= EG_KF_ARGV_SCANNED;
+	bpf_loop(EG_KARGS_SCAN, args_step, &w, 0);
+	if (w.p < w.end && (w.found & w.all) != w.all) {
+		f = kf_get(slot);
+		if (f)
+			f->kflags |= EG_KF_ARGS_CUT;
+	}
+	return (w.found & w.all) == w.all;
+}
+
+/* ---- one rule ---------------------------------------------------------------------- */
+
+static __always_inline bool kmember_str(struct kfacts *f, __u32 kind, __u32 rule, const char *s,
+					__u32 n)
+{
+	key_init(f, kind, rule, 0);
+	if (!key_str(f, s, n))
+		return false;
+	return bpf_map_lookup_elem(&kmember, &f->key);
+}
+
+static __always_inline bool kmember_id(struct kfacts *f, __u32 kind, __u32 rule, __u64 a, __u64 b)
+{
+	key_init(f, kind, rule, 0);
+	f->key.a = a;
+	f->key.b = b;
+	return bpf_map_lookup_elem(&kmember, &f->key);
+}
+
+/*
+ * 1: kernel rule k matches; 0: it does not; 2: it may, but it reads what
+ * is not final yet (argv, or the uid of a set-id file, at bprm_check).
+ * Cheap tests first, like the daemon's rule_matches().
+ */
+__noinline int kcheck_rule(__u32 slot, __u32 k)
+{
+	struct kfacts *f = kf_get(slot);
+	struct eg_krule *r;
+	__u32 idx, flags, decision, first, count, groups;
+	__s32 lo, hi;
+	bool named;
+
+	if (!f || k >= EG_KRULES_MAX)
+		return 0;
+	idx = (f->set & 1) * EG_KRULES_MAX + k;
+	r = bpf_map_lookup_elem(&krules, &idx);
+	if (!r)
+		return 0;
+	flags = r->flags;
+	decision = r->decision;
+	lo = r->min_depth;
+	hi = r->max_depth;
+	if (f->depth < lo || f->depth > hi)
+		return 0;
+	if ((flags & EG_KR_UIDS) && !(f->flags & KF_NO_UID) &&
+	    !kmember_id(f, EG_KK_UID, k, f->euid, 0))
+		return 0;
+	if (flags & EG_KR_NAMES) {
+		named = kmember_str(f, EG_KK_NAME, k, f->path + (f->base_off & (EG_FILENAME_MAX - 1)),
+				    f->base_len);
+		/* a rule that is not an allow also meets the name the caller spelled */
+		if (!named && decision != EG_KD_ALLOW && f->rbase_len)
+			named = kmember_str(f, EG_KK_NAME, k, f->rbase, f->rbase_len);
+		if (!named)
+			return 0;
+	}
+	if (flags & EG_KR_CGROUPS) {
+		first = r->cg_first;
+		count = r->n_cgroups;
+		if (!f->cg_state) {
+			kf_read_cgroup(slot);
+			f = kf_get(slot);
+			if (!f)
+				return 0;
+		}
+		if (f->cg_state != 1 || !kglobs_any(slot, first, count, KS_CGROUP, f->cg_len))
+			return 0;
+		f = kf_get(slot);
+		if (!f)
+			return 0;
+	}
+	if (flags & (EG_KR_PATHS | EG_KR_IDENTS)) {
+		r = bpf_map_lookup_elem(&krules, &idx);
+		if (!r)
+			return 0;
+		first = r->glob_first;
+		count = r->n_globs;
+		/* a literal path names its file: the same file by another path matches */
+		if (!(flags & EG_KR_IDENTS) || !f->ino || !kmember_id(f, EG_KK_IDENT, k, f->dev, f->ino)) {
+			if (!(flags & EG_KR_PATHS) || !kglobs_any(slot, first, count, KS_PATH, f->path_len))
+				return 0;
+		}
+		f = kf_get(slot);
+		if (!f)
+			return 0;
+	}
+	if ((flags & EG_KR_UIDS) && (f->flags & KF_NO_UID))
+		return 2;
+	if (flags & EG_KR_ARGS) {
+		if (f->flags & KF_NO_ARGV)
+			return 2;
+		r = bpf_map_lookup_elem(&krules, &idx);
+		if (!r)
+			return 0;
+		groups = r->n_arg_groups;
+		if (!kargs_match(slot, k, groups))
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- candidates -------------------------------------------------------------------- */
+
+struct cand_walk {
+	__u64 a, b;		/* the index key's value: ident, or nothing */
+	__u32 slot;
+	__u32 kind;
+	__u32 slen;		/* names: length */
+	__u32 rbase;		/* names: f->rbase, else the file's name */
+	__u32 chunk;
+	__u32 i;		/* entry in the chunk */
+};
+
+static __always_inline struct eg_kcands *cand_chunk(struct kfacts *f, struct cand_walk *w)
+{
+	key_init(f, w->kind, w->chunk, 0);
+	f->key.a = w->a;
+	f->key.b = w->b;
+	if (w->rbase) {
+		if (!key_str(f, f->rbase, w->slen))
+			return NULL;
+	} else if (w->slen) {
+		if (!key_str(f, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), w->slen))
+			return NULL;
+	}
+	return bpf_map_lookup_elem(&kindex, &f->key);
+}
+
+/* One candidate per step; the first that matches (or may) ends the list. */
+static long cand_step(__u32 step, struct cand_walk *w)
+{
+	struct kfacts *f = kf_get(w->slot);
+	struct eg_kcands *c;
+	__u32 i = w->i, k;
+	int m;
+
+	if (!f)
+		return 1;
+	c = cand_chunk(f, w);		/* rebuilt each time: a rule check reuses f->key */
+	if (!c)
+		return 1;
+	if (i >= c->n || i >= EG_KCHUNK) {
+		if (!c->more)
+			return 1;
+		w->chunk++;
+		w->i = kz(f);	/* no constant: see kz() */
+		return 0;
+	}
+	k = c->idx[i];
+	if (k >= f->best || k >= f->defer)
+		return 1;	/* ascending: nothing later in this list can win */
+	w->i = i + 1;
+	m = kcheck_rule(w->slot, k);
+	f = kf_get(w->slot);
+	if (!f)
+		return 1;
+	if (f->error)
+		return 1;
+	if (m == 1) {
+		f->best = k;
+		return 1;
+	}
+	if (m == 2) {
+		f->defer = k;
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline void kwalk(__u32 slot, __u32 kind, __u64 a, __u64 b, __u32 slen, __u32 rbase)
+{
+	struct cand_walk w = { .a = a, .b = b, .slot = slot, .kind = kind, .slen = slen,
+			       .rbase = rbase };
+	struct kfacts *f = kf_get(slot);
+
+	if (!f)
+		return;
+	w.chunk = kz(f);
+	w.i = kz(f);
+	bpf_loop(1 << 20, cand_step, &w, 0);
+}
+
+/* internal_bypass: a file the policy's entries named at load, in the host's mount namespace. */
+struct bypass_walk {
+	__u32 slot;
+	__u32 first, count;
+	__u32 hit;
+};
+
+static long bypass_step(__u32 i, struct bypass_walk *w)
+{
+	struct eg_kglob_key gk;
+	struct kfacts *f = kf_get(w->slot);
+	struct eg_kglob *g;
+	__u32 base;
+
+	if (!f || i >= w->count)
+		return 1;
+	gk.set = f->set;
+	gk.id = w->first + i;
+	g = bpf_map_lookup_elem(&kglobs, &gk);
+	if (!g)
+		return 0;
+	/* an entry with no '/' ("*.real") is matched against the file's name */
+	base = g->flags & EG_KG_BASE;
+	if (kglob_match(w->slot, gk.id, base ? KS_BASE : KS_PATH, f->path_len)) {
+		w->hit = 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Judges the program described in slot's facts against the set in force.
+ * Returns the decision (EG_KD_*), KJ_DEFER when a rule that may match
+ * waits for argv or uid, KJ_RETRY when the rules were swapped meanwhile;
+ * f->out_rule says which rule decided.
+ */
+__noinline int kjudge_run(__u32 slot)
+{
+	struct kfacts *f = kf_get(slot);
+	struct eg_kstate *st = kstate_get();
+	struct bypass_walk bw = { .slot = slot };
+	struct eg_kconf *c;
+	__u32 set, seq, idx, d;
+	struct eg_krule *r;
+
+	if (!f || !st)
+		return EG_KD_ERROR;
+	set = st->active & 1;
+	seq = st->seq;
+	f->set = set;
+	f->seq = seq;
+	f->best = ~0u;
+	f->defer = ~0u;
+	f->error = 0;
+	f->steps = KGLOB_STEPS;
+	f->out_rule = 0;
+	c = bpf_map_lookup_elem(&kconf, &set);
+	if (!c)
+		return EG_KD_ERROR;
+	/* the depth as rules count it */
+	if (!(c->flags & EG_KC_UNKNOWN_DIRECT) && f->depth < 1 && (f->flags & KF_DEPTH_UNKNOWN))
+		f->depth = 1;
+
+	/* internal_bypass first, whatever the rules say */
+	if ((c->flags & EG_KC_BYPASS) && f->mnt_ns == c->host_mnt_ns && f->ino && f->path[0] == '/' &&
+	    kmember_id(f, EG_KK_BYPASS, 0, f->dev, f->ino)) {
+		bw.first = c->bypass_first;
+		bw.count = c->n_bypass;
+		bpf_loop(4096, bypass_step, &bw, 0);
+		if (bw.hit) {
+			d = EG_KD_BYPASS;
+			goto out;
+		}
+	}
+	f = kf_get(slot);
+	if (!f)
+		return EG_KD_ERROR;
+
+	kwalk(slot, EG_KK_NAME, 0, 0, f->base_len, 0);
+	if (f->rbase_len)
+		kwalk(slot, EG_KK_NAME, 0, 0, f->rbase_len, 1);
+	if (f->ino)
+		kwalk(slot, EG_KK_IDENT, f->dev, f->ino, 0, 0);
+	kwalk(slot, EG_KK_ALL, 0, 0, 0, 0);
+
+	f = kf_get(slot);
+	if (!f)
+		return EG_KD_ERROR;
+	if (f->error) {
+		d = EG_KD_ERROR;
+		goto out;
+	}
+	if (f->defer < f->best) {
+		d = KJ_DEFER;
+		goto out;
+	}
+	if (f->best == ~0u) {
+		c = bpf_map_lookup_elem(&kconf, &set);
+		d = c ? c->default_decision : EG_KD_ERROR;
+		goto out;
+	}
+	idx = set * EG_KRULES_MAX + (f->best & (EG_KRULES_MAX - 1));
+	r = bpf_map_lookup_elem(&krules, &idx);
+	if (!r)
+		return EG_KD_ERROR;
+	d = r->decision;
+	f->out_rule = r->rule + 1;
+out:
+	st = kstate_get();
+	if (!st || st->seq != seq)
+		return KJ_RETRY;
+	return d;
+}
+
+/* kjudge_run(), again while a reload swaps the rules under it; then it fails closed. */
+static __always_inline int kjudge(__u32 slot)
+{
+	int d = kjudge_run(slot);
+
+	if (d == KJ_RETRY) {
+		COUNT(kretries);
+		d = kjudge_run(slot);
+	}
+	if (d == KJ_RETRY) {
+		COUNT(kretries);
+		d = kjudge_run(slot);
+	}
+	return d == KJ_RETRY ? EG_KD_ERROR : d;
+}
+
+#endif /* EG_KJUDGE_BPF_H */
