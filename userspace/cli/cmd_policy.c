@@ -19,6 +19,7 @@
 #include "util/log.h"
 #include "cli/common.h"
 #include "ctl/client.h"
+#include "enforce/compile.h"
 #include "policy/policy.h"
 #include "session/resolve.h"
 
@@ -84,20 +85,23 @@ static void put_diags_json(struct sbuf *b, const struct eg_diags *d, bool warnin
 }
 
 /*
- * Where a rule is enforced. Every rule applies in supervised sessions; the
- * kernel layer (host-wide and per-cgroup rules in BPF) fills in its part
- * when the kernel rule compiler lands.
+ * Where a rule is enforced: every rule in supervised sessions; in the
+ * kernel (execgate daemon --enforce) when the compiler can hold it; an
+ * audit rule blocks nothing anywhere. *why: why not in the kernel, or NULL.
  */
-static size_t rule_layers(const struct eg_rule_info *ri, const char *out[4])
+static size_t rule_layers(const struct kc_prog *k, size_t i, const struct eg_rule_info *ri,
+			  const char *out[4], const char **why)
 {
 	size_t n = 0;
 
+	*why = k && !k->info[i].kernel ? k->info[i].why : NULL;
 	if (ri->decision == EG_DECISION_AUDIT) {
 		out[n++] = "audit only";
 		return n;
 	}
-	out[n++] = "sessions";
-	out[n++] = "kernel: not yet";
+	if (k && k->info[i].kernel)
+		out[n++] = "kernel";
+	out[n++] = k && k->info[i].kernel ? "sessions" : "sessions only";
 	return n;
 }
 
@@ -165,7 +169,8 @@ static error_t check_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static void check_json(const struct check_opts *o, const struct eg_policy *p, const struct eg_diags *d,
+static void check_json(const struct check_opts *o, const struct eg_policy *p, const struct kc_prog *kp,
+		       const struct eg_diags *d,
 		       bool ok)
 {
 	struct sbuf b = {};
@@ -193,7 +198,7 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 	sbuf_putc(&b, '[');
 	for (i = 0; p && i < policy_rule_count(p); i++) {
 		struct eg_rule_info ri;
-		const char *layers[4], *facts[8];
+		const char *layers[4], *facts[8], *why;
 		size_t n, k;
 		int f = 1;
 
@@ -210,13 +215,19 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 		sbuf_printf(&b, "%d", ri.line);
 		json_key(&b, "enforced_in", &f);
 		sbuf_putc(&b, '[');
-		n = rule_layers(&ri, layers);
+		n = rule_layers(kp, i, &ri, layers, &why);
 		for (k = 0; k < n; k++) {
 			if (k)
 				sbuf_putc(&b, ',');
 			put_json_str(&b, layers[k]);
 		}
 		sbuf_putc(&b, ']');
+		json_key(&b, "kernel", &f);
+		sbuf_puts(&b, kp && kp->info[i].kernel ? "true" : "false");
+		if (why) {
+			json_key(&b, "not_in_kernel_because", &f);
+			put_json_str(&b, why);
+		}
 		json_key(&b, "reads", &f);
 		sbuf_putc(&b, '[');
 		n = rule_facts(&ri, facts);
@@ -232,7 +243,8 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 	sbuf_free(&b);
 }
 
-static void check_plain(const struct check_opts *o, const struct eg_policy *p, const struct eg_diags *d)
+static void check_plain(const struct check_opts *o, const struct eg_policy *p, const struct kc_prog *kp,
+			const struct eg_diags *d)
 {
 	size_t nerr = eg_diags_errors(d), nwarn = d->n - nerr, i, w = 4;
 
@@ -262,14 +274,14 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 	printf("\n%-*s  %-8s  %-5s  %-28s  %s\n", (int)w, "RULE", "DECISION", "LINE", "ENFORCED IN", "READS");
 	for (i = 0; i < policy_rule_count(p); i++) {
 		struct eg_rule_info ri;
-		const char *layers[4], *facts[8];
+		const char *layers[4], *facts[8], *why;
 		char col[128];
 		size_t n, k, off = 0;
 
 		if (policy_rule_info(p, i, &ri))
 			break;
 		printf("%-*s  %-8s  %-5d  ", (int)w, ri.name, eg_decision_name(ri.decision), ri.line);
-		n = rule_layers(&ri, layers);
+		n = rule_layers(kp, i, &ri, layers, &why);
 		col[0] = '\0';
 		for (k = 0; k < n && off < sizeof(col); k++)
 			off += snprintf(col + off, sizeof(col) - off, "%s%s", k ? ", " : "", layers[k]);
@@ -280,7 +292,14 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 		if (!n)
 			printf("nothing (matches every exec)");
 		putchar('\n');
+		if (why && ri.decision != EG_DECISION_AUDIT)
+			printf("%-*s  not in the kernel: %s\n", (int)w, "", why);
 	}
+	if (kp)
+		printf("\nexecgate daemon --enforce: %zu of %zu rules in the kernel%s\n", kp->n_rules,
+		       policy_rule_count(p),
+		       kp->partial ? "; refused without --allow-partial (a deny the kernel cannot hold)" :
+		       kp->n_left_out ? "; the rest change no kernel verdict" : "");
 }
 
 static int do_check(int argc, char **argv)
@@ -295,6 +314,7 @@ static int do_check(int argc, char **argv)
 	struct argp argp = { check_options, check_parse, "FILE", doc, NULL, NULL, NULL };
 	struct check_opts o = {};
 	struct eg_policy *p = NULL;
+	struct kc_prog *kp = NULL;
 	struct eg_diags d = {};
 	size_t nwarn;
 	bool ok;
@@ -305,10 +325,14 @@ static int do_check(int argc, char **argv)
 		p = NULL;
 	nwarn = d.n - eg_diags_errors(&d);
 	ok = p && !(o.strict && nwarn);
+	/* what the kernel could hold (the daemon's mount namespace decides internal_bypass) */
+	if (p && kcompile(p, 0, &kp))
+		kp = NULL;
 	if (o.json)
-		check_json(&o, p, &d, ok);
+		check_json(&o, p, kp, &d, ok);
 	else
-		check_plain(&o, p, &d);
+		check_plain(&o, p, kp, &d);
+	kc_prog_free(kp);
 	policy_free(p);
 	eg_diags_free(&d);
 	return ok ? 0 : 1;

@@ -19,6 +19,7 @@
 #include "execgate.h"
 #include "trace/tracer.h"
 #include "util/caps.h"
+#include "enforce/inforce.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/paths.h"
@@ -118,6 +119,45 @@ static void print_counters(json_t *c)
 	}
 }
 
+/* The kernel rules and links in force, from an inforce_json() object. */
+static void print_kernel(json_t *k)
+{
+	json_t *links = json_object_get(k, "links"), *v;
+	char buf[1024];
+	size_t i, off = 0;
+
+	if (json_is_true(json_object_get(k, "rules_loaded"))) {
+		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT " (policy sha256 %s)%s",
+			 json_integer_value(json_object_get(k, "rules")),
+			 json_string_value(json_object_get(k, "sha256")),
+			 json_is_true(json_object_get(k, "enforcing")) ? "" : ", judged only");
+		print_row("kernel rules", buf);
+	} else {
+		print_row("kernel rules", "none");
+	}
+	buf[0] = '\0';
+	json_array_foreach(links, i, v)
+		if (off < sizeof(buf))
+			off += snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? ", " : "",
+					json_string_value(json_object_get(v, "pin")) ?: "?");
+	print_row("pinned links", off ? buf : "none");
+}
+
+static void print_kernel_pinned(const char *pin)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	json_t *k;
+
+	jsonw_init(&w, &b);
+	inforce_json(pin, &w);
+	k = json_loadb(b.data ? b.data : "", b.len, 0, NULL);
+	if (k)
+		print_kernel(k);
+	json_decref(k);
+	sbuf_free(&b);
+}
+
 /* No daemon: the kernel's counters are still pinned while tracing state is. */
 static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool status, bool stuck)
 {
@@ -172,6 +212,10 @@ static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool 
 			jsonw_int(&w, procs);
 		else
 			jsonw_null(&w);
+		if (status) {
+			jsonw_key(&w, "kernel");
+			inforce_json(p->pin, &w);
+		}
 		jsonw_end_object(&w);
 		sbuf_putc(&b, '\n');
 		err = cli_write(&b);
@@ -192,6 +236,8 @@ static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool 
 	}
 	if (procs >= 0)
 		printf("%-24s %ld\n", "processes tracked", procs);
+	if (status)
+		print_kernel_pinned(p->pin);
 	return 0;
 }
 
@@ -296,6 +342,7 @@ static int run(int argc, char **argv, bool status)
 			print_row("policy", "none");
 		}
 		print_row("output", json_string_value(json_object_get(json_object_get(reply, "output"), "path")));
+		print_kernel(json_object_get(reply, "kernel"));
 	}
 	print_counters(json_object_get(reply, "counters"));
 	json_decref(reply);

@@ -14,6 +14,7 @@
 #include "daemon/daemon_int.h"
 #include "session/session.h"
 #include "execgate.h"
+#include "enforce/inforce.h"
 #include "util/jsonw.h"
 #include "util/version.h"
 
@@ -54,6 +55,11 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "policy_reload_failures", d->st.policy_reload_failures);
 	jsonw_uint_field(w, "killed", c.killed);
 	jsonw_uint_field(w, "kill_failed", c.kill_failed);
+	jsonw_uint_field(w, "kernel_judged", c.kjudged);
+	jsonw_uint_field(w, "kernel_denied", c.kdenied);
+	jsonw_uint_field(w, "kernel_errors", c.kerrors);
+	jsonw_uint_field(w, "kernel_retries", c.kretries);
+	jsonw_uint_field(w, "lsm_deferred", c.lsm_deferred);
 	if (d->sessions) {
 		struct eg_sessions_stats ss;
 
@@ -114,9 +120,14 @@ static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_end_object(&w);
 	jsonw_key(&w, "enforcement");
 	jsonw_start_array(&w);
+	if (d->k.on)
+		jsonw_string(&w, d->k.layer);
 	if (d->sessions)
 		jsonw_string(&w, "seccomp");
 	jsonw_end_array(&w);
+	/* what the kernel holds, read back from the maps and the pinned links */
+	jsonw_key(&w, "kernel");
+	inforce_json(d->paths.pin, &w);
 	jsonw_key(&w, "available");
 	jsonw_start_array(&w);
 	for (i = 0; i < EG_FEAT__COUNT; i++)

@@ -284,24 +284,24 @@ void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 		(h->type == EG_EVENT_EXEC_FAILED && h->klayer == EG_KL_LSM && h->err == -EPERM);
 	if (!acted)
 		return;
-	/* what the kernel did, and by which rule */
+	/* what the kernel did; the policy's own verdict stays beside it when there is one */
 	a->action = h->type == EG_EVENT_EXEC ? "killed" : "blocked";
 	a->layer = a->kernel_layer;
 	a->reason = kernel_reason(h->reason);
-	if (h->reason == EG_REASON_RULE || h->reason == EG_REASON_KERNEL_ERROR) {
-		if (h->krule && p && !policy_rule_info(p, h->krule - 1, &ri)) {
-			a->decision = eg_decision_name(ri.decision);
-			a->rule = ri.name;
-			a->message = ri.message;
-		} else if (h->reason == EG_REASON_KERNEL_ERROR) {
-			a->decision = "error";
-			a->rule = "on_error";
-			a->message = "the kernel could not judge this exec";
-		} else {
-			a->decision = p ? eg_decision_name(policy_settings(p)->default_decision) : "deny";
-			a->rule = NULL;
-			a->message = NULL;
-		}
+	if (a->decision)
+		return;
+	if (h->krule && p && !policy_rule_info(p, h->krule - 1, &ri)) {
+		a->decision = eg_decision_name(ri.decision);
+		a->rule = ri.name;
+		a->message = ri.message;
+	} else if (h->reason == EG_REASON_KERNEL_ERROR) {
+		a->decision = "error";
+		a->rule = "on_error";
+		a->message = "the kernel could not judge this exec";
+	} else if (h->reason == EG_REASON_RULE) {
+		a->decision = p ? eg_decision_name(policy_settings(p)->default_decision) : "deny";
+	} else {
+		a->decision = "deny";
 	}
 }
 

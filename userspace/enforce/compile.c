@@ -397,13 +397,19 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 		for (k = 0; !err && !policy_rule_file_id(p, i, k, &dev, &ino); k++) {
 			r->flags |= EG_KR_IDENTS;
 			err = add_member(mem, mkkey(EG_KK_IDENT, knum, NULL, dev, ino), 1);
-			if (!err && !by_name)
-				err = add_index(ix, mkkey(EG_KK_IDENT, 0, NULL, dev, ino), knum);
 		}
+		/*
+		 * With no basenames, a path's own name finds the rule when every
+		 * path fixes it ("/usr/bin/curl", "/opt/x*y/curl"); a file a
+		 * literal path named, when run by another name, by its identity.
+		 * A glob that fixes no name: the rule is every exec's candidate.
+		 */
 		if (!by_name && all_fixed) {
 			for (k = 0; k < ri->n_paths && !err; k++)
 				err = add_index(ix, mkkey(EG_KK_NAME, 0, fixed_basename(ri->paths[k]), 0, 0),
 						knum);
+			for (k = 0; !err && !policy_rule_file_id(p, i, k, &dev, &ino); k++)
+				err = add_index(ix, mkkey(EG_KK_IDENT, 0, NULL, dev, ino), knum);
 			by_name = true;
 		}
 	}
@@ -433,7 +439,7 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 		}
 	}
 	/* no key rules it out: every exec is its candidate */
-	if (!err && !by_name && !(r->flags & EG_KR_IDENTS))
+	if (!err && !by_name)
 		err = add_index(ix, mkkey(EG_KK_ALL, 0, NULL, 0, 0), knum);
 	return err;
 }

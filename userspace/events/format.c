@@ -315,6 +315,10 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			json_str(b, a->kernel_layer, strlen(a->kernel_layer));
 			json_opt_str(b, "decision", a->kernel_decision);
 			json_opt_str(b, "rule", a->kernel_rule);
+			/* the rule by its place in the policy, and which loaded rules judged */
+			if (h->krule)
+				json_u64(b, ",\"rule_index\":", h->krule - 1);
+			json_u64(b, ",\"seq\":", h->kseq);
 			sbuf_putc(b, '}');
 		}
 	}

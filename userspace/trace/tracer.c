@@ -266,6 +266,14 @@ int tracer_unpin_dir(const char *dir)
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		/* links/: pinned links, one level down */
+		if (de->d_type == DT_DIR) {
+			int e = tracer_unpin_dir(path);
+
+			if (e)
+				err = e;
+			continue;
+		}
 		if (unlink(path) && errno != ENOENT)
 			err = -errno;
 	}
@@ -402,6 +410,11 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->procs_failed += v[i].procs_failed;
 		ret->killed += v[i].killed;
 		ret->kill_failed += v[i].kill_failed;
+		ret->kjudged += v[i].kjudged;
+		ret->kdenied += v[i].kdenied;
+		ret->kerrors += v[i].kerrors;
+		ret->kretries += v[i].kretries;
+		ret->lsm_deferred += v[i].lsm_deferred;
 	}
 	free(v);
 	return 0;

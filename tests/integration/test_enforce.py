@@ -1,0 +1,441 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Kernel enforcement: `execgate daemon --enforce` on this kernel.
+
+This kernel has no BPF LSM, so the kernel rules act at sched_process_exec:
+a denied exec is killed before its new image runs an instruction (the
+LSM layer is tested under qemu, tests/vm/). Every daemon here is scoped to
+a test cgroup (--cgroup) and the commands it judges run in it: the host's
+own execs are never at stake.
+
+What is checked: the kernel's verdict equals the policy's for every exec
+(a differential run of 10,000+ generated execs), spellings, links, bind
+mounts, namespaces and scripts do not get around a rule, the rules
+survive kill -9 and are visible without a daemon, a reload switches
+policies atomically (1,000 reloads under a stream of execs), and what the
+kernel cannot hold is refused or said."""
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import eg
+from eg import token
+
+
+def write(ctx, text, name="policy.yaml", path=None):
+    if not path:
+        d = ctx.tmpdir()
+        os.chmod(d, 0o755)
+        path = os.path.join(d, name)
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.rename(tmp, path)
+    return path
+
+
+def in_cg(cg_abs, argv, timeout=30, **kw):
+    """Runs argv inside the cgroup cg_abs (the child joins it before exec)."""
+    def join():
+        with open(os.path.join(cg_abs, "cgroup.procs"), "w") as f:
+            f.write("0")
+    return subprocess.run(argv, preexec_fn=join, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=timeout, **kw)
+
+
+def enforcing(ctx, policy, *extra, ready=True):
+    """A daemon enforcing policy (text) in a fresh cgroup: (daemon, cgroup rel, cgroup abs)."""
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, policy)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, *extra, ready=ready)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d.policy_file = pf
+    return d, rel, cg
+
+
+def execs_with(d, tok):
+    return [e for e in d.events() if e.get("type") == "exec" and tok in e.get("argv", [])]
+
+
+def one(d, tok, timeout=10):
+    evs = d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), timeout,
+                     "exec event with %s" % tok)
+    assert len(evs) == 1, evs
+    return evs[0]
+
+
+DENY_CAT = """
+default_decision: allow
+commands:
+  - {name: no-cat, basenames: [cat], decision: deny, message: "no cats"}
+  - {name: no-id-by-path, paths: [/usr/bin/id], decision: deny}
+  - {name: no-force, basenames: [true], args: ["--force|-f"], decision: deny}
+  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}
+"""
+
+
+def test_denied_exec_is_killed_and_reported(ctx):
+    d, rel, cg = enforcing(ctx, DENY_CAT)
+    start = d.events()[0]
+    assert start["enforcement"][0] == "kernel-kill", start
+    assert start["kernel"]["rules"] == 4 and start["kernel"]["partial"] is False, start
+    assert "bpf_lsm" not in start["available"], start
+    t = token()
+    r = in_cg(cg, ["/bin/cat", "/etc/hostname", t])
+    assert r.returncode == -signal.SIGKILL and r.stdout == b"", (r.returncode, r.stdout)
+    e = one(d, t)
+    assert e["action"] == "killed" and e["layer"] == "kernel-kill" and e["reason"] == "kernel-rule", e
+    assert e["decision"] == "deny" and e["rule"] == "no-cat" and e["message"] == "no cats", e
+    assert e["kernel"]["decision"] == "deny" and e["kernel"]["rule"] == "no-cat", e
+    # an allowed exec runs, and says the kernel judged it
+    t2 = token()
+    r = in_cg(cg, ["/bin/true", "ok", t2])
+    assert r.returncode == 0, r
+    e = one(d, t2)
+    assert e["kernel"]["decision"] == "allow" and e["action"] == "allowed", e
+    # argv words: only the whole argument counts
+    t3 = token()
+    assert in_cg(cg, ["/bin/true", "--force", t3]).returncode == -signal.SIGKILL
+    assert in_cg(cg, ["/bin/true", "--forced", t3]).returncode == 0
+    # outside the scope nothing is judged
+    t4 = token()
+    r = subprocess.run(["/bin/cat", "/etc/hostname"], stdout=subprocess.PIPE)
+    assert r.returncode == 0 and r.stdout
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)
+    assert st["counters"]["kernel_denied"] >= 2 and st["counters"]["kernel_errors"] == 0, st
+    assert t4
+
+
+def test_spellings_links_and_scripts_do_not_get_around(ctx):
+    d, rel, cg = enforcing(ctx, DENY_CAT)
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    kitty = os.path.join(work, "kitty")
+    os.symlink("/bin/cat", kitty)
+    # a bind mount is the same file under another path: the path rule names the file
+    dog = os.path.join(work, "dog")
+    open(dog, "w").close()
+    subprocess.run(["mount", "--bind", "/usr/bin/id", dog], check=True)
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", dog]))
+    # a script whose interpreter is denied, and a script named like a denied program
+    interp = os.path.join(work, "hello")
+    with open(interp, "w") as f:
+        f.write("#!/usr/bin/cat\nhello\n")
+    named = os.path.join(work, "cat")
+    with open(named, "w") as f:
+        f.write("#!/bin/sh\necho should-not-run\n")
+    for p in (interp, named):
+        os.chmod(p, 0o755)
+    tries = {
+        "symlink": [kitty, "/etc/hostname"],
+        "dotdot": ["/usr/lib/../bin/cat", "/etc/hostname"],
+        "double-slash": ["//usr//bin/cat", "/etc/hostname"],
+        "bind-mount": [dog],
+        "script-interp": [interp],
+        "script-named": [named],
+        "env-path": ["/usr/bin/env", "cat", "/etc/hostname"],
+        "relative": ["./cat"],
+    }
+    for what, argv in tries.items():
+        t = token()
+        r = in_cg(cg, argv + [t], cwd=work if what == "relative" else None)
+        assert r.returncode != 0 and b"should-not-run" not in r.stdout, (what, r.returncode, r.stdout)
+        killed = [e for e in execs_with(d, t) if e.get("action") == "killed"]
+        assert killed and killed[-1]["layer"] == "kernel-kill", (what, execs_with(d, t))
+    # another mount namespace with the file bound elsewhere: the identity still holds
+    t = token()
+    other = os.path.join(work, "other")
+    open(other, "w").close()
+    r = in_cg(cg, ["unshare", "-m", "sh", "-c",
+                   "mount --bind /usr/bin/id %s && exec %s %s" % (other, other, t)])
+    assert r.returncode != 0, r
+    e = [e for e in execs_with(d, t) if e.get("action") == "killed"]
+    assert e and e[0]["filename"] == other and e[0]["rule"] == "no-id-by-path", execs_with(d, t)
+
+
+def test_exec_by_fd_is_judged(ctx):
+    d, rel, cg = enforcing(ctx, DENY_CAT)
+    t = token()
+    r = in_cg(cg, [ctx.helper("fexec"), "/usr/bin/cat", "cat", "/etc/hostname", t])
+    assert r.returncode == -signal.SIGKILL, (r.returncode, r.stderr)
+    e = one(d, t)
+    assert e["action"] == "killed" and e["rule"] == "no-cat", e
+
+
+def test_argv_flipped_by_a_thread_is_judged_as_committed(ctx):
+    """A racing thread rewrites argv (SAFE <-> EVIL) while the exec copies
+    it: the kernel judges the argv the new image got, so EVIL never runs."""
+    d, rel, cg = enforcing(ctx, DENY_CAT)
+    tries = int(os.environ.get("EG_RACE_TRIES", "2000"))
+    r = in_cg(cg, [ctx.helper("racer"), "argv", str(tries), "/bin/true"], timeout=600)
+    print("    racer: " + r.stdout.decode().strip())
+    time.sleep(1)
+    evs = [e for e in d.events() if e.get("type") == "exec" and e.get("filename") == "/usr/bin/true"
+           and e.get("argv", [None])[0] == "/bin/true"]
+    assert len(evs) >= tries * 0.9, len(evs)
+    for e in evs:
+        evil = "EVIL" in e["argv"]
+        assert evil == (e.get("action") == "killed"), e
+
+
+def test_rules_survive_kill9_and_unload_removes_them(ctx):
+    d, rel, cg = enforcing(ctx, DENY_CAT)
+    os.kill(d.proc.pid, signal.SIGKILL)
+    d.proc.wait()
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    # visible with no daemon
+    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path]).stdout)
+    assert st["daemon_running"] is False, st
+    k = st["kernel"]
+    assert k["rules_loaded"] is True and k["rules"] == 4 and k["enforcing"] is True, k
+    assert {l["pin"] for l in k["links"]} >= {"handle_exec", "handle_fork"}, k
+    plain = ctx.run([ctx.execgate, "status", "-p", d.pin_path]).stdout.decode()
+    assert "kernel rules" in plain and "4 (policy sha256" in plain, plain
+    # a new daemon takes the rules over without a gap, then its own policy applies
+    d2 = ctx.daemon("--policy", write(ctx, "commands: [{name: no-true, basenames: [true], decision: deny}]"),
+                    "--enforce", "--cgroup", cg, pin_path=d.pin_path)
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+    assert in_cg(cg, ["/bin/true"]).returncode == -signal.SIGKILL
+    d2.stop()
+    # an orderly stop without --persist takes the rules away
+    assert in_cg(cg, ["/bin/true"]).returncode == 0
+    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path]).stdout)
+    assert st["kernel"]["rules_loaded"] is False and not st["kernel"]["links"], st
+
+
+def test_persist_and_unload(ctx):
+    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
+    assert d.stop() == 0
+    assert "stay in force" in d.err(), d.err()
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    r = ctx.run([ctx.execgate, "unload", "-p", d.pin_path])
+    assert r.returncode == 0, r
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+    assert not os.path.exists(d.pin_path)
+
+
+def test_what_the_kernel_cannot_hold_is_refused_or_said(ctx):
+    partial = """
+commands:
+  - {name: rm-recursive, basenames: [rm], args: ["-[a-z]*r[a-z]*"], decision: deny}
+  - {name: no-cat, basenames: [cat], decision: deny}
+"""
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, partial)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, ready=False)
+    assert d.proc.wait(30) == 1
+    err = d.err()
+    assert "rm-recursive" in err and "--allow-partial" in err and "not a word" in err, err
+    d = ctx.daemon("--policy", pf, "--enforce", "--allow-partial", "--cgroup", cg)
+    k = d.events()[0]["kernel"]
+    assert k["partial"] is True and k["rules"] == 1 and k["left_out"][0]["rule"] == "rm-recursive", k
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    # policy check says where each rule is enforced, and why not in the kernel
+    j = json.loads(ctx.run([ctx.execgate, "policy", "check", "--json", pf]).stdout)
+    by = {r["name"]: r for r in j["rules"]}
+    assert by["no-cat"]["enforced_in"] == ["kernel", "sessions"], by
+    assert by["rm-recursive"]["enforced_in"] == ["sessions only"], by
+    assert "regex" in by["rm-recursive"]["not_in_kernel_because"], by
+    # a reload to a policy the kernel cannot hold keeps the old one everywhere
+    write(ctx, partial.replace("no-cat", "no-cat2"), path=pf)
+    d2pf = pf
+    d.stop()
+    d = ctx.daemon("--policy", d2pf, "--enforce", "--cgroup", cg, pin_path=d.pin_path, ready=False)
+    assert d.proc.wait(30) == 1
+
+
+def test_reload_refused_when_partial_keeps_everything(ctx):
+    d, rel, cg = enforcing(ctx, DENY_CAT)
+    write(ctx, "commands: [{name: x, basenames: [cat], args_patterns: [a], decision: deny}]",
+          path=d.policy_file)
+    r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert r.returncode != 0, r
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path]).stdout)
+    assert st["kernel"]["rules"] == 4, st
+
+
+def test_approval_follows_kernel_approval(ctx):
+    pol = "commands: [{name: ask-cat, basenames: [cat], decision: approval}]\n"
+    d, rel, cg = enforcing(ctx, pol)
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    d.stop()
+    d, rel, cg = enforcing(ctx, "kernel_approval: audit\n" + pol)
+    t = token()
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname", t]).returncode == 1  # cat: no such file t
+    e = one(d, t)
+    assert e["kernel"]["decision"] == "audit" and e["decision"] == "approval", e
+
+
+# ---- atomic reloads ------------------------------------------------------------
+
+RELOAD_A = """
+commands:
+  - {name: a-allow-t1, basenames: [t1], decision: allow}
+  - {name: a-deny-both, basenames: [t1, t2], decision: deny}
+"""
+RELOAD_B = """
+commands:
+  - {name: b-deny-both, basenames: [t1, t2], decision: deny}
+  - {name: b-allow-t2, basenames: [t2], decision: allow}
+"""
+# what each policy says: (decision, rule index)
+EXPECT = {("A", "t1"): ("allow", 0), ("A", "t2"): ("deny", 1),
+          ("B", "t1"): ("deny", 0), ("B", "t2"): ("deny", 0)}
+
+
+def test_reload_is_atomic_under_execs(ctx):
+    d, rel, cg = enforcing(ctx, RELOAD_A)
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    for n in ("t1", "t2"):
+        shutil.copy("/bin/true", os.path.join(work, n))
+    reloads = int(os.environ.get("EG_RELOADS", "1000"))
+    stop = threading.Event()
+    plan = "".join("-\t0\t0\t%s/%s\t%s\tegr\n" % (work, n, n) for n in ("t1", "t2")) * 4000
+    runner = subprocess.Popen([ctx.helper("kplan")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+    assert runner.stdout.readline().startswith(b"ready")
+    runner.stdin.write(b"go\n")
+    feeder = threading.Thread(target=lambda: (runner.stdin.write(plan.encode()), runner.stdin.close()))
+    feeder.start()
+    failures = 0
+    for i in range(reloads):
+        write(ctx, RELOAD_B if i % 2 == 0 else RELOAD_A, path=d.policy_file)
+        r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        failures += r.returncode != 0
+    stop.set()
+    out = runner.communicate(timeout=600)[0].decode().split("\n")
+    feeder.join()
+    assert failures == 0, failures
+    statuses = [int(l.split()[1]) for l in out if l.strip()]
+    time.sleep(1)
+    evs = [e for e in d.events() if e.get("type") == "exec" and e.get("argv", [None])[-1] == "egr"]
+    assert len(evs) == len(statuses) == 8000, (len(evs), len(statuses))
+    seen = set()
+    for e in evs:
+        k = e["kernel"]
+        # sequence 1 is the start (A); each reload flips: odd A, even B
+        pol = "A" if k["seq"] % 2 == 1 else "B"
+        name = e["argv"][0]
+        want = EXPECT[(pol, name)]
+        got = (k["decision"], k.get("rule_index"))
+        assert got == want, (pol, name, k)
+        assert (e.get("action") == "killed") == (want[0] == "deny"), e
+        seen.add(k["seq"])
+    print("    %d execs judged under %d different rule sets during %d reloads" %
+          (len(evs), len(seen), reloads))
+    assert len(seen) > 10, seen
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)
+    assert st["counters"]["kernel_errors"] == 0, st
+
+
+# ---- differential: the kernel's verdict is the policy's ---------------------------
+
+NAMES = ["alpha", "beta", "gamma", "delta", "tool"]
+WORDS = ["--force", "-f", "x", "yy", "-rf"]
+
+
+def gen_policy(rng, work, rel):
+    def pick(seq, lo=1, hi=3):
+        return rng.sample(seq, rng.randint(lo, min(hi, len(seq))))
+
+    rules = ["  - {name: helper, paths: ['%s'], decision: allow}" % os.path.join(work, "kplan")]
+    for i in range(40):
+        m = []
+        kinds = rng.sample(["names", "paths", "args", "context", "uids", "cgroups"], rng.randint(1, 3))
+        if "names" in kinds:
+            names = pick(NAMES + ["ln-" + n for n in NAMES] + ["sc-" + n for n in NAMES])
+            m.append("basenames: [%s]" % ", ".join(names))
+        if "paths" in kinds:
+            globs = [os.path.join(work, rng.choice(NAMES)), os.path.join(work, "sub", rng.choice(NAMES)),
+                     os.path.join(work, "sub", "*"), os.path.join(work, "*a"),
+                     os.path.join(work, "?eta"), os.path.join(work, "sc-*"), os.path.join(work, "*")]
+            m.append("paths: [%s]" % ", ".join("'%s'" % g for g in pick(globs, 1, 2)))
+        if "args" in kinds:
+            groups = []
+            for _ in range(rng.randint(1, 2)):
+                groups.append("'%s'" % "|".join(pick(WORDS, 1, 2)))
+            m.append("args: [%s]" % ", ".join(groups))
+        if "context" in kinds:
+            m.append(rng.choice(["context: [direct]", "context: [nested]",
+                                 "context: {min_depth: 1, max_depth: 2}", "context: {min_depth: 2}"]))
+        if "uids" in kinds:
+            m.append("uids: [%s]" % rng.choice(["0", "65534", "0, 65534"]))
+        if "cgroups" in kinds:
+            m.append("cgroups: ['%s']" % rng.choice([rel + "/a", rel, rel + "/*", "/egtest-*/b"]))
+        dec = rng.choice(["deny", "deny", "allow", "audit", "approval"])
+        rules.append("  - {name: r%d, %s, decision: %s}" % (i, ", ".join(m), dec))
+    return "default_decision: %s\ncommands:\n%s\n" % (rng.choice(["allow", "audit", "deny"]),
+                                                       "\n".join(rules))
+
+
+def test_kernel_verdict_equals_policy_differential(ctx):
+    seed = int(os.environ.get("EG_SEED", str(int(time.time()))))
+    rng = random.Random(seed)
+    print("    seed %d (EG_SEED=%d reproduces)" % (seed, seed))
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    os.mkdir(os.path.join(work, "sub"))
+    shutil.copy(ctx.helper("kplan"), os.path.join(work, "kplan"))
+    for n in NAMES:
+        shutil.copy("/bin/true", os.path.join(work, n))
+        shutil.copy("/bin/true", os.path.join(work, "sub", n))
+        os.symlink(n, os.path.join(work, "ln-" + n))
+        with open(os.path.join(work, "sc-" + n), "w") as f:
+            f.write("#!%s %s\n" % (os.path.join(work, rng.choice(NAMES)), rng.choice(WORDS)))
+        os.chmod(os.path.join(work, "sc-" + n), 0o755)
+    rel, cg, _ = ctx.cgroup()
+    for sub in ("a", "b"):
+        os.mkdir(os.path.join(cg, sub))
+        ctx.on_cleanup(lambda p=os.path.join(cg, sub): os.rmdir(p) if os.path.isdir(p) else None)
+    pf = write(ctx, gen_policy(rng, work, rel))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    lines = int(os.environ.get("EG_DIFF_EXECS", "7000"))
+    plan = []
+    for i in range(lines):
+        where = rng.choice(["", "/a", "/b"])
+        procs = os.path.join(cg + where, "cgroup.procs")
+        uid = rng.choice([0, 0, 65534])
+        chain = rng.choice([0, 0, 1, 2])
+        n = rng.choice(NAMES)
+        path = rng.choice([os.path.join(work, n), os.path.join(work, "sub", n),
+                           os.path.join(work, "ln-" + n), os.path.join(work, "sc-" + n),
+                           os.path.join(work, "sub", "..", n)])
+        args = [rng.choice(WORDS + ["\\e"]) for _ in range(rng.randint(0, 3))]
+        plan.append("\t".join([procs, str(uid), str(chain), path, path] + args + ["egd%d" % i]))
+    runner = subprocess.Popen([os.path.join(work, "kplan")], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE)
+    pid = int(runner.stdout.readline().split()[1])
+    # the plan's direct execs are depth 0: what a session's command would be
+    ctx.run([ctx.execgate, "task", str(pid), "--set-depth", "-1", "-p", d.pin_path])
+    out = runner.communicate(("go\n" + "\n".join(plan) + "\n").encode(), timeout=1200)[0]
+    assert len(out.decode().strip().split("\n")) == lines
+    time.sleep(1)
+    d.stop()
+    evs = [e for e in d.events() if e.get("type") == "exec" and (e.get("cgroup") or "").startswith(rel)]
+    mismatches = []
+    kmap = {"approval": "deny", "error": "error"}
+    for e in evs:
+        k = e.get("kernel")
+        if not k:
+            mismatches.append(("not judged", e))
+            continue
+        want = kmap.get(e["decision"], e["decision"])
+        if k["decision"] != want or k.get("rule") != e.get("rule"):
+            mismatches.append(((want, e.get("rule")), (k["decision"], k.get("rule")), e))
+        elif (e.get("action") == "killed") != (want == "deny"):
+            mismatches.append(("action", e))
+    print("    %d execs judged by both; %d differ" % (len(evs), len(mismatches)))
+    assert len(evs) >= 10000, len(evs)
+    assert not mismatches, (seed, mismatches[:3])
