@@ -227,10 +227,21 @@ static long path_step(__u32 i, struct path_walk *w)
 		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
 		n = bpf_probe_read_kernel_str(f->raw + p, EG_NAME_MAX, name);
 	} else {
+		__u64 o = off, p = pos;
+
 		buf = scratch_get();
 		if (!buf)
 			goto done;
-		n = bpf_probe_read_kernel_str(buf + off + pos, EG_NAME_MAX, name);
+		/*
+		 * Checked above already, but on registers clang then spilled
+		 * across the calls: a verifier without ids on spilled scalars
+		 * (before 6.8, e.g. 6.1) forgets that bound when it fills the
+		 * slot again ("R1 unbounded memory access"). Bound the
+		 * registers that are used.
+		 */
+		eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
+		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
+		n = bpf_probe_read_kernel_str(buf + o + p, EG_NAME_MAX, name);
 	}
 	if (n <= 0) {
 		w->flags |= w->fault_flag;
@@ -1427,6 +1438,7 @@ static long argv_step(__u32 i, struct argv_walk *w)
 	room = max_argv_bytes - pos;
 	eg_clamp(room, EG_ARG_READ_MAX);
 	eg_clamp(pos, max_argv_bytes);
+	eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);	/* for 6.1: see path_step() */
 	n = bpf_probe_read_user_str(buf + off + pos, room, arg);
 	if (n < 0) {
 		w->flags |= EG_F_ARGV_FAULT;
