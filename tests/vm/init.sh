@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# shellcheck shell=dash  # busybox ash: local is fine
 # PID 1 of the test VM (tests/vm/run.sh puts it in the initramfs as /init).
 # Mounts what execgate needs, runs /opt/execgate/cases/*.sh (those named by
 # egvm.cases= on the kernel command line, or all), then powers off.
@@ -89,6 +90,7 @@ for c in /opt/execgate/cases/*.sh; do
 	kill -KILL -1 2>/dev/null
 	sleep 0.2
 	rm -rf /sys/fs/bpf/* "$dir" "$dir.out" "$dir.err"
+	find /sys/fs/cgroup -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
 done
 kmsg "EGVM:DONE $count uptime_ms=$(uptime_ms)"
 poweroff -f

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# shellcheck shell=dash disable=SC2034  # busybox ash (local is fine); variables for the cases
 # Helpers for the guest's test cases (busybox sh). A case starts with
 #   . "$EG_LIB"
 # and ends with pass/fail/skip, which print the reason (the last line of
@@ -8,7 +9,10 @@
 #   EG           the execgate binary          EG_HELPERS  the test helpers
 #   EG_POLICIES  a copy of policy/*.yaml      EG_LIB      this file
 #   the working directory: an empty /tmp/<case>, removed afterwards
-#   after the case: every process it left is killed and /sys/fs/bpf emptied
+#   cgroup v2 alone at /sys/fs/cgroup, bpffs at /sys/fs/bpf, securityfs,
+#   tracefs, debugfs, devtmpfs; a tmpfs on /tmp and /run
+#   after the case: every process it left is killed, /sys/fs/bpf emptied
+#   and the cgroups it made removed
 
 pass() { echo "${1:-ok}"; exit 0; }
 fail() { echo "$1"; exit 1; }
@@ -104,6 +108,15 @@ daemon_diag() {
 		sed -n '/-- BEGIN PROG LOAD LOG --/,/-- END PROG LOAD LOG --/p' "$DAEMON_ERR" | tail -n 60
 	fi
 	echo "---"
+}
+
+# in_cgroup NAME PROGRAM ARGS...: runs PROGRAM in the cgroup v2 directory
+# /sys/fs/cgroup/NAME, made if missing (the guest's /init removes it later).
+in_cgroup() {
+	local cg=/sys/fs/cgroup/$1
+	shift
+	mkdir -p "$cg" || return 1
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$cg" "$@"
 }
 
 # expect_runs PROGRAM ARGS...: the exec of PROGRAM must succeed, and

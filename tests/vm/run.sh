@@ -10,7 +10,7 @@
 # EGVM_CACHE (kernel cache, default /var/cache/execgate-vm as root),
 # EGVM_KERNEL (a bzImage to boot instead of Debian's), OUTPUT (.output).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 OUT=${OUTPUT:-.output}
 VMDIR=$OUT/vm
 TIMEOUT=${EGVM_TIMEOUT:-170}
@@ -28,7 +28,7 @@ want=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--console) console=1 ;;
-	-h|--help) sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "tests/vm/run.sh: unknown option $1" >&2; exit 2 ;;
 	*) want+=("$1") ;;
 	esac
@@ -103,7 +103,7 @@ fetch() {
 		chown _apt "$tmp"
 	fi
 	log "downloading $pkg (about 70 MB, once; cached in $CACHE)"
-	if ! (cd "$tmp" && apt-get download -q "$pkg" > download.log 2>&1); then
+	if ! (cd "$tmp" && apt-get download -q -o Acquire::Retries=1 "$pkg" > download.log 2>&1); then
 		sed 's/^/    /' "$tmp/download.log" >&2
 		rm -rf "$tmp"
 		return 1
@@ -115,7 +115,7 @@ fetch() {
 		rm -rf "$tmp"
 		return 1
 	fi
-	rm -rf "$CACHE/$pkg"
+	rm -rf "${CACHE:?}/${pkg:?}"
 	mv "$tmp/x/boot" "$CACHE/$pkg"
 	rm -rf "$tmp"
 }
@@ -143,7 +143,7 @@ find_kernel() {
 		pkg=$(kernel_pkg)
 	fi
 	if [ -n "$pkg" ] && [ ! -d "$CACHE/$pkg" ]; then
-		if ! fetch "$pkg" && [ "$(id -u)" -eq 0 ]; then
+		if ! fetch "$pkg" && [ -z "$cached" ] && [ "$(id -u)" -eq 0 ]; then
 			# stale lists name a package the mirror no longer has
 			log "apt-get update, then one more try"
 			apt-get update -qq -o DPkg::Lock::Timeout=120 > /dev/null 2>&1
@@ -157,7 +157,10 @@ find_kernel() {
 		log "using the cached $(basename "$cached"): ${pkg:-$META unknown to apt} could not be fetched"
 	else
 		exec 9>&-
-		all SKIP "could not fetch Debian's kernel (${pkg:-$META unknown to apt}; no network or apt sources?)"
+		if [ -n "$pkg" ]; then
+			all SKIP "could not download $pkg with apt-get (no network?)"
+		fi
+		all SKIP "apt knows no $META (no apt sources for Debian, or no network for apt-get update?)"
 	fi
 	exec 9>&-
 	KERNEL=$(ls "$cached"/vmlinuz-* 2>/dev/null | head -n 1)
@@ -217,6 +220,7 @@ t_initrd=$(date +%s%N)
 sel=$(IFS=,; echo "${cases[*]}")
 [ ${#want[@]} -eq 0 ] && sel=""
 CONSOLE=$VMDIR/console.log
+# shellcheck disable=SC2054 # commas inside qemu options
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 1G -smp 2 -nographic -no-reboot
       -kernel "$KERNEL" -initrd "$VMDIR/initramfs.cpio.gz"
       -append "$CMDLINE${sel:+ egvm.cases=$sel}")
@@ -265,6 +269,7 @@ for c in "${cases[@]}"; do
 		failed=$((failed + 1)) missing=1
 		continue
 	fi
+	# shellcheck disable=SC2086 # split into its words on purpose
 	set -- $line
 	res=$3 ms=$4
 	shift 4

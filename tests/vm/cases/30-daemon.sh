@@ -39,6 +39,16 @@ case $rec in
 *) fail "exec record's comm is not mk: $rec" ;;
 esac
 
+# cgroup attribution: the record names the cgroup v2 path the exec ran in.
+in_cgroup egvm-30 ./mk "$token-cg" || fail "the marker helper failed in a cgroup"
+wait_line 20 "$EV" '"type":"exec"' "\"argv\":[\"./mk\",\"$token-cg\"]" ||
+	fail "no exec record of ./mk $token-cg within 20 s"
+rec=$(grep_all '"type":"exec"' "\"argv\":[\"./mk\",\"$token-cg\"]" < "$EV" | head -n 1)
+case $rec in
+*'"cgroup":"/egvm-30",'*) ;;
+*) fail "exec record in cgroup /egvm-30 names another cgroup: $rec" ;;
+esac
+
 # Audit only: the daemon traces, it blocks nothing (and expect_eperm, which
 # the enforcement cases rely on, does not take a run for a denial).
 if expect_eperm ./mk SAFE; then
@@ -56,4 +66,4 @@ case $last in
 *'"lost":0,'*) ;;
 *) fail "stop record counts lost records: $last" ;;
 esac
-pass "exec of ./mk traced with argv and resolved filename; stop record on SIGTERM"
+pass "exec of ./mk traced with argv, resolved filename and cgroup; stop record on SIGTERM"
