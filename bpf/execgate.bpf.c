@@ -1015,6 +1015,7 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct file *file = BPF_CORE_READ(bprm, file);
 	__u32 slot, reason = 0, rule, seq, kfl;
+	__u64 bprm_addr = 0;
 	struct eg_task *st;
 	struct kfacts *f;
 	int d;
@@ -1037,7 +1038,13 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 		COUNT(lsm_deferred);
 		return 0;
 	}
-	if (kfacts_bprm(slot, (__u64)bprm))
+	/*
+	 * The pointer's value as a plain number: a global function's scalar
+	 * argument must be a scalar to 6.1's verifier, which refuses a cast
+	 * pointer ("R2 is not a scalar").
+	 */
+	bpf_probe_read_kernel(&bprm_addr, sizeof(bprm_addr), &bprm);
+	if (kfacts_bprm(slot, bprm_addr))
 		d = EG_KD_ERROR;
 	else
 		d = kjudge(slot);
