@@ -136,8 +136,8 @@ test-integration: build-tests
 	$(Q)tests/run.sh --integration-only
 
 # The BPF LSM suite alone: Debian's 6.1 kernel under qemu (tests/vm/README.md).
-test-vm: build-tests
-	$(Q)tools/install-deps.sh vm
+test-vm: deps
+	$(Q)$(MAKE) --no-print-directory build-tests
 	$(Q)tests/vm/run.sh
 
 bench: deps

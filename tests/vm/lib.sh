@@ -107,6 +107,9 @@ daemon_diag() {
 		echo "--- verifier log (tail):"
 		sed -n '/-- BEGIN PROG LOAD LOG --/,/-- END PROG LOAD LOG --/p' "$DAEMON_ERR" | tail -n 60
 	fi
+	if grep -q 'combined stack size of' "$DAEMON_ERR"; then
+		echo "hint: tools/bpf-stack.py .output/bpf/execgate.bpf.o shows each program's deepest chain as 6.1 counts it"
+	fi
 	echo "---"
 }
 
