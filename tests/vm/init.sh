@@ -23,7 +23,6 @@ mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=755 tmpfs /run
 mount -t securityfs securityfs /sys/kernel/security
 mount -t bpf -o mode=700 bpf /sys/fs/bpf
@@ -63,18 +62,21 @@ for c in /opt/execgate/cases/*.sh; do
 	# A case may ask for more time with a line "# egvm-timeout: SECONDS".
 	t=$(sed -n 's/^# egvm-timeout: *\([0-9][0-9]*\).*/\1/p' "$c" | head -n 1)
 	t=${t:-60}
+	# every case starts with an empty /tmp of its own
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
 	dir=/tmp/$name
-	mkdir -p "$dir"
+	out=/run/egvm/$name
+	mkdir -p "$dir" /run/egvm
 	echo "EGVM:BEGIN $name"
 	t0=$(uptime_ms)
-	(cd "$dir" && exec timeout -k 5 "$t" sh "$c" > "$dir.out" 2> "$dir.err")
+	(cd "$dir" && exec timeout -k 5 "$t" sh "$c" > "$out.out" 2> "$out.err")
 	rc=$?
 	ms=$(( $(uptime_ms) - t0 ))
-	sed 's/^/    /' "$dir.out"
-	sed 's/^/    stderr: /' "$dir.err"
+	sed 's/^/    /' "$out.out"
+	sed 's/^/    stderr: /' "$out.err"
 	echo "EGVM:END $name rc=$rc"
 	# the reason: the case's last line on stdout
-	why=$(grep -v '^[[:space:]]*$' "$dir.out" | tail -n 1 | cut -c 1-300)
+	why=$(grep -v '^[[:space:]]*$' "$out.out" | tail -n 1 | cut -c 1-300)
 	case $rc in
 	0)  res=PASS ;;
 	77) res=SKIP ;;
@@ -82,14 +84,15 @@ for c in /opt/execgate/cases/*.sh; do
 	*)  res=FAIL why="exit status $rc: ${why:-no output}" ;;
 	esac
 	# notes the host shows under the result
-	grep '^note: ' "$dir.out" | cut -c 1-300 | while read -r n; do
+	grep '^note: ' "$out.out" | cut -c 1-300 | while read -r n; do
 		kmsg "EGVM:NOTE $name ${n#note: }"
 	done
 	kmsg "EGVM:RESULT $name $res $ms ${why:-ok}"
 	# Nothing a case started outlives it: kill -1 from PID 1 spares only PID 1.
 	kill -KILL -1 2>/dev/null
 	sleep 0.2
-	rm -rf /sys/fs/bpf/* "$dir" "$dir.out" "$dir.err"
+	rm -rf /sys/fs/bpf/* "$out.out" "$out.err"
+	umount /tmp 2>/dev/null || umount -l /tmp
 	find /sys/fs/cgroup -mindepth 1 -depth -type d -exec rmdir {} \; 2>/dev/null
 done
 kmsg "EGVM:DONE $count uptime_ms=$(uptime_ms)"

@@ -8,7 +8,8 @@
 # What the guest's /init gives every case:
 #   EG           the execgate binary          EG_HELPERS  the test helpers
 #   EG_POLICIES  a copy of policy/*.yaml      EG_LIB      this file
-#   the working directory: an empty /tmp/<case>, removed afterwards
+#   the working directory: /tmp/<case>, in a /tmp of its own (a tmpfs
+#   mounted for the case, empty at its start, gone after it)
 #   cgroup v2 alone at /sys/fs/cgroup, bpffs at /sys/fs/bpf, securityfs,
 #   tracefs, debugfs, devtmpfs; a tmpfs on /tmp and /run
 #   after the case: every process it left is killed, /sys/fs/bpf emptied
