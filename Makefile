@@ -47,7 +47,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test test-unit test-integration check-asan asan-tests build-tests bench fuzz clean vmlinux
+.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests build-tests bench fuzz clean vmlinux
 
 all: $(OUTPUT)/execgate
 
@@ -134,6 +134,11 @@ test-unit: build-tests
 
 test-integration: build-tests
 	$(Q)tests/run.sh --integration-only
+
+# The BPF LSM suite alone: Debian's 6.1 kernel under qemu (tests/vm/README.md).
+test-vm: deps
+	$(Q)$(MAKE) --no-print-directory build-tests
+	$(Q)tests/vm/run.sh
 
 bench: deps
 	$(Q)tools/install-deps.sh bench

@@ -227,10 +227,21 @@ static long path_step(__u32 i, struct path_walk *w)
 		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
 		n = bpf_probe_read_kernel_str(f->raw + p, EG_NAME_MAX, name);
 	} else {
+		__u64 o = off, p = pos;
+
 		buf = scratch_get();
 		if (!buf)
 			goto done;
-		n = bpf_probe_read_kernel_str(buf + off + pos, EG_NAME_MAX, name);
+		/*
+		 * Checked above already, but on registers clang then spilled
+		 * across the calls: a verifier without ids on spilled scalars
+		 * (before 6.8, e.g. 6.1) forgets that bound when it fills the
+		 * slot again ("R1 unbounded memory access"). Bound the
+		 * registers that are used.
+		 */
+		eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
+		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
+		n = bpf_probe_read_kernel_str(buf + o + p, EG_NAME_MAX, name);
 	}
 	if (n <= 0) {
 		w->flags |= w->fault_flag;
@@ -1004,6 +1015,7 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct file *file = BPF_CORE_READ(bprm, file);
 	__u32 slot, reason = 0, rule, seq, kfl;
+	__u64 bprm_addr = 0;
 	struct eg_task *st;
 	struct kfacts *f;
 	int d;
@@ -1026,7 +1038,13 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 		COUNT(lsm_deferred);
 		return 0;
 	}
-	if (kfacts_bprm(slot, (__u64)bprm))
+	/*
+	 * The pointer's value as a plain number: a global function's scalar
+	 * argument must be a scalar to 6.1's verifier, which refuses a cast
+	 * pointer ("R2 is not a scalar").
+	 */
+	bpf_probe_read_kernel(&bprm_addr, sizeof(bprm_addr), &bprm);
+	if (kfacts_bprm(slot, bprm_addr))
 		d = EG_KD_ERROR;
 	else
 		d = kjudge(slot);
@@ -1427,6 +1445,7 @@ static long argv_step(__u32 i, struct argv_walk *w)
 	room = max_argv_bytes - pos;
 	eg_clamp(room, EG_ARG_READ_MAX);
 	eg_clamp(pos, max_argv_bytes);
+	eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);	/* for 6.1: see path_step() */
 	n = bpf_probe_read_user_str(buf + off + pos, room, arg);
 	if (n < 0) {
 		w->flags |= EG_F_ARGV_FAULT;
