@@ -699,7 +699,6 @@ static __always_inline int kf_program(__u32 slot, const char *src, __u32 len, __
 {
 	struct kfacts *f = kf_get(slot);
 	__u64 n = len, pl;
-	__u32 leaf;
 	__s32 slash;
 	long r;
 
@@ -711,20 +710,23 @@ static __always_inline int kf_program(__u32 slot, const char *src, __u32 len, __
 		if (r <= 0)
 			return -1;
 		f->path_len = r - 1;
-		slash = last_slash(f->path, r - 1);
+		slash = last_slash(slot, f->path, r - 1);
+		f = kf_get(slot);
+		if (!f)
+			return -1;
 		f->base_off = slash + 1;
 		f->base_len = f->path_len - f->base_off;
 		return 0;
 	}
 	if (n && bpf_probe_read_kernel(f->raw, n, src))
 		return -1;
-	pl = kf_forward(slot, n, 0, &leaf);
+	pl = kf_forward(slot, n, 0);
 	f = kf_get(slot);
 	if (!f || !pl)
 		return -1;
 	f->path_len = pl;
-	f->base_off = pl - leaf;
-	f->base_len = leaf;
+	f->base_off = pl - f->cv.leaf;
+	f->base_len = f->cv.leaf;
 	if (how == KP_LEAF_DELETED) {
 		eg_clamp(pl, EG_FILENAME_MAX);
 		bpf_probe_read_kernel(f->path + pl, sizeof(deleted_suffix) - 1, deleted_suffix);
@@ -740,132 +742,155 @@ static __always_inline int kf_program(__u32 slot, const char *src, __u32 len, __
  * arguments...]. 1 or 2, or 0 when argv does not look like that (then the
  * daemon does not judge the script either: trace/judge.c).
  */
-static __always_inline __u32 script_skip(struct kfacts *f, const char *argv, __u32 argv_len,
+static __always_inline __u32 script_skip(__u32 slot, const char *argv, __u32 argv_len,
 					 const char *rq, __u32 rlen)
 {
+	struct kfacts *f = kf_get(slot);
 	long n0, n1;
 
-	if (!rlen || rlen > EG_FILENAME_MAX)
+	if (!f || !rlen || rlen > EG_FILENAME_MAX)
 		return 0;
 	n0 = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, argv);
 	if (n0 <= 0)
 		return 0;
-	if (n0 + rlen <= argv_len && kmemeq(argv + (n0 & (EG_FILENAME_MAX - 1)), rq, rlen))
+	if (n0 + rlen <= argv_len && kmemeq(slot, argv + (n0 & (EG_FILENAME_MAX - 1)), rq, rlen))
 		return 1;
 	if (n0 >= argv_len)
+		return 0;
+	f = kf_get(slot);
+	if (!f)
 		return 0;
 	n1 = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, argv + (n0 & (EG_FILENAME_MAX - 1)));
 	if (n1 <= 0)
 		return 0;
 	if (n0 + n1 + rlen <= argv_len &&
-	    kmemeq(argv + ((n0 + n1) & (2 * EG_FILENAME_MAX - 1)), rq, rlen))
+	    kmemeq(slot, argv + ((n0 + n1) & (2 * EG_FILENAME_MAX - 1)), rq, rlen))
 		return 2;
 	return 0;
 }
 
 /*
- * The kernel's verdict on the exec in the record (scratch), at
- * sched_process_exec: the file that runs with the committed argv, and for
- * a script also the script with its caller's argv; the stronger verdict
- * stands. Fills e->k* and returns the decision (EG_KD_*).
+ * The facts of one program of the exec in the record (scratch), for
+ * kjudge() at sched_process_exec: prog 0 is the file that runs with the
+ * committed argv; prog 1, for a script, the script with its caller's
+ * argv. Returns 0, 1 when there is no such program, -1 on error.
  */
-__noinline int kjudge_exec(__u64 arg_start, __u64 arg_end)
+__noinline int kfacts_exec(__u32 prog)
 {
-	__u32 slot = kf_slot(KSLOT_EXEC), flen, rlen, ilen, slen, alen, skip, rule, kfl, how;
-	__u64 off;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	__u32 slot = kf_slot(KSLOT_EXEC), flen, rlen, ilen, slen, skip, how;
 	struct eg_event *e;
 	struct kfacts *f;
-	const char *rq, *argv;
 	char *buf = scratch_get();
-	int d, d2;
+	const char *rq;
+	__u64 off;
 
 	f = kf_get(slot);
 	if (!buf || !f)
-		return EG_KD_ERROR;
+		return -1;
 	e = (struct eg_event *)buf;
 	flen = *(volatile __u16 *)&e->filename_len;
 	rlen = *(volatile __u16 *)&e->requested_len;
 	ilen = *(volatile __u16 *)&e->interp_len;
 	slen = *(volatile __u16 *)&e->script_len;
-	alen = e->argv_len;
+	off = EG_EVENT_HDR + flen;
+	eg_clamp(off, EG_EVENT_HDR + EG_FILENAME_MAX);
+	rq = buf + off;
 	f->flags = (e->flags & EG_F_DEPTH_KNOWN) ? 0 : KF_DEPTH_UNKNOWN;
 	f->depth = e->depth < 0 ? 0 : e->depth;
 	f->euid = e->euid;
 	f->mnt_ns = e->mnt_ns;
-	f->dev = e->dev;
-	f->ino = e->ino;
-	f->arg_start = arg_start;
-	f->arg_end = arg_end;
-	f->args_from = 0;
-	f->cg_state = 0;
+	f->arg_start = BPF_CORE_READ(mm, arg_start);
+	f->arg_end = BPF_CORE_READ(mm, arg_end);
 	f->kflags = 0;
-	how = (e->flags & EG_F_ANON_FILE) ? KP_PLAIN :
-	      (e->flags & EG_F_FILE_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
-	if (kf_program(slot, buf + EG_EVENT_HDR, flen, how))
-		return EG_KD_ERROR;
-	f = kf_get(slot);
-	if (!f)
-		return EG_KD_ERROR;
-	off = EG_EVENT_HDR + flen;
-	eg_clamp(off, EG_EVENT_HDR + EG_FILENAME_MAX);
-	rq = buf + off;
-	/* a script's interpreter is judged by the name its '#!' line spells */
-	if (e->flags & EG_F_SCRIPT) {
-		off += rlen;
-		eg_clamp(off, EG_EVENT_HDR + 2 * EG_FILENAME_MAX);
-		kf_spelled(f, buf + off, ilen);
-	} else {
-		kf_spelled(f, rq, rlen);
+	if (!prog) {
+		f->cg_state = 0;
+		f->dev = e->dev;
+		f->ino = e->ino;
+		f->args_from = 0;
+		how = (e->flags & EG_F_ANON_FILE) ? KP_PLAIN :
+		      (e->flags & EG_F_FILE_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
+		if (kf_program(slot, buf + EG_EVENT_HDR, flen, how))
+			return -1;
+		/* a script's interpreter is judged by the name its '#!' line spells */
+		if (e->flags & EG_F_SCRIPT) {
+			off += rlen;
+			eg_clamp(off, EG_EVENT_HDR + 2 * EG_FILENAME_MAX);
+			kf_spelled(slot, buf + off, ilen);
+		} else {
+			kf_spelled(slot, rq, rlen);
+		}
+		return 0;
 	}
-	d = kjudge(slot);
+	if (!(e->flags & EG_F_SCRIPT))
+		return 1;
+	off = EG_EVENT_HDR + flen + rlen + ilen + slen + *(volatile __u16 *)&e->cwd_len;
+	eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);
+	skip = script_skip(slot, buf + off, e->argv_len, rq, rlen);
 	f = kf_get(slot);
 	if (!f)
-		return EG_KD_ERROR;
-	rule = f->out_rule;
-	kfl = f->kflags;
+		return -1;
+	if (!skip)
+		return 1;
+	f->args_from = skip;
+	if (e->flags & EG_F_SCRIPT_FOUND) {
+		f->dev = e->script_dev;
+		f->ino = e->script_ino;
+		off = EG_EVENT_HDR + flen + rlen + ilen;
+		eg_clamp(off, EG_EVENT_HDR + 3 * EG_FILENAME_MAX);
+		how = (e->flags & EG_F_SCRIPT_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
+		if (kf_program(slot, buf + off, slen, how))
+			return -1;
+	} else {
+		f->dev = 0;
+		f->ino = 0;
+		if (kf_program(slot, rq, rlen, KP_PLAIN))
+			return -1;
+	}
+	kf_spelled(slot, rq, rlen);
+	return 0;
+}
 
-	if (e->flags & EG_F_SCRIPT) {
-		off = EG_EVENT_HDR + flen + rlen + ilen + slen + *(volatile __u16 *)&e->cwd_len;
-		eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);
-		argv = buf + off;
-		skip = script_skip(f, argv, alen, rq, rlen);
-		if (skip) {
-			f->args_from = skip;
-			f->kflags = 0;
-			if (e->flags & EG_F_SCRIPT_FOUND) {
-				f->dev = e->script_dev;
-				f->ino = e->script_ino;
-				off = EG_EVENT_HDR + flen + rlen + ilen;
-				eg_clamp(off, EG_EVENT_HDR + 3 * EG_FILENAME_MAX);
-				how = (e->flags & EG_F_SCRIPT_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
-				if (kf_program(slot, buf + off, slen, how))
-					return EG_KD_ERROR;
-			} else {
-				f->dev = 0;
-				f->ino = 0;
-				if (kf_program(slot, rq, rlen, KP_PLAIN))
-					return EG_KD_ERROR;
-			}
-			f = kf_get(slot);
-			if (!f)
-				return EG_KD_ERROR;
-			kf_spelled(f, rq, rlen);
-			d2 = kjudge(slot);
-			f = kf_get(slot);
-			if (!f)
-				return EG_KD_ERROR;
-			if (krank(d2) > krank(d)) {
-				d = d2;
-				rule = f->out_rule;
-				kfl = f->kflags | EG_KF_SCRIPT_RULE;
-			}
+/*
+ * The kernel's verdict on the exec in the record, at sched_process_exec:
+ * the file that runs, and for a script the script too; the stronger
+ * verdict stands. Fills e->k* and returns the decision (EG_KD_*).
+ */
+static __always_inline int kjudge_exec(struct eg_event *e)
+{
+	__u32 slot = kf_slot(KSLOT_EXEC), rule = 0, kfl = 0, seq = 0, rank = KRANK_ERROR;
+	struct kfacts *f;
+	int d, d2, r;
+
+	d = kfacts_exec(0) ? EG_KD_ERROR : kjudge(slot);
+	f = kf_get(slot);
+	if (f && d != EG_KD_ERROR) {
+		rule = f->out_rule;
+		kfl = f->kflags;
+		seq = f->seq;
+		rank = f->out_rank;
+	}
+	if (d != EG_KD_ERROR) {
+		/* the stronger of the two stands; the file that runs keeps a tie */
+		r = kfacts_exec(1);
+		d2 = r < 0 ? EG_KD_ERROR : r ? EG_KD_NONE : kjudge(slot);
+		f = kf_get(slot);
+		if (d2 == EG_KD_ERROR) {
+			d = d2;
+			rule = 0;
+		} else if (f && d2 != EG_KD_NONE && f->out_rank > rank) {
+			d = d2;
+			rule = f->out_rule;
+			kfl = f->kflags | EG_KF_SCRIPT_RULE;
+			seq = f->seq;
 		}
 	}
 	e->kdecision = d;
 	e->krule = rule;
 	e->kflags = kfl;
 	e->klayer = EG_KL_KILL;
-	e->kseq = f->seq;
+	e->kseq = seq;
 	return d;
 }
 
@@ -897,7 +922,7 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 	struct eg_task *st;
 	struct path_walk w;
 	umode_t mode;
-	__u32 n, leaf;
+	__u32 n;
 	long r;
 
 	if (!f)
@@ -937,13 +962,13 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 		n = read_path(&w);
 		if (w.flags & EG_F_FILENAME_FAULT)
 			return -1;
-		n = kf_forward(slot, n, 0, &leaf);
+		n = kf_forward(slot, n, 0);
 		f = kf_get(slot);
 		if (!f || !n)
 			return -1;
 		f->path_len = n;
-		f->base_off = n - leaf;
-		f->base_len = leaf;
+		f->base_off = n - f->cv.leaf;
+		f->base_len = f->cv.leaf;
 		if (w.flags & EG_F_FILE_DELETED) {
 			__u64 pl = n;
 
@@ -956,7 +981,7 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 	/* the name as spelled: bprm->interp is the path, or the '#!' line's interpreter */
 	r = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, BPF_CORE_READ(bprm, interp));
 	if (r > 0)
-		kf_spelled(f, f->tmp, r);
+		kf_spelled(slot, f->tmp, r);
 	else
 		f->rbase_len = 0;
 	return 0;
@@ -1188,29 +1213,22 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
 	e->cwd_len = cut16(n, EG_CWD_MAX);
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+/*
+ * The exec record in scratch: header, strings, the committed argv.
+ * Returns its size; 0 when there is none (out of scope, no buffer, too
+ * big). Apart from the checks below (exec_check()), so that the frames
+ * of the kernel judgement's call chain stay within 512 bytes of stack.
+ */
+static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
+				    struct linux_binprm *bprm, bool launcher, __u64 now)
 {
+	struct file *file = BPF_CORE_READ(bprm, file);
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	unsigned long arg_start = BPF_CORE_READ(mm, arg_start), arg_end = BPF_CORE_READ(mm, arg_end);
+	struct eg_event *e;
 	struct eg_task *st;
-	struct eg_proc proc = {};
-	struct eg_event *e = NULL;
-	struct mm_struct *mm;
-	struct file *file;
-	unsigned long arg_start, arg_end;
-	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 task_flags = 0;
-	__u64 len, full, off;
-	__u64 now = bpf_ktime_get_boot_ns();
-	bool launcher;
+	__u64 len, off;
 	char *buf;
-
-	if (!active())
-		return 0;
-	file = BPF_CORE_READ(bprm, file);
-	mm = BPF_CORE_READ(task, mm);
-	arg_start = BPF_CORE_READ(mm, arg_start);
-	arg_end = BPF_CORE_READ(mm, arg_end);
-	launcher = is_launcher(file, arg_start, arg_end);
 
 	buf = scratch_get();
 	if (!buf) {
@@ -1219,13 +1237,13 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (((st && st->session) || (krules_loaded() && kenforcing())) && bpf_send_signal(9))
 			COUNT(kill_failed);
-		goto update;
+		return 0;
 	}
 	e = (struct eg_event *)buf;
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = EG_EVENT_EXEC;
 	e->ktime_ns = now;
-	e->pid = tgid;
+	e->pid = BPF_CORE_READ(task, tgid);
 	e->tid = old_pid;
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
 	fill_lineage(e, st, st && (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0);
@@ -1239,7 +1257,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	 * outcome.
 	 */
 	if (!traced_cgroup() && !*(volatile __u32 *)&e->session)
-		goto update;
+		return 0;
 
 	fill_task(e, task);
 	if (bpf_core_field_exists(bprm->secureexec) && BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
@@ -1250,8 +1268,7 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	exec_strings(e, buf, task, bprm, file);
 
 	/* argv as committed to the new mm: what the program will read */
-	full = arg_end > arg_start ? arg_end - arg_start : 0;
-	len = full;
+	len = arg_end > arg_start ? arg_end - arg_start : 0;
 	e->argv_bytes = len > 0xffffffffull ? 0xffffffffu : len;
 	if (len > max_argv_bytes)
 		e->flags |= EG_F_ARGV_TRUNC;
@@ -1259,9 +1276,9 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	off = strings_end(e);
 	if (off > EG_EVENT_HDR + EG_STRINGS_MAX) {
 		COUNT(record_too_big);
-		if (*(volatile __u32 *)&e->session)
+		if (*(volatile __u32 *)&e->session || (krules_loaded() && kenforcing()))
 			kill_current(e, task);
-		goto update;
+		return 0;
 	}
 	eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);
 	if (len && bpf_probe_read_user(buf + off, len, (const void *)arg_start)) {
@@ -1269,10 +1286,23 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 		len = 0;
 	}
 	e->argv_len = len;
+	return off + len;
+}
 
+/* What may stop the exec in the record: kernel rules, a session's ticket. Then it goes out. */
+static __always_inline void exec_check(struct task_struct *task, __u32 size)
+{
+	struct eg_event *e;
+	__u64 off;
+	char *buf;
+
+	buf = scratch_get();
+	if (!buf)
+		return;
+	e = (struct eg_event *)buf;
 	/* the kernel rules (--enforce): a denied exec dies before its image runs */
 	if (krules_loaded()) {
-		int d = kjudge_exec(arg_start, arg_end);
+		int d = kjudge_exec(e);
 
 		COUNT(kjudged);
 		if (d == EG_KD_ERROR)
@@ -1283,20 +1313,30 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 			kill_current(e, task);
 		}
 	}
-
 	/* a session exec runs only as its supervisor allowed it */
 	if (*(volatile __u32 *)&e->session && !(e->flags & EG_F_KILLED)) {
-		e->reason = check_ticket(e, buf + off, len, full);
+		off = strings_end(e);
+		eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX);
+		e->reason = check_ticket(e, buf + off, e->argv_len, e->argv_bytes);
 		if (e->reason)
 			kill_current(e, task);
 		else
 			e->flags |= EG_F_TICKET_OK;
 	}
 	if (traced_cgroup() || (e->flags & EG_F_KILLED))
-		submit(buf, off + len, EG_EVENT_EXEC);
+		submit(buf, size, EG_EVENT_EXEC);
+}
 
-update:
-	/* looked up again: carried across the record it would split every state above */
+/* The task's depth and exec id for its next exec, and the procs view. */
+static __noinline void exec_update(struct task_struct *task, bool launcher, __u64 now,
+				   bool have_record)
+{
+	struct eg_proc proc = {};
+	struct eg_event *e;
+	struct eg_task *st;
+	__u32 tgid = BPF_CORE_READ(task, tgid), task_flags;
+	char *buf;
+
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st)
 		COUNT(storage_failed);
@@ -1326,7 +1366,9 @@ update:
 		proc.flags = task_flags & ~EG_TASK_MUST_DIE;
 	}
 	proc.exec_ktime = now;
-	if (buf && e->uid == BPF_CORE_READ(task, cred, uid.val)) {
+	buf = have_record ? scratch_get() : NULL;
+	e = (struct eg_event *)buf;
+	if (e && e->uid == BPF_CORE_READ(task, cred, uid.val)) {
 		/* already read for the record */
 		proc.ppid = e->ppid;
 		proc.uid = e->uid;
@@ -1340,6 +1382,25 @@ update:
 	}
 	if (bpf_map_update_elem(&procs, &tgid, &proc, BPF_ANY))
 		COUNT(procs_failed);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+	struct mm_struct *mm;
+	bool launcher;
+	__u32 size;
+
+	if (!active())
+		return 0;
+	mm = BPF_CORE_READ(task, mm);
+	launcher = is_launcher(BPF_CORE_READ(bprm, file), BPF_CORE_READ(mm, arg_start),
+			       BPF_CORE_READ(mm, arg_end));
+	size = exec_record(task, old_pid, bprm, launcher, now);
+	if (size)
+		exec_check(task, size);
+	exec_update(task, launcher, now, size != 0);
 	return 0;
 }
 

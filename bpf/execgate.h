@@ -330,8 +330,9 @@ struct eg_krule {
 	__u16 n_cgroups;
 	__u32 cg_first;
 	__u32 n_arg_groups;
+	__u32 rank;		/* the policy decision's strength: deny 4, approval 2, audit 1, allow 0 */
 };
-_Static_assert(sizeof(struct eg_krule) == 36, "eg_krule is ABI");
+_Static_assert(sizeof(struct eg_krule) == 40, "eg_krule is ABI");
 
 /* eg_kkey.kind */
 enum eg_kkind {
@@ -395,8 +396,10 @@ struct eg_kconf {
 	__u32 seq;		/* eg_kstate.seq when this set was made active */
 	__u64 host_mnt_ns;	/* the bypass holds only in this mount namespace */
 	char sha256[72];	/* of the policy file, hex */
+	__u32 default_rank;	/* default_decision's strength (eg_krule.rank) */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct eg_kconf) == 104, "eg_kconf is ABI");
+_Static_assert(sizeof(struct eg_kconf) == 112, "eg_kconf is ABI");
 
 /* Map "kstate", one entry: which set is in force. */
 struct eg_kstate {

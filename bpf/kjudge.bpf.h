@@ -16,7 +16,10 @@
  * bprm_check_security, which may be preempted and so takes its slot with
  * an atomic exchange). Loops are bpf_loop callbacks and the heavy
  * functions are global, so each is verified once whoever calls it; they
- * take the slot number and look the buffer up themselves.
+ * take the slot number and look the buffer up themselves. Every loop keeps
+ * its state in that buffer too, not on the stack: the stack of a whole
+ * call chain is 512 bytes on older kernels, and a counter the verifier
+ * reads back from a map is one it does not follow value by value.
  */
 #ifndef EG_KJUDGE_BPF_H
 #define EG_KJUDGE_BPF_H
@@ -33,11 +36,23 @@
 #define KGLOB_STEPS	65536			/* glob steps one judgement may take */
 #define KJ_DEFER	0x100			/* kjudge_run(): undecided until argv/uid are final */
 #define KJ_RETRY	0x200			/* kjudge_run(): the rules were swapped meanwhile */
+#define KRANK_ERROR	5			/* the kernel could not judge: above any rule's deny */
 
 /* Subjects of a glob (kglob_match's sel). */
 #define KS_PATH		0
 #define KS_CGROUP	1
 #define KS_BASE		2
+
+/* Loop state, one per loop (no loop runs inside itself). */
+struct kconv { __u32 off, len, end, leaf, cgroup; };
+struct kslash { __u64 s; __u32 n; __s32 last; };
+struct kcmp { __u64 a, b; __u32 len, differ; };
+struct kglob_st { __u64 s, p; __u32 n, m, i, j; __s32 star; __u32 mark; __s32 result; __u32 pad; };
+struct kglobs_st { __u32 first, count, sel, n, g, cut, matched, pad; };
+struct kkn { __u64 kn; __u32 pos, fault; };
+struct kargs { __u64 p, end; __u32 rule, all, found, index, from, skipping; };
+struct kcand { __u64 a, b; __u32 kind, slen, rbase, chunk, i, pad; };
+struct kbyp { __u32 first, count, hit, pad; };
 
 struct kfacts {
 	struct eg_kkey key;		/* built in place for each lookup */
@@ -60,7 +75,16 @@ struct kfacts {
 	__u32 error;
 	__u32 kflags;			/* EG_KF_* gathered */
 	__u32 out_rule;			/* the verdict's policy rule + 1; 0: default or none */
-	__u32 zero;			/* never written: see kz() */
+	__u32 out_rank;			/* its strength, as the daemon merges a script's two verdicts */
+	struct kconv cv;
+	struct kslash sl;
+	struct kcmp cm;
+	struct kglob_st gl;
+	struct kglobs_st gs;
+	struct kkn kn;
+	struct kargs ar;
+	struct kcand cd;
+	struct kbyp bp;
 	char rbase[EG_KSTR_MAX];
 	char raw[EG_FILENAME_MAX];	/* a leaf-first path (input) */
 	char path[KPATH_SIZE];		/* the resolved path, '/'-separated */
@@ -125,16 +149,6 @@ static __always_inline struct kfacts *kf_get(__u32 slot)
 	return bpf_map_lookup_elem(&kscratch, &slot);
 }
 
-/*
- * 0, in a way the verifier cannot know. A loop counter that starts from a
- * known constant makes every bpf_loop iteration a new verifier state (the
- * callback is verified as a loop); one that starts unknown converges.
- */
-static __always_inline __u32 kz(struct kfacts *f)
-{
-	return *(volatile __u32 *)&f->zero;
-}
-
 /* This CPU's slot for a caller (KSLOT_*). */
 static __always_inline __u32 kf_slot(__u32 kind)
 {
@@ -154,17 +168,6 @@ static __always_inline bool krules_loaded(void)
 	struct eg_kstate *s = kstate_get();
 
 	return s && s->seq;
-}
-
-/* deny > audit > allow, as policy_verdict_merge() ranks what the kernel decides */
-static __always_inline int krank(__u32 d)
-{
-	switch (d) {
-	case EG_KD_ERROR: return 4;
-	case EG_KD_DENY: return 3;
-	case EG_KD_AUDIT: return 1;
-	default: return 0;
-	}
 }
 
 /* ---- strings ----------------------------------------------------------------- */
@@ -194,23 +197,19 @@ static __always_inline bool key_str(struct kfacts *f, const char *src, __u32 len
 	return !bpf_probe_read_kernel(f->key.s, n, src);
 }
 
-struct conv_walk {
-	__u32 slot;
-	__u32 cgroup;		/* write to f->cgroup, else f->path */
-	__u32 off;		/* next component in raw */
-	__u32 len;		/* bytes of raw */
-	__u32 end;		/* where the next component ends in the output */
-	__u32 leaf;		/* length of the first (leaf) component */
-};
-
-static long conv_step(__u32 i, struct conv_walk *w)
+static long conv_step(__u32 i, __u32 *slot)
 {
-	struct kfacts *f = kf_get(w->slot);
-	__u64 off = w->off, n, at;
+	struct kfacts *f = kf_get(*slot);
+	struct kconv *w;
+	__u64 off, n, at;
 	char *dst;
 	long r;
 
-	if (!f || off >= w->len || off >= EG_FILENAME_MAX)
+	if (!f)
+		return 1;
+	w = &f->cv;
+	off = w->off;
+	if (off >= w->len || off >= EG_FILENAME_MAX)
 		return 1;
 	eg_clamp(off, EG_FILENAME_MAX - 1);
 	r = bpf_probe_read_kernel_str(f->tmp, EG_KSTR_MAX, f->raw + off);
@@ -237,36 +236,38 @@ static long conv_step(__u32 i, struct conv_walk *w)
 /*
  * raw[0..len) holds components leaf first, each NUL terminated ("c\0b\0a\0"
  * is /a/b/c); writes them root first in path or cgroup and returns the
- * length, "/" alone for none. *leaf: the leaf's length. As the daemon
- * rebuilds paths (trace/record.c), so both judge the same string.
+ * length, "/" alone for none; f->cv.leaf is the leaf's length. As the
+ * daemon rebuilds paths (trace/record.c), so both judge the same string.
  */
-static __always_inline __u32 kf_forward(__u32 slot, __u32 len, __u32 cgroup, __u32 *leaf)
+static __always_inline __u32 kf_forward(__u32 slot, __u32 len, __u32 cgroup)
 {
-	struct conv_walk w = { .slot = slot, .cgroup = cgroup, .len = len };
 	struct kfacts *f = kf_get(slot);
-	__u32 n = len;
+	__u32 n = len, end;
 
-	*leaf = 0;
 	if (!f)
 		return 0;
-	w.off = kz(f);
-	w.leaf = kz(f);
-	/* empty names (stray NULs) shorten the result: count what is written */
 	if (n > EG_FILENAME_MAX)
 		n = EG_FILENAME_MAX;
-	w.end = n;
-	bpf_loop(EG_CWD_DEPTH + 1, conv_step, &w, 0);
-	*leaf = w.leaf;
-	if (w.end == n) {			/* no component */
+	f->cv.off = 0;
+	f->cv.len = n;
+	f->cv.end = n;
+	f->cv.leaf = 0;
+	f->cv.cgroup = cgroup;
+	bpf_loop(EG_CWD_DEPTH + 1, conv_step, &slot, 0);
+	f = kf_get(slot);
+	if (!f)
+		return 0;
+	end = f->cv.end;
+	if (end == n) {			/* no component */
 		if (cgroup)
 			f->cgroup[0] = '/';
 		else
 			f->path[0] = '/';
 		return 1;
 	}
-	if (w.end) {
+	if (end) {
 		/* stray NULs left a gap at the front: move the path down */
-		__u64 from = w.end, k = n - w.end;
+		__u64 from = end, k = n - end;
 
 		eg_clamp(from, EG_FILENAME_MAX - 1);
 		eg_clamp(k, EG_FILENAME_MAX - 1);
@@ -282,66 +283,69 @@ static __always_inline __u32 kf_forward(__u32 slot, __u32 len, __u32 cgroup, __u
 	return n;
 }
 
-struct slash_walk {
-	__u64 s;		/* the string's address */
-	__u32 n;
-	__s32 last;		/* index of the last '/', -1 */
-};
-
-static long slash_step(__u32 i, struct slash_walk *w)
+static long slash_step(__u32 i, __u32 *slot)
 {
-	__u64 x = 0;
+	struct kfacts *f = kf_get(*slot);
 	__u32 at = i * 8, k;
+	__u64 x = 0;
 
-	if (at >= w->n)
+	if (!f || at >= f->sl.n)
 		return 1;
-	bpf_probe_read_kernel(&x, 8, (const void *)(w->s + at));
+	bpf_probe_read_kernel(&x, 8, (const void *)(f->sl.s + at));
 	for (k = 0; k < 8; k++)
-		if (at + k < w->n && ((x >> (k * 8)) & 0xff) == '/')
-			w->last = at + k;
+		if (at + k < f->sl.n && ((x >> (k * 8)) & 0xff) == '/')
+			f->sl.last = at + k;
 	return 0;
 }
 
 /* The last '/' in s[0..n) (kernel memory), -1 if none. */
-static __always_inline __s32 last_slash(const char *s, __u32 n)
+static __always_inline __s32 last_slash(__u32 slot, const char *s, __u32 n)
 {
-	struct slash_walk w = { .s = (__u64)s, .n = n, .last = -1 };
+	struct kfacts *f = kf_get(slot);
 
-	bpf_loop(EG_FILENAME_MAX / 8, slash_step, &w, 0);
-	return w.last;
+	if (!f)
+		return -1;
+	f->sl.s = (__u64)s;
+	f->sl.n = n;
+	f->sl.last = -1;
+	bpf_loop(EG_FILENAME_MAX / 8, slash_step, &slot, 0);
+	f = kf_get(slot);
+	return f ? f->sl.last : -1;
 }
 
-struct cmp8_walk {
-	__u64 a, b;
-	__u32 len;
-	__u32 differ;
-};
-
-static long cmp8_step(__u32 i, struct cmp8_walk *w)
+static long cmp8_step(__u32 i, __u32 *slot)
 {
+	struct kfacts *f = kf_get(*slot);
 	__u64 x = 0, y = 0, mask = ~0ull;
 	__u32 at = i * 8, left;
 
-	if (at >= w->len)
+	if (!f || at >= f->cm.len)
 		return 1;
-	left = w->len - at;
+	left = f->cm.len - at;
 	if (left < 8)
 		mask = (1ull << (left * 8)) - 1;
-	if (bpf_probe_read_kernel(&x, 8, (const void *)(w->a + at)) ||
-	    bpf_probe_read_kernel(&y, 8, (const void *)(w->b + at)) || ((x ^ y) & mask)) {
-		w->differ = 1;
+	if (bpf_probe_read_kernel(&x, 8, (const void *)(f->cm.a + at)) ||
+	    bpf_probe_read_kernel(&y, 8, (const void *)(f->cm.b + at)) || ((x ^ y) & mask)) {
+		f->cm.differ = 1;
 		return 1;
 	}
 	return 0;
 }
 
 /* a[0..len) == b[0..len), kernel memory (eight bytes a step) */
-static __always_inline bool kmemeq(const void *a, const void *b, __u32 len)
+static __always_inline bool kmemeq(__u32 slot, const void *a, const void *b, __u32 len)
 {
-	struct cmp8_walk w = { .a = (__u64)a, .b = (__u64)b, .len = len };
+	struct kfacts *f = kf_get(slot);
 
-	bpf_loop(EG_TICKET_ARGV_MAX / 8, cmp8_step, &w, 0);
-	return !w.differ;
+	if (!f)
+		return false;
+	f->cm.a = (__u64)a;
+	f->cm.b = (__u64)b;
+	f->cm.len = len;
+	f->cm.differ = 0;
+	bpf_loop(EG_TICKET_ARGV_MAX / 8, cmp8_step, &slot, 0);
+	f = kf_get(slot);
+	return f && !f->cm.differ;
 }
 
 /*
@@ -349,13 +353,15 @@ static __always_inline bool kmemeq(const void *a, const void *b, __u32 len)
  * (a kernel string copied whole): its last component goes to f->rbase
  * unless it equals the file's own name.
  */
-static __always_inline void kf_spelled(struct kfacts *f, const char *s, __u32 n)
+static __always_inline void kf_spelled(__u32 slot, const char *s, __u32 n)
 {
-	__s32 slash;
+	struct kfacts *f = kf_get(slot);
 	__u32 from, len;
-
+	__s32 slash;
 	char c = 1;
 
+	if (!f)
+		return;
 	f->rbase_len = 0;
 	if (!n || n > EG_FILENAME_MAX)
 		return;
@@ -364,18 +370,23 @@ static __always_inline void kf_spelled(struct kfacts *f, const char *s, __u32 n)
 		n--;		/* the NUL */
 	if (!n)
 		return;
-	slash = last_slash(s, n);
+	slash = last_slash(slot, s, n);
 	from = slash + 1;
 	if (from >= n)
 		return;
 	len = n - from;
 	if (len >= EG_KSTR_MAX)
 		return;
+	f = kf_get(slot);
+	if (!f)
+		return;
 	bpf_probe_read_kernel(f->rbase, len & (EG_KSTR_MAX - 1), s + from);
 	if (len == f->base_len &&
-	    kmemeq(f->rbase, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), len))
+	    kmemeq(slot, f->rbase, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), len))
 		return;
-	f->rbase_len = len;
+	f = kf_get(slot);
+	if (f)
+		f->rbase_len = len;
 }
 
 /* ---- globs --------------------------------------------------------------------- */
@@ -385,25 +396,20 @@ static __always_inline void kf_spelled(struct kfacts *f, const char *s, __u32 n)
  * compiler sends nothing else; '*' and '?' also match '/'): the two-pointer
  * walk with one backtrack point, one step per callback.
  */
-struct glob_walk {
-	__u64 s, p;		/* addresses: subject, pattern */
-	__u32 n, m;		/* lengths */
-	__u32 i, j;
-	__s32 star;		/* pattern index after the last '*' seen, -1 */
-	__u32 mark;		/* subject index that star matched up to */
-	__u32 steps;
-	__s32 result;		/* 1 match, 0 no, -1 out of steps */
-};
-
-static long glob_step(__u32 k, struct glob_walk *w)
+static long glob_step(__u32 k, __u32 *slot)
 {
+	struct kfacts *f = kf_get(*slot);
+	struct kglob_st *w;
 	char sc = 0, pc = 0;
 
-	if (!w->steps) {
+	if (!f)
+		return 1;
+	w = &f->gl;
+	if (!f->steps) {
 		w->result = -1;
 		return 1;
 	}
-	w->steps--;
+	f->steps--;
 	if (w->j < w->m)
 		bpf_probe_read_kernel(&pc, 1, (const void *)(w->p + w->j));
 	if (w->i >= w->n) {
@@ -445,7 +451,6 @@ static long glob_step(__u32 k, struct glob_walk *w)
 __noinline int kglob_match(__u32 slot, __u32 id, __u32 sel, __u32 n)
 {
 	struct kfacts *f = kf_get(slot);
-	struct glob_walk w = {};
 	struct eg_kglob_key gk;
 	struct eg_kglob *g;
 	const char *s;
@@ -466,23 +471,25 @@ __noinline int kglob_match(__u32 slot, __u32 id, __u32 sel, __u32 n)
 		s = f->path;
 	}
 	if (g->flags & EG_KG_LITERAL)
-		return g->len == n && kmemeq(s, g->pat, n);
-	w.s = (__u64)s;
-	w.p = (__u64)g->pat;
-	w.n = n;
-	w.m = g->len;
-	w.i = kz(f);
-	w.j = kz(f);
-	w.mark = kz(f);
-	w.star = (__s32)kz(f) - 1;
-	w.steps = f->steps;
-	bpf_loop(KGLOB_STEPS, glob_step, &w, 0);
-	f->steps = w.steps;
-	if (w.result < 0) {
+		return g->len == n && kmemeq(slot, s, g->pat, n);
+	f->gl.s = (__u64)s;
+	f->gl.p = (__u64)g->pat;
+	f->gl.n = n;
+	f->gl.m = g->len;
+	f->gl.i = 0;
+	f->gl.j = 0;
+	f->gl.mark = 0;
+	f->gl.star = -1;
+	f->gl.result = 0;
+	bpf_loop(KGLOB_STEPS, glob_step, &slot, 0);
+	f = kf_get(slot);
+	if (!f)
+		return 0;
+	if (f->gl.result < 0) {
 		f->error = 1;
 		return 0;
 	}
-	return w.result > 0;
+	return f->gl.result > 0;
 }
 
 /*
@@ -491,64 +498,63 @@ __noinline int kglob_match(__u32 slot, __u32 id, __u32 sel, __u32 n)
  * covers /a/b and /a/b/c; a glob every cgroup below one it matches, as
  * eg_cgroup_under() says). One (glob, cut) pair per step.
  */
-struct globs_walk {
-	__u32 slot;
-	__u32 first, count;
-	__u32 sel;
-	__u32 n;		/* subject length */
-	__u32 g;		/* current glob */
-	__u32 cut;		/* cgroups: the prefix length tried next */
-	__u32 matched;
-};
-
-static long globs_step(__u32 i, struct globs_walk *w)
+static long globs_step(__u32 i, __u32 *slot)
 {
-	struct kfacts *f;
-	__u32 cut;
+	struct kfacts *f = kf_get(*slot);
+	struct kglobs_st *w;
+	__u32 cut, g;
 	char c;
 
-	if (w->g >= w->count)
-		return 1;
-	if (w->sel != KS_CGROUP) {
-		if (kglob_match(w->slot, w->first + w->g, w->sel, w->n))
-			goto hit;
-		w->g++;
-		return 0;
-	}
-	f = kf_get(w->slot);
 	if (!f)
 		return 1;
+	w = &f->gs;
+	g = w->g;
+	if (g >= w->count)
+		return 1;
+	if (w->sel != KS_CGROUP) {
+		if (kglob_match(*slot, w->first + g, w->sel, w->n))
+			goto hit;
+		w->g = g + 1;
+		return 0;
+	}
 	cut = w->cut;
 	if (cut >= w->n) {
 		/* the cgroup itself, then the next glob */
-		if (kglob_match(w->slot, w->first + w->g, KS_CGROUP, w->n))
+		if (kglob_match(*slot, w->first + g, KS_CGROUP, w->n))
 			goto hit;
-		w->g++;
-		w->cut = kz(f) + 1;	/* no constant: see kz() */
+		w->g = g + 1;
+		w->cut = 1;
 		return 0;
 	}
 	w->cut = cut + 1;
 	c = f->cgroup[cut & (EG_FILENAME_MAX - 1)];
 	/* an ancestor ends before each '/' but the first */
-	if (c == '/' && kglob_match(w->slot, w->first + w->g, KS_CGROUP, cut))
+	if (c == '/' && kglob_match(*slot, w->first + g, KS_CGROUP, cut))
 		goto hit;
 	return 0;
 hit:
-	w->matched = 1;
+	f = kf_get(*slot);
+	if (f)
+		f->gs.matched = 1;
 	return 1;
 }
 
 static __always_inline bool kglobs_any(__u32 slot, __u32 first, __u32 count, __u32 sel, __u32 n)
 {
-	struct globs_walk w = { .slot = slot, .first = first, .count = count, .sel = sel, .n = n };
 	struct kfacts *f = kf_get(slot);
 
 	if (!f)
 		return false;
-	w.g = kz(f);
-	w.cut = kz(f) + 1;
-	bpf_loop(1 << 22, globs_step, &w, 0);
-	return w.matched;
+	f->gs.first = first;
+	f->gs.count = count;
+	f->gs.sel = sel;
+	f->gs.n = n;
+	f->gs.g = 0;
+	f->gs.cut = 1;
+	f->gs.matched = 0;
+	bpf_loop(1 << 22, globs_step, &slot, 0);
+	f = kf_get(slot);
+	return f && f->gs.matched;
 }
 
 /* ---- the cgroup ------------------------------------------------------------------ */
@@ -557,42 +563,39 @@ struct kernfs_node___old {			/* before 6.15 it was "parent" */
 	struct kernfs_node *parent;
 } __attribute__((preserve_access_index));
 
-struct kn_walk {
-	__u64 kn;
-	__u32 slot;
-	__u32 pos;
-	__u32 fault;
-};
-
-static long kn_step(__u32 i, struct kn_walk *w)
+static long kn_step(__u32 i, __u32 *slot)
 {
-	struct kernfs_node *kn = (struct kernfs_node *)w->kn, *up;
-	struct kfacts *f = kf_get(w->slot);
-	__u64 pos = w->pos;
+	struct kfacts *f = kf_get(*slot);
+	struct kernfs_node *kn, *up;
+	__u64 pos;
 	long n;
 
-	if (!f || !kn)
+	if (!f)
+		return 1;
+	kn = (struct kernfs_node *)f->kn.kn;
+	if (!kn)
 		return 1;
 	if (bpf_core_field_exists(struct kernfs_node, __parent))
 		up = BPF_CORE_READ(kn, __parent);
 	else
 		up = BPF_CORE_READ((struct kernfs_node___old *)kn, parent);
 	if (!up) {
-		w->kn = 0;	/* the root has no name of its own */
+		f->kn.kn = 0;	/* the root has no name of its own */
 		return 1;
 	}
+	pos = f->kn.pos;
 	if (pos > EG_FILENAME_MAX - EG_NAME_MAX) {
-		w->fault = 1;
+		f->kn.fault = 1;
 		return 1;
 	}
 	eg_clamp(pos, EG_FILENAME_MAX - EG_NAME_MAX);
 	n = bpf_probe_read_kernel_str(f->raw + pos, EG_NAME_MAX, BPF_CORE_READ(kn, name));
 	if (n <= 0) {
-		w->fault = 1;
+		f->kn.fault = 1;
 		return 1;
 	}
-	w->pos = pos + n;
-	w->kn = (__u64)up;
+	f->kn.pos = pos + n;
+	f->kn.kn = (__u64)up;
 	return 0;
 }
 
@@ -600,21 +603,22 @@ static long kn_step(__u32 i, struct kn_walk *w)
 __noinline int kf_read_cgroup(__u32 slot)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct kn_walk w = { .slot = slot };
 	struct kfacts *f = kf_get(slot);
-	__u32 leaf, n;
+	__u32 n;
 
 	if (!f)
 		return 0;
 	f->cg_state = 2;
-	w.pos = kz(f);
-	w.kn = (__u64)BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
-	if (!w.kn)
+	f->kn.pos = 0;
+	f->kn.fault = 0;
+	f->kn.kn = (__u64)BPF_CORE_READ(task, cgroups, dfl_cgrp, kn);
+	if (!f->kn.kn)
 		return 0;
-	bpf_loop(EG_CWD_DEPTH, kn_step, &w, 0);
-	if (w.fault || w.kn)
+	bpf_loop(EG_CWD_DEPTH, kn_step, &slot, 0);
+	f = kf_get(slot);
+	if (!f || f->kn.fault || f->kn.kn)
 		return 0;	/* unreadable, or deeper than a path holds */
-	n = kf_forward(slot, w.pos, 1, &leaf);
+	n = kf_forward(slot, f->kn.pos, 1);
 	f = kf_get(slot);
 	if (!f || !n)
 		return 0;
@@ -625,26 +629,18 @@ __noinline int kf_read_cgroup(__u32 slot)
 
 /* ---- argv tokens ------------------------------------------------------------------ */
 
-struct args_walk {
-	__u64 p;		/* the next argument's address */
-	__u64 end;
-	__u32 slot;
-	__u32 rule;
-	__u32 all;		/* a bit per group */
-	__u32 found;		/* bit g: group g has its argument */
-	__u32 index;		/* the argument's index in argv */
-	__u32 from;		/* the program's argv[0] */
-	__u32 skipping;		/* inside an argument longer than any token */
-};
-
-static long args_step(__u32 i, struct args_walk *w)
+static long args_step(__u32 i, __u32 *slot)
 {
-	struct kfacts *f = kf_get(w->slot);
-	char last = 0;
+	struct kfacts *f = kf_get(*slot);
+	struct kargs *w;
 	__u32 *groups;
+	char last = 0;
 	long n;
 
-	if (!f || w->p >= w->end)
+	if (!f)
+		return 1;
+	w = &f->ar;
+	if (w->p >= w->end)
 		return 1;
 	__builtin_memset(f->key.s, 0, sizeof(f->key.s));
 	n = bpf_probe_read_user_str(f->key.s, EG_KSTR_MAX, (const void *)w->p);
@@ -682,25 +678,25 @@ static long args_step(__u32 i, struct args_walk *w)
 static __always_inline bool kargs_match(__u32 slot, __u32 rule, __u32 groups)
 {
 	struct kfacts *f = kf_get(slot);
-	struct args_walk w = { .slot = slot, .rule = rule };
 
 	if (!f || !groups || groups > EG_KARG_GROUPS || !f->arg_start)
 		return false;
-	w.all = (1u << groups) - 1;
-	w.p = f->arg_start;
-	w.end = f->arg_end;
-	w.from = f->args_from;
-	w.index = kz(f);
-	w.found = kz(f);
-	w.skipping = kz(f);
+	f->ar.rule = rule;
+	f->ar.all = (1u << groups) - 1;
+	f->ar.p = f->arg_start;
+	f->ar.end = f->arg_end;
+	f->ar.from = f->args_from;
+	f->ar.index = 0;
+	f->ar.found = 0;
+	f->ar.skipping = 0;
 	f->kflags |= EG_KF_ARGV_SCANNED;
-	bpf_loop(EG_KARGS_SCAN, args_step, &w, 0);
-	if (w.p < w.end && (w.found & w.all) != w.all) {
-		f = kf_get(slot);
-		if (f)
-			f->kflags |= EG_KF_ARGS_CUT;
-	}
-	return (w.found & w.all) == w.all;
+	bpf_loop(EG_KARGS_SCAN, args_step, &slot, 0);
+	f = kf_get(slot);
+	if (!f)
+		return false;
+	if (f->ar.p < f->ar.end && (f->ar.found & f->ar.all) != f->ar.all)
+		f->kflags |= EG_KF_ARGS_CUT;
+	return (f->ar.found & f->ar.all) == f->ar.all;
 }
 
 /* ---- one rule ---------------------------------------------------------------------- */
@@ -731,8 +727,7 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 {
 	struct kfacts *f = kf_get(slot);
 	struct eg_krule *r;
-	__u32 idx, flags, decision, first, count, groups;
-	__s32 lo, hi;
+	__u32 idx, flags;
 	bool named;
 
 	if (!f || k >= EG_KRULES_MAX)
@@ -742,10 +737,7 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 	if (!r)
 		return 0;
 	flags = r->flags;
-	decision = r->decision;
-	lo = r->min_depth;
-	hi = r->max_depth;
-	if (f->depth < lo || f->depth > hi)
+	if (f->depth < r->min_depth || f->depth > r->max_depth)
 		return 0;
 	if ((flags & EG_KR_UIDS) && !(f->flags & KF_NO_UID) &&
 	    !kmember_id(f, EG_KK_UID, k, f->euid, 0))
@@ -754,51 +746,31 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 		named = kmember_str(f, EG_KK_NAME, k, f->path + (f->base_off & (EG_FILENAME_MAX - 1)),
 				    f->base_len);
 		/* a rule that is not an allow also meets the name the caller spelled */
-		if (!named && decision != EG_KD_ALLOW && f->rbase_len)
+		if (!named && r->decision != EG_KD_ALLOW && f->rbase_len)
 			named = kmember_str(f, EG_KK_NAME, k, f->rbase, f->rbase_len);
 		if (!named)
 			return 0;
 	}
 	if (flags & EG_KR_CGROUPS) {
-		first = r->cg_first;
-		count = r->n_cgroups;
-		if (!f->cg_state) {
+		if (!f->cg_state)
 			kf_read_cgroup(slot);
-			f = kf_get(slot);
-			if (!f)
-				return 0;
-		}
-		if (f->cg_state != 1 || !kglobs_any(slot, first, count, KS_CGROUP, f->cg_len))
-			return 0;
-		f = kf_get(slot);
-		if (!f)
+		if (f->cg_state != 1 || !kglobs_any(slot, r->cg_first, r->n_cgroups, KS_CGROUP, f->cg_len))
 			return 0;
 	}
 	if (flags & (EG_KR_PATHS | EG_KR_IDENTS)) {
-		r = bpf_map_lookup_elem(&krules, &idx);
-		if (!r)
-			return 0;
-		first = r->glob_first;
-		count = r->n_globs;
 		/* a literal path names its file: the same file by another path matches */
 		if (!(flags & EG_KR_IDENTS) || !f->ino || !kmember_id(f, EG_KK_IDENT, k, f->dev, f->ino)) {
-			if (!(flags & EG_KR_PATHS) || !kglobs_any(slot, first, count, KS_PATH, f->path_len))
+			if (!(flags & EG_KR_PATHS) ||
+			    !kglobs_any(slot, r->glob_first, r->n_globs, KS_PATH, f->path_len))
 				return 0;
 		}
-		f = kf_get(slot);
-		if (!f)
-			return 0;
 	}
 	if ((flags & EG_KR_UIDS) && (f->flags & KF_NO_UID))
 		return 2;
 	if (flags & EG_KR_ARGS) {
 		if (f->flags & KF_NO_ARGV)
 			return 2;
-		r = bpf_map_lookup_elem(&krules, &idx);
-		if (!r)
-			return 0;
-		groups = r->n_arg_groups;
-		if (!kargs_match(slot, k, groups))
+		if (!kargs_match(slot, k, r->n_arg_groups))
 			return 0;
 	}
 	return 1;
@@ -806,60 +778,49 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 
 /* ---- candidates -------------------------------------------------------------------- */
 
-struct cand_walk {
-	__u64 a, b;		/* the index key's value: ident, or nothing */
-	__u32 slot;
-	__u32 kind;
-	__u32 slen;		/* names: length */
-	__u32 rbase;		/* names: f->rbase, else the file's name */
-	__u32 chunk;
-	__u32 i;		/* entry in the chunk */
-};
-
-static __always_inline struct eg_kcands *cand_chunk(struct kfacts *f, struct cand_walk *w)
+static __always_inline struct eg_kcands *cand_chunk(struct kfacts *f)
 {
-	key_init(f, w->kind, w->chunk, 0);
-	f->key.a = w->a;
-	f->key.b = w->b;
-	if (w->rbase) {
-		if (!key_str(f, f->rbase, w->slen))
+	key_init(f, f->cd.kind, f->cd.chunk, 0);
+	f->key.a = f->cd.a;
+	f->key.b = f->cd.b;
+	if (f->cd.rbase) {
+		if (!key_str(f, f->rbase, f->cd.slen))
 			return NULL;
-	} else if (w->slen) {
-		if (!key_str(f, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), w->slen))
+	} else if (f->cd.slen) {
+		if (!key_str(f, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->cd.slen))
 			return NULL;
 	}
 	return bpf_map_lookup_elem(&kindex, &f->key);
 }
 
 /* One candidate per step; the first that matches (or may) ends the list. */
-static long cand_step(__u32 step, struct cand_walk *w)
+static long cand_step(__u32 step, __u32 *slot)
 {
-	struct kfacts *f = kf_get(w->slot);
+	struct kfacts *f = kf_get(*slot);
 	struct eg_kcands *c;
-	__u32 i = w->i, k;
+	__u32 i, k;
 	int m;
 
 	if (!f)
 		return 1;
-	c = cand_chunk(f, w);		/* rebuilt each time: a rule check reuses f->key */
+	c = cand_chunk(f);		/* rebuilt each time: a rule check reuses f->key */
 	if (!c)
 		return 1;
+	i = f->cd.i;
 	if (i >= c->n || i >= EG_KCHUNK) {
 		if (!c->more)
 			return 1;
-		w->chunk++;
-		w->i = kz(f);	/* no constant: see kz() */
+		f->cd.chunk++;
+		f->cd.i = 0;
 		return 0;
 	}
 	k = c->idx[i];
 	if (k >= f->best || k >= f->defer)
 		return 1;	/* ascending: nothing later in this list can win */
-	w->i = i + 1;
-	m = kcheck_rule(w->slot, k);
-	f = kf_get(w->slot);
-	if (!f)
-		return 1;
-	if (f->error)
+	f->cd.i = i + 1;
+	m = kcheck_rule(*slot, k);
+	f = kf_get(*slot);
+	if (!f || f->error)
 		return 1;
 	if (m == 1) {
 		f->best = k;
@@ -874,42 +835,39 @@ static long cand_step(__u32 step, struct cand_walk *w)
 
 static __always_inline void kwalk(__u32 slot, __u32 kind, __u64 a, __u64 b, __u32 slen, __u32 rbase)
 {
-	struct cand_walk w = { .a = a, .b = b, .slot = slot, .kind = kind, .slen = slen,
-			       .rbase = rbase };
 	struct kfacts *f = kf_get(slot);
 
 	if (!f)
 		return;
-	w.chunk = kz(f);
-	w.i = kz(f);
-	bpf_loop(1 << 20, cand_step, &w, 0);
+	f->cd.kind = kind;
+	f->cd.a = a;
+	f->cd.b = b;
+	f->cd.slen = slen;
+	f->cd.rbase = rbase;
+	f->cd.chunk = 0;
+	f->cd.i = 0;
+	bpf_loop(1 << 20, cand_step, &slot, 0);
 }
 
 /* internal_bypass: a file the policy's entries named at load, in the host's mount namespace. */
-struct bypass_walk {
-	__u32 slot;
-	__u32 first, count;
-	__u32 hit;
-};
-
-static long bypass_step(__u32 i, struct bypass_walk *w)
+static long bypass_step(__u32 i, __u32 *slot)
 {
+	struct kfacts *f = kf_get(*slot);
 	struct eg_kglob_key gk;
-	struct kfacts *f = kf_get(w->slot);
 	struct eg_kglob *g;
-	__u32 base;
 
-	if (!f || i >= w->count)
+	if (!f || i >= f->bp.count)
 		return 1;
 	gk.set = f->set;
-	gk.id = w->first + i;
+	gk.id = f->bp.first + i;
 	g = bpf_map_lookup_elem(&kglobs, &gk);
 	if (!g)
 		return 0;
 	/* an entry with no '/' ("*.real") is matched against the file's name */
-	base = g->flags & EG_KG_BASE;
-	if (kglob_match(w->slot, gk.id, base ? KS_BASE : KS_PATH, f->path_len)) {
-		w->hit = 1;
+	if (kglob_match(*slot, gk.id, (g->flags & EG_KG_BASE) ? KS_BASE : KS_PATH, f->path_len)) {
+		f = kf_get(*slot);
+		if (f)
+			f->bp.hit = 1;
 		return 1;
 	}
 	return 0;
@@ -925,22 +883,21 @@ __noinline int kjudge_run(__u32 slot)
 {
 	struct kfacts *f = kf_get(slot);
 	struct eg_kstate *st = kstate_get();
-	struct bypass_walk bw = { .slot = slot };
 	struct eg_kconf *c;
-	__u32 set, seq, idx, d;
 	struct eg_krule *r;
+	__u32 set, idx, d;
 
 	if (!f || !st)
 		return EG_KD_ERROR;
 	set = st->active & 1;
-	seq = st->seq;
 	f->set = set;
-	f->seq = seq;
+	f->seq = st->seq;
 	f->best = ~0u;
 	f->defer = ~0u;
 	f->error = 0;
 	f->steps = KGLOB_STEPS;
 	f->out_rule = 0;
+	f->out_rank = 0;
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c)
 		return EG_KD_ERROR;
@@ -951,21 +908,28 @@ __noinline int kjudge_run(__u32 slot)
 	/* internal_bypass first, whatever the rules say */
 	if ((c->flags & EG_KC_BYPASS) && f->mnt_ns == c->host_mnt_ns && f->ino && f->path[0] == '/' &&
 	    kmember_id(f, EG_KK_BYPASS, 0, f->dev, f->ino)) {
-		bw.first = c->bypass_first;
-		bw.count = c->n_bypass;
-		bpf_loop(4096, bypass_step, &bw, 0);
-		if (bw.hit) {
+		f->bp.first = c->bypass_first;
+		f->bp.count = c->n_bypass;
+		f->bp.hit = 0;
+		bpf_loop(4096, bypass_step, &slot, 0);
+		f = kf_get(slot);
+		if (!f)
+			return EG_KD_ERROR;
+		if (f->bp.hit) {
 			d = EG_KD_BYPASS;
 			goto out;
 		}
 	}
+
+	kwalk(slot, EG_KK_NAME, 0, 0, f->base_len, 0);
 	f = kf_get(slot);
 	if (!f)
 		return EG_KD_ERROR;
-
-	kwalk(slot, EG_KK_NAME, 0, 0, f->base_len, 0);
 	if (f->rbase_len)
 		kwalk(slot, EG_KK_NAME, 0, 0, f->rbase_len, 1);
+	f = kf_get(slot);
+	if (!f)
+		return EG_KD_ERROR;
 	if (f->ino)
 		kwalk(slot, EG_KK_IDENT, f->dev, f->ino, 0, 0);
 	kwalk(slot, EG_KK_ALL, 0, 0, 0, 0);
@@ -975,6 +939,7 @@ __noinline int kjudge_run(__u32 slot)
 		return EG_KD_ERROR;
 	if (f->error) {
 		d = EG_KD_ERROR;
+		f->out_rank = KRANK_ERROR;
 		goto out;
 	}
 	if (f->defer < f->best) {
@@ -983,7 +948,10 @@ __noinline int kjudge_run(__u32 slot)
 	}
 	if (f->best == ~0u) {
 		c = bpf_map_lookup_elem(&kconf, &set);
-		d = c ? c->default_decision : EG_KD_ERROR;
+		if (!c)
+			return EG_KD_ERROR;
+		d = c->default_decision;
+		f->out_rank = c->default_rank;
 		goto out;
 	}
 	idx = set * EG_KRULES_MAX + (f->best & (EG_KRULES_MAX - 1));
@@ -992,9 +960,11 @@ __noinline int kjudge_run(__u32 slot)
 		return EG_KD_ERROR;
 	d = r->decision;
 	f->out_rule = r->rule + 1;
+	f->out_rank = r->rank;
 out:
 	st = kstate_get();
-	if (!st || st->seq != seq)
+	f = kf_get(slot);
+	if (!st || !f || st->seq != f->seq)
 		return KJ_RETRY;
 	return d;
 }
