@@ -317,11 +317,19 @@ static int pin_link(struct bpf_link *l, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
+	int err;
+
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	/* an earlier daemon's link of that name: unpinned, it detaches */
-	if (unlink(path) && errno != ENOENT)
-		return -errno;
-	return bpf_link__pin(l, path);
+	if (unlink(path) && errno != ENOENT) {
+		err = -errno;
+		p_dbg("cannot remove %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = bpf_link__pin(l, path);
+	if (err)
+		p_dbg("cannot pin link fd %d at %s: %s", bpf_link__fd(l), path, strerror(-err));
+	return err;
 }
 
 int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
@@ -343,7 +351,8 @@ int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link
 			return err;
 	}
 	for (i = 0; i < n_extra; i++) {
-		snprintf(name, sizeof(name), "enforce_bprm_cgroup.%d", i);
+		/* no '.' in names: older bpffs reserves them (EPERM) */
+		snprintf(name, sizeof(name), "enforce_bprm_cgroup_%d", i);
 		err = pin_link(extra[i], ldir, name);
 		if (err)
 			return err;
@@ -352,7 +361,7 @@ int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link
 	for (i = n_extra;; i++) {
 		char path[PATH_MAX + 64];
 
-		snprintf(path, sizeof(path), "%s/enforce_bprm_cgroup.%d", ldir, i);
+		snprintf(path, sizeof(path), "%s/enforce_bprm_cgroup_%d", ldir, i);
 		if (unlink(path))
 			break;
 	}
