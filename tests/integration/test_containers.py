@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Real containers (podman with runc and the cgroupfs manager, an image
+imported from a busybox tarball with no registry): events name the
+container an exec ran in, and a rule scoped to one container's cgroup
+refuses there, not in a second container and not on the host."""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import eg
+from eg import token
+
+PODMAN = ["podman", "--runtime", "runc", "--cgroup-manager", "cgroupfs"]
+RUN_FLAGS = ["--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=1024:1024"]
+PARENT = "libpod_parent"
+
+
+def need_podman(ctx):
+    for tool in ("podman", "runc", "busybox"):
+        if not shutil.which(tool) and not os.path.exists("/bin/" + tool):
+            raise eg.Skip("%s is not installed (tools/install-deps.sh installs it)" % tool)
+
+
+def image(ctx):
+    """localhost/egtest:<hash of its content>, imported once from a tarball."""
+    static_true = ctx.helper("static_true")
+    h = hashlib.sha256()
+    for p in ("/bin/busybox", static_true):
+        with open(p, "rb") as f:
+            h.update(f.read())
+    tag = "localhost/egtest:%s" % h.hexdigest()[:12]
+    if subprocess.run(PODMAN + ["image", "exists", tag]).returncode == 0:
+        return tag
+    root = tempfile.mkdtemp(prefix="egimg.")
+    try:
+        os.makedirs(os.path.join(root, "bin"))
+        os.makedirs(os.path.join(root, "tmp"))
+        shutil.copy("/bin/busybox", os.path.join(root, "bin", "busybox"))
+        for applet in ("sh", "cat", "sleep", "echo", "ls"):
+            os.symlink("busybox", os.path.join(root, "bin", applet))
+        shutil.copy(static_true, os.path.join(root, "bin", "static_true"))
+        tar = os.path.join(root, "..", os.path.basename(root) + ".tar")
+        subprocess.run(["tar", "-C", root, "-cf", tar, "."], check=True)
+        r = subprocess.run(PODMAN + ["import", tar, tag], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.unlink(tar)
+        assert r.returncode == 0, r.stderr.decode()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return tag
+
+
+def container(ctx, tag):
+    """A running container (sleeping); its full id."""
+    r = subprocess.run(PODMAN + ["run", "-d", "--rm"] + RUN_FLAGS + [tag, "/bin/sleep", "120"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    cid = r.stdout.decode().strip()
+    ctx.on_cleanup(lambda: subprocess.run(PODMAN + ["rm", "-f", "-t", "0", cid],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return cid
+
+
+def pexec(cid, *argv):
+    return subprocess.run(PODMAN + ["exec", cid] + list(argv), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60)
+
+
+def scope():
+    path = os.path.join(eg.CGROUP2, PARENT)
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def test_events_name_the_container(ctx):
+    need_podman(ctx)
+    tag = image(ctx)
+    d = ctx.daemon("--cgroup", scope())
+    cid = container(ctx, tag)
+    t = token()
+    r = pexec(cid, "/bin/static_true", t)
+    assert r.returncode == 0, r.stderr
+    e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 15, "exec in the container")[0]
+    assert e["container"] == {"id": cid, "runtime": "podman"}, e
+    assert e["cgroup"] == "/%s/libpod-%s" % (PARENT, cid), e
+    assert e["filename"] == "/bin/static_true" and e["foreign_ns"] is True, e
+
+
+def test_rule_for_one_container(ctx):
+    need_podman(ctx)
+    tag = image(ctx)
+    a = container(ctx, tag)
+    b = container(ctx, tag)
+    policy = """
+commands:
+  - name: no-cat-in-a
+    cgroups: ["/%s/libpod-%s"]
+    basenames: [cat]
+    decision: deny
+  - name: no-static-true-in-containers
+    cgroups: ["/%s/libpod-*"]
+    paths: [/bin/static_true]
+    args: [EVIL]
+    decision: deny
+""" % (PARENT, a, PARENT)
+    pdir = ctx.tmpdir()
+    pf = os.path.join(pdir, "p.yaml")
+    with open(pf, "w") as f:
+        f.write(policy)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", scope())
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    # cat is busybox: the rule meets the name the caller spelled
+    t = token()
+    r = pexec(a, "/bin/cat", "/etc/hostname", t)
+    assert r.returncode == 137 and not r.stdout, (r.returncode, r.stdout, r.stderr)
+    e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 15, "killed exec in a")[0]
+    assert e["action"] == "killed" and e["layer"] == "kernel-kill" and e["rule"] == "no-cat-in-a", e
+    assert e["container"]["id"] == a and e["filename"] == "/bin/busybox", e
+    # the second container and the host are not that container
+    r = pexec(b, "/bin/cat", "/etc/hostname")
+    assert r.returncode == 0 and r.stdout.strip(), (r.returncode, r.stderr)
+    assert subprocess.run(["/bin/cat", "/etc/hostname"], stdout=subprocess.PIPE).returncode == 0
+    # a glob over every container's cgroup: both, and still not the host
+    for cid in (a, b):
+        assert pexec(cid, "/bin/static_true", "EVIL").returncode == 137, cid
+        assert pexec(cid, "/bin/static_true", "fine").returncode == 0, cid
+    assert subprocess.run([ctx.helper("static_true"), "EVIL"], stdout=subprocess.DEVNULL).returncode == 0
