@@ -144,6 +144,8 @@ bench: deps
 	$(Q)tools/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory build-tests
 	$(Q)tools/bench/run.sh
+	$(Q)tools/bench/enforce.py
+	$(Q)tools/bench/sessions.py
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh

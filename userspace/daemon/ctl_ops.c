@@ -77,6 +77,11 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 		jsonw_uint_field(w, "approvals_timed_out", ss.timed_out);
 		jsonw_uint_field(w, "approvals_cancelled", ss.cancelled);
 		jsonw_uint_field(w, "approvals_pending", ss.pending);
+		/* receipt to answer, approvals left out; bucket low ends (12% wide) */
+		jsonw_uint_field(w, "supervisor_latency_count", ss.latency_count);
+		jsonw_uint_field(w, "supervisor_latency_p50_us", ss.latency_p50_us);
+		jsonw_uint_field(w, "supervisor_latency_p99_us", ss.latency_p99_us);
+		jsonw_uint_field(w, "supervisor_latency_max_us", ss.latency_max_us);
 		jsonw_end_object(w);
 	}
 	jsonw_key(w, "decisions");

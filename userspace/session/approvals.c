@@ -186,6 +186,7 @@ static const struct eg_policy_settings *settings(struct eg_sessions *s, struct e
 
 void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
 {
+	r->parked = true;
 	const struct eg_policy_settings *st = settings(s, r->session);
 	struct approval *a;
 	uint8_t rnd[8];

@@ -69,6 +69,16 @@ struct refusal {
 #define REFUSALS_MAX	64
 #define REFUSAL_TTL_NS	(2ull * 1000000000ull)
 
+/*
+ * Supervisor latency, in microseconds, log-linear buckets: exact below 16,
+ * then 8 per power of two (12% wide), up to 2^31 us.
+ */
+#define LATENCY_BUCKETS	(16 + 28 * 8)
+unsigned int latency_bucket(uint64_t us);
+uint64_t latency_bucket_low(unsigned int b);
+struct exec_request;
+void latency_record(struct eg_sessions *s, const struct exec_request *r);
+
 struct eg_sessions {
 	struct eg_sessions_opts o;
 	struct eg_session *list;
@@ -86,10 +96,14 @@ struct eg_sessions {
 	struct refusal refusals[REFUSALS_MAX];
 	unsigned int next_refusal;
 	struct sbuf ann_rule, ann_msg, ann_id;
+	/* how long the supervisor took per exec (not counting a person's answer) */
+	uint64_t latency[LATENCY_BUCKETS];
 };
 
 /* What the supervisor knows of one trapped exec. */
 struct exec_request {
+	uint64_t received_ns;		/* CLOCK_MONOTONIC when the notification came */
+	bool parked;			/* waited for a person: not a supervisor latency */
 	struct eg_session *session;	/* the task's own (innermost) session */
 	int listener;
 	struct seccomp_notif *req;

@@ -644,10 +644,37 @@ void sessions_free(struct eg_sessions *s)
 	free(s);
 }
 
+/* The value below which a fraction q of the recorded latencies lie (a bucket's low end). */
+static uint64_t latency_quantile(const struct eg_sessions *s, uint64_t n, double q)
+{
+	uint64_t want = (uint64_t)(q * n), seen = 0;
+	unsigned int b;
+
+	for (b = 0; b < LATENCY_BUCKETS; b++) {
+		seen += s->latency[b];
+		if (seen > want)
+			return latency_bucket_low(b);
+	}
+	return 0;
+}
+
 void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
 {
+	unsigned int b;
+	uint64_t n = 0;
+
 	*ret = s->st;
 	ret->pending = s->napprovals;
+	for (b = 0; b < LATENCY_BUCKETS; b++) {
+		n += s->latency[b];
+		if (s->latency[b])
+			ret->latency_max_us = latency_bucket_low(b);
+	}
+	ret->latency_count = n;
+	if (n) {
+		ret->latency_p50_us = latency_quantile(s, n, 0.50);
+		ret->latency_p99_us = latency_quantile(s, n, 0.99);
+	}
 }
 
 /* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */

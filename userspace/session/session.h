@@ -62,6 +62,9 @@ struct eg_sessions_stats {
 	uint64_t execs, allowed, denied, approvals, approved, approval_denied, timed_out,
 		 cancelled, errors;
 	uint64_t pending;		/* approvals waiting now */
+	/* the supervisor's time per exec, receipt to answer (approvals left out) */
+	uint64_t latency_count;
+	uint64_t latency_p50_us, latency_p99_us, latency_max_us;
 };
 void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret);
 

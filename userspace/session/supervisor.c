@@ -64,6 +64,38 @@ static bool still_valid(const struct exec_request *r)
 	return seccomp_notify_id_valid(r->listener, r->id) == 0;
 }
 
+unsigned int latency_bucket(uint64_t us)
+{
+	unsigned int b;
+
+	if (us < 16)
+		return us;
+	b = 63 - __builtin_clzll(us);		/* 4.. */
+	if (b > 31)
+		return LATENCY_BUCKETS - 1;
+	return 16 + (b - 4) * 8 + ((us >> (b - 3)) & 7);
+}
+
+uint64_t latency_bucket_low(unsigned int b)
+{
+	if (b < 16)
+		return b;
+	b -= 16;
+	return (8ull + (b & 7)) << (b / 8 + 1);
+}
+
+void latency_record(struct eg_sessions *s, const struct exec_request *r)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (r->parked || !r->received_ns)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	s->latency[latency_bucket((now - r->received_ns) / 1000)]++;
+}
+
 static int respond(const struct exec_request *r, int error, bool cont)
 {
 	struct seccomp_notif_resp resp = {
@@ -73,6 +105,8 @@ static int respond(const struct exec_request *r, int error, bool cont)
 		.flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0,
 	};
 
+	if (r->session)
+		latency_record(r->session->owner, r);
 	return seccomp_notify_respond(r->listener, &resp);
 }
 
@@ -574,6 +608,12 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		request_deny(s, &tmp, NULL);
 		free(req);
 		return;
+	}
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r->received_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	}
 	r->req = req;
 	r->listener = fd;

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Shared parts of the enforcement and session benchmarks: a daemon on its
+own pin path, a cgroup to run the load in, the spawn loop, BPF run-time
+statistics. Numbers are ratios of runs interleaved in one invocation
+(docs/bench.md): absolute times drift on these VMs by more than the
+effects measured."""
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+OUT = os.path.join(ROOT, os.environ.get("OUTPUT", ".output"))
+EXECGATE = os.environ.get("EXECGATE", os.path.join(OUT, "execgate"))
+SPAWN = os.environ.get("SPAWN", os.path.join(OUT, "bench", "spawn"))
+HELPERS = os.path.join(OUT, "tests", "helpers")
+CGROUP2 = "/sys/fs/cgroup/unified" if os.path.exists("/sys/fs/cgroup/unified/cgroup.procs") \
+    else "/sys/fs/cgroup"
+
+
+def die(msg):
+    raise SystemExit("bench: " + msg)
+
+
+class Daemon:
+    def __init__(self, args, pin="/sys/fs/bpf/egbench"):
+        self.pin = pin
+        self.dir = tempfile.mkdtemp(prefix="egbench.")
+        self.out = os.path.join(self.dir, "events.jsonl")
+        self.err = open(os.path.join(self.dir, "stderr"), "wb")
+        subprocess.run([EXECGATE, "unload", "-p", pin], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen([EXECGATE, "daemon", "-p", pin, "--output", self.out] + list(args),
+                                     stdout=subprocess.DEVNULL, stderr=self.err, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                die("daemon exited: " + open(self.err.name).read()[-2000:])
+            if os.path.exists(self.out) and b'"event":"start"' in open(self.out, "rb").read(65536):
+                return
+            time.sleep(0.05)
+        die("daemon not ready in 60 s")
+
+    def stats(self):
+        r = subprocess.run([EXECGATE, "stats", "-j", "-p", self.pin], stdout=subprocess.PIPE, check=True)
+        return json.loads(r.stdout)
+
+    def events(self):
+        with open(self.out, "rb") as f:
+            return [json.loads(l) for l in f.read().split(b"\n")[:-1]]
+
+    def fds(self):
+        return len(os.listdir("/proc/%d/fd" % self.proc.pid))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(120)
+        self.err.close()
+        subprocess.run([EXECGATE, "unload", "-p", self.pin], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Cgroup:
+    def __init__(self, name):
+        self.path = os.path.join(CGROUP2, "%s-%d" % (name, os.getpid()))
+        os.makedirs(self.path, exist_ok=True)
+        self.rel = "/" + os.path.relpath(self.path, CGROUP2)
+
+    def join_fn(self):
+        procs = os.path.join(self.path, "cgroup.procs")
+        return lambda: open(procs, "w").write("0")
+
+    def remove(self):
+        try:
+            os.rmdir(self.path)
+        except OSError:
+            pass
+
+
+def spawn(n, workers=1, prefix=(), preexec=None):
+    """Runs the spawn loop (posix_spawn of /bin/true); its elapsed ns."""
+    r = subprocess.run(list(prefix) + [SPAWN, "-n", str(n), "-p", str(workers)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, preexec_fn=preexec)
+    if r.returncode:
+        die("spawn failed: %s" % r.stderr.decode()[-500:])
+    fields = dict(kv.split("=") for kv in r.stdout.decode().split())
+    return int(fields["elapsed_ns"])
+
+
+def bpf_stats(on):
+    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
+        f.write("1" if on else "0")
+
+
+def prog_stats(name):
+    """(run_time_ns, run_cnt) summed over the loaded programs called name."""
+    r = subprocess.run(["bpftool", "-j", "prog", "show"], stdout=subprocess.PIPE, check=True)
+    t = c = 0
+    for p in json.loads(r.stdout):
+        if p.get("name") == name[:15]:
+            t += p.get("run_time_ns", 0)
+            c += p.get("run_cnt", 0)
+    return t, c
+
+
+def median_pct(pairs):
+    """Median over rounds of (B/A - 1) in percent, and its spread (IQR)."""
+    ratios = sorted((b / a - 1) * 100 for a, b in pairs)
+    q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [ratios[0], 0, ratios[-1]]
+    return statistics.median(ratios), q[0], q[-1]

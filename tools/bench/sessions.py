@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Cost and scale of supervised sessions (execgate exec).
+
+1. The spawn loop outside a session (A) and inside one with an allow-all
+   policy (B), a daemon running for both, interleaved A B A B ...: the
+   median extra time per round (target <= 3%), and the supervisor's own
+   latency per exec (receipt of the notification to the answer, p50 and
+   p99 in microseconds, from the daemon's stats).
+2. 50 sessions at once, 200 execs each, with mixed decisions (allowed,
+   denied, audited): every verdict right, every exec logged exactly once,
+   and the daemon's open file descriptors back to where they were once the
+   sessions ended.
+
+  tools/bench/sessions.py [--execs N] [--rounds R] [--sessions S] [--per-session E]
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import egbench as eb  # noqa: E402
+
+TARGET_PCT = 3.0
+
+SCALE_POLICY = """
+commands:
+  - {name: no-denyme, basenames: [denyme], decision: deny}
+  - {name: flag-auditme, basenames: [auditme], decision: audit}
+"""
+
+
+def overhead(o, work):
+    allow = os.path.join(work, "allow.yaml")
+    with open(allow, "w") as f:
+        f.write("default_decision: allow\n")
+    d = eb.Daemon([])
+    try:
+        pairs = []
+        for r in range(o.rounds):
+            a = eb.spawn(o.execs)
+            b = eb.spawn(o.execs, prefix=[eb.EXECGATE, "exec", "-p", d.pin, "--policy", allow, "--"])
+            pairs.append((a, b))
+            print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%" % (r + 1, a / 1e6, b / 1e6, (b / a - 1) * 100))
+        s = d.stats()["counters"]["sessions"]
+    finally:
+        d.stop()
+    med, q1, q3 = eb.median_pct(pairs)
+    print("  median extra time in a session: %+.2f%% (quartiles %+.2f%% .. %+.2f%%); target <= %.1f%%: %s"
+          % (med, q1, q3, TARGET_PCT, "met" if med <= TARGET_PCT else "NOT met"))
+    print("  supervisor latency per exec: p50 %d us, p99 %d us, max %d us (%d execs; bucket low ends)"
+          % (s["supervisor_latency_p50_us"], s["supervisor_latency_p99_us"],
+             s["supervisor_latency_max_us"], s["supervisor_latency_count"]))
+
+
+def scale(o, work):
+    bindir = os.path.join(work, "bin")
+    os.makedirs(bindir)
+    os.chmod(work, 0o755)
+    for n in ("okme", "denyme", "auditme"):
+        shutil.copy("/bin/true", os.path.join(bindir, n))
+    pf = os.path.join(work, "scale.yaml")
+    with open(pf, "w") as f:
+        f.write(SCALE_POLICY)
+    d = eb.Daemon(["--policy", pf])
+    try:
+        time.sleep(0.5)
+        base_fds = d.fds()
+        script = ("for i in $(seq %d); do case $((i %% 3)) in 0) %s/denyme x ;; 1) %s/okme x ;; "
+                  "2) %s/auditme x ;; esac; echo \"$i $?\"; done" % (o.per_session, bindir, bindir, bindir))
+        results = {}
+
+        def one(k):
+            r = subprocess.run([eb.EXECGATE, "exec", "-p", d.pin, "--session", "bench%d" % k, "--",
+                                "/bin/sh", "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               timeout=900)
+            results[k] = r
+
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=one, args=(k,)) for k in range(o.sessions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - t0
+        wrong = 0
+        for k, r in results.items():
+            for line in r.stdout.decode().split("\n"):
+                if not line:
+                    continue
+                i, rc = (int(x) for x in line.split())
+                want = 126 if i % 3 == 0 else 0
+                wrong += rc != want
+        total = o.sessions * o.per_session
+        got = sum(len([l for l in r.stdout.decode().split("\n") if l]) for r in results.values())
+        time.sleep(2)
+        evs = [e for e in d.events() if e.get("session") and e.get("type") in ("exec", "exec_failed")]
+        seen = {}
+        for e in evs:
+            base = os.path.basename(e.get("filename") or e.get("path_requested") or "")
+            if base in ("okme", "denyme", "auditme") and "x" in e.get("argv", []):
+                key = (e["session"], e["exec_id"] if e["type"] == "exec" else e["time"])
+                seen[key] = seen.get(key, 0) + 1
+        logged = len(seen)
+        dup = sum(1 for v in seen.values() if v > 1)
+        decisions = {}
+        for e in evs:
+            base = os.path.basename(e.get("filename") or e.get("path_requested") or "")
+            if base in ("okme", "denyme", "auditme"):
+                decisions.setdefault(base, set()).add(e.get("decision"))
+        deadline = time.monotonic() + 10
+        while d.fds() != base_fds and time.monotonic() < deadline:
+            time.sleep(0.2)
+        fds = d.fds()
+    finally:
+        d.stop()
+    print("  %d sessions x %d execs in %.1f s: %d results, %d wrong verdicts; %d execs logged, %d twice; "
+          "decisions %s; daemon fds %d before, %d after"
+          % (o.sessions, o.per_session, elapsed, got, wrong, logged, dup,
+             {k: sorted(v) for k, v in decisions.items()}, base_fds, fds))
+    ok = (got == total and not wrong and logged == total and not dup and fds == base_fds and
+          decisions.get("denyme") == {"deny"} and decisions.get("okme") == {"allow"} and
+          decisions.get("auditme") == {"audit"})
+    print("  scale: %s" % ("every verdict right, every exec logged once, fds back" if ok else "FAILED"))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--execs", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=10)
+    ap.add_argument("--sessions", type=int, default=50)
+    ap.add_argument("--per-session", type=int, default=200)
+    o = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="egbench-sessions.")
+    try:
+        print("== sessions: spawn loop outside (A) and inside (B) a session, %d rounds of %d execs"
+              % (o.rounds, o.execs))
+        overhead(o, work)
+        print("== sessions: %d at once, %d execs each, mixed decisions" % (o.sessions, o.per_session))
+        ok = scale(o, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
