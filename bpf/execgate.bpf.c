@@ -718,7 +718,8 @@ static __always_inline int kf_program(__u32 slot, const char *src, __u32 len, __
 		f->base_len = f->path_len - f->base_off;
 		return 0;
 	}
-	if (n && bpf_probe_read_kernel(f->raw, n, src))
+	/* src NULL: the path is in raw already (a walk wrote it there) */
+	if (src && n && bpf_probe_read_kernel(f->raw, n, src))
 		return -1;
 	pl = kf_forward(slot, n, 0);
 	f = kf_get(slot);
@@ -962,21 +963,11 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 		n = read_path(&w);
 		if (w.flags & EG_F_FILENAME_FAULT)
 			return -1;
-		n = kf_forward(slot, n, 0);
-		f = kf_get(slot);
-		if (!f || !n)
+		if (kf_program(slot, NULL, n, (w.flags & EG_F_FILE_DELETED) ? KP_LEAF_DELETED : KP_LEAF))
 			return -1;
-		f->path_len = n;
-		f->base_off = n - f->cv.leaf;
-		f->base_len = f->cv.leaf;
-		if (w.flags & EG_F_FILE_DELETED) {
-			__u64 pl = n;
-
-			eg_clamp(pl, EG_FILENAME_MAX);
-			bpf_probe_read_kernel(f->path + pl, sizeof(deleted_suffix) - 1, deleted_suffix);
-			f->path_len += sizeof(deleted_suffix) - 1;
-			f->base_len += sizeof(deleted_suffix) - 1;
-		}
+		f = kf_get(slot);
+		if (!f)
+			return -1;
 	}
 	/* the name as spelled: bprm->interp is the path, or the '#!' line's interpreter */
 	r = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, BPF_CORE_READ(bprm, interp));

@@ -132,7 +132,9 @@ static void test_cli_check_valid_with_warning(void)
 
 	ASSERT_EQ(RUN_EG("policy", "check", f), 0, "exit status");
 	ASSERT_TRUE(strstr(out, "valid, 4 rules, default_decision allow, 1 warning") != NULL, "summary");
-	ASSERT_TRUE(strstr(out, "sessions, kernel: not yet") != NULL, "enforced in");
+	ASSERT_TRUE(strstr(out, "kernel, sessions") != NULL, "enforced in the kernel and sessions");
+	ASSERT_TRUE(strstr(out, "sessions only") != NULL, "a rule the kernel cannot hold");
+	ASSERT_TRUE(strstr(out, "not in the kernel: args_patterns") != NULL, "and why");
 	ASSERT_TRUE(strstr(out, "audit only") != NULL, "audit rule");
 	snprintf(want, sizeof(want), "%s:12:41: warning: pattern '/*' in rule 'block-dangerous-rm' matches "
 		 "the empty string, so it matches every command line", f);
@@ -180,8 +182,12 @@ static void test_cli_check_json(void)
 	ASSERT_TRUE(strchr(out, '\n') == out + n - 1, "one line");
 	ASSERT_TRUE(strstr(out, "\"valid\":true") != NULL, "valid");
 	ASSERT_TRUE(strstr(out, "{\"name\":\"allow-git-direct\",\"decision\":\"allow\",\"line\":6,"
-				"\"enforced_in\":[\"sessions\",\"kernel: not yet\"],\"reads\":[\"name\",\"depth\"]}") != NULL,
-		    "rule entry, with the facts it reads");
+				"\"enforced_in\":[\"kernel\",\"sessions\"],\"kernel\":true,"
+				"\"reads\":[\"name\",\"depth\"]}") != NULL,
+		    "rule entry, with where it is enforced and the facts it reads");
+	ASSERT_TRUE(strstr(out, "\"enforced_in\":[\"sessions only\"],\"kernel\":false,"
+				"\"not_in_kernel_because\":\"args_patterns") != NULL,
+		    "a rule the kernel cannot hold, and why");
 	ASSERT_TRUE(strstr(out, "\"enforced_in\":[\"audit only\"]") != NULL, "audit rule");
 	ASSERT_TRUE(strstr(out, "\"warnings\":[{\"file\":") != NULL, "warnings");
 	ASSERT_STREQ(err, "", "no prose");

@@ -50,18 +50,6 @@ uint32_t kc_decision(const struct eg_policy *p, enum eg_decision d)
 	}
 }
 
-/* policy_verdict_merge()'s order: deny > error > approval > audit > allow */
-static uint32_t kc_rank(enum eg_decision d)
-{
-	switch (d) {
-	case EG_DECISION_DENY: return 4;
-	case EG_DECISION_ERROR: return 3;
-	case EG_DECISION_APPROVAL: return 2;
-	case EG_DECISION_AUDIT: return 1;
-	default: return 0;
-	}
-}
-
 const char *kc_decision_name(uint32_t kd)
 {
 	switch (kd) {
@@ -377,7 +365,7 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 		return -ENOMEM;
 	r->rule = i;
 	r->decision = kc_decision(p, ri->decision);
-	r->rank = kc_rank(ri->decision);
+	r->rank = policy_decision_rank(ri->decision);
 	r->min_depth = ri->min_depth;
 	r->max_depth = ri->max_depth < 0 ? 0x7fffffff : ri->max_depth;
 
@@ -553,7 +541,7 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 	}
 	k->conf.nrules = k->n_rules;
 	k->conf.default_decision = kc_decision(p, st->default_decision);
-	k->conf.default_rank = kc_rank(st->default_decision);
+	k->conf.default_rank = policy_decision_rank(st->default_decision);
 	if (st->unknown_depth_direct)
 		k->conf.flags |= EG_KC_UNKNOWN_DIRECT;
 	snprintf(k->conf.sha256, sizeof(k->conf.sha256), "%s", policy_sha256(p));

@@ -721,7 +721,7 @@ static int first_match(struct eval *e)
 	}
 }
 
-static int decision_rank(enum eg_decision d)
+int policy_decision_rank(enum eg_decision d)
 {
 	switch (d) {
 	case EG_DECISION_DENY: return 4;
@@ -734,7 +734,7 @@ static int decision_rank(enum eg_decision d)
 
 void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *other)
 {
-	if (decision_rank(other->decision) > decision_rank(into->decision))
+	if (policy_decision_rank(other->decision) > policy_decision_rank(into->decision))
 		*into = *other;
 }
 

@@ -74,6 +74,8 @@ struct eg_verdict {
  * > audit > allow (a script and its interpreter: any deny wins).
  */
 void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *other);
+/* That order as a number: deny 4, error 3, approval 2, audit 1, allow 0. */
+int policy_decision_rank(enum eg_decision d);
 
 enum eg_timeout_action {
 	EG_TIMEOUT_DENY = 0,
