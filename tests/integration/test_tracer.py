@@ -381,7 +381,8 @@ def test_exec_failed_execveat(ctx):
 
 def test_lost_records_exact_accounting(ctx):
     rel, cg, cgid = ctx.cgroup()
-    d = ctx.daemon("--ringbuf-size", "4096", "--cgroup", cg)
+    # the smallest ring that holds one record at a 1 KiB argv cap (a smaller one is refused)
+    d = ctx.daemon("--ringbuf-size", "32K", "--max-argv-bytes", "1024", "--cgroup", cg)
     tok = token()
     n = 400
     d.proc.send_signal(signal.SIGSTOP)  # the consumer stalls: the ring must overflow
@@ -391,7 +392,7 @@ def test_lost_records_exact_accounting(ctx):
         st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path]).stdout)["counters"]
     finally:
         d.proc.send_signal(signal.SIGCONT)
-    assert st["lost"] > 0, "a 4 KiB ring with a stopped reader must overflow"
+    assert st["lost"] > 0, "a 32 KiB ring with a stopped reader must overflow"
     time.sleep(0.5)
     assert d.stop() == 0
     evs = d.events()

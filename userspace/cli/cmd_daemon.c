@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "daemon/daemon.h"
+#include "daemon/httpd.h"
 #include "execgate.h"
 #include "util/caps.h"
 #include "util/log.h"
@@ -43,6 +44,7 @@ enum {
 	OPT_EXEC_FAILED,
 	OPT_METRICS_LISTEN,
 	OPT_METRICS_TEXTFILE,
+	OPT_METRICS_INTERVAL,
 	OPT_TAKEOVER,
 	OPT_ENFORCE,
 	OPT_ALLOW_PARTIAL,
@@ -62,6 +64,9 @@ static const struct argp_option options[] = {
 	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only trace and enforce in this cgroup v2 directory and below (repeatable: each is a subtree)", 2 },
 	{ "uid", OPT_UID, "UID", 0, "Only report execs by this uid (repeatable)", 2 },
+	{ "exclude-comm", OPT_EXCL_COMM, "GLOB", 0, "Leave out execs whose comm matches GLOB (repeatable; logging only: they are still judged and enforced)", 2 },
+	{ "exclude-path", OPT_EXCL_PATH, "GLOB", 0, "Leave out execs whose program path matches GLOB ('*' crosses '/'; repeatable; logging only)", 2 },
+	{ "exec-failed", OPT_EXEC_FAILED, "all|none|collapse", 0, "Failed execs: a record each (all, default), none (the syscall entry tracepoints are not attached), or collapse (a PATH search's ENOENT failures folded into the exec that ends it)", 2 },
 	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
 	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
 	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, reload, approvals) and read --output", 3 },
@@ -70,6 +75,10 @@ static const struct argp_option options[] = {
 	{ "enforce", OPT_ENFORCE, NULL, 0, "Enforce --policy in the kernel: a denied exec fails with EPERM (BPF LSM) or is killed before its image runs (elsewhere)", 4 },
 	{ "allow-partial", OPT_ALLOW_PARTIAL, NULL, 0, "With --enforce, accept a policy whose deny rules the kernel cannot all hold (the rest is enforced in sessions only; the start record lists them)", 4 },
 	{ "persist", OPT_PERSIST, NULL, 0, "With --enforce, leave the kernel rules in force when the daemon stops ('execgate unload' removes them)", 4 },
+	{ NULL, 0, NULL, 0, "Metrics (docs/metrics.md):", 5 },
+	{ "metrics-listen", OPT_METRICS_LISTEN, "ADDR:PORT", 0, "Serve GET /metrics over HTTP on ADDR:PORT (e.g. 127.0.0.1:9464; off by default; the address must be spelled, [::1]:PORT for IPv6)", 5 },
+	{ "metrics-textfile", OPT_METRICS_TEXTFILE, "FILE.prom", 0, "Write the metrics to FILE.prom for node_exporter's textfile collector, atomically, every --metrics-interval", 5 },
+	{ "metrics-interval", OPT_METRICS_INTERVAL, "SECONDS", 0, "Seconds between --metrics-textfile writes (default 15)", 5 },
 	{},
 };
 
@@ -77,6 +86,22 @@ struct daemon_args {
 	struct cli_common common;
 	struct daemon_opts o;
 };
+
+/* The largest record the tracer makes with this argv cap, as the ring buffer stores it. */
+static size_t record_max(uint32_t argv_cap)
+{
+	return EG_RECORD_MAX(argv_cap) + 8 /* BPF_RINGBUF_HDR_SZ */;
+}
+
+/* The smallest power of two that holds it. */
+static uint32_t ringbuf_min(uint32_t argv_cap)
+{
+	uint32_t v = 4096;
+
+	while (v < record_max(argv_cap))
+		v <<= 1;
+	return v;
+}
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
@@ -155,6 +180,54 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "at most %d --uid options", DAEMON_MAX_LIST);
 		o->uids[o->n_uids++] = v;
 		break;
+	case OPT_EXCL_COMM:
+		if (o->n_exclude_comm == DAEMON_MAX_LIST)
+			argp_error(state, "at most %d --exclude-comm options", DAEMON_MAX_LIST);
+		if (!*arg)
+			argp_error(state, "--exclude-comm needs a glob");
+		o->exclude_comm[o->n_exclude_comm++] = arg;
+		break;
+	case OPT_EXCL_PATH:
+		if (o->n_exclude_path == DAEMON_MAX_LIST)
+			argp_error(state, "at most %d --exclude-path options", DAEMON_MAX_LIST);
+		if (!*arg)
+			argp_error(state, "--exclude-path needs a glob");
+		o->exclude_path[o->n_exclude_path++] = arg;
+		break;
+	case OPT_EXEC_FAILED:
+		if (!strcmp(arg, "all"))
+			o->exec_failed = EXEC_FAILED_ALL;
+		else if (!strcmp(arg, "none"))
+			o->exec_failed = EXEC_FAILED_NONE;
+		else if (!strcmp(arg, "collapse"))
+			o->exec_failed = EXEC_FAILED_COLLAPSE;
+		else
+			argp_error(state, "--exec-failed is all, none or collapse");
+		break;
+	case OPT_METRICS_LISTEN: {
+		struct httpd_addr ha;
+		char msg[256];
+
+		if (httpd_parse_addr(arg, &ha, msg, sizeof(msg)))
+			argp_error(state, "--metrics-listen %s", msg);
+		o->metrics_listen = arg;
+		break;
+	}
+	case OPT_METRICS_TEXTFILE: {
+		size_t n = strlen(arg);
+
+		if (n < 6 || strcmp(arg + n - 5, ".prom") || arg[n - 6] == '/')
+			argp_error(state, "--metrics-textfile must name a FILE.prom (node_exporter reads only *.prom)");
+		o->metrics_textfile = arg;
+		break;
+	}
+	case OPT_METRICS_INTERVAL:
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (*end || errno || !*arg || v < 1 || v > 3600)
+			argp_error(state, "--metrics-interval takes seconds, 1 to 3600");
+		o->metrics_interval = v;
+		break;
 	case OPT_TAKEOVER:
 		o->takeover_fd = atoi(arg);
 		break;
@@ -179,6 +252,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--enforce needs --policy FILE (the rules to enforce)");
 		if ((o->allow_partial || o->persist) && !o->enforce)
 			argp_error(state, "--allow-partial and --persist go with --enforce");
+		/* with BPF LSM a refused exec is a failed exec: none would hide the refusals */
+		if (o->enforce && o->exec_failed == EXEC_FAILED_NONE)
+			argp_error(state, "--exec-failed=none would hide the kernel's refusals (with BPF LSM a refused "
+				   "exec is a failed exec): use --exec-failed=collapse with --enforce");
+		if (o->metrics_interval && !o->metrics_textfile)
+			argp_error(state, "--metrics-interval needs --metrics-textfile");
+		if (!o->metrics_interval)
+			o->metrics_interval = 15;
+		/* the ring must hold the largest record this argv cap can make */
+		if (o->ringbuf_size_set && o->ringbuf_size < ringbuf_min(o->max_argv_bytes))
+			argp_error(state, "--ringbuf-size %u cannot hold one record at --max-argv-bytes %u "
+				   "(up to %zu bytes): use --ringbuf-size %u or more",
+				   o->ringbuf_size, o->max_argv_bytes, record_max(o->max_argv_bytes),
+				   ringbuf_min(o->max_argv_bytes));
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -76,8 +76,8 @@ static void print_plain(const struct eg_features *f, const struct eg_mode *m)
 		else
 			printf("%-20s %s\n", eg_feature_name(i), status);
 	}
-	printf("mode: tracer=%s kernel_enforcement=%s session_enforcement=%s\n",
-	       m->tracer, m->kernel_enforcement, m->session_enforcement);
+	printf("mode: tracer=%s kernel_enforcement=%s session_enforcement=%s exec_failed_source=%s\n",
+	       m->tracer, m->kernel_enforcement, m->session_enforcement, m->exec_failed_source);
 }
 
 static int print_json(const struct eg_features *f, const struct eg_mode *m)
@@ -115,6 +115,8 @@ static int print_json(const struct eg_features *f, const struct eg_mode *m)
 	json_str(&b, m->kernel_enforcement, strlen(m->kernel_enforcement));
 	json_key(&b, "session_enforcement", &first);
 	json_str(&b, m->session_enforcement, strlen(m->session_enforcement));
+	json_key(&b, "exec_failed_source", &first);
+	json_str(&b, m->exec_failed_source, strlen(m->exec_failed_source));
 	sbuf_puts(&b, "}}\n");
 	if (b.oom)
 		err = -ENOMEM;

@@ -100,8 +100,17 @@ static void print_counters(json_t *c)
 		{ "argv truncated", "argv_truncated" },
 		{ "read faults", "read_faults" },
 		{ "storage failures", "storage_failed" },
+		{ "recursion misses (BPF)", "recursion_misses" },
+		{ "lost: no scratch (BPF)", "scratch_missing" },
+		{ "lost: too big (BPF)", "record_too_big" },
+		{ "lost: not stashed (BPF)", "stash_lost" },
 		{ "malformed records", "malformed" },
 		{ "filtered", "filtered" },
+		{ "filtered --uid", "filtered_uid" },
+		{ "filtered --exclude-comm", "filtered_comm" },
+		{ "filtered --exclude-path", "filtered_path" },
+		{ "exec_failed collapsed", "exec_failed_collapsed" },
+		{ "exec_failed held now", "exec_failed_held" },
 		{ "policy reloads", "policy_reloads" },
 		{ "policy reload failures", "policy_reload_failures" },
 	};
@@ -264,10 +273,7 @@ static int run(int argc, char **argv, bool status)
 		p_err("--pin-path must be an absolute path");
 		return EXIT_USAGE;
 	}
-	if (!eg_have_bpf_caps()) {
-		p_err(EG_NEEDS_ROOT);
-		return 1;
-	}
+	/* the socket first: members of the daemon's --ctl-group are not root */
 	{
 		/* quietly: no daemon is an answer here, not an error */
 		json_t *r = NULL;
@@ -276,11 +282,15 @@ static int run(int argc, char **argv, bool status)
 					 status ? "{\"op\":\"status\"}" : "{\"op\":\"stats\"}", 3000,
 					 &r, err, sizeof(err));
 
-		if (e == -ENOENT || e == -ECONNREFUSED)
-			return pinned_counters(&a.common, &p, status, false);
-		if (e == -ETIMEDOUT) {
+		if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 			json_decref(r);
-			return pinned_counters(&a.common, &p, status, true);
+			if (!eg_have_bpf_caps()) {
+				p_err("%s; reading the pinned maps instead %s",
+				      e == -ETIMEDOUT ? "the daemon does not answer" : "no daemon is running",
+				      EG_NEEDS_ROOT);
+				return 1;
+			}
+			return pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);
 		}
 		if (e) {
 			json_decref(r);

@@ -6,6 +6,7 @@
 int do_daemon(int argc, char **argv);
 int do_probe(int argc, char **argv);
 int do_stats(int argc, char **argv);
+int do_metrics(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_policy(int argc, char **argv);
 int do_task(int argc, char **argv);

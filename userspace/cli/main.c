@@ -20,6 +20,7 @@ static const struct cmd {
 	{ "deny",   do_deny,   "refuse a waiting exec" },
 	{ "status", do_status, "the running daemon: pid, mode, enforcement, policy, counters" },
 	{ "stats",  do_stats,  "the daemon's counters (events, lost records, decisions)" },
+	{ "metrics", do_metrics, "the daemon's counters in the Prometheus text format" },
 	{ "policy", do_policy, "check, lint, test or reload a policy file" },
 	{ "probe",  do_probe,  "report which kernel features execgate can use here" },
 	{ "task",   do_task,   "show or set a process's exec depth (through a pidfd)" },

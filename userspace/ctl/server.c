@@ -55,6 +55,7 @@ struct ctl_server {
 	size_t nh;
 	struct ctl_conn *conns;
 	unsigned int nconns;
+	struct ctl_server_stats st;
 };
 
 static uint64_t now_ms(void)
@@ -150,6 +151,7 @@ void ctl_send(struct ctl_conn *c, const char *json, size_t len)
 		return;
 	if (c->out.len - c->out_off + len + 1 > CTL_MAX_OUTPUT || c->out.oom) {
 		/* a peer that does not read its replies loses its connection */
+		c->s->st.slow_reader++;
 		conn_free(c);
 		return;
 	}
@@ -236,6 +238,7 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 
 	req = ctl_parse_request(line, len, err, sizeof(err));
 	if (!req) {
+		s->st.bad_request++;
 		reject(c, err);
 		return;
 	}
@@ -331,6 +334,7 @@ static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			char msg[96];
 
 			snprintf(msg, sizeof(msg), "request too large (more than %u bytes)", CTL_MAX_REQUEST);
+			c->s->st.too_large++;
 			sbuf_reset(&c->in);
 			reject(c, msg);
 		}
@@ -396,9 +400,11 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		if (cfd < 0)
 			return;
 		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+			s->st.refused++;
 			close(cfd);
 			continue;
 		}
+		s->st.accepted++;
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(cfd);
@@ -435,8 +441,10 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 	(void)n;
 	for (c = s->conns; c; c = next) {
 		next = c->next;
-		if (!c->held && now > c->deadline)
+		if (!c->held && now > c->deadline) {
+			s->st.timed_out++;
 			conn_free(c);
+		}
 	}
 }
 
@@ -524,6 +532,11 @@ int ctl_register(struct ctl_server *s, const char *op, enum ctl_access access, c
 unsigned int ctl_conn_count(const struct ctl_server *s)
 {
 	return s->nconns;
+}
+
+void ctl_server_stats(const struct ctl_server *s, struct ctl_server_stats *ret)
+{
+	*ret = s->st;
 }
 
 int ctl_server_fd(const struct ctl_server *s)

@@ -18,6 +18,7 @@
 #define EG_CTL_SERVER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
 #include "daemon/loop.h"
@@ -62,6 +63,16 @@ void ctl_server_free(struct ctl_server *s);
 int ctl_register(struct ctl_server *s, const char *op, enum ctl_access access, ctl_handler fn,
 		 void *arg);
 unsigned int ctl_conn_count(const struct ctl_server *s);
+/* What the server refused or cut off, for stats and metrics. */
+struct ctl_server_stats {
+	uint64_t accepted;
+	uint64_t refused;		/* CTL_MAX_CONNS reached */
+	uint64_t timed_out;		/* no complete request within CTL_IDLE_MS */
+	uint64_t too_large;		/* a request line past CTL_MAX_REQUEST */
+	uint64_t bad_request;		/* not a JSON request object */
+	uint64_t slow_reader;		/* replies unread past CTL_MAX_OUTPUT */
+};
+void ctl_server_stats(const struct ctl_server *s, struct ctl_server_stats *ret);
 /* Whether peer may run admin ops: root, or in ctl_gid (primary or supplementary). */
 bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid);
 

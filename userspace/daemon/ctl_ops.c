@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * The daemon's admin ops on the control socket (docs/control.md): status,
- * stats and policy_reload. Each reply is one JSON line built with jsonw.
+ * stats, metrics and policy_reload. Each reply is one JSON line built with jsonw.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,10 +12,13 @@
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
+#include "daemon/metrics.h"
+#include "trace/progstats.h"
 #include "session/session.h"
 #include "execgate.h"
 #include "enforce/inforce.h"
 #include "util/jsonw.h"
+#include "util/prom.h"
 #include "util/version.h"
 
 static uint64_t uptime_ms(const struct daemon *d)
@@ -30,6 +33,8 @@ static uint64_t uptime_ms(const struct daemon *d)
 static void put_counters(struct daemon *d, struct jsonw *w)
 {
 	const struct eg_output_stats *os = output_stats(d->out);
+	struct eg_prog_stat ps[EG_PROGS_MAX];
+	size_t nps = tracer_prog_stats(d->skel, ps, EG_PROGS_MAX), j;
 	struct eg_counters c;
 	int i;
 
@@ -50,7 +55,21 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "output_write_errors", os->write_errors);
 	jsonw_uint_field(w, "output_rotations", os->rotations);
 	jsonw_uint_field(w, "malformed", d->st.malformed);
-	jsonw_uint_field(w, "filtered", d->st.filtered);
+	jsonw_uint_field(w, "filtered", filter_total(&d->filter));
+	jsonw_uint_field(w, "filtered_uid", d->filter.n[EG_FILTER_UID]);
+	jsonw_uint_field(w, "filtered_comm", d->filter.n[EG_FILTER_COMM]);
+	jsonw_uint_field(w, "filtered_path", d->filter.n[EG_FILTER_PATH]);
+	if (d->collapse) {
+		struct eg_collapse_stats cs;
+
+		collapse_stats(d->collapse, &cs);
+		jsonw_uint_field(w, "exec_failed_collapsed", cs.folded);
+		jsonw_uint_field(w, "exec_failed_held", cs.held);
+	}
+	jsonw_uint_field(w, "recursion_misses", prog_stats_misses(ps, nps));
+	jsonw_uint_field(w, "scratch_missing", c.scratch_missing);
+	jsonw_uint_field(w, "record_too_big", c.record_too_big);
+	jsonw_uint_field(w, "stash_lost", c.stash_lost);
 	jsonw_uint_field(w, "policy_reloads", d->st.policy_reloads);
 	jsonw_uint_field(w, "policy_reload_failures", d->st.policy_reload_failures);
 	jsonw_uint_field(w, "killed", c.killed);
@@ -88,6 +107,12 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_start_object(w);
 	for (i = 0; i < EG_DECISION__COUNT; i++)
 		jsonw_uint_field(w, eg_decision_name(i), d->st.decisions[i]);
+	jsonw_end_object(w);
+	/* per program, like ring-buffer losses per record kind */
+	jsonw_key(w, "recursion_misses_by_program");
+	jsonw_start_object(w);
+	for (j = 0; j < nps; j++)
+		jsonw_uint_field(w, ps[j].name, ps[j].recursion_misses);
 	jsonw_end_object(w);
 	jsonw_end_object(w);
 }
@@ -218,6 +243,29 @@ static int op_policy_reload(struct ctl_conn *c, const json_t *req, void *arg)
 	return 0;
 }
 
+/* {"ok":true,"content_type":"...","text":"<Prometheus text exposition>"} */
+static int op_metrics(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct sbuf text = {}, b = {};
+	struct jsonw w;
+
+	(void)req;
+	daemon_metrics_render(&text, arg);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_string_field(&w, "content_type", PROM_CONTENT_TYPE);
+	jsonw_key(&w, "text");
+	jsonw_bytes(&w, text.data ? text.data : "", text.len);
+	jsonw_end_object(&w);
+	if (text.oom)
+		b.oom = true;
+	sbuf_free(&text);
+	send_obj(c, &b);
+	return 0;
+}
+
 int ctl_ops_register(struct daemon *d)
 {
 	int err;
@@ -227,5 +275,7 @@ int ctl_ops_register(struct daemon *d)
 		err = ctl_register(d->ctl, "stats", CTL_ADMIN, op_stats, d);
 	if (!err)
 		err = ctl_register(d->ctl, "policy_reload", CTL_ADMIN, op_policy_reload, d);
+	if (!err)
+		err = ctl_register(d->ctl, "metrics", CTL_ADMIN, op_metrics, d);
 	return err;
 }

@@ -29,11 +29,14 @@
 #include "session/session.h"
 #include "daemon/daemon_int.h"
 #include "daemon/handoff.h"
+#include "daemon/httpd.h"
+#include "daemon/metrics.h"
 #include "events/meta.h"
 #include "execgate.h"
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
 #include "util/fileid.h"
+#include "trace/progstats.h"
 #include "trace/tracer.h"
 #include "util/log.h"
 #include "util/mounts.h"
@@ -228,17 +231,33 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 
 /* ---- records ------------------------------------------------------------ */
 
-static bool filtered_out(const struct daemon *d, const struct eg_record *r)
+/* What no filter may hide: the kernel killed or refused it, or the policy refused or asked. */
+static bool must_show(const struct eg_record *r, const struct eg_annotation *a)
 {
-	size_t i;
+	if (r->h.flags & EG_F_KILLED)
+		return true;
+	if (a && a->action && (!strcmp(a->action, "killed") || !strcmp(a->action, "blocked")))
+		return true;
+	return a && a->decision && (!strcmp(a->decision, "deny") || !strcmp(a->decision, "approval") ||
+				    !strcmp(a->decision, "error"));
+}
 
-	if (d->o.n_uids) {
-		for (i = 0; i < d->o.n_uids && d->o.uids[i] != r->h.uid; i++)
-			;
-		if (i == d->o.n_uids)
-			return true;
-	}
-	return false;
+/* A failed exec the collapser held, written after all. */
+static void collapse_out(void *arg, const char *line, size_t len)
+{
+	struct daemon *d = arg;
+
+	sbuf_put(output_buf(d->out), line, len);
+	output_end(d->out, EG_REC_EXEC_FAILED);
+}
+
+static void format_record(struct daemon *d, struct sbuf *b, const struct eg_record *r,
+			  const struct eg_annotation *a)
+{
+	if (d->text)
+		format_record_text(b, r, &d->fc, a);
+	else
+		format_record_json(b, r, &d->fc, a);
 }
 
 static int on_record(void *ctx, void *data, size_t size)
@@ -246,14 +265,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct daemon *d = ctx;
 	struct eg_annotation a, *ap;
 	struct sbuf *b = output_buf(d->out);
+	struct eg_path_search ps;
+	enum eg_filter_cause cause;
 	struct eg_record r;
 
 	if (record_decode(&d->dec, data, size, &r)) {
 		d->st.malformed++;
-		return 0;
-	}
-	if (filtered_out(d, &r)) {
-		d->st.filtered++;
 		return 0;
 	}
 	if (r.h.session && d->sessions && sessions_annotate(d->sessions, r.h.tid, r.h.session,
@@ -279,13 +296,36 @@ static int on_record(void *ctx, void *data, size_t size)
 		}
 		kernel_annotate(d, &r, ap);
 	}
-	if (d->text)
-		format_record_text(b, &r, &d->fc, ap);
-	else
-		format_record_json(b, &r, &d->fc, ap);
+	/* filters only thin the log: the exec was traced, judged and enforced all the same */
+	if (filter_active(&d->filter) && !must_show(&r, ap) &&
+	    (cause = filter_match(&d->filter, &r)) != EG_FILTER_NONE) {
+		d->filter.n[cause]++;
+		if (d->collapse && r.h.type == EG_EVENT_EXEC)
+			d->filter.n[cause] += collapse_discard(d->collapse, &r);
+		goto next;
+	}
+	if (d->collapse && r.h.type == EG_EVENT_EXEC_FAILED) {
+		sbuf_reset(&d->held_line);
+		format_record(d, &d->held_line, &r, ap);
+		if (!d->held_line.oom &&
+		    collapse_failed(d->collapse, &r, d->held_line.data, d->held_line.len))
+			goto next;
+		if (d->held_line.oom)
+			b->oom = true;	/* counted as dropped at the flush */
+		else
+			sbuf_put(b, d->held_line.data, d->held_line.len);
+		output_end(d->out, EG_REC_EXEC_FAILED);
+		goto written;
+	}
+	if (d->collapse && r.h.type == EG_EVENT_EXEC && collapse_exec(d->collapse, &r, &ps))
+		d->fc.path_search = &ps;
+	format_record(d, b, &r, ap);
+	d->fc.path_search = NULL;
 	output_end(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED);
+written:
 	if (output_pending(d->out) >= FLUSH_BYTES)
 		output_flush(d->out);
+next:
 	/* a bounded round: the rest waits for the next one (the loop runs between) */
 	if (++d->batch_records >= BATCH_RECORDS)
 		return -EAGAIN;
@@ -299,32 +339,50 @@ void daemon_read_counters(struct daemon *d, struct eg_counters *ret)
 		tracer_read_counters(bpf_map__fd(d->skel->maps.counters), ret);
 }
 
+/* BPF recursion misses of our programs (read at most once a second unless forced). */
+static uint64_t recursion_misses(struct daemon *d, bool force)
+{
+	static uint64_t last_ms, last;
+	struct eg_prog_stat ps[EG_PROGS_MAX];
+	uint64_t now = mono_ms();
+
+	if (force || !last_ms || now - last_ms >= 1000) {
+		last = prog_stats_misses(ps, tracer_prog_stats(d->skel, ps, EG_PROGS_MAX));
+		last_ms = now;
+	}
+	return last;
+}
+
 /* A "lost" record for whatever was lost since the last one. */
-static void report_lost(struct daemon *d)
+static void report_lost_now(struct daemon *d, bool force)
 {
 	struct eg_counters c;
-	uint64_t lost, dropped;
+	uint64_t lost, dropped, rec;
 	struct jsonw w;
 
 	daemon_read_counters(d, &c);
 	lost = c.lost_exec + c.lost_exec_failed;
 	dropped = output_dropped_total(d->out);
-	if (lost <= d->lost_reported && dropped <= d->dropped_reported)
+	rec = recursion_misses(d, force);
+	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported)
 		return;
 	if (d->text) {
 		emit_comment(d, "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all; "
-			     "%" PRIu64 " not written (output errors)",
-			     lost - d->lost_reported, lost, dropped);
+			     "%" PRIu64 " not written (output errors); %" PRIu64 " BPF recursion misses",
+			     lost - d->lost_reported, lost, dropped, rec);
 	} else {
 		meta_open(&w, output_buf(d->out), "lost");
-		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported));
-		jsonw_uint_field(&w, "total", lost + dropped);
+		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported) +
+				 (rec - d->recursion_reported));
+		jsonw_uint_field(&w, "total", lost + dropped + rec);
 		jsonw_uint_field(&w, "exec", c.lost_exec);
 		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
 		jsonw_uint_field(&w, "output_dropped", dropped);
+		jsonw_uint_field(&w, "recursion_misses", rec);
 		meta_close(&w, d->out);
 	}
 	d->lost_reported = lost;
+	d->recursion_reported = rec;
 	/*
 	 * Records dropped by a failing disk are reported once the disk takes
 	 * writes again; until then this record may be dropped too, and the
@@ -332,6 +390,19 @@ static void report_lost(struct daemon *d)
 	 */
 	if (!output_flush(d->out))
 		d->dropped_reported = dropped;
+}
+
+static void report_lost(struct daemon *d)
+{
+	report_lost_now(d, false);
+}
+
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* One bounded round while running (producers never starve the loop). */
@@ -343,6 +414,9 @@ static void drain(struct daemon *d)
 	d->batch_records = 0;
 	rc = ring_buffer__consume(d->rb);
 	(void)rc;
+	/* PATH searches that no exec ended in time are written as they were */
+	if (d->collapse)
+		collapse_expire(d->collapse, boot_ns());
 	report_lost(d);
 	output_flush(d->out);
 }
@@ -414,6 +488,67 @@ static const char *enforcement_text(const struct daemon *d)
 	return buf;
 }
 
+static const char *exec_failed_mode(const struct daemon *d)
+{
+	switch (d->o.exec_failed) {
+	case EXEC_FAILED_NONE: return "none";
+	case EXEC_FAILED_COLLAPSE: return "collapse";
+	default: return "all";
+	}
+}
+
+static void strv(struct jsonw *w, const char *key, const char *const *v, size_t n)
+{
+	size_t i;
+
+	jsonw_key(w, key);
+	jsonw_start_array(w);
+	for (i = 0; i < n; i++)
+		jsonw_string(w, v[i]);
+	jsonw_end_array(w);
+}
+
+/* Where failed execs come from, what is filtered out, where metrics go. */
+static void volume_facts(struct daemon *d, struct jsonw *w)
+{
+	size_t i;
+
+	jsonw_key(w, "exec_failed");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "mode", exec_failed_mode(d));
+	/*
+	 * none: the syscall entry tracepoints are not attached, so nothing is
+	 * stashed and no failure record is built; the exit tracepoints stay,
+	 * for enforcement only (a refused kill at exec is retried there).
+	 */
+	jsonw_string_field(w, "source", d->o.exec_failed == EXEC_FAILED_NONE ? NULL : d->mode.exec_failed_source);
+	jsonw_key(w, "programs");
+	jsonw_start_array(w);
+	if (d->o.exec_failed != EXEC_FAILED_NONE) {
+		jsonw_string(w, "tracepoint/syscalls/sys_enter_execve");
+		jsonw_string(w, "tracepoint/syscalls/sys_enter_execveat");
+	}
+	jsonw_string(w, "tracepoint/syscalls/sys_exit_execve");
+	jsonw_string(w, "tracepoint/syscalls/sys_exit_execveat");
+	jsonw_end_array(w);
+	jsonw_end_object(w);
+	jsonw_key(w, "filters");
+	jsonw_start_object(w);
+	jsonw_key(w, "uid");
+	jsonw_start_array(w);
+	for (i = 0; i < d->o.n_uids; i++)
+		jsonw_uint(w, d->o.uids[i]);
+	jsonw_end_array(w);
+	strv(w, "exclude_comm", d->o.exclude_comm, d->o.n_exclude_comm);
+	strv(w, "exclude_path", d->o.exclude_path, d->o.n_exclude_path);
+	jsonw_end_object(w);
+	jsonw_key(w, "metrics");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "listen", d->o.metrics_listen);
+	jsonw_string_field(w, "textfile", d->o.metrics_textfile);
+	jsonw_end_object(w);
+}
+
 static void emit_start(struct daemon *d)
 {
 	struct jsonw w;
@@ -421,8 +556,8 @@ static void emit_start(struct daemon *d)
 
 	if (d->text) {
 		emit_comment(d, "execgate %s started: tracer %s; enforcement: %s; "
-			     "maps in %s; control socket %s", EG_VERSION, d->mode.tracer,
-			     enforcement_text(d), d->paths.pin, d->paths.sock);
+			     "maps in %s; control socket %s; failed execs: %s", EG_VERSION, d->mode.tracer,
+			     enforcement_text(d), d->paths.pin, d->paths.sock, exec_failed_mode(d));
 		if (d->policy)
 			emit_policy(d, false);
 		format_text_header(output_buf(d->out));
@@ -471,6 +606,7 @@ static void emit_start(struct daemon *d)
 		jsonw_string(&w, d->o.cgroups[i]);
 	jsonw_end_array(&w);
 	jsonw_string_field(&w, "policy", d->o.policy_path);
+	volume_facts(d, &w);
 	meta_close(&w, d->out);
 	if (d->policy)
 		emit_policy(d, false);
@@ -485,10 +621,11 @@ static void emit_stop(struct daemon *d)
 	daemon_read_counters(d, &c);
 	if (d->text) {
 		emit_comment(d, "execgate stopped: %" PRIu64 " exec, %" PRIu64 " exec_failed written, "
-			     "%llu lost, %" PRIu64 " not written",
+			     "%llu lost, %" PRIu64 " not written, %" PRIu64 " BPF recursion misses, "
+			     "%" PRIu64 " filtered",
 			     os->written[EG_REC_EXEC], os->written[EG_REC_EXEC_FAILED],
 			     (unsigned long long)(c.lost_exec + c.lost_exec_failed),
-			     output_dropped_total(d->out));
+			     output_dropped_total(d->out), d->recursion_reported, filter_total(&d->filter));
 		return;
 	}
 	meta_open_daemon(&w, output_buf(d->out), "stop");
@@ -501,6 +638,14 @@ static void emit_stop(struct daemon *d)
 	jsonw_uint_field(&w, "argv_truncated", c.argv_truncated);
 	jsonw_uint_field(&w, "read_faults", c.read_faults);
 	jsonw_uint_field(&w, "malformed", d->st.malformed);
+	jsonw_uint_field(&w, "recursion_misses", d->recursion_reported);
+	jsonw_uint_field(&w, "filtered", filter_total(&d->filter));
+	if (d->collapse) {
+		struct eg_collapse_stats cs;
+
+		collapse_stats(d->collapse, &cs);
+		jsonw_uint_field(&w, "exec_failed_collapsed", cs.folded);
+	}
 	meta_close(&w, d->out);
 }
 
@@ -557,7 +702,8 @@ static int drain_until(struct daemon *d, uint64_t deadline)
 		rc = ring_buffer__consume(d->rb);
 		output_flush(d->out);
 	} while (rc == -EAGAIN && mono_ms() < deadline);
-	report_lost(d);
+	collapse_flush(d->collapse);
+	report_lost_now(d, true);
 	return rc == -EAGAIN ? -EAGAIN : 0;
 }
 
@@ -580,7 +726,7 @@ static void stop_drain(struct daemon *d)
 			ring_buffer__consume(rb);
 			ring_buffer__free(rb);
 		}
-		report_lost(d);
+		report_lost_now(d, true);
 	}
 }
 
@@ -607,6 +753,7 @@ static int start_tracer(struct daemon *d)
 
 	to.max_argv_bytes = d->o.max_argv_bytes;
 	to.ringbuf_size = d->o.ringbuf_size;
+	to.exec_failed = d->o.exec_failed != EXEC_FAILED_NONE;
 	for (size_t i = 0; i < d->o.n_cgroups; i++) {
 		err = cgroup_resolve(d->o.cgroups[i], &d->cg_ids[i], &d->cg_levels[i]);
 		if (err) {
@@ -832,6 +979,19 @@ int daemon_run(const struct daemon_opts *o)
 	d.judge.host_mnt_ns = d.fc.host_mnt_ns;
 	d.cgroups = cgroup_cache_new();
 	d.fc.cgroups = d.cgroups;
+	d.filter.uids = o->uids;
+	d.filter.n_uids = o->n_uids;
+	d.filter.comm = o->exclude_comm;
+	d.filter.n_comm = o->n_exclude_comm;
+	d.filter.path = o->exclude_path;
+	d.filter.n_path = o->n_exclude_path;
+	if (o->exec_failed == EXEC_FAILED_COLLAPSE) {
+		d.collapse = collapse_new(collapse_out, &d);
+		if (!d.collapse) {
+			p_err("out of memory");
+			goto cleanup;
+		}
+	}
 
 	if (load_policy(&d))
 		goto cleanup;
@@ -857,6 +1017,20 @@ int daemon_run(const struct daemon_opts *o)
 		p_err("cannot listen on %s: %s", d.paths.sock, strerror(-err));
 		goto cleanup;
 	}
+	if (o->metrics_listen) {
+		struct httpd_addr ha;
+
+		err = httpd_parse_addr(o->metrics_listen, &ha, err_msg, sizeof(err_msg));
+		if (!err)
+			err = httpd_new(d.loop, &ha, daemon_metrics_render, &d, &d.httpd);
+		if (err) {
+			p_err("--metrics-listen %s: %s", o->metrics_listen,
+			      err == -EINVAL ? err_msg : strerror(-err));
+			goto cleanup;
+		}
+		if (!ha.loopback)
+			p_warn("--metrics-listen %s: metrics are served beyond this host", ha.text);
+	}
 	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN, on_ring, &d, NULL);
 	if (!err)
 		err = loop_add_timer(d.loop, DRAIN_INTERVAL_MS, DRAIN_INTERVAL_MS, on_flush_timer, &d,
@@ -875,6 +1049,11 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
 	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
+	err = metrics_textfile_start(&d);
+	if (err) {
+		p_err("--metrics-textfile %s: %s", o->metrics_textfile, strerror(-err));
+		goto cleanup;
+	}
 
 	err = loop_run(d.loop, -1, NULL, NULL);
 	if (err)
@@ -887,9 +1066,15 @@ int daemon_run(const struct daemon_opts *o)
 	emit_stop(&d);
 	output_flush(d.out);
 	rc = err ? 1 : 0;
+	metrics_textfile_stop(&d);
 
 cleanup:
 	json_decref(state);
+	httpd_free(d.httpd);
+	loop_del(d.textfile_timer);
+	collapse_free(d.collapse);
+	filter_free(&d.filter);
+	sbuf_free(&d.held_line);
 	sessions_free(d.sessions);
 	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);

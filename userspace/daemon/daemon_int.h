@@ -11,6 +11,8 @@
 #include "daemon/daemon.h"
 #include "daemon/instance.h"
 #include "daemon/loop.h"
+#include "events/collapse.h"
+#include "events/filter.h"
 #include "events/format.h"
 #include "events/output.h"
 #include "policy/policy.h"
@@ -26,6 +28,7 @@ struct ring_buffer;
 struct ctl_server;
 struct cgroup_cache;
 struct eg_sessions;
+struct eg_httpd;
 
 /* What the daemon counts itself; the kernel's counters live in the "counters" map. */
 struct daemon_stats {
@@ -33,7 +36,6 @@ struct daemon_stats {
 	uint64_t policy_reloads;
 	uint64_t policy_reload_failures;
 	uint64_t malformed;		/* records that did not decode */
-	uint64_t filtered;		/* records --uid/--exclude-* left out */
 	uint64_t shutdown_dropped;	/* still queued when the bounded stop drain ended */
 };
 
@@ -89,6 +91,14 @@ struct daemon {
 	/* --cgroup scopes, resolved */
 	uint64_t cg_ids[DAEMON_MAX_LIST];
 	uint32_t cg_levels[DAEMON_MAX_LIST];
+	/* volume control and metrics (events/filter.c, events/collapse.c, daemon/metrics.c) */
+	struct eg_filter filter;
+	struct eg_collapse *collapse;	/* --exec-failed=collapse */
+	struct sbuf held_line;		/* a failed exec formatted for the collapser */
+	uint64_t recursion_reported;	/* BPF recursion misses already reported */
+	struct eg_httpd *httpd;
+	struct eg_watch *textfile_timer;
+	uint64_t textfile_writes, textfile_errors;
 };
 
 /* daemon.c */

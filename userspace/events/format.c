@@ -295,6 +295,18 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			sbuf_putc(b, '}');
 		}
 	}
+	if (fc->path_search && !failed) {
+		const struct eg_path_search *ps = fc->path_search;
+
+		json_u64(b, ",\"path_search\":{\"failed\":", ps->failed);
+		sbuf_puts(b, ",\"dirs\":[");
+		for (i = 0; i < ps->ndirs; i++) {
+			if (i)
+				sbuf_putc(b, ',');
+			json_str(b, ps->dirs[i].p, ps->dirs[i].len);
+		}
+		sbuf_puts(b, "]}");
+	}
 	json_u64(b, ",\"mnt_ns\":", h->mnt_ns);
 	json_u64(b, ",\"pid_ns\":", h->pid_ns);
 	if ((fc->host_mnt_ns && h->mnt_ns != fc->host_mnt_ns) ||
@@ -413,6 +425,8 @@ void format_record_text(struct sbuf *b, const struct eg_record *r, const struct 
 	sbuf_putc(b, ' ');
 	if (h->type == EG_EVENT_EXEC_FAILED)
 		sbuf_printf(b, "[%s] ", errno_name(h->err));
+	else if (fc->path_search)
+		sbuf_printf(b, "[PATH +%u] ", fc->path_search->failed);
 	if (a && a->decision && strcmp(a->decision, "allow"))
 		sbuf_printf(b, "<%s%s%s> ", a->action ? a->action : a->decision,
 			    a->rule ? " " : "", a->rule ? a->rule : "");

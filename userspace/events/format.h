@@ -23,6 +23,13 @@ struct eg_annotation {
 	const char *kernel_layer;	/* NULL: the kernel did not judge */
 };
 
+/* Failed execs of a PATH search folded into the exec that ended it (events/collapse.h). */
+struct eg_path_search {
+	unsigned int failed;
+	const struct eg_str *dirs;	/* the directories tried, in order */
+	size_t ndirs;
+};
+
 /* Daemon facts a record is formatted against (the host's namespaces). */
 struct eg_format_ctx {
 	int64_t boot_to_real;
@@ -30,6 +37,7 @@ struct eg_format_ctx {
 	uint32_t host_pid_ns;
 	struct cgroup_cache *cgroups;	/* id -> path, NULL: no "cgroup" field */
 	unsigned int width;		/* text: columns a line may take, 0: no limit */
+	const struct eg_path_search *path_search;	/* this exec's, NULL: none */
 };
 
 /* The file the exec named: the script for a script, else the file that runs. */

@@ -589,5 +589,6 @@ void probe_mode(const struct eg_features *f, struct eg_mode *ret)
 		ret->session_enforcement = "seccomp_notify";
 	else
 		ret->session_enforcement = "none";
+	ret->exec_failed_source = HAVE(TRACEPOINT) ? "syscall_tracepoints" : "none";
 #undef HAVE
 }

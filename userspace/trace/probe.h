@@ -50,12 +50,15 @@ int probe_features(struct eg_features *ret);
 /*
  * The daemon's mode given the features: fills tracer ("tp_btf" or
  * "unavailable"), kernel enforcement ("bpf_lsm", "kill_on_exec" or "none")
- * and session enforcement ("seccomp_notify" or "none").
+ * and session enforcement ("seccomp_notify" or "none"), and where failed
+ * execs are seen ("syscall_tracepoints"; fexit on the exec syscalls is not
+ * used: "none" when the tracepoints are missing).
  */
 struct eg_mode {
 	const char *tracer;
 	const char *kernel_enforcement;
 	const char *session_enforcement;
+	const char *exec_failed_source;	/* where failed execs come from: "syscall_tracepoints", "none" */
 };
 void probe_mode(const struct eg_features *f, struct eg_mode *ret);
 

@@ -170,6 +170,16 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
 	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
+	/*
+	 * --exec-failed=none: without the entry tracepoints nothing is stashed,
+	 * so the exit ones never build a record; they stay attached for what
+	 * they enforce (a kill at exec that bpf_send_signal refused is retried
+	 * there).
+	 */
+	if (!o->exec_failed) {
+		bpf_program__set_autoload(skel->progs.handle_enter_execve, false);
+		bpf_program__set_autoload(skel->progs.handle_enter_execveat, false);
+	}
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
