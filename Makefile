@@ -47,7 +47,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests build-tests bench fuzz clean vmlinux
+.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests build-tests bench fuzz fuzz-build clean vmlinux
 
 all: $(OUTPUT)/execgate
 
@@ -117,7 +117,12 @@ check-asan: deps asan-tests
 
 build-tests: all $(UNIT_BINS) $(HELPER_BINS) $(BENCH_BINS)
 
-fuzz: $(FUZZ_BINS)
+fuzz-build: $(FUZZ_BINS)
+
+# Long fuzzing runs; `make test` gives all the targets 15 s in all (tests/fuzz/run.sh).
+FUZZ_SECONDS ?= 600
+fuzz: fuzz-build
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
 # Audit mode with the default policy; RUN_ARGS="--output events.jsonl" and so on.
 RUN_ARGS ?= --policy policy/host-audit.yaml

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# Builds the libFuzzer targets (make fuzz) and runs each for a share of a
-# fixed time budget on a copy of its seed corpus, with ASan, UBSan and
-# LeakSanitizer. One line a target, for tests/run.sh:
+# Builds the libFuzzer targets (make fuzz-build) and runs each for a share
+# of a fixed time budget on a copy of its seed corpus (which libFuzzer
+# replays first), with ASan, UBSan and LeakSanitizer. `make test` runs this
+# with the default budget; `make fuzz` with a long one (FUZZ_SECONDS=600). One line a target, for tests/run.sh:
 #   PASS fuzz_policy (N runs) | FAIL fuzz_policy: why | SKIP fuzz_policy: why
 # followed, on failure, by the tail of the fuzzer's output (indented).
 #
 # Environment: OUTPUT (default .output), FUZZ_SECONDS (total budget for all
-# targets, default 45), FUZZ_RSS_MB (default 2048).
+# targets, default 15), FUZZ_RSS_MB (default 2048).
 # Corpus: tests/fuzz/corpus/<name>/ for tests/fuzz/fuzz_<name>.c, and the
 # dictionary tests/fuzz/fuzz_<name>.dict when there is one. A crashing
 # input is kept as tests/fuzz/crash-<name>-* (ignored by git) to reproduce:
@@ -16,7 +17,7 @@ set -u
 cd "$(dirname "$0")/../.."
 
 OUT=${OUTPUT:-.output}
-BUDGET=${FUZZ_SECONDS:-45}
+BUDGET=${FUZZ_SECONDS:-15}
 RSS_MB=${FUZZ_RSS_MB:-2048}
 
 targets=()
@@ -35,9 +36,9 @@ if ! command -v "${CLANG:-clang}" >/dev/null 2>&1; then
 	done
 	exit 0
 fi
-if ! make --no-print-directory OUTPUT="$OUT" fuzz >"$tmp/build.log" 2>&1; then
+if ! make --no-print-directory OUTPUT="$OUT" fuzz-build >"$tmp/build.log" 2>&1; then
 	for t in "${targets[@]}"; do
-		echo "FAIL $t: 'make OUTPUT=$OUT fuzz' failed"
+		echo "FAIL $t: 'make OUTPUT=$OUT fuzz-build' failed"
 	done
 	tail -n 20 "$tmp/build.log" | sed 's/^/    /'
 	exit 1

@@ -167,33 +167,61 @@ static void error_reply(struct hconn *c, int code, const char *reason, const cha
 	respond(c, code, reason, extra, body, n, false);
 }
 
-/* The request head is complete: its first line says what is wanted. */
-static void handle(struct hconn *c)
+static bool head_complete(const char *buf, size_t len)
 {
-	char *line = c->in, *eol = memchr(c->in, '\n', c->inlen), *sp1, *sp2, *target;
-	bool head;
+	size_t i;
 
-	*eol = '\0';
-	if (eol > line && eol[-1] == '\r')
-		eol[-1] = '\0';
-	sp1 = strchr(line, ' ');
-	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || strchr(sp2 + 1, ' ') || strncmp(sp2 + 1, "HTTP/1.", 7)) {
-		error_reply(c, 400, "Bad Request", NULL);
-		return;
+	for (i = 0; i + 1 < len; i++) {
+		if (buf[i] != '\n')
+			continue;
+		if (buf[i + 1] == '\n' || (buf[i + 1] == '\r' && i + 2 < len && buf[i + 2] == '\n'))
+			return true;
 	}
-	*sp1 = *sp2 = '\0';
+	return false;
+}
+
+static bool word_is(const char *p, size_t n, const char *w)
+{
+	return n == strlen(w) && !memcmp(p, w, n);
+}
+
+int httpd_parse_request(const char *buf, size_t len, bool *ret_head)
+{
+	const char *eol, *sp1, *sp2, *target, *version;
+	size_t n, tlen;
+
+	*ret_head = false;
+	if (!head_complete(buf, len))
+		return len >= HTTPD_MAX_REQUEST ? 431 : 0;
+	/* the request line: METHOD SP TARGET SP HTTP/1.x */
+	eol = memchr(buf, '\n', len);
+	n = eol - buf;
+	if (n && buf[n - 1] == '\r')
+		n--;
+	if (memchr(buf, '\0', n))
+		return 400;
+	sp1 = memchr(buf, ' ', n);
+	sp2 = sp1 ? memchr(sp1 + 1, ' ', n - (sp1 + 1 - buf)) : NULL;
+	if (!sp1 || !sp2)
+		return 400;
+	version = sp2 + 1;
+	if ((size_t)(buf + n - version) != 8 || memcmp(version, "HTTP/1.", 7) ||
+	    (version[7] != '0' && version[7] != '1'))
+		return 400;
 	target = sp1 + 1;
-	head = !strcmp(line, "HEAD");
-	if (strcmp(line, "GET") && !head) {
-		error_reply(c, 405, "Method Not Allowed", "Allow: GET, HEAD\r\n");
-		return;
-	}
-	if (strcmp(target, "/metrics") && strncmp(target, "/metrics?", 9)) {
-		error_reply(c, 404, "Not Found", NULL);
-		return;
-	}
-	{
+	tlen = sp2 - target;
+	*ret_head = word_is(buf, sp1 - buf, "HEAD");
+	if (!*ret_head && !word_is(buf, sp1 - buf, "GET"))
+		return 405;
+	if (!word_is(target, tlen, "/metrics") && !(tlen > 9 && !memcmp(target, "/metrics?", 9)))
+		return 404;
+	return 200;
+}
+
+static void handle(struct hconn *c, int code, bool head)
+{
+	switch (code) {
+	case 200: {
 		struct sbuf body = {};
 
 		c->h->render(&body, c->h->arg);
@@ -202,26 +230,20 @@ static void handle(struct hconn *c)
 		else
 			respond(c, 200, "OK", NULL, body.data, body.len, head);
 		sbuf_free(&body);
+		break;
 	}
-}
-
-static bool head_complete(const struct hconn *c)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < c->inlen; i++) {
-		if (c->in[i] != '\n')
-			continue;
-		if (c->in[i + 1] == '\n' ||
-		    (c->in[i + 1] == '\r' && i + 2 < c->inlen && c->in[i + 2] == '\n'))
-			return true;
+	case 404: error_reply(c, 404, "Not Found", NULL); break;
+	case 405: error_reply(c, 405, "Method Not Allowed", "Allow: GET, HEAD\r\n"); break;
+	case 431: error_reply(c, 431, "Request Header Fields Too Large", NULL); break;
+	default: error_reply(c, 400, "Bad Request", NULL); break;
 	}
-	return false;
 }
 
 static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct hconn *c = arg;
+	bool head;
+	int code;
 
 	(void)w;
 	if (!c->replied && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
@@ -235,10 +257,9 @@ static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			return;
 		}
 		c->inlen += n;
-		if (head_complete(c))
-			handle(c);
-		else if (c->inlen == sizeof(c->in))
-			error_reply(c, 431, "Request Header Fields Too Large", NULL);
+		code = httpd_parse_request(c->in, c->inlen, &head);
+		if (code)
+			handle(c, code, head);
 		return;
 	}
 	if (c->replied && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))) {

@@ -41,6 +41,13 @@ struct httpd_addr {
  */
 int httpd_parse_addr(const char *spec, struct httpd_addr *ret, char *err, size_t errlen);
 
+/*
+ * The request head received so far, buf[0..len): 0 while it is
+ * incomplete, else the status to answer: 200 for GET or HEAD /metrics
+ * (*ret_head for HEAD), 400, 404, 405, or 431 past HTTPD_MAX_REQUEST bytes.
+ */
+int httpd_parse_request(const char *buf, size_t len, bool *ret_head);
+
 int httpd_new(struct eg_loop *loop, const struct httpd_addr *a, httpd_render_fn render, void *arg,
 	      struct eg_httpd **ret);
 void httpd_free(struct eg_httpd *h);
