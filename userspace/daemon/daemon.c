@@ -75,10 +75,25 @@ static void emit_comment(struct daemon *d, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
+	const char *p = line;
+	size_t n;
+
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	sbuf_printf(b, "# %s\n", line);
+	/* a terminal never wraps: a long comment goes on as more comment lines */
+	while (d->fc.width > 8 && strlen(p) + 2 > d->fc.width) {
+		n = d->fc.width - (p == line ? 2 : 4);
+		while (n > 8 && p[n] != ' ')
+			n--;
+		if (p[n] != ' ')
+			n = d->fc.width - (p == line ? 2 : 4);
+		sbuf_printf(b, "%s%.*s\n", p == line ? "# " : "#   ", (int)n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	sbuf_printf(b, "%s%s\n", p == line ? "# " : "#   ", p);
 	output_end(d->out, EG_REC_META);
 }
 
@@ -560,7 +575,7 @@ static void emit_start(struct daemon *d)
 			     enforcement_text(d), d->paths.pin, d->paths.sock, exec_failed_mode(d));
 		if (d->policy)
 			emit_policy(d, false);
-		format_text_header(output_buf(d->out));
+		format_text_header(output_buf(d->out), d->fc.width);
 		output_end(d->out, EG_REC_META);
 		return;
 	}
@@ -647,6 +662,34 @@ static void emit_stop(struct daemon *d)
 		jsonw_uint_field(&w, "exec_failed_collapsed", cs.folded);
 	}
 	meta_close(&w, d->out);
+}
+
+/* The first record of a file --output-max-size started: which one it continues. */
+static void on_rotated(struct eg_output *o, const char *prev, void *arg)
+{
+	struct daemon *d = arg;
+	const struct eg_output_stats *os = output_stats(o);
+	char gz[NAME_MAX + 8];
+	struct jsonw w;
+
+	if (prev)
+		snprintf(gz, sizeof(gz), "%s.gz", prev);
+	if (d->text) {
+		emit_comment(d, "execgate %s (pid %d) continues in a new file after rotation %" PRIu64 "%s%s",
+			     EG_VERSION, (int)getpid(), os->rotations, prev ? "; the previous one is " : "",
+			     prev ? gz : "");
+		return;
+	}
+	meta_open_daemon(&w, output_buf(o), "rotated");
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_string_field(&w, "file", output_path(o));
+	/* the previous file, by the name this rotation gave it (later ones shift the number) */
+	jsonw_string_field(&w, "continues", prev ? gz : NULL);
+	jsonw_uint_field(&w, "rotations", os->rotations);
+	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
+	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
+	jsonw_uint_field(&w, "output_dropped", output_dropped_total(o));
+	meta_close(&w, o);
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -968,6 +1011,7 @@ int daemon_run(const struct daemon_opts *o)
 		goto cleanup;
 	}
 	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
+	output_set_rotate_cb(d.out, on_rotated, &d);
 	if (d.text && output_is_terminal(d.out)) {
 		struct winsize ws;
 
@@ -1064,7 +1108,9 @@ int daemon_run(const struct daemon_opts *o)
 	tracer_detach(d.skel);
 	stop_drain(&d);
 	emit_stop(&d);
-	output_flush(d.out);
+	if (output_flush(d.out))
+		p_warn("the stop record could not be written to %s: %s; %" PRIu64 " records were not written in all",
+		       output_path(d.out), strerror(-output_stats(d.out)->last_error), output_dropped_total(d.out));
 	rc = err ? 1 : 0;
 	metrics_textfile_stop(&d);
 

@@ -21,6 +21,8 @@ struct hconn {
 	size_t off;
 	uint64_t deadline;
 	bool replied;
+	bool draining;			/* answered: reading what is left until the peer closes */
+	size_t drained;
 	struct hconn *prev, *next;
 };
 
@@ -262,6 +264,22 @@ static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			handle(c, code, head);
 		return;
 	}
+	if (c->draining) {
+		/*
+		 * Closing with unread bytes would reset the connection and could
+		 * destroy the answer on its way: read (a bounded amount) until the
+		 * peer closes, or the connection's deadline.
+		 */
+		char sink[4096];
+		ssize_t n = recv(fd, sink, sizeof(sink), MSG_DONTWAIT);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		c->drained += n > 0 ? n : 0;
+		if (n <= 0 || c->drained > 65536)
+			conn_close(c);
+		return;
+	}
 	if (c->replied && (events & (EPOLLOUT | EPOLLHUP | EPOLLERR))) {
 		while (c->off < c->out.len) {
 			ssize_t n = send(fd, c->out.data + c->off, c->out.len - c->off,
@@ -271,11 +289,16 @@ static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 				continue;
 			if (n < 0 && errno == EAGAIN)
 				return;
-			if (n <= 0)
-				break;
+			if (n <= 0) {
+				conn_close(c);
+				return;
+			}
 			c->off += n;
 		}
-		conn_close(c);
+		/* all sent: the end of our side, then wait for the peer's */
+		shutdown(fd, SHUT_WR);
+		c->draining = true;
+		loop_mod_fd(c->w, EPOLLIN | EPOLLRDHUP);
 	}
 }
 

@@ -337,10 +337,14 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 	sbuf_puts(b, "}\n");
 }
 
-void format_text_header(struct sbuf *b)
+void format_text_header(struct sbuf *b, unsigned int width)
 {
-	sbuf_printf(b, "%-23s %-7s %-7s %-5s %-8s %-22s %s\n", "TIME", "PID", "PPID", "DEPTH", "USER",
+	size_t start = b->len;
+
+	sbuf_printf(b, "%-23s %-7s %-7s %-5s %-8s %-22s %s", "TIME", "PID", "PPID", "DEPTH", "USER",
 		    "BINARY", "ARGV");
+	format_text_fit(b, start, width);
+	sbuf_putc(b, '\n');
 }
 
 /* uid -> name for the table, cached (NSS lookups are slow). */
@@ -442,17 +446,22 @@ void format_record_text(struct sbuf *b, const struct eg_record *r, const struct 
 	if (r->argv_truncated)
 		sbuf_printf(b, " ...[%u args, %u bytes]", h->argc, h->argv_bytes);
 	/* one line a record: cut at the terminal's width, with a marker */
-	if (fc->width && columns(b->data + start, b->len - start) > fc->width) {
-		size_t keep = start, c = 0;
-
-		while (keep < b->len && c < fc->width - 1) {
-			keep++;
-			while (keep < b->len && ((unsigned char)b->data[keep] & 0xc0) == 0x80)
-				keep++;
-			c++;
-		}
-		b->len = keep;
-		sbuf_puts(b, "+");
-	}
+	format_text_fit(b, start, fc->width);
 	sbuf_putc(b, '\n');
+}
+
+void format_text_fit(struct sbuf *b, size_t start, unsigned int width)
+{
+	size_t keep = start, c = 0;
+
+	if (!width || columns(b->data + start, b->len - start) <= width)
+		return;
+	while (keep < b->len && c < width - 1) {
+		keep++;
+		while (keep < b->len && ((unsigned char)b->data[keep] & 0xc0) == 0x80)
+			keep++;
+		c++;
+	}
+	b->len = keep;
+	sbuf_putc(b, '+');
 }

@@ -57,7 +57,9 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 /* One line of the terminal table, and its header. */
 void format_record_text(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a);
-void format_text_header(struct sbuf *b);
+void format_text_header(struct sbuf *b, unsigned int width);
+/* Cuts the line that starts at b->data[start] (no '\n' yet) to width columns, with a '+' (0: no limit). */
+void format_text_fit(struct sbuf *b, size_t start, unsigned int width);
 /* Opens a JSON record {"v":1,"type":TYPE,"time":...; the caller adds fields and "}\n". */
 void format_json_open(struct sbuf *b, const char *type, uint64_t real_ns);
 /* "ENOENT" for 2 (or -2), "E<n>" when unnamed; the result may live in buf. */

@@ -268,6 +268,8 @@ static int rotate(struct eg_output *o)
 			return -errno;
 		o->size = 0;
 		o->st.rotations++;
+		if (o->rotate_cb)
+			o->rotate_cb(o, NULL, o->rotate_arg);
 		return 0;
 	}
 	rotated_name(o, o->o.keep, true, to, sizeof(to));

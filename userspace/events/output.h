@@ -66,6 +66,9 @@ const char *output_path(const struct eg_output *o);
 /*
  * Called after a rotation with the new file's empty buffer, to write the
  * record that starts it (a daemon record saying which file it continues).
+ * prev is the previous file's new name ("events.jsonl.1", compressed to
+ * "events.jsonl.1.gz" in the background), NULL with keep 0 (the file was
+ * started over).
  */
 void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *o, const char *prev,
 							   void *arg), void *arg);

@@ -1,0 +1,762 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""The daemon as a host service: metrics (control socket, HTTP, textfile,
+pinned maps), volume control (filters, --exec-failed), drops counted end to
+end (BPF recursion misses, ring size), the control socket as an attack
+surface (hostile peers, --ctl-group), and the output on a full disk and
+across rotations.
+
+Every test finds its own records by a unique token or its own cgroup, and
+waits for conditions, never for a time: other engineers' processes run on
+this machine at the same time."""
+import fcntl
+import gzip
+import json
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import termios
+import threading
+import time
+
+import eg
+from eg import token
+
+
+def wait(pred, timeout=20, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("no %s within %ss" % (what, timeout))
+
+
+def recs(d, tok, typ="exec"):
+    return [e for e in d.events() if e.get("type") == typ and tok in e.get("argv", [])]
+
+
+def stats(ctx, d):
+    r = ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path])
+    st = json.loads(r.stdout)
+    assert st.get("pid") == d.proc.pid, "the daemon itself must answer: %s" % st
+    return st["counters"]
+
+
+def write(ctx, text, name):
+    d = ctx.tmpdir()
+    os.chmod(d, 0o755)
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755 if text.startswith("#!") else 0o644)
+    return path
+
+
+def in_cgroup(cg):
+    def join():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    return join
+
+
+# ---- Prometheus text -------------------------------------------------------
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_prom(text):
+    """{name: {"type":..., "help":..., "samples": {frozenset(labels): value}}}; checks the layout."""
+    fams, cur = {}, None
+    assert text.endswith("\n"), "the exposition ends with a newline"
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name, help_ = line[7:].split(" ", 1)
+            assert name not in fams, "family %s twice" % name
+            cur = fams[name] = {"help": help_, "type": None, "samples": {}}
+        elif line.startswith("# TYPE "):
+            name, typ = line[7:].split(" ", 1)
+            assert cur is fams.get(name), "TYPE %s right after its HELP" % name
+            cur["type"] = typ
+        else:
+            m = SAMPLE.match(line)
+            assert m, "not a sample: %r" % line
+            name = m.group(1)
+            assert cur is fams.get(name), "sample %s outside its family" % name
+            labels = frozenset(LABEL.findall(m.group(3) or ""))
+            cur["samples"][labels] = float(m.group(4))
+    for name, f in fams.items():
+        assert name.startswith("execgate_"), name
+        assert f["type"] in ("counter", "gauge"), (name, f["type"])
+        assert (f["type"] == "counter") == name.endswith("_total"), "%s is a %s" % (name, f["type"])
+        assert f["help"].strip(), name
+    return fams
+
+
+def value(fams, name, **labels):
+    return fams[name]["samples"][frozenset(labels.items())]
+
+
+def promtool(ctx, text):
+    tool = shutil.which("promtool")
+    if not tool:
+        raise eg.Skip("promtool is not installed (Debian package prometheus, tools/install-deps.sh)")
+    r = subprocess.run([tool, "check", "metrics"], input=text.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, timeout=60)
+    assert r.returncode == 0 and not r.stdout.strip(), "promtool: %s" % r.stdout.decode()
+
+
+def metrics(ctx, d):
+    r = ctx.run([ctx.execgate, "metrics", "-p", d.pin_path])
+    return r.stdout.decode()
+
+
+# ---- metrics -----------------------------------------------------------------
+
+POLICY = """
+commands:
+  - {name: no-false, basenames: [false], decision: deny, message: "no false here"}
+"""
+
+
+def test_metrics_over_the_control_socket(ctx):
+    pol = write(ctx, POLICY, "policy.yaml")
+    d = ctx.daemon("--policy", pol)
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    subprocess.run(["/bin/false", tok])
+    wait(lambda: len(recs(d, tok)) == 2, what="both execs")
+    text = metrics(ctx, d)
+    promtool(ctx, text)
+    fams = parse_prom(text)
+    assert value(fams, "execgate_daemon_up") == 1
+    assert value(fams, "execgate_execs_total") >= 2
+    assert value(fams, "execgate_policy_decisions_total", decision="deny") >= 1
+    assert value(fams, "execgate_policy_decisions_total", decision="allow") >= 1
+    assert set(dict(k)["decision"] for k in fams["execgate_policy_decisions_total"]["samples"]) == \
+        {"allow", "deny", "approval", "audit", "error"}
+    for cause in ("ringbuf_full", "no_scratch", "too_big", "not_stashed", "bpf_recursion", "shutdown"):
+        assert any(dict(k)["cause"] == cause for k in fams["execgate_lost_records_total"]["samples"]), cause
+    for name in ("execgate_output_dropped_total", "execgate_records_written_total", "execgate_killed_total",
+                 "execgate_read_faults_total", "execgate_argv_truncated_total", "execgate_sessions_open",
+                 "execgate_sessions_started_total", "execgate_approvals_total", "execgate_exec_failed_total"):
+        assert name in fams, name
+    assert value(fams, "execgate_policy_reloads_total", result="ok") == 0
+    # a reload that works, then one that does not: both counted
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode == 0, r.stderr
+    with open(pol, "w") as f:
+        f.write("commands: [ {name: x, decision: nonsense} ]\n")
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode != 0
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_policy_reloads_total", result="ok") == 1
+    assert value(fams, "execgate_policy_reloads_total", result="failed") == 1
+    # --json wraps the same text
+    j = json.loads(ctx.run([ctx.execgate, "metrics", "-j", "-p", d.pin_path]).stdout)
+    assert j["daemon_running"] is True and "execgate_execs_total" in j["text"], j.keys()
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def http_daemon(ctx, *args):
+    for _ in range(5):
+        port = free_port()
+        d = eg.Daemon(ctx, args=("--metrics-listen", "127.0.0.1:%d" % port) + args, ready=False)
+        try:
+            d.wait_ready()
+            return d, port
+        except AssertionError:
+            if "Address already in use" not in d.err():
+                raise
+    raise AssertionError("no free port")
+
+
+def http(port, raw, timeout=20):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(raw)
+    data = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    code = int(lines[0].split()[1])
+    headers = dict(l.split(": ", 1) for l in lines[1:])
+    return code, headers, body
+
+
+def test_metrics_http_endpoint(ctx):
+    d, port = http_daemon(ctx)
+    code, h, body = http(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n")
+    assert code == 200, code
+    assert h["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8", h
+    assert int(h["Content-Length"]) == len(body) and h["Connection"] == "close", h
+    promtool(ctx, body.decode())
+    assert value(parse_prom(body.decode()), "execgate_daemon_up") == 1
+    code, h, body = http(port, b"HEAD /metrics HTTP/1.0\r\n\r\n")
+    assert code == 200 and body == b"" and int(h["Content-Length"]) > 0
+    assert http(port, b"GET / HTTP/1.0\r\n\r\n")[0] == 404
+    code, h, _ = http(port, b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+    assert code == 405 and h["Allow"] == "GET, HEAD"
+    assert http(port, b"\x00\xff garbage\r\n\r\n")[0] == 400
+    assert http(port, b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 9000)[0] == 431
+    # a peer that sends half a request and waits does not hold anyone up ...
+    slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(4)]
+    for s in slow:
+        s.sendall(b"GET /metr")
+    assert http(port, b"GET /metrics HTTP/1.0\r\n\r\n")[0] == 200
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    wait(lambda: recs(d, tok), what="the exec while peers stall")
+    # ... and is dropped (per-connection timeout)
+    for s in slow:
+        s.settimeout(60)
+        assert s.recv(100) == b"", "a stalled peer is disconnected"
+        s.close()
+    fams = parse_prom(http(port, b"GET /metrics HTTP/1.0\r\n\r\n")[2].decode())
+    assert value(fams, "execgate_metrics_http_rejected_total") >= 4 + 4
+    assert value(fams, "execgate_metrics_http_requests_total") >= 3
+    assert d.proc.poll() is None
+
+
+def test_metrics_listen_addresses(ctx):
+    for spec in (":9464", "9464", "*:9464", "example.com:9464", "::1:9464", "127.0.0.1:0",
+                 "127.0.0.1:70000", "[::1]9464"):
+        r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-bad", "--output", "/dev/null",
+                     "--metrics-listen", spec], check=False, timeout=20)
+        err = r.stderr.decode()
+        assert r.returncode == 2, (spec, r.returncode, err)
+        first = err.splitlines()[0] if err else ""
+        assert first.startswith("execgate daemon: --metrics-listen '%s'" % spec), (spec, err)
+    if not socket.has_ipv6:
+        raise eg.Skip("no IPv6 here")
+    port = free_port()
+    d = ctx.daemon("--metrics-listen", "[::1]:%d" % port)
+    s = socket.create_connection(("::1", port), timeout=20)
+    s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+    assert s.recv(12) == b"HTTP/1.0 200"
+    s.close()
+    assert "metrics are served beyond this host" not in d.err()
+
+
+def test_metrics_textfile(ctx):
+    out = ctx.tmpdir()
+    path = os.path.join(out, "execgate.prom")
+    r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-bad", "--output", "/dev/null",
+                 "--metrics-textfile", os.path.join(out, "x.txt")], check=False, timeout=20)
+    assert r.returncode == 2 and "FILE.prom" in r.stderr.decode(), r.stderr
+    d = ctx.daemon("--metrics-textfile", path, "--metrics-interval", "1")
+    wait(lambda: os.path.exists(path), what="the textfile")
+    with open(path) as f:
+        first = f.read()
+    promtool(ctx, first)
+    before = value(parse_prom(first), "execgate_execs_total")
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    wait(lambda: recs(d, tok), what="the exec")
+
+    def grown():
+        with open(path) as f:
+            return value(parse_prom(f.read()), "execgate_execs_total") > before
+    wait(grown, timeout=30, what="a rewrite with the new exec counted")
+    # rewritten by rename: a reader never sees a half-written file
+    for _ in range(300):
+        with open(path) as f:
+            text = f.read()
+        assert text.endswith("\n") and "execgate_daemon_up 1\n" in text, text[-200:]
+        assert text.count("# TYPE") == text.count("# HELP")
+    assert os.stat(path).st_mode & 0o777 == 0o644
+    assert d.stop() == 0
+    with open(path) as f:
+        last = f.read()
+    promtool(ctx, last)
+    assert value(parse_prom(last), "execgate_daemon_up") == 0, "the last write says the daemon stopped"
+    assert sorted(os.listdir(out)) == ["execgate.prom"], os.listdir(out)
+
+
+def test_metrics_without_daemon(ctx):
+    d = ctx.daemon()
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    wait(lambda: recs(d, tok), what="the exec")
+    d.proc.kill()  # SIGKILL: no stop, the counters stay pinned
+    d.proc.wait()
+    r = ctx.run([ctx.execgate, "metrics", "-p", d.pin_path], check=False)
+    err = r.stderr.decode()
+    assert r.returncode == 0, err
+    assert err.count("\n") == 1 and err.startswith(
+        "execgate metrics: no daemon is running on %s: the kernel's counters from the pinned maps" %
+        d.pin_path), err
+    text = r.stdout.decode()
+    promtool(ctx, text)
+    fams = parse_prom(text)
+    assert value(fams, "execgate_daemon_up") == 0
+    assert value(fams, "execgate_execs_total") >= 1
+    assert "execgate_policy_decisions_total" not in fams, "only what the maps hold"
+    none = "/sys/fs/bpf/egtest-none-%d" % os.getpid()
+    r = ctx.run([ctx.execgate, "metrics", "-p", none], check=False)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.count("\n") == 1, err
+    assert err.startswith("execgate metrics: no daemon is running on %s" % none), err
+
+
+# ---- volume control ------------------------------------------------------------
+
+def test_exclude_comm_and_path(ctx):
+    n = os.getpid() % 100000
+    bindir = ctx.tmpdir()
+    os.chmod(bindir, 0o755)
+    comm_bin = os.path.join(bindir, "egtc%d" % n)
+    path_bin = os.path.join(bindir, "egtp-%d" % n)
+    for p in (comm_bin, path_bin):
+        shutil.copy("/bin/true", p)
+    d = ctx.daemon("--exclude-comm", "egtc%d*" % n, "--exclude-path", "*/egtp-%d" % n)
+    start = d.events()[0]
+    assert start["filters"] == {"uid": [], "exclude_comm": ["egtc%d*" % n],
+                                "exclude_path": ["*/egtp-%d" % n]}, start["filters"]
+    tok = token()
+    subprocess.run([comm_bin, tok])
+    subprocess.run([path_bin, tok])
+    subprocess.run(["/bin/true", tok])
+    got = wait(lambda: recs(d, tok), what="the exec no filter matches")
+    # records come in exec order: the two before it were seen and left out
+    assert [e["filename"] for e in recs(d, tok)] == ["/usr/bin/true"], got
+    c = stats(ctx, d)
+    assert c["filtered_comm"] == 1 and c["filtered_path"] == 1 and c["filtered"] == 2, c
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_filtered_total", filter="comm") == 1
+    assert value(fams, "execgate_filtered_total", filter="path") == 1
+    assert c["exec"] >= 3, "the kernel still traced every exec"
+
+
+FILTER_POLICY = """
+commands:
+  - {name: no-egtw, basenames: [%s], decision: deny, message: "egtw is refused"}
+"""
+
+
+def test_filters_never_hide_enforcement(ctx):
+    name = "egtw%d" % (os.getpid() % 100000)
+    bindir = ctx.tmpdir()
+    os.chmod(bindir, 0o755)
+    denied = os.path.join(bindir, name)
+    allowed = os.path.join(bindir, "egtx-" + name)
+    shutil.copy("/bin/true", denied)
+    shutil.copy("/bin/true", allowed)
+    pol = write(ctx, FILTER_POLICY % name, "policy.yaml")
+    d = ctx.daemon("--policy", pol, "--exclude-comm", "egtw*", "--exclude-path", bindir + "/*")
+    tok = token()
+    # in a session: the excluded program is refused all the same, and the refusal is logged
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
+                        "%s %s; echo rc=$?; %s %s && echo ran-%s" % (denied, tok, allowed, tok, tok)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    out = r.stdout.decode()
+    assert "rc=126" in out and "ran-" + tok in out, (out, r.stderr.decode())
+    assert "egtw is refused" in r.stderr.decode(), r.stderr
+    blocked = wait(lambda: [e for e in d.events() if e.get("type") == "exec_failed" and
+                            tok in e.get("argv", []) and e.get("action") == "blocked"], what="blocked")
+    assert blocked[0]["rule"] == "no-egtw", blocked
+    # outside a session the policy only audits: a deny is still shown, whatever the filters
+    subprocess.run([denied, tok, "host"])
+    host = wait(lambda: [e for e in recs(d, tok) if "host" in e["argv"]], what="the audited deny")
+    assert host[0]["decision"] == "deny" and host[0]["action"] == "would-block", host
+    # the allowed excluded exec ran (its output above) and is not in the log
+    subprocess.run(["/bin/true", tok, "last"])
+    wait(lambda: [e for e in recs(d, tok) if "last" in e["argv"]], what="the last exec")
+    assert not [e for e in recs(d, tok) if e["filename"] == allowed], "filtered out"
+    assert stats(ctx, d)["filtered_path"] >= 1
+
+
+def test_exec_failed_none(ctx):
+    d = ctx.daemon("--exec-failed", "none")
+    ef = d.events()[0]["exec_failed"]
+    assert ef == {"mode": "none", "source": None, "programs": [
+        "tracepoint/syscalls/sys_exit_execve", "tracepoint/syscalls/sys_exit_execveat"]}, ef
+    progs = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)[
+        "counters"]["recursion_misses_by_program"]
+    assert "handle_enter_execve" not in progs and "handle_enter_execveat" not in progs, progs
+    assert "handle_exit_execve" in progs and "handle_exec" in progs, progs
+    tok = token()
+    subprocess.run(["/usr/bin/env", "PATH=/egt-n1:/egt-n2", "nosuch-" + tok, tok],
+                   stderr=subprocess.DEVNULL)
+    subprocess.run(["/bin/true", tok])
+    wait(lambda: recs(d, tok), what="the exec after the failures")
+    assert not recs(d, tok, "exec_failed")
+    assert stats(ctx, d)["exec_failed"] == 0, "no failed exec is even built"
+    probe = json.loads(ctx.run([ctx.execgate, "probe", "--json"]).stdout)
+    assert probe["mode"]["exec_failed_source"] == "syscall_tracepoints", probe["mode"]
+    # sessions still work: an exec the supervisor allowed that then fails in the
+    # kernel leaves no ticket behind that would get the next exec killed
+    junk = write(ctx, "\x7fELF not really\n", "junk")
+    os.chmod(junk, 0o755)
+    script = ("import os\ntry:\n    os.execv(%r, [%r])\nexcept OSError as e:\n    print('errno', e.errno)\n"
+              "os.execv('/bin/true', ['/bin/true', %r, 'after'])\n") % (junk, junk, tok)
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", "-c", script],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 0 and b"errno 8" in r.stdout, (r.returncode, r.stdout, r.stderr)
+    after = wait(lambda: [e for e in recs(d, tok) if "after" in e["argv"]], what="the exec after")
+    # (not its annotation: a session thread's quick exec chain shares one verdict slot)
+    assert after[0]["session"] and after[0].get("action") != "killed" and not after[0].get("reason"), after
+
+
+def test_exec_failed_collapse(ctx):
+    d = ctx.daemon("--exec-failed", "collapse")
+    assert d.events()[0]["exec_failed"]["mode"] == "collapse"
+    assert d.events()[0]["exec_failed"]["source"] == "syscall_tracepoints"
+    tok = token()
+    subprocess.run(["/usr/bin/env", "PATH=/egt-c1:/egt-c2:/usr/bin", "true", tok])
+    e = wait(lambda: [e for e in recs(d, tok) if e["filename"] == "/usr/bin/true"], what="true")[0]
+    assert e["path_search"] == {"failed": 2, "dirs": ["/egt-c1", "/egt-c2"]}, e.get("path_search")
+    # a script found on the PATH: its committed argv starts with the interpreter
+    bindir = ctx.tmpdir()
+    os.chmod(bindir, 0o755)
+    script = os.path.join(bindir, "egts-" + tok)
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(script, 0o755)
+    subprocess.run(["/usr/bin/env", "PATH=/egt-c3:" + bindir, "egts-" + tok, "a1", tok])
+    s = wait(lambda: [e for e in recs(d, tok) if e["filename"] == script], what="the script")[0]
+    assert s["path_search"] == {"failed": 1, "dirs": ["/egt-c3"]}, s
+    # not found anywhere: every failure is still written, only later
+    subprocess.run(["/usr/bin/env", "PATH=/egt-c4:/egt-c5", "nosuch-" + tok, tok], stderr=subprocess.DEVNULL)
+    nf = wait(lambda: len(recs(d, tok, "exec_failed")) == 2 and recs(d, tok, "exec_failed"),
+              what="the two failures")
+    assert sorted(x["filename"] for x in nf) == ["/egt-c4/nosuch-" + tok, "/egt-c5/nosuch-" + tok], nf
+    # a failure followed by another program is not folded into it
+    py = ("import os\ntry:\n    os.execv('/egt-c6/egtq', ['egtq', %r])\nexcept OSError:\n    pass\n"
+          "os.execv('/bin/true', ['true', 'other', %r])\n") % (tok, tok)
+    subprocess.run(["python3", "-c", py])
+    other = wait(lambda: [e for e in recs(d, tok) if "other" in e["argv"]], what="the other exec")[0]
+    assert "path_search" not in other, other
+    wait(lambda: [e for e in recs(d, tok, "exec_failed") if e["filename"] == "/egt-c6/egtq"],
+         what="the unfolded failure")
+    assert not [x for x in recs(d, tok, "exec_failed") if x["filename"].startswith(("/egt-c1", "/egt-c3"))]
+    c = stats(ctx, d)
+    assert c["exec_failed_collapsed"] >= 3, c
+    assert value(parse_prom(metrics(ctx, d)), "execgate_exec_failed_collapsed_total") >= 3
+    assert d.stop() == 0
+    assert d.events()[-1]["exec_failed_collapsed"] >= 3
+
+
+def test_text_table_fits_the_terminal(ctx):
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    pin = "/sys/fs/bpf/egtest-tty120-%d" % os.getpid()
+    p = subprocess.Popen([ctx.execgate, "daemon", "--pin-path", pin, "--exec-failed", "collapse"],
+                         stdout=slave, stderr=subprocess.DEVNULL, start_new_session=True)
+    os.close(slave)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    out = b""
+    tok = token()
+    deadline = time.monotonic() + 30
+    sent = False
+    while time.monotonic() < deadline and tok.encode() not in out:
+        if b"DEPTH" in out and not sent:
+            subprocess.run(["/usr/bin/env", "PATH=/egt-t1:/usr/bin", "true", tok, "x" * 200])
+            sent = True
+        r, _, _ = select.select([master], [], [], 0.3)
+        if r:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                break
+    st = ctx.run([ctx.execgate, "stats", "-p", pin]).stdout.decode()
+    p.send_signal(signal.SIGTERM)
+    p.wait(20)
+    os.close(master)
+    lines = out.decode("utf-8", "replace").replace("\r", "").split("\n")[:-1]
+    assert lines, out
+    assert all(len(l) <= 120 for l in lines), max(lines, key=len)
+    assert any(l.startswith("# ") and "control socket" in l for l in lines), "the start comment, folded"
+    line = [l for l in lines if tok in l]
+    assert line, lines[-5:]
+    assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ", line[0]), line[0]
+    assert "/usr/bin/true" in line[0] and " root " in line[0] and "[PATH +1]" in line[0], line[0]
+    assert line[0].endswith("+") and len(line[0]) == 120, "cut at the width with a mark: " + line[0]
+    # execgate stats: every value starts in one column
+    rows = [l for l in st.splitlines() if l.strip()]
+    assert any(l.startswith("exec_failed collapsed") for l in rows), st
+    assert {len(l) - len(l[24:].lstrip()) for l in rows} == {25}, st
+
+
+# ---- nothing lost silently ---------------------------------------------------
+
+def test_recursion_misses_reported(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--ringbuf-size", "32K", "--max-argv-bytes", "1024", "--cgroup", cg)
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]
+    per = st["recursion_misses_by_program"]
+    assert {"handle_exec", "handle_fork", "handle_exit", "handle_enter_execve"} <= set(per), per
+    assert st["recursion_misses"] == sum(per.values())
+    fams = parse_prom(metrics(ctx, d))
+    progs = {dict(k)["program"]: v for k, v in fams["execgate_bpf_recursion_misses_total"]["samples"].items()}
+    assert set(progs) == set(per), (progs, per)
+    assert value(fams, "execgate_lost_records_total", cause="bpf_recursion", record="any") == sum(progs.values())
+    # a loss makes a "lost" record; it carries the recursion misses beside the ring's losses
+    tok = token()
+    d.proc.send_signal(signal.SIGSTOP)
+    try:
+        ctx.run([ctx.helper("burst"), cg, "300", tok])
+    finally:
+        d.proc.send_signal(signal.SIGCONT)
+    lost = wait(lambda: [e for e in d.events() if e["type"] == "lost"], what="a lost record")
+    assert "recursion_misses" in lost[0] and lost[0]["exec"] > 0, lost[0]
+    assert d.stop() == 0
+    stop = d.events()[-1]
+    assert stop["event"] == "stop" and stop["recursion_misses"] == lost[-1]["recursion_misses"], stop
+    assert stop["lost"] == sum(e["exec"] + e["exec_failed"] for e in lost[-1:]), (stop, lost[-1])
+
+
+def test_ringbuf_smaller_than_a_record_refused(ctx):
+    r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-bad", "--output", "/dev/null",
+                 "--ringbuf-size", "64K"], check=False, timeout=20)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and err.startswith("execgate daemon: --ringbuf-size 65536 cannot hold one record"), err
+    assert "--ringbuf-size 131072 or more" in err.splitlines()[0], err
+    d = ctx.daemon("--ringbuf-size", "64K", "--max-argv-bytes", "16K")
+    assert d.events()[0]["ringbuf_size"] == 65536
+
+
+COMPAT = """
+	.globl _start
+	.text
+_start:
+	movl $11, %eax
+	movl $bad, %ebx
+	movl $argv32, %ecx
+	xorl %edx, %edx
+	int $0x80
+	movl $11, %eax
+	movl $good, %ebx
+	movl $argv32, %ecx
+	xorl %edx, %edx
+	int $0x80
+	movl $60, %eax
+	movl $3, %edi
+	syscall
+	.data
+bad:	.asciz "/nonexistent-egt-compat"
+good:	.asciz "/bin/true"
+tok:	.asciz "TOKEN"
+	.align 4
+argv32:	.long good, tok, 0
+"""
+
+
+def test_compat_exec_gap_is_as_documented(ctx):
+    """docs/events.md: a 32-bit (compat) exec's failure is not reported, its success is."""
+    if not (shutil.which("as") and shutil.which("ld")):
+        raise eg.Skip("binutils (as, ld) are not installed")
+    tok = token()
+    tmp = ctx.tmpdir()
+    src = os.path.join(tmp, "compat.s")
+    with open(src, "w") as f:
+        f.write(COMPAT.replace("TOKEN", tok))
+    binp = os.path.join(tmp, "compat")
+    ctx.run(["as", src, "-o", binp + ".o"])
+    ctx.run(["ld", "-no-pie", binp + ".o", "-o", binp])
+    d = ctx.daemon()
+    r = subprocess.run([binp])
+    if r.returncode == -signal.SIGSEGV:
+        raise eg.Skip("this kernel runs no 32-bit syscalls (int $0x80 faults: ia32 emulation is off)")
+    e = wait(lambda: recs(d, tok), what="the compat exec's record")[0]
+    assert e["filename"] == "/usr/bin/true", e
+    subprocess.run(["/bin/true", tok, "native"])
+    wait(lambda: [x for x in recs(d, tok) if "native" in x["argv"]], what="a later native exec")
+    assert not recs(d, tok, "exec_failed"), "the compat failure would be reported: update docs/events.md"
+
+
+# ---- the control socket as an attack surface ----------------------------------
+
+def ctl_socket(d):
+    st = d.events()[0]
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(st["socket"])
+    return s
+
+
+def read_all(s, timeout=60):
+    s.settimeout(timeout)
+    data = b""
+    while True:
+        try:
+            chunk = s.recv(65536)
+        except ConnectionResetError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_ctl_hostile_peers_delay_nobody(ctx):
+    d = ctx.daemon()
+    # garbage, and JSON that is not a request: an error each, then the door
+    for junk in (b"\x00\xffgarbage\n", b"[1,2,3]\n", b'{"op":"STATUS"}\n'):
+        s = ctl_socket(d)
+        s.sendall(junk)
+        reply = read_all(s)
+        s.close()
+        assert reply.endswith(b"\n") and reply.count(b"\n") == 1, reply
+        assert json.loads(reply)["ok"] is False, reply
+    # one peer writes a 1 GiB line as fast as it can; others send half a line and wait
+    big = ctl_socket(d)
+    sent = [0, None]
+
+    def pump():
+        chunk = b"a" * (1 << 20)
+        try:
+            while sent[0] < (1 << 30):
+                big.sendall(chunk)
+                sent[0] += len(chunk)
+        except OSError as e:
+            sent[1] = e
+    t = threading.Thread(target=pump)
+    t.start()
+    halves = []
+    for _ in range(20):
+        s = ctl_socket(d)
+        s.sendall(b'{"op":"sta')
+        halves.append(s)
+    wait(lambda: sent[0] >= (1 << 20) or sent[1], what="the big writer going")
+    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path], timeout=60).stdout)
+    assert st.get("pid") == d.proc.pid and st["daemon_running"] is True, st
+    t.join(120)
+    assert not t.is_alive() and sent[1] is not None, "the 1 GiB line is cut off"
+    assert sent[0] < (256 << 20), "cut off early, not read to the end: %d bytes" % sent[0]
+    big.close()
+    for s in halves:
+        assert read_all(s) == b"", "a peer with half a request is dropped"
+        s.close()
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_control_dropped_total", reason="too_large") >= 1
+    assert value(fams, "execgate_control_dropped_total", reason="timeout") >= 20
+    assert value(fams, "execgate_control_dropped_total", reason="bad_request") >= 3
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    wait(lambda: recs(d, tok), what="tracing goes on")
+
+
+def test_ctl_group_members_only(ctx):
+    if not (shutil.which("groupadd") and shutil.which("useradd") and shutil.which("runuser")):
+        raise eg.Skip("groupadd, useradd or runuser missing")
+    n = os.getpid() % 100000
+    grp, member, other = "egtg%d" % n, "egtm%d" % n, "egtn%d" % n
+    ctx.run(["groupadd", grp])
+    ctx.on_cleanup(lambda: subprocess.run(["groupdel", grp]))
+    for u, extra in ((member, ["-G", grp]), (other, [])):
+        ctx.run(["useradd", "-M", "-N", "-g", "nogroup", "-s", "/usr/sbin/nologin"] + extra + [u])
+        ctx.on_cleanup(lambda u=u: subprocess.run(["userdel", u]))
+    out = ctx.tmpdir()
+    os.chmod(out, 0o755)
+    d = ctx.daemon("--ctl-group", grp, output=os.path.join(out, "events.jsonl"))
+    gid = int(ctx.run(["getent", "group", grp]).stdout.split(b":")[2])
+
+    def as_user(u, *argv):
+        return subprocess.run(["runuser", "-u", u, "--"] + list(argv), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, timeout=60)
+    r = as_user(member, ctx.execgate, "status", "-p", d.pin_path)
+    assert r.returncode == 0 and ("running, pid %d" % d.proc.pid) in r.stdout.decode(), r.stderr
+    r = as_user(member, ctx.execgate, "metrics", "-p", d.pin_path)
+    assert r.returncode == 0 and "execgate_daemon_up 1" in r.stdout.decode(), r.stderr
+    r = as_user(other, ctx.execgate, "status", "-p", d.pin_path)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err.count("\n") == 1, (r.returncode, err)
+    assert err.startswith("execgate status: status: permission denied") and "--ctl-group" in err, err
+    r = as_user(other, ctx.execgate, "metrics", "-p", d.pin_path)
+    assert r.returncode == 1 and "permission denied" in r.stderr.decode(), r.stderr
+    # the output file: group-readable by the members, nobody else
+    st = os.stat(d.output)
+    assert st.st_gid == gid and stat.S_IMODE(st.st_mode) == 0o640, (st.st_gid, oct(st.st_mode))
+    assert as_user(member, "head", "-c", "1", d.output).returncode == 0
+    assert as_user(other, "head", "-c", "1", d.output).returncode != 0
+
+
+# ---- the output: disk full, rotation ------------------------------------------
+
+def test_disk_full_whole_lines_and_resume(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    mnt = ctx.tmpdir()
+    ctx.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0755", "tmpfs", mnt])
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", mnt]))
+    d = ctx.daemon("--cgroup", cg, output=os.path.join(mnt, "events.jsonl"))
+    tok = token()
+    big = "x" * 2000
+    for i in range(60):
+        subprocess.run(["/bin/true", tok, str(i), big], preexec_fn=in_cgroup(cg))
+    c = wait(lambda: (lambda c: c["output_dropped"] > 0 and c)(stats(ctx, d)), what="drops counted")
+    assert d.proc.poll() is None, "the daemon keeps running on a full disk"
+    with open(d.output, "rb") as f:
+        data = f.read()
+    assert data.endswith(b"\n"), "no cut line at the end"
+    lines = [json.loads(l) for l in data.split(b"\n")[:-1]]  # every line is whole JSON
+    written = [e for e in lines if e["type"] == "exec" and tok in e["argv"]]
+    assert 0 < len(written) < 60, len(written)
+    # room again: writing resumes, and the drops are reported
+    ctx.run(["mount", "-o", "remount,size=8m", mnt])
+    subprocess.run(["/bin/true", tok, "resumed"], preexec_fn=in_cgroup(cg))
+    wait(lambda: [e for e in recs(d, tok) if "resumed" in e["argv"]], what="writing resumed")
+    wait(lambda: [e for e in d.events() if e["type"] == "lost" and e["output_dropped"] > 0],
+         what="a lost record for the drops")
+    fams = parse_prom(metrics(ctx, d))
+    c = stats(ctx, d)
+    assert d.stop() == 0
+    evs = d.events()
+    stop = evs[-1]
+    assert stop["event"] == "stop" and stop["output_dropped"] == c["output_dropped"], (stop, c)
+    lost = [e for e in evs if e["type"] == "lost"]
+    assert lost[-1]["output_dropped"] == stop["output_dropped"], "every drop reported: %s" % lost
+    # every exec of the cgroup is written or counted as dropped
+    execs = [e for e in evs if e["type"] == "exec"]
+    dropped_exec = value(fams, "execgate_output_dropped_total", record="exec")
+    assert c["lost"] == 0, c
+    assert len(execs) + dropped_exec == c["exec"], (len(execs), dropped_exec, c["exec"])
+
+
+def test_rotation_gzip_and_continuation(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    out = ctx.tmpdir()
+    path = os.path.join(out, "events.jsonl")
+    d = ctx.daemon("--cgroup", cg, "--output-max-size", "4096", "--output-keep", "3", output=path)
+    tok = token()
+    # a rotation happens at a flush past the size: keep writing until five happened
+    for i in range(5000):
+        subprocess.run(["/bin/true", tok, str(i), "y" * 300], preexec_fn=in_cgroup(cg))
+        if i % 10 == 9 and stats(ctx, d)["output_rotations"] >= 5:
+            break
+    assert stats(ctx, d)["output_rotations"] >= 5
+    assert d.stop() == 0
+    names = sorted(n for n in os.listdir(out) if not n.endswith(".stderr"))
+    assert names == ["events.jsonl", "events.jsonl.1.gz", "events.jsonl.2.gz", "events.jsonl.3.gz"], names
+    seen = []
+    for name in names[1:]:
+        r = ctx.run(["zcat", os.path.join(out, name)])
+        lines = r.stdout.split(b"\n")
+        assert lines[-1] == b"", name
+        evs = [json.loads(l) for l in lines[:-1]]
+        assert evs[0]["type"] == "daemon" and evs[0]["event"] == "rotated", (name, evs[0])
+        assert evs[0]["continues"] == "events.jsonl.1.gz" and evs[0]["file"] == path, evs[0]
+        seen.append(evs[0]["rotations"])
+    # newest first: .1 started at the latest rotation
+    assert seen == sorted(seen, reverse=True) and len(set(seen)) == 3, seen
+    cur = d.events()
+    assert cur[0]["event"] == "rotated" and cur[0]["rotations"] == seen[0] + 1, cur[0]
+    assert cur[-1]["event"] == "stop"
