@@ -655,6 +655,51 @@ def test_ctl_hostile_peers_delay_nobody(ctx):
     wait(lambda: recs(d, tok), what="tracing goes on")
 
 
+FLOOD = r"""
+import resource, select, socket, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+path, want = sys.argv[1], int(sys.argv[2])
+socks, made = [], 0
+while True:
+    while len(socks) < want:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+        except OSError:
+            s.close()
+            break
+        socks.append(s)
+        made += 1
+        if made == want:
+            print("flooding", flush=True)
+    r, _, _ = select.select(socks + [sys.stdin], [], [], 0.2)
+    if sys.stdin in r:
+        break
+    for s in r:
+        if not s.recv(1):
+            socks.remove(s)
+            s.close()
+"""
+
+
+def test_ctl_one_user_cannot_take_every_connection(ctx):
+    d = ctx.daemon()
+    sock = d.events()[0]["socket"]
+    p = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c", FLOOD, sock, "1500"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    line = p.stdout.readline()
+    assert line == b"flooding\n", (line, p.stderr.read(2000) if p.poll() is not None else "")
+    # 1500 connections from one user, replaced as fast as the daemon drops them
+    for _ in range(3):
+        st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path], timeout=60).stdout)
+        assert st.get("pid") == d.proc.pid, st
+    p.stdin.close()
+    p.wait(30)
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_control_dropped_total", reason="too_many") >= 1500 - 320
+
+
 def test_ctl_group_members_only(ctx):
     if not (shutil.which("groupadd") and shutil.which("useradd") and shutil.which("runuser")):
         raise eg.Skip("groupadd, useradd or runuser missing")

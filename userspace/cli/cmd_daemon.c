@@ -69,7 +69,7 @@ static const struct argp_option options[] = {
 	{ "exec-failed", OPT_EXEC_FAILED, "all|none|collapse", 0, "Failed execs: a record each (all, default), none (the syscall entry tracepoints are not attached), or collapse (a PATH search's ENOENT failures folded into the exec that ends it)", 2 },
 	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
 	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
-	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, reload, approvals) and read --output", 3 },
+	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, metrics, reload, approvals) and read --output", 3 },
 	{ "takeover", OPT_TAKEOVER, "FD", OPTION_HIDDEN, "internal: the state a daemon handing over left in FD", 3 },
 	{ NULL, 0, NULL, 0, "Kernel enforcement (docs/enforcement.md):", 4 },
 	{ "enforce", OPT_ENFORCE, NULL, 0, "Enforce --policy in the kernel: a denied exec fails with EPERM (BPF LSM) or is killed before its image runs (elsewhere)", 4 },

@@ -24,12 +24,13 @@
 #include "util/paths.h"
 
 static const char doc[] =
-"Print the daemon's metrics in the Prometheus text format (docs/metrics.md):\n"
-"execs, failed execs, records lost by cause, output drops, BPF recursion misses,\n"
-"policy decisions and reloads, sessions and approvals. Asks the daemon of\n"
-"--pin-path over its control socket (root or its --ctl-group); when no daemon\n"
-"answers, reads the kernel's counters it left pinned (execgate_daemon_up 0)\n"
-"and says so on stderr. --json wraps the text in a JSON object.";
+"Print the daemon's metrics in the Prometheus text format (docs/metrics.md): "
+"execs, failed execs, records lost by cause, output drops, BPF recursion "
+"misses, policy decisions and reloads, sessions and approvals. Asks the daemon "
+"of --pin-path over its control socket (root or its --ctl-group); when no "
+"daemon answers, reads the kernel's counters it left pinned "
+"(execgate_daemon_up 0) and says so on stderr. --json wraps the text in a "
+"JSON object.";
 
 struct metrics_args {
 	struct cli_common common;
@@ -85,8 +86,8 @@ static int from_pins(const struct cli_common *c, const struct eg_paths *p, bool 
 	int fd, rc;
 
 	if (!eg_have_bpf_caps()) {
-		p_err("%s answers; reading the pinned maps instead %s",
-		      stuck ? "the daemon on that pin path no longer" : "no daemon", EG_NEEDS_ROOT);
+		p_err("%s on %s; reading its pinned maps %s",
+		      stuck ? "the daemon does not answer" : "no daemon is running", p->pin, EG_NEEDS_ROOT);
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/counters", p->pin);

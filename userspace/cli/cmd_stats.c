@@ -285,9 +285,9 @@ static int run(int argc, char **argv, bool status)
 		if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 			json_decref(r);
 			if (!eg_have_bpf_caps()) {
-				p_err("%s; reading the pinned maps instead %s",
+				p_err("%s on %s; reading its pinned maps %s",
 				      e == -ETIMEDOUT ? "the daemon does not answer" : "no daemon is running",
-				      EG_NEEDS_ROOT);
+				      p.pin, EG_NEEDS_ROOT);
 				return 1;
 			}
 			return pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);

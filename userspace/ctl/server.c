@@ -384,6 +384,22 @@ bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t
 	return found;
 }
 
+/* One local user cannot take every connection: root and --ctl-group always find room. */
+static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool admin)
+{
+	const struct ctl_conn *c;
+	unsigned int mine = 0;
+
+	if (admin)
+		return true;
+	if (s->nconns >= CTL_MAX_CONNS - CTL_ADMIN_RESERVE)
+		return false;
+	for (c = s->conns; c; c = c->next)
+		if (c->peer.uid == cr->uid && ++mine >= CTL_MAX_CONNS_PER_UID)
+			return false;
+	return true;
+}
+
 static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct ctl_server *s = arg;
@@ -395,11 +411,13 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		struct ucred cr;
 		socklen_t len = sizeof(cr);
 		struct ctl_conn *c;
+		bool admin = false;
 		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (cfd < 0)
 			return;
-		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
+		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
+		    !room_for(s, &cr, (admin = ctl_server_is_admin(s, cr.pid, cr.uid, cr.gid)))) {
 			s->st.refused++;
 			close(cfd);
 			continue;
@@ -415,7 +433,7 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		c->peer.pid = cr.pid;
 		c->peer.uid = cr.uid;
 		c->peer.gid = cr.gid;
-		c->peer.admin = ctl_server_is_admin(s, cr.pid, cr.uid, cr.gid);
+		c->peer.admin = admin;
 		c->deadline = now_ms() + CTL_IDLE_MS;
 		if (loop_add_fd(s->loop, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c, &c->w)) {
 			close(cfd);

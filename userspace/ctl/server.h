@@ -11,7 +11,10 @@
  * CTL_MAX_REQUEST bytes; a connection that has not completed a request
  * CTL_IDLE_MS after connecting or after its last request is dropped; one
  * whose unread replies pass CTL_MAX_OUTPUT is dropped; at most
- * CTL_MAX_CONNS connections; at most CTL_MAX_FDS fds per message.
+ * CTL_MAX_CONNS connections, of which the last CTL_ADMIN_RESERVE are kept
+ * for root and --ctl-group, and at most CTL_MAX_CONNS_PER_UID for any
+ * other user (more than the sessions one user may hold open); at most
+ * CTL_MAX_FDS fds per message.
  * Reading is bounded per wakeup, so no peer delays another.
  */
 #ifndef EG_CTL_SERVER_H
@@ -27,6 +30,8 @@
 #define CTL_IDLE_MS		5000
 #define CTL_MAX_OUTPUT		(8u << 20)
 #define CTL_MAX_CONNS		1024
+#define CTL_ADMIN_RESERVE	64
+#define CTL_MAX_CONNS_PER_UID	320
 #define CTL_MAX_FDS		4
 
 struct ctl_server;
