@@ -386,6 +386,11 @@ def test_filters_never_hide_enforcement(ctx):
 
 
 def test_exec_failed_none(ctx):
+    pol = write(ctx, POLICY, "policy.yaml")
+    r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-bad", "--output", "/dev/null",
+                 "--exec-failed", "none", "--enforce", "--policy", pol], check=False, timeout=20)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "would hide the kernel's refusals" in err.splitlines()[0], err
     d = ctx.daemon("--exec-failed", "none")
     ef = d.events()[0]["exec_failed"]
     assert ef == {"mode": "none", "source": None, "programs": [

@@ -65,6 +65,15 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	    k->killed);
 	one(b, "execgate_kill_failed_total", C,
 	    "Kills at exec bpf_send_signal refused (retried at the syscall's exit).", k->kill_failed);
+	prom_family(b, "execgate_kernel_judgements_total", C,
+		    "Execs the kernel rules (--enforce) judged, by outcome: judged (all), denied (refused or "
+		    "killed), error (could not judge: failed closed), retried (redone after a reload swapped the rules).");
+	prom_u64_l(b, "execgate_kernel_judgements_total", "outcome", "judged", NULL, NULL, k->kjudged);
+	prom_u64_l(b, "execgate_kernel_judgements_total", "outcome", "denied", NULL, NULL, k->kdenied);
+	prom_u64_l(b, "execgate_kernel_judgements_total", "outcome", "error", NULL, NULL, k->kerrors);
+	prom_u64_l(b, "execgate_kernel_judgements_total", "outcome", "retried", NULL, NULL, k->kretries);
+	one(b, "execgate_lsm_deferred_total", C,
+	    "Execs bprm_check_security left to the check at exec.", k->lsm_deferred);
 }
 
 static const char *const rec_names[EG_REC__COUNT] = { "exec", "exec_failed", "meta" };
