@@ -96,7 +96,8 @@ def test_plain(ctx):
         assert row.split()[1] == "unavailable" and "lsm=" in row, row
     want = "bpf_lsm" if bpf_lsm_active() else "kill_on_exec"
     assert lines[-1] == ("mode: tracer=tp_btf kernel_enforcement=%s "
-                         "session_enforcement=seccomp_notify" % want), lines[-1]
+                         "session_enforcement=seccomp_notify exec_failed_source=syscall_tracepoints" % want), \
+        lines[-1]
 
 
 def test_repeatable(ctx):

@@ -263,6 +263,13 @@ def test_metrics_textfile(ctx):
     r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-bad", "--output", "/dev/null",
                  "--metrics-textfile", os.path.join(out, "x.txt")], check=False, timeout=20)
     assert r.returncode == 2 and "FILE.prom" in r.stderr.decode(), r.stderr
+    r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-badtf-%d" % os.getpid(), "--output",
+                 os.path.join(out, "ev.jsonl"), "--metrics-textfile", "/nonexistent-egt/x.prom"],
+                check=False, timeout=30)
+    err = r.stderr.decode()
+    assert r.returncode == 1 and err == "execgate daemon: cannot write --metrics-textfile " \
+        "/nonexistent-egt/x.prom: No such file or directory\n", err
+    os.unlink(os.path.join(out, "ev.jsonl"))
     d = ctx.daemon("--metrics-textfile", path, "--metrics-interval", "1")
     wait(lambda: os.path.exists(path), what="the textfile")
     with open(path) as f:

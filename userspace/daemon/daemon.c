@@ -1084,6 +1084,11 @@ int daemon_run(const struct daemon_opts *o)
 		goto cleanup;
 	}
 
+	err = metrics_textfile_start(&d);
+	if (err) {
+		p_err("cannot write --metrics-textfile %s: %s", o->metrics_textfile, strerror(-err));
+		goto cleanup;
+	}
 	d.fc.boot_to_real = clock_boot_to_real();
 	emit_start(&d);
 	if (output_flush(d.out)) {
@@ -1093,11 +1098,6 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
 	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
-	err = metrics_textfile_start(&d);
-	if (err) {
-		p_err("--metrics-textfile %s: %s", o->metrics_textfile, strerror(-err));
-		goto cleanup;
-	}
 
 	err = loop_run(d.loop, -1, NULL, NULL);
 	if (err)

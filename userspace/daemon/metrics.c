@@ -264,7 +264,7 @@ int metrics_write_file(const char *path, const char *data, size_t len)
 	return err;
 }
 
-static void write_textfile(struct daemon *d, bool up)
+static int write_textfile(struct daemon *d, bool up)
 {
 	struct eg_metrics m;
 	struct sbuf b = {};
@@ -276,13 +276,15 @@ static void write_textfile(struct daemon *d, bool up)
 	metrics_render(&b, &m);
 	err = b.oom ? -ENOMEM : metrics_write_file(d->o.metrics_textfile, b.data, b.len);
 	if (err) {
-		if (!d->textfile_errors++ || d->textfile_errors % 100 == 0)
+		/* the first write's error is the caller's to report */
+		if (d->textfile_writes && (!d->textfile_errors++ || d->textfile_errors % 100 == 0))
 			p_warn("cannot write --metrics-textfile %s: %s (%llu failures so far)",
 			       d->o.metrics_textfile, strerror(-err), (unsigned long long)d->textfile_errors);
 	} else {
 		d->textfile_writes++;
 	}
 	sbuf_free(&b);
+	return err;
 }
 
 static void on_textfile_timer(struct eg_watch *w, uint64_t n, void *arg)
@@ -296,9 +298,14 @@ int metrics_textfile_start(struct daemon *d)
 {
 	uint64_t ms = (uint64_t)d->o.metrics_interval * 1000;
 
+	int err;
+
 	if (!d->o.metrics_textfile)
 		return 0;
-	write_textfile(d, true);
+	/* the first write tells a wrong path at once; later failures are counted and warned about */
+	err = write_textfile(d, true);
+	if (err)
+		return err;
 	return loop_add_timer(d->loop, ms, ms, on_textfile_timer, d, &d->textfile_timer);
 }
 
