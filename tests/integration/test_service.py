@@ -795,16 +795,16 @@ def test_rotation_gzip_and_continuation(ctx):
     d = ctx.daemon("--cgroup", cg, "--output-max-size", "4096", "--output-keep", "3", output=path)
     tok = token()
     # a rotation happens at a flush past the size: keep writing until five happened
-    for i in range(5000):
-        subprocess.run(["/bin/true", tok, str(i), "y" * 300], preexec_fn=in_cgroup(cg))
-        if i % 10 == 9 and stats(ctx, d)["output_rotations"] >= 5:
+    for last in range(5000):
+        subprocess.run(["/bin/true", tok, str(last), "y" * 300], preexec_fn=in_cgroup(cg))
+        if last % 10 == 9 and stats(ctx, d)["output_rotations"] >= 5:
             break
     assert stats(ctx, d)["output_rotations"] >= 5
     assert d.stop() == 0
     names = sorted(n for n in os.listdir(out) if not n.endswith(".stderr"))
     assert names == ["events.jsonl", "events.jsonl.1.gz", "events.jsonl.2.gz", "events.jsonl.3.gz"], names
-    seen = []
-    for name in names[1:]:
+    seen, numbers = [], []
+    for name in reversed(names[1:]):
         r = ctx.run(["zcat", os.path.join(out, name)])
         lines = r.stdout.split(b"\n")
         assert lines[-1] == b"", name
@@ -812,8 +812,12 @@ def test_rotation_gzip_and_continuation(ctx):
         assert evs[0]["type"] == "daemon" and evs[0]["event"] == "rotated", (name, evs[0])
         assert evs[0]["continues"] == "events.jsonl.1.gz" and evs[0]["file"] == path, evs[0]
         seen.append(evs[0]["rotations"])
-    # newest first: .1 started at the latest rotation
-    assert seen == sorted(seen, reverse=True) and len(set(seen)) == 3, seen
+        numbers += [int(e["argv"][2]) for e in evs if e["type"] == "exec"]
+    # oldest first: .3 started at the earliest rotation kept
+    assert seen == sorted(seen) and len(set(seen)) == 3, seen
     cur = d.events()
-    assert cur[0]["event"] == "rotated" and cur[0]["rotations"] == seen[0] + 1, cur[0]
-    assert cur[-1]["event"] == "stop"
+    assert cur[0]["event"] == "rotated" and cur[0]["rotations"] == seen[-1] + 1, cur[0]
+    assert cur[-1]["event"] == "stop", "the stop record ends the file it is in"
+    numbers += [int(e["argv"][2]) for e in cur if e["type"] == "exec"]
+    # across the kept files, the execs follow one another to the last: none lost or repeated
+    assert numbers == list(range(numbers[0], last + 1)), numbers

@@ -68,8 +68,7 @@ static uint64_t mono_ms(void)
 /* ---- text mode ---------------------------------------------------------- */
 
 /* Text mode shows daemon and lost records as comment lines. */
-static void emit_comment(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void emit_comment(struct daemon *d, const char *fmt, ...)
+void emit_comment(struct daemon *d, const char *fmt, ...)
 {
 	struct sbuf *b = output_buf(d->out);
 	char line[1024];
@@ -246,26 +245,6 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 
 /* ---- records ------------------------------------------------------------ */
 
-/* What no filter may hide: the kernel killed or refused it, or the policy refused or asked. */
-static bool must_show(const struct eg_record *r, const struct eg_annotation *a)
-{
-	if (r->h.flags & EG_F_KILLED)
-		return true;
-	if (a && a->action && (!strcmp(a->action, "killed") || !strcmp(a->action, "blocked")))
-		return true;
-	return a && a->decision && (!strcmp(a->decision, "deny") || !strcmp(a->decision, "approval") ||
-				    !strcmp(a->decision, "error"));
-}
-
-/* A failed exec the collapser held, written after all. */
-static void collapse_out(void *arg, const char *line, size_t len)
-{
-	struct daemon *d = arg;
-
-	sbuf_put(output_buf(d->out), line, len);
-	output_end(d->out, EG_REC_EXEC_FAILED);
-}
-
 static void format_record(struct daemon *d, struct sbuf *b, const struct eg_record *r,
 			  const struct eg_annotation *a)
 {
@@ -312,7 +291,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		kernel_annotate(d, &r, ap);
 	}
 	/* filters only thin the log: the exec was traced, judged and enforced all the same */
-	if (filter_active(&d->filter) && !must_show(&r, ap) &&
+	if (filter_active(&d->filter) && !service_must_show(&r, ap) &&
 	    (cause = filter_match(&d->filter, &r)) != EG_FILTER_NONE) {
 		d->filter.n[cause]++;
 		if (d->collapse && r.h.type == EG_EVENT_EXEC)
@@ -503,67 +482,6 @@ static const char *enforcement_text(const struct daemon *d)
 	return buf;
 }
 
-static const char *exec_failed_mode(const struct daemon *d)
-{
-	switch (d->o.exec_failed) {
-	case EXEC_FAILED_NONE: return "none";
-	case EXEC_FAILED_COLLAPSE: return "collapse";
-	default: return "all";
-	}
-}
-
-static void strv(struct jsonw *w, const char *key, const char *const *v, size_t n)
-{
-	size_t i;
-
-	jsonw_key(w, key);
-	jsonw_start_array(w);
-	for (i = 0; i < n; i++)
-		jsonw_string(w, v[i]);
-	jsonw_end_array(w);
-}
-
-/* Where failed execs come from, what is filtered out, where metrics go. */
-static void volume_facts(struct daemon *d, struct jsonw *w)
-{
-	size_t i;
-
-	jsonw_key(w, "exec_failed");
-	jsonw_start_object(w);
-	jsonw_string_field(w, "mode", exec_failed_mode(d));
-	/*
-	 * none: the syscall entry tracepoints are not attached, so nothing is
-	 * stashed and no failure record is built; the exit tracepoints stay,
-	 * for enforcement only (a refused kill at exec is retried there).
-	 */
-	jsonw_string_field(w, "source", d->o.exec_failed == EXEC_FAILED_NONE ? NULL : d->mode.exec_failed_source);
-	jsonw_key(w, "programs");
-	jsonw_start_array(w);
-	if (d->o.exec_failed != EXEC_FAILED_NONE) {
-		jsonw_string(w, "tracepoint/syscalls/sys_enter_execve");
-		jsonw_string(w, "tracepoint/syscalls/sys_enter_execveat");
-	}
-	jsonw_string(w, "tracepoint/syscalls/sys_exit_execve");
-	jsonw_string(w, "tracepoint/syscalls/sys_exit_execveat");
-	jsonw_end_array(w);
-	jsonw_end_object(w);
-	jsonw_key(w, "filters");
-	jsonw_start_object(w);
-	jsonw_key(w, "uid");
-	jsonw_start_array(w);
-	for (i = 0; i < d->o.n_uids; i++)
-		jsonw_uint(w, d->o.uids[i]);
-	jsonw_end_array(w);
-	strv(w, "exclude_comm", d->o.exclude_comm, d->o.n_exclude_comm);
-	strv(w, "exclude_path", d->o.exclude_path, d->o.n_exclude_path);
-	jsonw_end_object(w);
-	jsonw_key(w, "metrics");
-	jsonw_start_object(w);
-	jsonw_string_field(w, "listen", d->o.metrics_listen);
-	jsonw_string_field(w, "textfile", d->o.metrics_textfile);
-	jsonw_end_object(w);
-}
-
 static void emit_start(struct daemon *d)
 {
 	struct jsonw w;
@@ -572,7 +490,7 @@ static void emit_start(struct daemon *d)
 	if (d->text) {
 		emit_comment(d, "execgate %s started: tracer %s; enforcement: %s; "
 			     "maps in %s; control socket %s; failed execs: %s", EG_VERSION, d->mode.tracer,
-			     enforcement_text(d), d->paths.pin, d->paths.sock, exec_failed_mode(d));
+			     enforcement_text(d), d->paths.pin, d->paths.sock, daemon_exec_failed_mode(d));
 		if (d->policy)
 			emit_policy(d, false);
 		format_text_header(output_buf(d->out), d->fc.width);
@@ -621,7 +539,7 @@ static void emit_start(struct daemon *d)
 		jsonw_string(&w, d->o.cgroups[i]);
 	jsonw_end_array(&w);
 	jsonw_string_field(&w, "policy", d->o.policy_path);
-	volume_facts(d, &w);
+	service_start_facts(d, &w);
 	meta_close(&w, d->out);
 	if (d->policy)
 		emit_policy(d, false);
@@ -662,34 +580,6 @@ static void emit_stop(struct daemon *d)
 		jsonw_uint_field(&w, "exec_failed_collapsed", cs.folded);
 	}
 	meta_close(&w, d->out);
-}
-
-/* The first record of a file --output-max-size started: which one it continues. */
-static void on_rotated(struct eg_output *o, const char *prev, void *arg)
-{
-	struct daemon *d = arg;
-	const struct eg_output_stats *os = output_stats(o);
-	char gz[NAME_MAX + 8];
-	struct jsonw w;
-
-	if (prev)
-		snprintf(gz, sizeof(gz), "%s.gz", prev);
-	if (d->text) {
-		emit_comment(d, "execgate %s (pid %d) continues in a new file after rotation %" PRIu64 "%s%s",
-			     EG_VERSION, (int)getpid(), os->rotations, prev ? "; the previous one is " : "",
-			     prev ? gz : "");
-		return;
-	}
-	meta_open_daemon(&w, output_buf(o), "rotated");
-	jsonw_int_field(&w, "pid", getpid());
-	jsonw_string_field(&w, "file", output_path(o));
-	/* the previous file, by the name this rotation gave it (later ones shift the number) */
-	jsonw_string_field(&w, "continues", prev ? gz : NULL);
-	jsonw_uint_field(&w, "rotations", os->rotations);
-	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
-	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
-	jsonw_uint_field(&w, "output_dropped", output_dropped_total(o));
-	meta_close(&w, o);
 }
 
 /* ---- signals ------------------------------------------------------------ */
@@ -1011,7 +901,7 @@ int daemon_run(const struct daemon_opts *o)
 		goto cleanup;
 	}
 	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
-	output_set_rotate_cb(d.out, on_rotated, &d);
+	output_set_rotate_cb(d.out, service_on_rotated, &d);
 	if (d.text && output_is_terminal(d.out)) {
 		struct winsize ws;
 
@@ -1030,7 +920,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.filter.path = o->exclude_path;
 	d.filter.n_path = o->n_exclude_path;
 	if (o->exec_failed == EXEC_FAILED_COLLAPSE) {
-		d.collapse = collapse_new(collapse_out, &d);
+		d.collapse = collapse_new(service_collapse_out, &d);
 		if (!d.collapse) {
 			p_err("out of memory");
 			goto cleanup;

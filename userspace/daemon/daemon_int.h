@@ -29,6 +29,7 @@ struct ctl_server;
 struct cgroup_cache;
 struct eg_sessions;
 struct eg_httpd;
+struct jsonw;
 
 /* What the daemon counts itself; the kernel's counters live in the "counters" map. */
 struct daemon_stats {
@@ -117,6 +118,16 @@ void kernel_free(struct daemon *d);
 void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a);
 struct jsonw;
 void kernel_start_record(struct daemon *d, struct jsonw *w);
+
+/* Text mode: a comment line ("# ..."), folded at the terminal's width. */
+void emit_comment(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* service.c */
+bool service_must_show(const struct eg_record *r, const struct eg_annotation *a);
+void service_collapse_out(void *arg, const char *line, size_t len);
+const char *daemon_exec_failed_mode(const struct daemon *d);
+void service_start_facts(struct daemon *d, struct jsonw *w);
+void service_on_rotated(struct eg_output *o, const char *prev, void *arg);
 
 /* ctl_ops.c */
 int ctl_ops_register(struct daemon *d);

@@ -180,11 +180,6 @@ void metrics_render(struct sbuf *b, const struct eg_metrics *m)
 
 /* ---- the daemon's snapshot --------------------------------------------- */
 
-static const char *exec_failed_name(enum exec_failed_mode x)
-{
-	return x == EXEC_FAILED_NONE ? "none" : x == EXEC_FAILED_COLLAPSE ? "collapse" : "all";
-}
-
 void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -201,7 +196,7 @@ void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 	m->malformed = d->st.malformed;
 	m->shutdown_dropped = d->st.shutdown_dropped;
 	memcpy(m->filtered, d->filter.n, sizeof(m->filtered));
-	m->exec_failed_mode = exec_failed_name(d->o.exec_failed);
+	m->exec_failed_mode = daemon_exec_failed_mode(d);
 	if (d->collapse)
 		collapse_stats(d->collapse, &m->collapse);
 	if (d->sessions) {

@@ -325,13 +325,12 @@ static void count_written(struct eg_output *o, size_t upto_mark)
 		o->st.written[o->marks[i].kind]++;
 }
 
-int output_flush(struct eg_output *o)
+/* Writes the buffer: whole records are counted written, the rest dropped. */
+static int write_buffer(struct eg_output *o)
 {
 	size_t off = 0, m = 0;
 	int rc = 0;
 
-	if (!o)
-		return 0;
 	if (o->buf.oom) {
 		/* the buffer may hold a cut record: drop everything, count it */
 		drop_from(o, 0);
@@ -375,16 +374,46 @@ out:
 	sbuf_reset(&o->buf);
 	o->buf.oom = false;
 	o->nmarks = 0;
-	if (!rc && o->o.max_size && o->path && o->size >= o->o.max_size) {
-		int r = rotate(o);
-
-		if (r)
-			o->st.last_error = r;
-		/* the rotation callback buffered the new file's first record */
-		if (o->buf.len)
-			output_flush(o);
-	}
 	return rc;
+}
+
+/*
+ * A file past max_size is rotated when there is something to write: the
+ * records waiting go to the new file, after the record that starts it (so
+ * a file never ends up holding only that record, and the stop record ends
+ * the file it is in).
+ */
+static void rotate_before(struct eg_output *o)
+{
+	struct sbuf pending = o->buf;
+	struct mark *marks = o->marks;
+	size_t nmarks = o->nmarks, cap = o->cap_marks;
+	int r;
+
+	o->buf = (struct sbuf){};
+	o->marks = NULL;
+	o->nmarks = o->cap_marks = 0;
+	r = rotate(o);
+	if (r)
+		o->st.last_error = r;
+	/* the rotation callback buffered the new file's first record */
+	if (o->buf.len)
+		write_buffer(o);
+	sbuf_free(&o->buf);
+	free(o->marks);
+	o->buf = pending;
+	o->marks = marks;
+	o->nmarks = nmarks;
+	o->cap_marks = cap;
+}
+
+int output_flush(struct eg_output *o)
+{
+	if (!o)
+		return 0;
+	if (o->buf.len && o->o.max_size && o->path && o->size >= o->o.max_size)
+		rotate_before(o);
+	return write_buffer(o);
 }
 
 int output_reopen(struct eg_output *o)

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The daemon as a host service, around the record path of daemon.c: what
+ * the volume filters may never hide, the failed execs the collapser held
+ * (events/collapse.c), the start record's facts about failed execs,
+ * filters and metrics, and the record that starts a rotated file.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "daemon/daemon_int.h"
+#include "events/meta.h"
+#include "util/jsonw.h"
+#include "util/version.h"
+
+/* What no filter may hide: the kernel killed or refused it, or the policy refused or asked. */
+bool service_must_show(const struct eg_record *r, const struct eg_annotation *a)
+{
+	if (r->h.flags & EG_F_KILLED)
+		return true;
+	if (a && a->action && (!strcmp(a->action, "killed") || !strcmp(a->action, "blocked")))
+		return true;
+	return a && a->decision && (!strcmp(a->decision, "deny") || !strcmp(a->decision, "approval") ||
+				    !strcmp(a->decision, "error"));
+}
+
+/* A failed exec the collapser held, written after all. */
+void service_collapse_out(void *arg, const char *line, size_t len)
+{
+	struct daemon *d = arg;
+
+	sbuf_put(output_buf(d->out), line, len);
+	output_end(d->out, EG_REC_EXEC_FAILED);
+}
+
+const char *daemon_exec_failed_mode(const struct daemon *d)
+{
+	switch (d->o.exec_failed) {
+	case EXEC_FAILED_NONE: return "none";
+	case EXEC_FAILED_COLLAPSE: return "collapse";
+	default: return "all";
+	}
+}
+
+static void strv(struct jsonw *w, const char *key, const char *const *v, size_t n)
+{
+	size_t i;
+
+	jsonw_key(w, key);
+	jsonw_start_array(w);
+	for (i = 0; i < n; i++)
+		jsonw_string(w, v[i]);
+	jsonw_end_array(w);
+}
+
+/* Where failed execs come from, what is filtered out, where metrics go. */
+void service_start_facts(struct daemon *d, struct jsonw *w)
+{
+	size_t i;
+
+	jsonw_key(w, "exec_failed");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "mode", daemon_exec_failed_mode(d));
+	/*
+	 * none: the syscall entry tracepoints are not attached, so nothing is
+	 * stashed and no failure record is built; the exit tracepoints stay,
+	 * for enforcement only (a refused kill at exec is retried there).
+	 */
+	jsonw_string_field(w, "source", d->o.exec_failed == EXEC_FAILED_NONE ? NULL : d->mode.exec_failed_source);
+	jsonw_key(w, "programs");
+	jsonw_start_array(w);
+	if (d->o.exec_failed != EXEC_FAILED_NONE) {
+		jsonw_string(w, "tracepoint/syscalls/sys_enter_execve");
+		jsonw_string(w, "tracepoint/syscalls/sys_enter_execveat");
+	}
+	jsonw_string(w, "tracepoint/syscalls/sys_exit_execve");
+	jsonw_string(w, "tracepoint/syscalls/sys_exit_execveat");
+	jsonw_end_array(w);
+	jsonw_end_object(w);
+	jsonw_key(w, "filters");
+	jsonw_start_object(w);
+	jsonw_key(w, "uid");
+	jsonw_start_array(w);
+	for (i = 0; i < d->o.n_uids; i++)
+		jsonw_uint(w, d->o.uids[i]);
+	jsonw_end_array(w);
+	strv(w, "exclude_comm", d->o.exclude_comm, d->o.n_exclude_comm);
+	strv(w, "exclude_path", d->o.exclude_path, d->o.n_exclude_path);
+	jsonw_end_object(w);
+	jsonw_key(w, "metrics");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "listen", d->o.metrics_listen);
+	jsonw_string_field(w, "textfile", d->o.metrics_textfile);
+	jsonw_end_object(w);
+}
+
+/* The first record of a file --output-max-size started: which one it continues. */
+void service_on_rotated(struct eg_output *o, const char *prev, void *arg)
+{
+	struct daemon *d = arg;
+	const struct eg_output_stats *os = output_stats(o);
+	char gz[NAME_MAX + 8];
+	struct jsonw w;
+
+	if (prev)
+		snprintf(gz, sizeof(gz), "%s.gz", prev);
+	if (d->text) {
+		emit_comment(d, "execgate %s (pid %d) continues in a new file after rotation %" PRIu64 "%s%s",
+			     EG_VERSION, (int)getpid(), os->rotations, prev ? "; the previous one is " : "",
+			     prev ? gz : "");
+		return;
+	}
+	meta_open_daemon(&w, output_buf(o), "rotated");
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_string_field(&w, "file", output_path(o));
+	/* the previous file, by the name this rotation gave it (later ones shift the number) */
+	jsonw_string_field(&w, "continues", prev ? gz : NULL);
+	jsonw_uint_field(&w, "rotations", os->rotations);
+	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
+	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
+	jsonw_uint_field(&w, "output_dropped", output_dropped_total(o));
+	meta_close(&w, o);
+}
