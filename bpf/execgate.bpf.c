@@ -1544,6 +1544,12 @@ static __always_inline void report_failed(long ret)
 		if (!bpf_send_signal(9))
 			st->flags &= ~EG_TASK_MUST_DIE;
 	}
+	if (ret < 0 && st->session) {
+		__u32 tid = (__u32)pid_tgid;
+
+		/* the exec failed: its ticket must not serve a later one (also with no entry stash) */
+		bpf_map_delete_elem(&tickets, &tid);
+	}
 	if (!(st->flags & EG_TASK_PENDING))
 		return;
 	at = st->flags & EG_TASK_PENDING_AT;
@@ -1557,12 +1563,6 @@ static __always_inline void report_failed(long ret)
 		lsm_reason = st->lsm_reason;
 	}
 	st->flags &= ~(EG_TASK_PENDING | EG_TASK_PENDING_AT | EG_TASK_LSM_DENIED);
-	if (ret < 0 && st->session) {
-		__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-		/* the exec failed: its ticket must not serve a later one */
-		bpf_map_delete_elem(&tickets, &tid);
-	}
 	if (ret >= 0 || !traced_cgroup())
 		return;
 

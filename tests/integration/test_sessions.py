@@ -487,3 +487,40 @@ def test_many_sessions_every_verdict_logged_once(ctx):
             no = wait(lambda: evs(d, "%s-%d" % (t, i), "exec_failed"), what="blocked")
             assert all(e["action"] == "blocked" and e["rule"] == "no-net" for e in no), no
     wait(lambda: fd_count(d.proc.pid) <= base, what="fds back to the baseline (%d)" % base)
+
+
+def test_each_record_gets_its_own_verdict(ctx):
+    """A thread that execs again before the daemon read the record of its
+    last exec: each record still carries the verdict of its own exec (a
+    failed one, then the one that ran), in order."""
+    pf = write(ctx, """
+commands:
+  - {name: audit-true, basenames: [true], decision: audit, message: "true was run"}
+""")
+    d = ctx.daemon("--policy", pf)
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    junk = os.path.join(work, "junk")
+    with open(junk, "wb") as f:
+        f.write(b"\x7fELFnot really\n")
+    os.chmod(junk, 0o755)
+    t = token()
+    code = ("import os\n"
+            "for i in range(20):\n"
+            "    if os.fork() == 0:\n"
+            "        try:\n"
+            "            os.execv(%r, ['junk', %r])\n"
+            "        except OSError:\n"
+            "            pass\n"
+            "        os.execv('/bin/true', ['true', %r])\n"
+            "    os.wait()\n" % (junk, t, t))
+    session(ctx, d, ["/usr/bin/python3", "-c", code], check_rc=0)
+    wait(lambda: len([e for e in evs(d, t) if e["type"] == "exec"]) >= 20, 15, "20 exec records")
+    time.sleep(0.5)
+    failed = [e for e in evs(d, t, "exec_failed") if e.get("argv", [None])[0] == "junk"]
+    ran = [e for e in evs(d, t, "exec") if e.get("filename") == "/usr/bin/true"]
+    assert len(failed) == 20 and len(ran) == 20, (len(failed), len(ran))
+    for e in ran:
+        assert e["decision"] == "audit" and e["rule"] == "audit-true", e
+    for e in failed:
+        assert e["decision"] == "allow" and e["rule"] is None, e

@@ -267,8 +267,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->st.malformed++;
 		return 0;
 	}
-	if (r.h.session && d->sessions && sessions_annotate(d->sessions, r.h.tid, r.h.session,
-							    r.h.flags & EG_F_KILLED, &a))
+	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a))
 		ap = &a;
 	else
 		ap = annotate(d, &r, &a) ? &a : NULL;

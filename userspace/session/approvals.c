@@ -125,7 +125,8 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 			o = OUT_CANCELLED;
 			event = "cancelled";
 		} else {
-			verdict_put(s, r->tid, r->session->id, "approval", action, a->rule, a->message, a->id);
+			verdict_put(s, r->tid, r->session->id, "approval", action, a->rule, a->message, a->id,
+				    s->ticket->dev, s->ticket->ino);
 			s->st.allowed++;
 		}
 	} else if (o != OUT_CANCELLED) {

@@ -47,6 +47,8 @@ struct verdict {
 	uint32_t tid;
 	uint32_t session;
 	uint64_t at_ns;
+	uint64_t seq;			/* order of the verdicts: a thread's records come in it */
+	uint64_t dev, ino;		/* an allowed exec: the file that will run; 0 for a refusal */
 	char decision[16];
 	char action[16];
 	char *rule;
@@ -135,7 +137,8 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why);
 void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text);
 int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret);
 void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
-		 const char *action, const char *rule, const char *message, const char *approval_id);
+		 const char *action, const char *rule, const char *message, const char *approval_id,
+		 uint64_t dev, uint64_t ino);
 
 /* supervisor.c */
 void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);

@@ -200,7 +200,13 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 
 /* ---- verdicts for the tracer's records --------------------------------- */
 
-static struct verdict *verdict_slot(struct eg_sessions *s, uint32_t tid, bool for_write)
+/*
+ * Verdicts wait here for the tracer's record of their exec (key: thread
+ * id, up to 16 slots probed). A thread may exec again before the daemon
+ * reads the record of its last exec, so a thread can have several
+ * verdicts waiting: each record takes the oldest that fits it.
+ */
+static struct verdict *verdict_free_slot(struct eg_sessions *s, uint32_t tid)
 {
 	struct verdict *oldest = NULL;
 	unsigned int i;
@@ -208,22 +214,28 @@ static struct verdict *verdict_slot(struct eg_sessions *s, uint32_t tid, bool fo
 	for (i = 0; i < 16; i++) {
 		struct verdict *v = &s->verdicts[(tid + i) % VERDICTS_MAX];
 
-		if (v->tid == tid && !v->used)
-			return v;
-		if (!for_write)
-			continue;
 		if (v->used || !v->tid)
 			return v;
-		if (!oldest || v->at_ns < oldest->at_ns)
+		if (!oldest || v->seq < oldest->seq)
 			oldest = v;
 	}
 	return oldest;
 }
 
-void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
-		 const char *action, const char *rule, const char *message, const char *approval_id)
+static void verdict_drop(struct verdict *v)
 {
-	struct verdict *v = verdict_slot(s, tid, true);
+	free(v->rule);
+	free(v->message);
+	v->rule = v->message = NULL;
+	v->used = true;
+}
+
+void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
+		 const char *action, const char *rule, const char *message, const char *approval_id,
+		 uint64_t dev, uint64_t ino)
+{
+	struct verdict *v = verdict_free_slot(s, tid);
+	static uint64_t seq;
 
 	if (!v)
 		return;
@@ -233,6 +245,9 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 	v->tid = tid;
 	v->session = session;
 	v->at_ns = mono_ns();
+	v->seq = ++seq;
+	v->dev = dev;
+	v->ino = ino;
 	snprintf(v->decision, sizeof(v->decision), "%s", decision);
 	snprintf(v->action, sizeof(v->action), "%s", action);
 	v->rule = rule ? strdup(rule) : NULL;
@@ -241,14 +256,41 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
 }
 
-bool sessions_annotate(struct eg_sessions *s, uint32_t tid, uint32_t session, bool killed,
-		       struct eg_annotation *a)
+/*
+ * The verdict of a record: the thread's oldest waiting one. An exec record
+ * (the exec happened) skips, and drops, refusals and verdicts for another
+ * file: their execs left no record of their own (a failed exec not
+ * reported, an exec out of the tracing scope).
+ */
+static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t session, bool exec,
+				   uint64_t dev, uint64_t ino)
 {
-	struct verdict *v = verdict_slot(s, tid, false);
+	struct verdict *best;
+	unsigned int i;
+
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < 16; i++) {
+			struct verdict *v = &s->verdicts[(tid + i) % VERDICTS_MAX];
+
+			if (v->tid == tid && v->session == session && !v->used &&
+			    (!best || v->seq < best->seq))
+				best = v;
+		}
+		if (!best || !exec || (best->ino && best->dev == dev && best->ino == ino))
+			return best;
+		verdict_drop(best);
+	}
+}
+
+bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a)
+{
+	bool killed = h->flags & EG_F_KILLED;
+	struct verdict *v = verdict_for(s, h->tid, h->session, h->type == EG_EVENT_EXEC, h->dev, h->ino);
 
 	memset(a, 0, sizeof(*a));
 	a->layer = "seccomp";
-	if (!v || v->session != session) {
+	if (!v) {
 		/* no allowed exec to match: only the kernel's kill is known */
 		if (!killed)
 			return false;
@@ -268,9 +310,7 @@ bool sessions_annotate(struct eg_sessions *s, uint32_t tid, uint32_t session, bo
 	a->rule = v->rule ? sbuf_cstr(&s->ann_rule) : NULL;
 	a->message = v->message ? sbuf_cstr(&s->ann_msg) : NULL;
 	a->action = killed ? "killed" : v->action;
-	free(v->rule);
-	free(v->message);
-	v->rule = v->message = NULL;
+	verdict_drop(v);
 	return true;
 }
 

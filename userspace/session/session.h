@@ -53,8 +53,8 @@ void sessions_free(struct eg_sessions *s);
  * and returns true when a verdict for (tid, session) is waiting; the strings
  * live until the next call.
  */
-bool sessions_annotate(struct eg_sessions *s, uint32_t tid, uint32_t session, bool killed,
-		       struct eg_annotation *a);
+struct eg_event;
+bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a);
 
 /* Counters for status and metrics. */
 struct eg_sessions_stats {

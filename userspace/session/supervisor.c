@@ -587,7 +587,7 @@ static void deny_with(struct eg_sessions *s, struct exec_request *r, const struc
 	request_deny(s, r, line);
 	refusal_note(s, r, v->rule, v->message, "blocked");
 	verdict_put(s, r->tid, r->session->id, eg_decision_name(v->decision), "blocked", v->rule,
-		    v->message, NULL);
+		    v->message, NULL, 0, 0);
 	emit_blocked(s, r, v, "blocked", NULL);
 	s->st.denied++;
 	r->session->denied++;
@@ -704,7 +704,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 						   .message = f->message, .rule_index = -1 };
 
 			request_deny(s, r, NULL);
-			verdict_put(s, r->tid, r->session->id, "deny", f->action, f->rule, f->message, NULL);
+			verdict_put(s, r->tid, r->session->id, "deny", f->action, f->rule, f->message, NULL, 0, 0);
 			emit_blocked(s, r, &same, f->action, NULL);
 			s->st.denied++;
 			r->session->denied++;
@@ -724,7 +724,8 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 	default:
 		if (request_allow(s, r) == 0) {
 			verdict_put(s, r->tid, r->session->id, eg_decision_name(v.decision),
-				    action_of(v.decision), v.rule, v.message, NULL);
+				    action_of(v.decision), v.rule, v.message, NULL, s->ticket->dev,
+				    s->ticket->ino);
 			s->st.allowed++;
 		}
 		break;

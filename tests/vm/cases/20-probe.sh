@@ -17,8 +17,8 @@ for f in btf ringbuf task_storage tracepoint tp_btf bpf_lsm bpf_lsm_cgroup send_
 	grep -Fq "\"$f\":{\"available\":true" probe.json ||
 		fail "--json: $f not available: $(grep -o "\"$f\":{[^}]*}" probe.json)"
 done
-grep -Fxq 'mode: tracer=tp_btf kernel_enforcement=bpf_lsm session_enforcement=seccomp_notify' probe.txt ||
+grep -Fxq 'mode: tracer=tp_btf kernel_enforcement=bpf_lsm session_enforcement=seccomp_notify exec_failed_source=syscall_tracepoints' probe.txt ||
 	fail "table: wrong mode line: $(tail -n 1 probe.txt)"
-grep -Fq '"mode":{"tracer":"tp_btf","kernel_enforcement":"bpf_lsm","session_enforcement":"seccomp_notify"}' probe.json ||
+grep -Fq '"mode":{"tracer":"tp_btf","kernel_enforcement":"bpf_lsm","session_enforcement":"seccomp_notify","exec_failed_source":"syscall_tracepoints"}' probe.json ||
 	fail "--json: wrong mode: $(grep -o '"mode":{[^}]*}' probe.json)"
 pass "bpf_lsm and bpf_lsm_cgroup available, kernel_enforcement=bpf_lsm"
