@@ -31,6 +31,7 @@
 #include "daemon/handoff.h"
 #include "daemon/httpd.h"
 #include "daemon/metrics.h"
+#include "daemon/notify.h"
 #include "events/meta.h"
 #include "execgate.h"
 #include "execgate.skel.h"
@@ -47,13 +48,19 @@
 #define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
 #define STOP_DRAIN_MS		5000		/* the stop drain gives up formatting after this */
 
-/* The inode of one of our namespaces: what events from the host carry. */
+/*
+ * The inode of one of the host's namespaces: what events from the host
+ * carry. PID 1's, as a service manager's sandbox (ProtectSystem=, PrivateTmp=)
+ * gives the daemon a mount namespace of its own; ours where PID 1's is hidden.
+ */
 static uint32_t ns_inode(const char *kind)
 {
 	char path[64];
 	struct stat st;
 
-	snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
+	snprintf(path, sizeof(path), "/proc/1/ns/%s", kind);
+	if (stat(path, &st))
+		snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
 	return stat(path, &st) ? 0 : (uint32_t)st.st_ino;
 }
 
@@ -187,6 +194,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 
 	if (!d->o.policy_path)
 		return -ENOENT;
+	notify_reloading();
 	err = policy_load_file(d->o.policy_path, &p, dg);
 	if (err) {
 		d->st.policy_reload_failures++;
@@ -240,6 +248,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 	}
 	output_flush(d->out);
 	eg_diags_free(&local);
+	notify_send("READY=1");
 	return err;
 }
 
@@ -987,10 +996,12 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
 	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
+	notify_send("READY=1\nSTATUS=tracing every exec");
 
 	err = loop_run(d.loop, -1, NULL, NULL);
 	if (err)
 		p_err("event loop failed: %s", strerror(-err));
+	notify_send("STOPPING=1");
 
 	/* Stop new records, then take everything still queued. */
 	kernel_stop(&d);

@@ -21,6 +21,7 @@
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
 #include "daemon/handoff.h"
+#include "daemon/notify.h"
 #include "execgate.skel.h"
 #include "session/session.h"
 #include "util/jsonw.h"
@@ -99,8 +100,10 @@ int daemon_handoff(struct daemon *d)
 	argv[argc++] = num;
 	argv[argc] = NULL;
 	p_info("handing over to a new daemon (%s)", d->self);
+	notify_reloading();	/* the same pid: the new daemon says READY=1 */
 	execv(d->self, argv);
 	p_err("cannot re-execute %s: %s; this daemon goes on", d->self, strerror(errno));
+	notify_send("READY=1");
 	free(argv);
 restore:
 	for (i = 0; i < n; i++)
