@@ -51,8 +51,9 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 all: $(OUTPUT)/execgate
 
+# stdout belongs to what a target prints (make run | jq .): chatter to stderr
 deps:
-	$(Q)tools/install-deps.sh
+	$(Q)tools/install-deps.sh >&2
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/obj $(OUTPUT)/tests $(OUTPUT)/tests/helpers $(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
@@ -124,11 +125,14 @@ FUZZ_SECONDS ?= 600
 fuzz: fuzz-build
 	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 
-# Audit mode with the default policy; RUN_ARGS="--output events.jsonl" and so on.
-RUN_ARGS ?= --policy policy/host-audit.yaml
+# Audit mode with the example host policy. RUN_ARGS adds options to these
+# (RUN_ARGS="--output events.jsonl"; a --policy there replaces this one).
+# Only the daemon writes to stdout, so `make run | jq .` reads JSON lines.
+RUN_POLICY ?= policy/host-audit.yaml
 run: deps
-	$(Q)$(MAKE) --no-print-directory all
-	./$(OUTPUT)/execgate daemon $(RUN_ARGS)
+	$(Q)$(MAKE) --no-print-directory all >&2
+	$(Q)printf '  %-8s %s\n' RUN "execgate daemon --policy $(RUN_POLICY) $(RUN_ARGS)" >&2
+	$(Q)exec ./$(OUTPUT)/execgate daemon --policy $(RUN_POLICY) $(RUN_ARGS)
 
 test: deps
 	$(Q)$(MAKE) --no-print-directory build-tests asan-tests
@@ -154,6 +158,9 @@ bench: deps
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh
+
+# install, uninstall, deb: mk/install.mk
+include mk/install.mk
 
 # Header dependencies written by -MMD.
 DEPS := $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
