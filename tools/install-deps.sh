@@ -13,7 +13,7 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
       # tests: real containers, the BPF LSM kernel under qemu, metrics and
       # unit checkers, terminals, packaging
       podman runc busybox-static qemu-system-x86 cpio prometheus tmux jq
-      man-db systemd dpkg-dev fakeroot)
+      man-db systemd dpkg-dev fakeroot logrotate)
 for extra in "$@"; do
 	case "$extra" in
 	vm)    ;;	# part of the default set now
