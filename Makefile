@@ -163,7 +163,7 @@ vmlinux:
 include mk/install.mk
 
 # Header dependencies written by -MMD.
-DEPS := $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)
+DEPS := $(shell find $(OUTPUT) -path '$(OUTPUT)/deb' -prune -o -type f -name '*.d' -print 2>/dev/null)
 -include $(DEPS)
 
 clean:

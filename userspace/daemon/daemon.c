@@ -812,7 +812,14 @@ static int load_policy(struct daemon *d)
 
 	if (!d->o.policy_path)
 		return 0;
-	err = policy_load_file(d->o.policy_path, &d->policy, &diags);
+	if (d->policy_fd >= 0) {
+		/* a handover: the previous daemon's rules, byte for byte */
+		err = policy_load_fd(d->policy_fd, d->o.policy_path, &d->policy, &diags);
+		close(d->policy_fd);
+		d->policy_fd = -1;
+	} else {
+		err = policy_load_file(d->o.policy_path, &d->policy, &diags);
+	}
 	print_diags(&diags, false);
 	eg_diags_free(&diags);
 	if (err) {
@@ -836,6 +843,7 @@ int daemon_run(const struct daemon_opts *o)
 
 	d.o = *o;
 	d.inst.dir_fd = -1;
+	d.policy_fd = -1;
 	d.started_real_ns = clock_real_ns();
 	d.started_mono_ms = mono_ms();
 	signal(SIGPIPE, SIG_IGN);
@@ -865,6 +873,10 @@ int daemon_run(const struct daemon_opts *o)
 		snprintf(d.inst.pidfile, sizeof(d.inst.pidfile), "%s", d.paths.pidfile);
 		snprintf(d.inst.pin, sizeof(d.inst.pin), "%s", d.paths.pin);
 		ctl_fd = json_integer_value(json_object_get(state, "ctl_fd"));
+		if ((v = json_object_get(state, "policy_fd"))) {
+			d.policy_fd = json_integer_value(v);
+			fcntl(d.policy_fd, F_SETFD, FD_CLOEXEC);
+		}
 		json_array_foreach(json_object_get(state, "links"), i, v)
 			fcntl((int)json_integer_value(v), F_SETFD, FD_CLOEXEC);
 		err = 0;

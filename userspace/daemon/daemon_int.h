@@ -81,6 +81,7 @@ struct daemon {
 	struct daemon_stats st;
 	/* policy */
 	struct eg_policy *policy;
+	int policy_fd;			/* -1; else the policy in force at a handover (memfd) */
 	struct cgroup_cache *cgroups;
 	struct eg_judge judge;
 	/* a re-exec: the command line again, and the binary */

@@ -62,6 +62,22 @@ int daemon_handoff(struct daemon *d)
 		jsonw_int(&w, fds[n + i]);
 	n += nlinks;
 	jsonw_end_array(&w);
+	/* the rules in force, not what the file says now: a handover never
+	 * changes the policy (that is what a reload is for), and a file broken
+	 * since the last reload must not stop the new daemon */
+	if (d->policy) {
+		size_t len;
+		const char *src = policy_source(d->policy, &len);
+		int pfd = memfd_create("execgate-policy", MFD_CLOEXEC);
+
+		if (pfd < 0 || write(pfd, src, len) != (ssize_t)len || lseek(pfd, 0, SEEK_SET)) {
+			if (pfd >= 0)
+				close(pfd);
+			goto fail;
+		}
+		jsonw_int_field(&w, "policy_fd", pfd);
+		fds[n++] = pfd;
+	}
 	jsonw_key(&w, "sessions");
 	if (d->sessions)
 		sessions_export(d->sessions, &w, fds, &n, MAX_KEEP - 1);

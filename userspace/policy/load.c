@@ -1101,7 +1101,7 @@ static int parse_seccomp(struct loader *l)
 	while (!rc && (k = map_next(l, &it)) >= 0) {
 		switch (k) {
 		case SECCOMP_ENABLED:
-			/* Accepted for the seed's schema; execgate decides per session. */
+			/* Accepted for compatibility with agent sandbox configs; execgate decides per session. */
 			rc = get_bool(l, "enabled", &ignored);
 			break;
 		case SECCOMP_UNIX_SOCKET:

@@ -82,7 +82,7 @@ enum eg_timeout_action {
 	EG_TIMEOUT_ALLOW,
 };
 
-/* sandbox.seccomp.execve settings, with the seed's defaults. */
+/* sandbox.seccomp.execve settings, with their defaults. */
 struct eg_policy_settings {
 	bool execve_enabled;		/* default false */
 	uint32_t max_argc;		/* default 1000 */
