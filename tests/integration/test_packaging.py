@@ -33,8 +33,18 @@ POLICIES = sorted(f for f in os.listdir(os.path.join(ROOT, "policy")) if f.endsw
 DOCS = ["README.md", "events.md", "maps.md", "install.md", "policy.md"]
 
 
+def make_env():
+    """The environment of someone typing make in a shell: `make test` runs
+    these tests, and its MAKEFLAGS (jobserver fds this process closed) and
+    MAKELEVEL must not reach the make under test."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "MAKEFILES")}
+    env["OUTPUT"] = os.path.relpath(eg.OUT, ROOT)
+    return env
+
+
 def make(ctx, *args, check=True, **kw):
-    env = dict(os.environ, OUTPUT=os.path.relpath(eg.OUT, ROOT))
+    env = make_env()
     r = subprocess.run(["make", "-s", "--no-print-directory"] + list(args), cwd=ROOT, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
     if check:
@@ -632,7 +642,7 @@ def test_make_run_jq(ctx):
         ctx.skip("jq is not installed (tools/install-deps.sh)")
     pin = "/sys/fs/bpf/egtest-run-%d" % os.getpid()
     ctx.on_cleanup(lambda: shutil.rmtree(pin, ignore_errors=True))
-    env = dict(os.environ, OUTPUT=os.path.relpath(eg.OUT, ROOT))
+    env = make_env()
     errf = open(os.path.join(ctx.tmpdir(), "make.stderr"), "w+b")
     mk = subprocess.Popen(["make", "run", "RUN_ARGS=-p %s" % pin], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=errf, start_new_session=True)
