@@ -32,7 +32,9 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 # userspace/<layer>/<concern>.c: cli/ holds main() and the verbs, the rest is the library
-USER_SRCS := $(wildcard userspace/*/*.c)
+# userspace/shim/ is the shell shim, a program of its own (libc only); the
+# binary shares its pure part, shimlib.c
+USER_SRCS := $(filter-out userspace/shim/shim.c,$(wildcard userspace/*/*.c))
 USER_OBJS := $(patsubst userspace/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
 LIB_OBJS  := $(filter-out $(OUTPUT)/obj/cli/%,$(USER_OBJS))
 CLI_OBJS  := $(filter $(OUTPUT)/obj/cli/%,$(USER_OBJS))
@@ -49,7 +51,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 .SECONDARY:
 .PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests build-tests bench fuzz fuzz-build clean vmlinux
 
-all: $(OUTPUT)/execgate
+all: $(OUTPUT)/execgate $(OUTPUT)/execgate-shim
 
 # stdout belongs to what a target prints (make run | jq .): chatter to stderr
 deps:
@@ -78,6 +80,12 @@ $(OUTPUT)/obj/%.o: userspace/%.c | $(SKELS)
 $(OUTPUT)/execgate: $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+# The shell shim: every shell on a shimmed machine starts here, so libc only.
+$(OUTPUT)/execgate-shim: userspace/shim/shim.c userspace/shim/shimlib.c userspace/shim/shimlib.h | $(OUTPUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(OPTFLAGS) -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -Iuserspace \
+		userspace/shim/shim.c userspace/shim/shimlib.c -o $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests $(SKELS)
 	$(call msg,CC,$@)

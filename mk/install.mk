@@ -41,13 +41,14 @@ $(OUTPUT)/execgate.bash: $(OUTPUT)/execgate tools/gen-completion.py
 	$(call msg,GEN,$@)
 	$(Q)tools/gen-completion.py $(OUTPUT)/execgate > $@
 
-install: $(OUTPUT)/execgate $(OUTPUT)/execgate.bash
+install: $(OUTPUT)/execgate $(OUTPUT)/execgate-shim $(OUTPUT)/execgate.bash
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX) $(DESTDIR)$(SYSCONFDIR))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(LOGROTATEDIR) \
 		$(DESTDIR)$(DOCDIR)
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(POLICYDIR)
 	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/execgate $(DESTDIR)$(SBINDIR)/execgate
+	$(Q)$(INSTALL) -m 0755 $(OUTPUT)/execgate-shim $(DESTDIR)$(SBINDIR)/execgate-shim
 	$(Q)$(INSTALL) -m 0644 man/execgate.8 $(DESTDIR)$(MANDIR)/man8/execgate.8
 	$(Q)$(INSTALL) -m 0644 man/execgate-policy.5 $(DESTDIR)$(MANDIR)/man5/execgate-policy.5
 	$(Q)$(INSTALL) -m 0644 $(OUTPUT)/execgate.bash $(DESTDIR)$(BASHCOMPDIR)/execgate
@@ -69,7 +70,7 @@ install: $(OUTPUT)/execgate $(OUTPUT)/execgate.bash
 
 uninstall:
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX) $(DESTDIR)$(SYSCONFDIR))
-	$(Q)rm -f $(DESTDIR)$(SBINDIR)/execgate \
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/execgate $(DESTDIR)$(SBINDIR)/execgate-shim \
 		$(DESTDIR)$(MANDIR)/man8/execgate.8 $(DESTDIR)$(MANDIR)/man5/execgate-policy.5 \
 		$(DESTDIR)$(BASHCOMPDIR)/execgate $(DESTDIR)$(UNITDIR)/execgate.service \
 		$(DESTDIR)$(LOGROTATEDIR)/execgate
@@ -98,7 +99,7 @@ $(DEB): $(OUTPUT)/execgate $(OUTPUT)/execgate.bash $(MANPAGES) $(POLICIES) dist/
 	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_ROOT)) PREFIX=/usr \
 		UNITDIR=/lib/systemd/system Q=@ msg= >&2
 	$(Q)strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-		$(DEB_ROOT)/usr/sbin/execgate
+		$(DEB_ROOT)/usr/sbin/execgate $(DEB_ROOT)/usr/sbin/execgate-shim
 	$(Q)gzip -9n $(DEB_ROOT)/usr/share/man/man8/execgate.8 $(DEB_ROOT)/usr/share/man/man5/execgate-policy.5
 	$(Q)$(INSTALL) -m 0644 dist/deb/copyright $(DEB_ROOT)/usr/share/doc/execgate/copyright
 	$(Q)for s in postinst prerm postrm; do \

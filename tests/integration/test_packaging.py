@@ -67,7 +67,7 @@ def files_under(top):
 
 def expected_install(prefix):
     p = prefix.lstrip("/")
-    return {p + "/sbin/execgate",
+    return {p + "/sbin/execgate", p + "/sbin/execgate-shim",
             p + "/share/man/man8/execgate.8",
             p + "/share/man/man5/execgate-policy.5",
             p + "/share/bash-completion/completions/execgate",
@@ -141,7 +141,9 @@ def test_install_destdir(ctx):
     b = os.path.join(dest, "usr/local/sbin/execgate")
     assert open(b, "rb").read() == open(ctx.execgate, "rb").read()
     assert stat.S_IMODE(os.stat(b).st_mode) == 0o755
-    for f in files_under(dest) - {"usr/local/sbin/execgate"}:
+    shim = os.path.join(dest, "usr/local/sbin/execgate-shim")
+    assert stat.S_IMODE(os.stat(shim).st_mode) == 0o755 and b"execgate-shell-shim-v1" in open(shim, "rb").read()
+    for f in files_under(dest) - {"usr/local/sbin/execgate", "usr/local/sbin/execgate-shim"}:
         m = stat.S_IMODE(os.stat(os.path.join(dest, f)).st_mode)
         assert m == 0o644, (f, oct(m))
     for p in POLICIES:

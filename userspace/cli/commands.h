@@ -15,5 +15,6 @@ int do_exec(int argc, char **argv);
 int do_approvals(int argc, char **argv);
 int do_approve(int argc, char **argv);
 int do_deny(int argc, char **argv);
+int do_shim(int argc, char **argv);
 
 #endif

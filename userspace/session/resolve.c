@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/openat2.h>
 #include "util/fileid.h"
 #include "session/resolve.h"
 
@@ -144,15 +146,21 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 		flags |= O_NOFOLLOW;
 	if (path[0] == '/') {
 		if (s->root_fd >= 0) {
-			/* the caller's root: skip the leading slashes, resolve below it */
-			while (*path == '/')
-				path++;
-			base = s->root_fd;
-			if (!*path)
-				path = ".";
-		} else {
-			base = AT_FDCWD;
+			/*
+			 * The caller's root, in the caller's mount namespace:
+			 * /proc/PID/root crosses the caller's mounts, and
+			 * RESOLVE_IN_ROOT keeps '..' and absolute symlinks
+			 * inside it, as the kernel will for the exec.
+			 */
+			struct open_how how = { .flags = flags, .resolve = RESOLVE_IN_ROOT };
+
+			fd = syscall(SYS_openat2, s->root_fd, path, &how, sizeof(how));
+			if (fd < 0)
+				return -errno;
+			*ret_fd = fd;
+			return 0;
 		}
+		base = AT_FDCWD;
 	} else {
 		base = first && s->execveat && s->dir_fd >= 0 ? s->dir_fd :
 		       s->cwd_fd >= 0 ? s->cwd_fd : AT_FDCWD;

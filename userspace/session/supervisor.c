@@ -336,13 +336,6 @@ static bool fd_cloexec(pid_t tid, int fd)
 	return found && (flags & O_CLOEXEC);
 }
 
-static bool same_file(const char *a, const char *b)
-{
-	struct stat x, y;
-
-	return !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
-}
-
 /* The limits of argv reading: the innermost policy that has one, else the defaults. */
 static const struct eg_policy_settings *limits(struct eg_sessions *s, struct eg_session *se)
 {
@@ -400,9 +393,12 @@ static int plan_request(struct eg_sessions *s, struct exec_request *r)
 	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)r->tid);
 	spec.cwd_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)r->tid);
-	/* a chrooted (or pivoted) task resolves absolute paths from its own root */
-	if (!same_file(path, "/"))
-		spec.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	/*
+	 * Absolute paths resolve from the task's own root and through its own
+	 * mounts: a chroot, a pivot_root, or a private mount namespace whose
+	 * root is the host's directory with other things mounted below it.
+	 */
+	spec.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	spec.execveat = r->execveat;
 	spec.dir_fd_num = r->dirfd_num;
 	if (r->execveat && r->dirfd_num != AT_FDCWD) {
