@@ -161,6 +161,7 @@ bench: deps
 	$(Q)tools/install-deps.sh bench
 	$(Q)$(MAKE) --no-print-directory build-tests
 	$(Q)tools/bench/run.sh
+	$(Q)tools/bench/stages.py
 	$(Q)tools/bench/enforce.py
 	$(Q)tools/bench/sessions.py
 

@@ -263,6 +263,58 @@ static void format_record(struct daemon *d, struct sbuf *b, const struct eg_reco
 		format_record_json(b, r, &d->fc, a);
 }
 
+/*
+ * EXECGATE_STAGE_STATS=1: the CPU time of each stage of the record path,
+ * summed and printed at exit (tools/bench/stages.py reads it). Off, it
+ * costs one test of a global per stage.
+ */
+enum { STAGE_DECODE, STAGE_JUDGE, STAGE_FORMAT, STAGE_WRITE, STAGES };
+static const char *const stage_names[STAGES] = { "decode", "judge", "format", "write" };
+static bool stage_stats;
+static uint64_t stage_ns[STAGES], stage_n[STAGES];
+
+static uint64_t stage_clock(void)
+{
+	struct timespec ts;
+
+	if (!stage_stats)
+		return 0;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void stage_add(int stage, uint64_t *t)
+{
+	uint64_t now;
+
+	if (!stage_stats)
+		return;
+	now = stage_clock();
+	stage_ns[stage] += now - *t;
+	stage_n[stage]++;
+	*t = now;
+}
+
+static int flush_timed(struct daemon *d)
+{
+	uint64_t t = stage_clock();
+	int rc = output_flush(d->out);
+
+	stage_add(STAGE_WRITE, &t);
+	return rc;
+}
+
+static void stage_report(void)
+{
+	int i;
+
+	if (!stage_stats)
+		return;
+	for (i = 0; i < STAGES; i++)
+		fprintf(stderr, "stage %s: %" PRIu64 " ns, %" PRIu64 " records\n",
+			stage_names[i], stage_ns[i], stage_n[i]);
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
@@ -271,11 +323,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct eg_path_search ps;
 	enum eg_filter_cause cause;
 	struct eg_record r;
+	uint64_t t = stage_clock();
 
 	if (record_decode(&d->dec, data, size, &r)) {
 		d->st.malformed++;
 		return 0;
 	}
+	stage_add(STAGE_DECODE, &t);
 	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a))
 		ap = &a;
 	else
@@ -298,6 +352,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		}
 		kernel_annotate(d, &r, ap);
 	}
+	stage_add(STAGE_JUDGE, &t);
 	/* filters only thin the log: the exec was traced, judged and enforced all the same */
 	if (filter_active(&d->filter) && !service_must_show(&r, ap) &&
 	    (cause = filter_match(&d->filter, &r)) != EG_FILTER_NONE) {
@@ -324,9 +379,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	format_record(d, b, &r, ap);
 	d->fc.path_search = NULL;
 	output_end(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED);
+	stage_add(STAGE_FORMAT, &t);
 written:
 	if (output_pending(d->out) >= FLUSH_BYTES)
-		output_flush(d->out);
+		flush_timed(d);
 next:
 	/* a bounded round: the rest waits for the next one (the loop runs between) */
 	if (++d->batch_records >= BATCH_RECORDS)
@@ -420,7 +476,7 @@ static void drain(struct daemon *d)
 	if (d->collapse)
 		collapse_expire(d->collapse, boot_ns());
 	report_lost(d);
-	output_flush(d->out);
+	flush_timed(d);
 }
 
 static void on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg)
@@ -846,6 +902,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.policy_fd = -1;
 	d.started_real_ns = clock_real_ns();
 	d.started_mono_ms = mono_ms();
+	stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
 	signal(SIGPIPE, SIG_IGN);
 
 	err = eg_paths_resolve(o->pin_path, &d.paths);
@@ -1048,5 +1105,6 @@ cleanup:
 	output_close(d.out);
 	loop_free(d.loop);
 	instance_unlock(&d.inst);
+	stage_report();
 	return rc;
 }
