@@ -16,5 +16,6 @@ int do_approvals(int argc, char **argv);
 int do_approve(int argc, char **argv);
 int do_deny(int argc, char **argv);
 int do_shim(int argc, char **argv);
+int do_shell(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const struct cmd {
 	{ "approvals", do_approvals, "list the execs waiting for an answer (--watch)" },
 	{ "approve", do_approve, "let a waiting exec run" },
 	{ "deny",   do_deny,   "refuse a waiting exec" },
+	{ "shell",  do_shell,  "run commands one by one in a session, keeping cwd and exports between them" },
 	{ "shim",   do_shim,   "install or remove the shell shim at /bin/sh and /bin/bash" },
 	{ "status", do_status, "the running daemon: pid, mode, enforcement, policy, counters" },
 	{ "stats",  do_stats,  "the daemon's counters (events, lost records, decisions)" },

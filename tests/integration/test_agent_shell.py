@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""execgate shell: one command per line, each in a fresh bash inside a session,
+the working directory and the exported environment carried between them."""
+import os
+import shutil
+import subprocess
+
+import eg
+
+
+def shell(ctx, dm, lines, env=None, name=None, cwd=None):
+    args = [ctx.execgate, "shell", "-p", dm.pin_path] + (["--session", name] if name else [])
+    base = {k: v for k, v in os.environ.items()}
+    base.update(env or {})
+    return subprocess.run(args, input=("\n".join(lines) + "\n").encode(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, env=base, cwd=cwd or ctx.tmpdir(), timeout=120)
+
+
+def test_shell_state_carries(ctx):
+    dm = ctx.daemon()
+    home = ctx.tmpdir()
+    r = shell(ctx, dm, [
+        "cd /usr", "pwd",
+        "cd /etc; pwd",
+        "cd - >/dev/null; pwd",
+        "cd ~; pwd",
+        "export FOO='bar baz' EMPTY=",
+        "echo \"[$FOO][${EMPTY-unset}]\"",
+        "unset FOO",
+        "echo \"[${FOO-unset}]\"",
+        "false",
+        "echo \"prev=$?\"",
+        "sh -c 'exit 3'",
+        "echo \"prev=$?\"",
+        "pushd /var >/dev/null; pushd /opt >/dev/null; dirs -l",
+        "dirs -l",
+        "popd >/dev/null; pwd",
+        "f() { echo fn; }; alias ll=ls; trap 'echo trapped' EXIT",
+        "type f >/dev/null 2>&1 || echo no-function; alias ll >/dev/null 2>&1 || echo no-alias",
+        "exit 7",
+    ], env={"HOME": home})
+    out = r.stdout.decode().splitlines()
+    assert out == ["/usr", "/etc", "/usr", home, "[bar baz][]", "[unset]", "prev=1", "prev=3",
+                   "/opt /var %s" % home, "/opt /var %s" % home, "/var", "trapped",
+                   "no-function", "no-alias"], (out, r.stderr)
+    assert r.returncode == 7, r.returncode
+    # every command ran in the session, by its name
+    dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["sh", "-c", "exit 3"],
+                what="a command's exec in the session")
+
+
+def test_shell_sanitizes_every_cycle(ctx):
+    dm = ctx.daemon()
+    env = {"LD_PRELOAD": "/inherited.so", "GITHUB_TOKEN": "t0k", "PAGER": "evil", "KEEP_ME": "yes"}
+    r = shell(ctx, dm, [
+        "echo \"start: ${LD_PRELOAD-unset} ${GITHUB_TOKEN-unset} ${PAGER-unset} $KEEP_ME\"",
+        "export LD_PRELOAD=/tmp/evil.so BASH_ENV=/tmp/x PROMPT_COMMAND=x MY_API_KEY=k DB_PASSWORD=p "
+        "CDPATH=/ SHELLOPTS=x PYTHONPATH=/p OK=1",
+        "env | grep -E '^(LD_PRELOAD|BASH_ENV|PROMPT_COMMAND|MY_API_KEY|DB_PASSWORD|CDPATH|PYTHONPATH)=' "
+        "|| echo none-passed",
+        "echo \"ok=$OK\"",
+    ], env=env)
+    out = r.stdout.decode().splitlines()
+    assert out == ["start: unset unset unset yes", "none-passed", "ok=1"], (out, r.stderr)
+
+
+def test_shell_state_pipe_is_the_shells_own(ctx):
+    """A program the command starts cannot write a state: fd 63 is closed for it."""
+    dm = ctx.daemon()
+    fake = ("import os\n"
+            "for fd in range(3, 1024):\n"
+            "    try: os.write(fd, b'FAKE=1\\0__EG_PWD=/\\0')\n"
+            "    except OSError: pass\n"
+            "print('tried')\n")
+    d = ctx.tmpdir()
+    with open(os.path.join(d, "fake.py"), "w") as f:
+        f.write(fake)
+    r = shell(ctx, dm, ["cd %s" % d, "python3 fake.py", "echo \"FAKE=${FAKE-unset}\"; pwd",
+                        "ls -l /proc/self/fd | grep -c pipe: || true"])
+    out = r.stdout.decode().splitlines()
+    assert out[:3] == ["tried", "FAKE=unset", d], (out, r.stderr)
+
+
+def test_shell_policy_applies(ctx):
+    d = ctx.tmpdir()
+    pol = os.path.join(d, "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: no-denyme, basenames: [denyme], decision: deny, message: not here}\n")
+    shutil.copy("/usr/bin/true", os.path.join(d, "denyme"))
+    dm = ctx.daemon("--policy", pol)
+    tok = eg.token()
+    r = shell(ctx, dm, ["%s/denyme" % d, "echo \"rc=$?\"", "echo out-%s; echo err-%s >&2" % (tok, tok)],
+              name="agent-" + tok)
+    assert r.stdout.decode().splitlines() == ["rc=126", "out-" + tok], r
+    assert b"execgate: denied: not here (rule no-denyme)" in r.stderr and ("err-" + tok).encode() in r.stderr, r
+    dm.wait_for(lambda e: e.get("type") == "session" and e.get("name") == "agent-" + tok, what="the named session")
+
+
+def test_shell_errors(ctx):
+    r = subprocess.run([ctx.execgate, "shell", "-p", "/sys/fs/bpf/egtest-noshell-%d" % os.getpid()],
+                       input=b"echo hi\n", stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 2 and r.stdout == b"" and b"execgate exec:" in r.stderr, r
+    r = subprocess.run([ctx.execgate, "shell", "extra"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 2 and r.stderr.startswith(b"execgate shell: "), r

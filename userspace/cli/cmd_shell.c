@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * execgate shell: commands one after the other, each in a fresh `bash -c`
+ * inside a supervised session, with the working directory and the exported
+ * environment carried from one to the next, as an agent expects of a shell.
+ *
+ * After a command its shell writes its exported variables (NUL-delimited)
+ * to a pipe it inherited at fd 63. The user's command runs with fd 63
+ * closed (bash keeps its own copy close-on-exec meanwhile), so no program
+ * the command starts can write a state of its own. What comes back is
+ * sanitized every time: the loader's and the shells' injection variables
+ * and secrets never pass to the next command. PWD becomes the next working
+ * directory when it is one. Functions, aliases, traps and shell options do
+ * not carry over.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "util/log.h"
+#include "util/sbuf.h"
+
+#define STATE_FD	63
+#define STATE_MAX	(4 << 20)	/* a state bigger than this is refused, the old one kept */
+#define LINE_MAX_BYTES	(1 << 20)
+
+extern char **environ;
+
+/* Never carried into the next command (exact names and fnmatch patterns). */
+static const char *const blocked[] = {
+	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND",
+	"PYTHONPATH", "BASH_FUNC_*", "*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*",
+	"SHELLOPTS", "BASHOPTS", "CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
+	/* the wrapper's own */
+	"__EG_*", "_",
+};
+
+static const char wrapper[] =
+	"__eg_dump() {\n"
+	"  local v\n"
+	"  for v in $(compgen -e); do printf '%s=%s\\0' \"$v\" \"${!v}\"; done\n"
+	"  printf '__EG_PWD=%s\\0' \"$PWD\"\n"
+	"  [ -n \"${OLDPWD+x}\" ] && printf '__EG_OLDPWD=%s\\0' \"$OLDPWD\"\n"
+	"  local i; for ((i=${#DIRSTACK[@]}-1; i>0; i--)); do printf '__EG_DIR=%s\\0' \"${DIRSTACK[i]}\"; done\n"
+	"}\n"
+	"[ -n \"$__EG_OLDPWD\" ] && OLDPWD=$__EG_OLDPWD\n"
+	"if [ -n \"$__EG_DIRS\" ]; then\n"
+	"  while IFS= read -r __eg_d; do [ -n \"$__eg_d\" ] && pushd -n \"$__eg_d\" >/dev/null 2>&1; done <<< \"$__EG_DIRS\"\n"
+	"fi\n"
+	"unset __EG_DIRS __eg_d\n"
+	"__eg_rc() { return \"$1\"; }\n"
+	"__eg_cmd=$1; __eg_prev=$2; shift 2\n"
+	"unset __EG_OLDPWD\n"
+	"__eg_rc \"$__eg_prev\"\n"
+	"eval \"$__eg_cmd\" 63>&-\n"
+	"__eg_status=$?\n"
+	"__eg_dump >&63\n"
+	"exit $__eg_status\n";
+
+struct shell_args {
+	struct cli_common common;
+	const char *name;
+	const char *shell;
+};
+
+enum { OPT_SESSION = 0x100, OPT_BASH };
+
+static const struct argp_option options[] = {
+	{ "session", OPT_SESSION, "NAME", 0, "The session name the commands run under (default: shell-PID)", 0 },
+	{ "bash", OPT_BASH, "PATH", 0, "The bash to run each command with (default /bin/bash)", 0 },
+	{},
+};
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct shell_args *a = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, &a->common);
+		break;
+	case OPT_SESSION:
+		if (strlen(arg) > 63)
+			argp_error(state, "--session takes a name of at most 63 bytes");
+		a->name = arg;
+		break;
+	case OPT_BASH:
+		if (arg[0] != '/')
+			argp_error(state, "--bash takes an absolute path");
+		a->shell = arg;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s' (commands come on stdin)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct state {
+	char **env;		/* NAME=VALUE, sanitized */
+	size_t n;
+	char cwd[PATH_MAX];
+	char oldpwd[PATH_MAX];
+	char **dirs;		/* pushd stack below the top, bottom first */
+	size_t ndirs;
+	int last_status;
+};
+
+static bool is_blocked(const char *kv)
+{
+	char name[256];
+	const char *eq = strchr(kv, '=');
+	size_t n = eq ? (size_t)(eq - kv) : strlen(kv), i;
+
+	if (!n || n >= sizeof(name))
+		return true;
+	memcpy(name, kv, n);
+	name[n] = 0;
+	for (i = 0; i < sizeof(blocked) / sizeof(blocked[0]); i++)
+		if (!fnmatch(blocked[i], name, 0))
+			return true;
+	return false;
+}
+
+static void strv_free(char **v, size_t n)
+{
+	while (n)
+		free(v[--n]);
+	free(v);
+}
+
+static int strv_add(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
+	char *c;
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	c = strndup(s, len);
+	if (!c)
+		return -ENOMEM;
+	nv[(*n)++] = c;
+	nv[*n] = NULL;
+	return 0;
+}
+
+/* Replaces st's environment and directories with what buf says; st unchanged on failure. */
+static int state_load(struct state *st, const char *buf, size_t len)
+{
+	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
+	size_t n = 0, nd = 0, off = 0;
+	struct stat sb;
+
+	while (off < len) {
+		const char *s = buf + off, *z = memchr(s, 0, len - off);
+		size_t l;
+
+		if (!z)
+			break;		/* a cut record: dropped */
+		l = z - s;
+		off += l + 1;
+		if (!strncmp(s, "__EG_PWD=", 9))
+			snprintf(pwd, sizeof(pwd), "%s", s + 9);
+		else if (!strncmp(s, "__EG_OLDPWD=", 12))
+			snprintf(old, sizeof(old), "%s", s + 12);
+		else if (!strncmp(s, "__EG_DIR=", 9)) {
+			if (strv_add(&dirs, &nd, s + 9, l - 9))
+				goto fail;
+		} else if (memchr(s, '=', l) && !is_blocked(s) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
+			if (strv_add(&env, &n, s, l))
+				goto fail;
+		}
+	}
+	strv_free(st->env, st->n);
+	strv_free(st->dirs, st->ndirs);
+	st->env = env;
+	st->n = n;
+	st->dirs = dirs;
+	st->ndirs = nd;
+	/* the next working directory: PWD, if it is a directory */
+	if (pwd[0] == '/' && !stat(pwd, &sb) && S_ISDIR(sb.st_mode))
+		snprintf(st->cwd, sizeof(st->cwd), "%s", pwd);
+	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", old);
+	return 0;
+fail:
+	strv_free(env, n);
+	strv_free(dirs, nd);
+	return -ENOMEM;
+}
+
+static int state_init(struct state *st)
+{
+	char **e;
+
+	memset(st, 0, sizeof(*st));
+	if (!getcwd(st->cwd, sizeof(st->cwd)))
+		snprintf(st->cwd, sizeof(st->cwd), "/");
+	for (e = environ; *e; e++)
+		if (!is_blocked(*e) && strncmp(*e, "PWD=", 4) && strncmp(*e, "OLDPWD=", 7) &&
+		    strv_add(&st->env, &st->n, *e, strlen(*e)))
+			return -ENOMEM;
+	if (!st->env && strv_add(&st->env, &st->n, "", 0))
+		return -ENOMEM;
+	if (st->n == 1 && !st->env[0][0]) {
+		free(st->env[0]);
+		st->n = 0;
+		st->env[0] = NULL;
+	}
+	return 0;
+}
+
+/* Runs one command; returns its exit status (128+N for signal N). */
+static int run_one(const struct shell_args *a, struct state *st, const char *pin, const char *name,
+		   const char *cmd)
+{
+	char **env = NULL, status[16], pwdv[PATH_MAX + 8], oldv[PATH_MAX + 16], *buf = NULL;
+	size_t n = 0, len = 0, cap = 0, i;
+	int p[2], ws, rc;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	for (i = 0; i < st->n; i++)
+		if (strv_add(&env, &n, st->env[i], strlen(st->env[i])))
+			goto oom;
+	snprintf(pwdv, sizeof(pwdv), "PWD=%s", st->cwd);
+	if (strv_add(&env, &n, pwdv, strlen(pwdv)))
+		goto oom;
+	if (st->oldpwd[0]) {
+		snprintf(oldv, sizeof(oldv), "__EG_OLDPWD=%s", st->oldpwd);
+		if (strv_add(&env, &n, oldv, strlen(oldv)))
+			goto oom;
+	}
+	if (st->ndirs) {
+		struct sbuf d = {};
+
+		sbuf_puts(&d, "__EG_DIRS=");
+		for (i = 0; i < st->ndirs; i++)
+			if (!strchr(st->dirs[i], '\n')) {
+				sbuf_puts(&d, st->dirs[i]);
+				sbuf_puts(&d, "\n");
+			}
+		if (d.oom || strv_add(&env, &n, d.data, d.len)) {
+			sbuf_free(&d);
+			goto oom;
+		}
+		sbuf_free(&d);
+	}
+	snprintf(status, sizeof(status), "%d", st->last_status & 0xff);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!pid) {
+		char self[PATH_MAX];
+		const char *argv[16];
+		int k = 0;
+
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		if (chdir(st->cwd) && chdir("/"))
+			_exit(126);
+		if (dup2(p[1], STATE_FD) < 0)
+			_exit(126);
+		if (!realpath("/proc/self/exe", self))
+			_exit(126);
+		argv[k++] = "execgate";
+		argv[k++] = "exec";
+		argv[k++] = "-p";
+		argv[k++] = pin;
+		argv[k++] = "--session";
+		argv[k++] = name;
+		argv[k++] = "--";
+		argv[k++] = a->shell ? a->shell : "/bin/bash";
+		argv[k++] = "--norc";
+		argv[k++] = "--noprofile";
+		argv[k++] = "-c";
+		argv[k++] = wrapper;
+		argv[k++] = "execgate-shell";
+		argv[k++] = cmd;
+		argv[k++] = status;
+		argv[k] = NULL;
+		execve(self, (char **)argv, env);
+		_exit(126);
+	}
+	close(p[1]);
+	p[1] = -1;
+	for (;;) {
+		ssize_t r;
+
+		if (len + 65536 > cap) {
+			char *nb;
+
+			if (cap >= STATE_MAX + 65536)
+				break;
+			nb = realloc(buf, cap ? cap * 2 : 65536);
+			if (!nb)
+				break;
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		r = read(p[0], buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += r;
+	}
+	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+		;
+	rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+	if (len && len <= STATE_MAX && state_load(st, buf, len))
+		p_warn("out of memory: the state of the last command is not kept");
+	else if (len > STATE_MAX)
+		p_warn("the environment came back bigger than %d MiB; the previous one is kept", STATE_MAX >> 20);
+	st->last_status = rc;
+	goto out;
+oom:
+	rc = -ENOMEM;
+out:
+	free(buf);
+	strv_free(env, n);
+	close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	return rc;
+}
+
+int do_shell(int argc, char **argv)
+{
+	static const char doc[] =
+		"Run commands, one per line from stdin (a prompt on a terminal), each in a\n"
+		"fresh 'bash -c' inside a supervised session (the daemon of --pin-path judges\n"
+		"every exec). The working directory (cd, cd -, pushd) and the exported\n"
+		"environment carry from one command to the next, and $? is the previous\n"
+		"command's status; functions, aliases, traps and options do not. Variables\n"
+		"such as LD_PRELOAD, BASH_ENV, PROMPT_COMMAND and secrets (*_TOKEN, *SECRET*,\n"
+		"...) never carry over. The exit status is the last command's.\n"
+		"docs/agents.md says more.";
+	static const struct argp_child children[] = { { &cli_pin_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { options, parse_opt, NULL, doc, children, NULL, NULL };
+	struct shell_args a = {};
+	char name[64], *line = NULL;
+	const char *pin;
+	struct state st;
+	size_t cap = 0;
+	ssize_t n;
+	bool tty;
+	int rc = 0;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return EXIT_USAGE;
+	pin = a.common.pin_path ? a.common.pin_path : "/sys/fs/bpf/execgate";
+	if (a.name)
+		snprintf(name, sizeof(name), "%s", a.name);
+	else
+		snprintf(name, sizeof(name), "shell-%d", (int)getpid());
+	if (state_init(&st)) {
+		p_err("out of memory");
+		return 1;
+	}
+	tty = isatty(STDIN_FILENO);
+	signal(SIGINT, tty ? SIG_IGN : SIG_DFL);	/* Ctrl-C stops the command, not the shell */
+	for (;;) {
+		if (tty) {
+			fprintf(stderr, "execgate %s:%s$ ", name, st.cwd);
+			fflush(stderr);
+		}
+		n = getline(&line, &cap, stdin);
+		if (n < 0)
+			break;
+		if (n && line[n - 1] == '\n')
+			line[--n] = 0;
+		if ((size_t)n != strlen(line)) {
+			p_err("a command line holds a NUL byte; not run");
+			st.last_status = rc = 2;
+			continue;
+		}
+		if (n > LINE_MAX_BYTES) {
+			p_err("a command line of %zd bytes; at most %d", n, LINE_MAX_BYTES);
+			st.last_status = rc = 2;
+			continue;
+		}
+		if (!n)
+			continue;
+		rc = run_one(&a, &st, pin, name, line);
+		if (rc < 0) {
+			p_err("cannot run the command: %s", strerror(-rc));
+			rc = 1;
+		}
+	}
+	if (tty)
+		fputc('\n', stderr);
+	free(line);
+	strv_free(st.env, st.n);
+	strv_free(st.dirs, st.ndirs);
+	return rc;
+}
