@@ -261,38 +261,35 @@ void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg
 
 /* ---- the facts of one trapped exec ----------------------------------------- */
 
-static uint32_t proc_euid(pid_t tid)
+/*
+ * Tgid and effective uid from one read of /proc/TID/status (both lines are
+ * near its start, after a Name of at most 64 escaped bytes). 0 and -1 when
+ * the task is gone.
+ */
+static void proc_status(pid_t tid, pid_t *tgid, uint32_t *euid)
 {
-	char path[64], line[256];
-	unsigned int r = 0, e = 0;
-	FILE *f;
+	char path[64], buf[2048], *p;
+	unsigned int r, e;
+	ssize_t n;
+	int fd, t;
 
+	*tgid = 0;
+	*euid = (uint32_t)-1;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return (uint32_t)-1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u %u", &r, &e) == 2)
-			break;
-	fclose(f);
-	return e;
-}
-
-static pid_t proc_tgid(pid_t tid)
-{
-	char path[64], line[256];
-	int tgid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	p = strstr(buf, "\nTgid:");
+	if (p && sscanf(p + 1, "Tgid: %d", &t) == 1)
+		*tgid = t;
+	p = strstr(buf, "\nUid:");
+	if (p && sscanf(p + 1, "Uid: %u %u", &r, &e) == 2)
+		*euid = e;
 }
 
 static void proc_cgroup(pid_t tid, char *buf, size_t len)
@@ -629,7 +626,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		deny_with(s, r, &v);
 		goto done;
 	}
-	r->tgid = proc_tgid(r->tid);
+	proc_status(r->tid, &r->tgid, &r->euid);
 	r->pidfd = r->tgid > 0 ? syscall(__NR_pidfd_open, r->tgid, 0) : -1;
 
 	/* the session and depth the kernel keeps for this very thread */
@@ -662,7 +659,6 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		deny_with(s, r, &v);
 		goto done;
 	}
-	r->euid = proc_euid(r->tid);
 	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
 	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)r->tid);
 	{
