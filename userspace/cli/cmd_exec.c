@@ -17,7 +17,10 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -28,6 +31,7 @@
 #include "session/resolve.h"
 #include "util/jsonw.h"
 #include "util/log.h"
+#include "util/pty.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
@@ -42,17 +46,19 @@ struct exec_args {
 	const char *name;
 	const char *argv0;
 	bool restricted;
+	bool pty;
 	char **cmd;
 	int ncmd;
 };
 
-enum { OPT_POLICY = 0x100, OPT_RESTRICTED, OPT_SESSION, OPT_ARGV0 };
+enum { OPT_POLICY = 0x100, OPT_RESTRICTED, OPT_SESSION, OPT_ARGV0, OPT_PTY };
 
 static const struct argp_option options[] = {
 	{ "policy", OPT_POLICY, "FILE", 0, "A session policy, on top of the daemon's (both must allow); opened with your rights", 0 },
 	{ "restricted", OPT_RESTRICTED, NULL, 0, "CMD runs, every exec below it is refused (inherited, cannot be lifted)", 0 },
 	{ "session", OPT_SESSION, "NAME", 0, "A name for the session in events and listings", 0 },
 	{ "argv0", OPT_ARGV0, "NAME", 0, "argv[0] for CMD (the file run is still CMD)", 0 },
+	{ "pty", OPT_PTY, NULL, 0, "CMD on a new pseudo-terminal of its own, this process relaying (raw mode, resizes, signals; stdout and stderr merged)", 0 },
 	{},
 };
 
@@ -77,6 +83,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ARGV0:
 		a->argv0 = arg;
+		break;
+	case OPT_PTY:
+		a->pty = true;
 		break;
 	case ARGP_KEY_ARG:
 		/* the command and everything after it are the command's */
@@ -213,25 +222,13 @@ out:
 	return reply;
 }
 
-int do_exec(int argc, char **argv)
+/*
+ * Asks the daemon for a session and puts this process under its filter:
+ * after this, our next exec is the session's first. 0, or the exit status.
+ */
+static int session_start(struct exec_args *a)
 {
-	static const char doc[] =
-		"Run CMD in a supervised session: every execve/execveat in its tree (direct and\n"
-		"nested, through any fork, thread or script) waits for the daemon's policy,\n"
-		"may wait for a person's approval, and is logged. CMD itself is the direct\n"
-		"exec (depth 0); everything it starts is nested. The exit status is CMD's.\n"
-		"\v"
-		"The daemon's policy always applies; --policy adds a session policy that must\n"
-		"also allow (deny wins). A session started inside a session keeps the outer\n"
-		"one's rules and restrictions. Setuid programs do not gain privileges inside a\n"
-		"session (no_new_privs). A refused exec fails with EACCES and its process's\n"
-		"stderr says 'execgate: denied: MESSAGE (rule NAME)'.\n\n"
-		"Exit status: CMD's; 2 when no daemon runs or on usage errors; 1 when the\n"
-		"session cannot start; 126/127 when CMD cannot be run or found.";
-	static const struct argp_child children[] = { { &cli_pin_argp, 0, NULL, 0 }, {} };
-	struct argp argp = { options, parse_opt, "-- CMD [ARG...]", doc, children, NULL, NULL };
-	struct exec_args a = {};
-	char path[PATH_MAX], err[1024];
+	char err[1024];
 	struct sbuf req = {};
 	struct jsonw w;
 	json_t *reply;
@@ -240,22 +237,15 @@ int do_exec(int argc, char **argv)
 	int64_t id;
 	pid_t daemon_pid = 0;
 
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
-		return EXIT_USAGE;
-	path_lookup(a.cmd[0], getenv("PATH"), path, sizeof(path));
-	if (!strchr(path, '/')) {
-		p_err("%s: command not found", a.cmd[0]);
-		return EXIT_NOT_FOUND;
-	}
-	if (a.policy) {
+	if (a->policy) {
 		/* opened here, with the caller's rights: the daemon reads only what we could */
-		pol = open(a.policy, O_RDONLY | O_CLOEXEC);
+		pol = open(a->policy, O_RDONLY | O_CLOEXEC);
 		if (pol < 0) {
-			p_err("cannot read the session policy %s: %s", a.policy, strerror(errno));
+			p_err("cannot read the session policy %s: %s", a->policy, strerror(errno));
 			return 1;
 		}
 	}
-	ctl = ctl_connect(a.common.pin_path);
+	ctl = ctl_connect(a->common.pin_path);
 	if (ctl < 0) {
 		p_err("no daemon is running (%s): start one with 'execgate daemon'", ctl_connect_hint(ctl));
 		return EXIT_USAGE;
@@ -264,9 +254,9 @@ int do_exec(int argc, char **argv)
 	jsonw_init(&w, &req);
 	jsonw_start_object(&w);
 	jsonw_string_field(&w, "op", "session_open");
-	if (a.name)
-		jsonw_string_field(&w, "name", a.name);
-	jsonw_bool_field(&w, "restricted", a.restricted);
+	if (a->name)
+		jsonw_string_field(&w, "name", a->name);
+	jsonw_bool_field(&w, "restricted", a->restricted);
 	jsonw_bool_field(&w, "policy", pol >= 0);
 	jsonw_end_object(&w);
 	fds[0] = pol;
@@ -313,6 +303,145 @@ int do_exec(int argc, char **argv)
 		json_decref(reply);
 	}
 	close(ctl);
+	return 0;
+}
+
+static int wait_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+/*
+ * --pty: a child opens the session on a new pty (its controlling terminal,
+ * its session) and execs CMD there; we stay and relay. The child is the
+ * launcher the daemon sees (the kernel's launcher mark is inherited at
+ * fork), so the session's first exec is still its launcher's.
+ */
+static int exec_pty(struct exec_args *a, const char *path)
+{
+	struct termios tio, saved;
+	struct winsize ws;
+	bool in_tty = isatty(STDIN_FILENO), raw = false;
+	int term = in_tty ? STDIN_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO : -1;
+	bool have_tio = term >= 0 && !tcgetattr(term, &tio);
+	bool have_ws = term >= 0 && !ioctl(term, TIOCGWINSZ, &ws);
+	int master, slave, sync[2], status = 0, rc;
+	sigset_t set, old;
+	pid_t pid;
+	char b;
+
+	rc = pty_open(have_tio ? &tio : NULL, have_ws ? &ws : NULL, &master, &slave);
+	if (rc) {
+		p_err("cannot open a pseudo-terminal: %s", strerror(-rc));
+		return 1;
+	}
+	if (!in_tty) {
+		/* input that is not typed is not echoed back into the output */
+		struct termios t;
+
+		if (!tcgetattr(slave, &t)) {
+			t.c_lflag &= ~(ECHO | ECHONL);
+			tcsetattr(slave, TCSANOW, &t);
+		}
+	}
+	if (pipe2(sync, O_CLOEXEC)) {
+		p_err("pipe: %s", strerror(errno));
+		return 1;
+	}
+	pty_relay_sigset(&set);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	pid = fork();
+	if (pid < 0) {
+		p_err("fork: %s", strerror(errno));
+		return 1;
+	}
+	if (!pid) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(master);
+		close(sync[0]);
+		rc = pty_make_controlling(slave);
+		if (rc) {
+			p_err("cannot give the command its pseudo-terminal: %s", strerror(-rc));
+			_exit(1);
+		}
+		/* until CMD runs, our messages go to the caller's stderr, its terminal still as it was */
+		rc = session_start(a);
+		if (rc)
+			_exit(rc);
+		if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
+		    dup2(slave, STDERR_FILENO) < 0)
+			_exit(EXIT_CANNOT_RUN);
+		if (slave > STDERR_FILENO)
+			close(slave);
+		/* the parent relays from here: CMD's exec may wait for an approval */
+		close(sync[1]);
+		if (a->argv0)
+			a->cmd[0] = (char *)a->argv0;
+		execv(path, a->cmd);
+		p_err("%s: %s", path, strerror(errno));
+		_exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
+	}
+	close(slave);
+	close(sync[1]);
+	while (read(sync[0], &b, 1) < 0 && errno == EINTR)
+		;
+	close(sync[0]);
+	/* a reader that went away is the relay's to handle, not a reason to die with the terminal raw */
+	signal(SIGPIPE, SIG_IGN);
+	if (in_tty && !pty_raw(STDIN_FILENO, &saved))
+		raw = true;
+	rc = pty_relay(&(struct pty_relay){ .in = STDIN_FILENO, .out = STDOUT_FILENO, .master = master,
+					   .winsize_from = term, .child = pid, .eof_to_master = !in_tty,
+					   .raw_saved = raw ? &saved : NULL },
+		       &status);
+	if (raw)
+		tcsetattr(STDIN_FILENO, TCSADRAIN, &saved);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		p_err("relaying the pseudo-terminal: %s", strerror(-rc));
+		if (rc == -ECHILD)
+			return 1;
+	}
+	return wait_status(status);
+}
+
+int do_exec(int argc, char **argv)
+{
+	static const char doc[] =
+		"Run CMD in a supervised session: every execve/execveat in its tree (direct and\n"
+		"nested, through any fork, thread or script) waits for the daemon's policy,\n"
+		"may wait for a person's approval, and is logged. CMD itself is the direct\n"
+		"exec (depth 0); everything it starts is nested. The exit status is CMD's.\n"
+		"\v"
+		"The daemon's policy always applies; --policy adds a session policy that must\n"
+		"also allow (deny wins). A session started inside a session keeps the outer\n"
+		"one's rules and restrictions. Setuid programs do not gain privileges inside a\n"
+		"session (no_new_privs). A refused exec fails with EACCES and its process's\n"
+		"stderr says 'execgate: denied: MESSAGE (rule NAME)'.\n\n"
+		"Exit status: CMD's; 2 when no daemon runs or on usage errors; 1 when the\n"
+		"session cannot start; 126/127 when CMD cannot be run or found.";
+	static const struct argp_child children[] = { { &cli_pin_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { options, parse_opt, "-- CMD [ARG...]", doc, children, NULL, NULL };
+	struct exec_args a = {};
+	char path[PATH_MAX];
+	int rc;
+
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &a))
+		return EXIT_USAGE;
+	path_lookup(a.cmd[0], getenv("PATH"), path, sizeof(path));
+	if (!strchr(path, '/')) {
+		p_err("%s: command not found", a.cmd[0]);
+		return EXIT_NOT_FOUND;
+	}
+	if (a.pty)
+		return exec_pty(&a, path);
+	rc = session_start(&a);
+	if (rc)
+		return rc;
 	if (a.argv0)
 		a.cmd[0] = (char *)a.argv0;
 	execv(path, a.cmd);
