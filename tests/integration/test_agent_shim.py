@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-"""The shell shim (execgate shim install/uninstall, .output/execgate-shim).
+"""The shell shim (execgate shim install/uninstall, .output/execgate-shim), and
+`execgate exec --pty` (a session on a terminal of its own, the launcher relaying).
 
 The host's /bin/sh and /bin/bash are never touched: the shells that run
 through the shim do so in a private mount namespace where /usr/bin and /etc
@@ -301,6 +302,134 @@ def test_shim_terminal(ctx):
     keys("stty size", "Enter")
     wait_screen(sock, "t", r"^25 90$")
     # all of it ran supervised
+    dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["sleep", "301"],
+                what="sleep in the session")
+    dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["stty", "size"],
+                what="stty in the session")
+
+
+def pty_exec(ctx, dm, *cmd, inp=b"", policy=None):
+    argv = [ctx.execgate, "exec", "--pty", "-p", dm.pin_path]
+    if policy:
+        argv += ["--policy", policy]
+    return subprocess.run(argv + ["--"] + list(cmd), input=inp, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=30)
+
+
+def test_exec_pty_pipes(ctx):
+    """--pty with pipes on our side: the command sees a terminal, input ends, status kept."""
+    d = ctx.tmpdir()
+    pol = os.path.join(d, "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: no-denyme, basenames: [denyme], decision: deny, message: not here}\n")
+    shutil.copy("/usr/bin/true", os.path.join(d, "denyme"))
+    dm = ctx.daemon()
+    tok = eg.token()
+    r = pty_exec(ctx, dm, "/bin/sh", "-c",
+                 "test -t 0 && test -t 1 && test -t 2 && echo tty-%s; tty; read x; echo got=$x; "
+                 "cat; echo err-%s >&2; exit 5" % (tok, tok),
+                 inp=b"first\nrest without newline")
+    out = r.stdout.decode(errors="replace")
+    # stdout and stderr share the terminal: both arrive on our stdout, in order
+    assert r.returncode == 5 and r.stderr == b"", r
+    assert ("tty-%s\r\n" % tok) in out and "/dev/pts/" in out and "got=first\r\n" in out, out
+    assert "rest without newline" in out and out.index("rest without") < out.index("err-" + tok), out
+    assert "first" not in out.replace("got=first", ""), "piped input echoed: %r" % out
+    evs = dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("filename") == "/usr/bin/dash"
+                      and any(("tty-" + tok) in a for a in e.get("argv", [])), what="the pty command in a session")
+    assert evs[0]["depth"] == 0, evs[0]
+    dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") == evs[0]["session"]
+                and e.get("argv") == ["tty"], what="tty, nested, in the same session")
+    # death by a signal is 128+N, as a shell reports it
+    r = pty_exec(ctx, dm, "/bin/sh", "-c", "kill -TERM $$")
+    assert r.returncode == 128 + signal.SIGTERM, r
+    # SIGTERM to the launcher reaches the command
+    p = subprocess.Popen([ctx.execgate, "exec", "--pty", "-p", dm.pin_path, "--", "/bin/sh", "-c",
+                          "trap 'echo trapped-term; exit 9' TERM; echo ready; while :; do sleep 0.05; done"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"ready"
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=15)
+    assert p.returncode == 9 and b"trapped-term" in out, (p.returncode, out, err)
+    # the policies apply on the pty as anywhere: the denial is on the terminal
+    r = pty_exec(ctx, dm, "/bin/sh", "-c", "%s/denyme; echo rc=$?" % d, policy=pol)
+    assert b"execgate: denied: not here (rule no-denyme)" in r.stdout and b"rc=126" in r.stdout, r
+    # no daemon: one line on our stderr, exit 2, nothing run
+    r = subprocess.run([ctx.execgate, "exec", "--pty", "-p", "/sys/fs/bpf/egtest-pty-none-%d" % os.getpid(),
+                        "--", "/bin/echo", "ran"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    assert r.returncode == 2 and r.stdout == b"" and len(r.stderr.splitlines()) == 1, r
+
+
+def test_exec_pty_terminal(ctx):
+    """An interactive bash under --pty in a tmux pane: its own pty, Ctrl-C, Ctrl-Z and fg, less, a resize."""
+    if not shutil.which("tmux"):
+        ctx.skip("tmux is not installed (tools/install-deps.sh)")
+    dm = ctx.daemon()
+    d = ctx.tmpdir()
+    sock = os.path.join(d, "tmux.sock")
+    page = os.path.join(d, "page.txt")
+    with open(page, "w") as f:
+        f.write("".join("line %d of the page\n" % i for i in range(200)))
+    script = os.path.join(d, "pane.sh")
+    with open(script, "w") as f:
+        f.write("stty -g > {d}/before\n"
+                "{eg} exec --pty -p {pin} -- /bin/bash --norc --noprofile -i\n"
+                "echo launcher-status=$?\n"
+                "stty -g > {d}/after\n"
+                "exec sleep 600\n".format(d=d, eg=ctx.execgate, pin=dm.pin_path))
+    env = dict(os.environ, TERM="xterm", PS1="PROMPT$ ", HOME=d)
+    r = subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
+                        "-s", "t", "/bin/sh %s" % script], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert r.returncode == 0, r
+    ctx.on_cleanup(lambda: subprocess.run(["tmux", "-S", sock, "kill-server"], stderr=subprocess.DEVNULL))
+
+    def keys(*k):
+        subprocess.run(["tmux", "-S", sock, "send-keys", "-t", "t"] + list(k), check=True)
+    pane_tty = subprocess.run(["tmux", "-S", sock, "display", "-p", "-t", "t", "#{pane_tty}"],
+                              stdout=subprocess.PIPE).stdout.decode().strip()
+    keys("PS1='PROMPT$ '", "Enter")
+    wait_screen(sock, "t", r"^PROMPT\$ ?$")
+    # a terminal of its own, not the pane's
+    keys("tty", "Enter")
+    text = wait_screen(sock, "t", r"^/dev/pts/\d+$")
+    inner = re.findall(r"^(/dev/pts/\d+)$", text, re.M)[0]
+    assert pane_tty.startswith("/dev/pts/") and inner != pane_tty, (inner, pane_tty)
+    keys("sleep 300; echo after-sleep-$?", "Enter")
+    time.sleep(0.5)
+    keys("C-c")
+    wait_screen(sock, "t", r"^\^C")
+    keys("echo alive-$((6*7))", "Enter")
+    wait_screen(sock, "t", r"^alive-42$")
+    keys("sleep 301", "Enter")
+    time.sleep(0.5)
+    keys("C-z")
+    wait_screen(sock, "t", r"Stopped\s+sleep 301")
+    keys("jobs", "Enter")
+    wait_screen(sock, "t", r"^\[1\]\+\s+Stopped\s+sleep 301")
+    keys("fg", "Enter")
+    wait_screen(sock, "t", r"^sleep 301$")
+    keys("C-c")
+    keys("echo back-$((1+1))", "Enter")
+    wait_screen(sock, "t", r"^back-2$")
+    keys("less %s" % page, "Enter")
+    wait_screen(sock, "t", r"^line 28 of the page")
+    keys("q")
+    keys("clear; echo quit-less", "Enter")
+    wait_screen(sock, "t", r"^quit-less$")
+    # a resize of the outer terminal reaches the inner one
+    subprocess.run(["tmux", "-S", sock, "resize-window", "-t", "t", "-x", "90", "-y", "25"], check=True)
+    keys("stty size", "Enter")
+    wait_screen(sock, "t", r"^25 90$")
+    # the shell's exit status comes out of the launcher, and the outer terminal is as it was
+    keys("exit 7", "Enter")
+    wait_screen(sock, "t", r"^launcher-status=7$")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not os.path.exists(os.path.join(d, "after")):
+        time.sleep(0.1)
+    time.sleep(0.2)
+    before, after = (open(os.path.join(d, n)).read() for n in ("before", "after"))
+    assert before == after and before.strip(), (before, after)
     dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["sleep", "301"],
                 what="sleep in the session")
     dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["stty", "size"],
