@@ -220,6 +220,9 @@ int pty_relay(const struct pty_relay *r, int *ret_status)
 				/* a pipe's end: the command reads end-of-file (a partial line needs two) */
 				if (r->eof_to_master)
 					eofs = last_nl ? 1 : 2;
+				/* our terminal hung up (EIO): so does the command's */
+				else if (got < 0 && errno == EIO)
+					pass_signal(master, child, SIGHUP);
 			}
 		}
 		if (pfd[1].fd >= 0 && (pfd[1].revents & POLLOUT)) {
