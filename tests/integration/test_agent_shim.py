@@ -351,6 +351,11 @@ def test_exec_pty_pipes(ctx):
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=15)
     assert p.returncode == 9 and b"trapped-term" in out, (p.returncode, out, err)
+    # a reader that goes away hangs the terminal up: the command ends (SIGHUP), nothing hangs
+    r = subprocess.run(["/bin/bash", "-c", "%s exec --pty -p %s -- yes | head -1; echo status=${PIPESTATUS[0]}"
+                        % (ctx.execgate, dm.pin_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=20)
+    assert r.stdout == b"y\r\nstatus=%d\n" % (128 + signal.SIGHUP), r
     # the policies apply on the pty as anywhere: the denial is on the terminal
     r = pty_exec(ctx, dm, "/bin/sh", "-c", "%s/denyme; echo rc=$?" % d, policy=pol)
     assert b"execgate: denied: not here (rule no-denyme)" in r.stdout and b"rc=126" in r.stdout, r
@@ -434,3 +439,24 @@ def test_exec_pty_terminal(ctx):
                 what="sleep in the session")
     dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["stty", "size"],
                 what="stty in the session")
+
+
+def test_shim_root_escape(ctx):
+    """--root never reaches out of the tree: usr or etc a link to an absolute path is refused."""
+    outside = ctx.tmpdir()
+    _, obin = make_tree(ctx, merged=False)
+    before = state(obin)
+    # ROOT/bin -> usr/bin, and ROOT/usr a link to a directory elsewhere
+    root = ctx.tmpdir()
+    os.symlink("usr/bin", os.path.join(root, "bin"))
+    os.symlink(os.path.dirname(obin), os.path.join(root, "usr"))
+    r = shim(ctx, "install", "--root", root, check=False)
+    assert r.returncode == 1 and b"out of --root" in r.stderr, r
+    assert state(obin) == before and not os.path.exists(os.path.join(root, "etc")), state(obin)
+    # ROOT/etc a link to a directory elsewhere: no configuration written there, no shell moved
+    root, bindir = make_tree(ctx)
+    tree = state(bindir)
+    os.symlink(outside, os.path.join(root, "etc"))
+    r = shim(ctx, "install", "--root", root, check=False)
+    assert r.returncode == 1 and b"out of --root" in r.stderr, r
+    assert os.listdir(outside) == [] and state(bindir) == tree, os.listdir(outside)

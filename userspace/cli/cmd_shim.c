@@ -110,6 +110,39 @@ static int bin_dir(const char *root, char *out, size_t len)
 	return access(out, F_OK) ? -errno : 0;
 }
 
+/*
+ * Is path, with every link on the way followed, still inside root? An image
+ * whose usr, usr/bin or etc is a link to an absolute path must not make us
+ * move the host's shells or write the host's /etc. 0, -EXDEV outside, or
+ * -errno; a path that does not exist yet is judged by its parent.
+ */
+static int inside_root(const char *root, const char *path)
+{
+	char r[PATH_MAX], q[PATH_MAX], parent[PATH_MAX];
+	size_t n;
+
+	if (!root[0])
+		return 0;
+	if (!realpath(root, r))
+		return -errno;
+	if (!realpath(path, q)) {
+		char *slash;
+
+		if (errno != ENOENT)
+			return -errno;
+		snprintf(parent, sizeof(parent), "%s", path);
+		slash = strrchr(parent, '/');
+		if (!slash || slash == parent)
+			return -ENOENT;
+		*slash = 0;
+		return inside_root(root, parent);
+	}
+	n = strlen(r);
+	if (!strcmp(r, "/") || (!strncmp(q, r, n) && (q[n] == '/' || !q[n])))
+		return 0;
+	return -EXDEV;
+}
+
 /* 1: path is a shim, 0: something else, -errno. */
 static int is_shim(const char *path)
 {
@@ -353,6 +386,14 @@ int do_shim(int argc, char **argv)
 		return 1;
 	}
 	snprintf(conf, sizeof(conf), "%s%s", root, SHIM_CONF_PATH);
+	rc = inside_root(root, bin);
+	if (!rc)
+		rc = inside_root(root, conf);
+	if (rc) {
+		p_err("%s or %s leads out of --root %s (a link to an absolute path?): %s; refusing",
+		      bin, conf, root, rc == -EXDEV ? "it resolves outside" : strerror(-rc));
+		return 1;
+	}
 
 	if (!strcmp(a.action, "uninstall")) {
 		for (i = 0; i < sizeof(shells) / sizeof(shells[0]); i++)
