@@ -350,6 +350,8 @@ static int exec_pty(struct exec_args *a, const char *path)
 	}
 	if (pipe2(sync, O_CLOEXEC)) {
 		p_err("pipe: %s", strerror(errno));
+		close(master);
+		close(slave);
 		return 1;
 	}
 	pty_relay_sigset(&set);
@@ -357,6 +359,11 @@ static int exec_pty(struct exec_args *a, const char *path)
 	pid = fork();
 	if (pid < 0) {
 		p_err("fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(master);
+		close(slave);
+		close(sync[0]);
+		close(sync[1]);
 		return 1;
 	}
 	if (!pid) {
