@@ -460,3 +460,47 @@ def test_shim_root_escape(ctx):
     r = shim(ctx, "install", "--root", root, check=False)
     assert r.returncode == 1 and b"out of --root" in r.stderr, r
     assert os.listdir(outside) == [] and state(bindir) == tree, os.listdir(outside)
+
+
+def test_exec_pty_stop_and_continue(ctx):
+    """The launcher stopped (SIGTSTP) gives the caller's shell its terminal back as it was; fg resumes.
+
+    The outer shell is dash, which does not save and restore terminal modes
+    around a stopped job (bash does): what it finds is the launcher's doing.
+    """
+    if not shutil.which("tmux"):
+        ctx.skip("tmux is not installed (tools/install-deps.sh)")
+    dm = ctx.daemon()
+    d = ctx.tmpdir()
+    sock = os.path.join(d, "tmux.sock")
+    env = dict(os.environ, TERM="xterm", PS1="OUTER$ ", HOME=d)
+    r = subprocess.run(["tmux", "-S", sock, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30",
+                        "-s", "t", "/usr/bin/dash -i"], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    assert r.returncode == 0, r
+    ctx.on_cleanup(lambda: subprocess.run(["tmux", "-S", sock, "kill-server"], stderr=subprocess.DEVNULL))
+
+    def keys(*k):
+        subprocess.run(["tmux", "-S", sock, "send-keys", "-t", "t"] + list(k), check=True)
+    keys("PS1='OUTER$ '; stty -g > %s/before" % d, "Enter")
+    wait_screen(sock, "t", r"^OUTER\$ ?$")
+    keys("%s exec --pty -p %s -- /bin/bash --norc --noprofile -i" % (ctx.execgate, dm.pin_path), "Enter")
+    time.sleep(0.5)
+    keys("PS1='INNER$ '; clear; echo relay=$PPID", "Enter")
+    text = wait_screen(sock, "t", r"^relay=\d+$")
+    relay = int(re.findall(r"^relay=(\d+)$", text, re.M)[0])
+    wait_screen(sock, "t", r"^INNER\$ ?$")
+    os.kill(relay, signal.SIGTSTP)
+    wait_screen(sock, "t", r"Stopped")
+    keys("clear; stty -g > %s/during; echo outer-back" % d, "Enter")
+    wait_screen(sock, "t", r"^outer-back$")
+    before, during = (open(os.path.join(d, n)).read() for n in ("before", "during"))
+    assert before == during, (before, during)
+    keys("fg", "Enter")
+    time.sleep(0.5)
+    keys("echo inner-$((2+3))", "Enter")
+    wait_screen(sock, "t", r"^inner-5$")
+    keys("exit 4", "Enter")
+    wait_screen(sock, "t", r"^OUTER\$ ?$")
+    keys("echo st=$?", "Enter")
+    wait_screen(sock, "t", r"^st=4$")
