@@ -504,3 +504,39 @@ def test_exec_pty_stop_and_continue(ctx):
     wait_screen(sock, "t", r"^OUTER\$ ?$")
     keys("echo st=$?", "Enter")
     wait_screen(sock, "t", r"^st=4$")
+
+
+def test_shim_interrupted_between_shells(ctx):
+    """Stopped between the two shells, or halfway through an uninstall: a re-run of either finishes."""
+    for merged in (True, False):
+        root, bindir = make_tree(ctx, merged)
+        before = state(bindir)
+        sh, bash = os.path.join(bindir, "sh"), os.path.join(bindir, "bash")
+        shim(ctx, "install", "--root", root)
+        installed = state(bindir)
+        # install stopped after bash: sh still the real one (a link to dash)
+        os.rename(sh + ".real", sh)
+        shim(ctx, "install", "--root", root)
+        assert state(bindir) == installed, state(bindir)
+        os.rename(sh + ".real", sh)
+        shim(ctx, "uninstall", "--root", root)
+        assert state(bindir) == before, state(bindir)
+        # uninstall stopped after bash: sh still the shim
+        shim(ctx, "install", "--root", root)
+        os.rename(bash + ".real", bash)
+        shim(ctx, "uninstall", "--root", root)
+        assert state(bindir) == before, state(bindir)
+        assert not os.path.exists(os.path.join(root, "etc/execgate/shim.conf"))
+        # the same state, and install instead: both shells shimmed again
+        shim(ctx, "install", "--root", root)
+        os.rename(bash + ".real", bash)
+        shim(ctx, "install", "--root", root)
+        assert state(bindir) == installed, state(bindir)
+        shim(ctx, "uninstall", "--root", root)
+        # only the temporary shim written, nothing renamed yet
+        shutil.copy(SHIM, sh + ".execgate-new")
+        shim(ctx, "install", "--root", root)
+        assert state(bindir) == installed, state(bindir)
+        shutil.copy(SHIM, bash + ".execgate-new")
+        shim(ctx, "uninstall", "--root", root)
+        assert state(bindir) == before, state(bindir)
