@@ -638,6 +638,13 @@ def test_logrotate_snippet(ctx):
 
 # ---- make run -----------------------------------------------------------------
 
+def parse(line):
+    try:
+        return json.loads(line)
+    except ValueError as e:
+        raise AssertionError("jq printed a line that is not JSON: %r (%s)" % (line[:300], e))
+
+
 def test_make_run_jq(ctx):
     """`make run | jq .`: only the daemon writes to stdout; RUN_ARGS adds to the default policy."""
     if not shutil.which("jq"):
@@ -671,8 +678,10 @@ def test_make_run_jq(ctx):
             line = jq.stdout.readline()
             if not line:
                 break
+            if not line.strip():
+                continue
             lines.append(line)
-            if json.loads(line).get("event") == "start":
+            if parse(line).get("event") == "start":
                 tok = eg.token()
                 subprocess.run(["/bin/true", tok])
             if tok and tok.encode() in line:
@@ -684,9 +693,9 @@ def test_make_run_jq(ctx):
     os.killpg(mk.pid, signal.SIGINT)  # a ^C at the terminal
     rest, jerr = jq.communicate(timeout=60)
     mk.wait(60)
-    lines += rest.splitlines(keepends=True)
+    lines += [l for l in rest.splitlines(keepends=True) if l.strip()]
     assert jq.returncode == 0, (jq.returncode, jerr)
-    evs = [json.loads(l) for l in lines]
+    evs = [parse(l) for l in lines]
     assert evs[0]["type"] == "daemon" and evs[0]["event"] == "start", evs[0]
     assert evs[0]["pin_path"] == pin, evs[0]
     assert evs[0]["policy"] == "policy/host-audit.yaml", evs[0]
