@@ -655,7 +655,9 @@ def test_make_run_jq(ctx):
     errf = open(os.path.join(ctx.tmpdir(), "make.stderr"), "w+b")
     mk = subprocess.Popen(["make", "run", "RUN_ARGS=-p %s" % pin], cwd=ROOT, env=env,
                           stdout=subprocess.PIPE, stderr=errf, start_new_session=True)
-    jq = subprocess.Popen(["jq", "--unbuffered", "-c", "."], stdin=mk.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # unbuffered on our side too: communicate() below reads the fd itself and
+    # would skip what a buffered readline() had taken in already
+    jq = subprocess.Popen(["jq", "--unbuffered", "-c", "."], bufsize=0, stdin=mk.stdout, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     mk.stdout.close()
 
     def stop_all():
