@@ -49,6 +49,8 @@ enum {
 	OPT_ENFORCE,
 	OPT_ALLOW_PARTIAL,
 	OPT_PERSIST,
+	OPT_STATE_DIR,
+	OPT_WORKSPACE,
 };
 
 static const struct argp_option options[] = {
@@ -70,6 +72,8 @@ static const struct argp_option options[] = {
 	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
 	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
 	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, metrics, reload, approvals) and read --output", 3 },
+	{ "state-dir", OPT_STATE_DIR, "DIR", 0, "Where 'execgate run --background' logs go (DIR/procs; default /var/lib/execgate)", 3 },
+	{ "workspace", OPT_WORKSPACE, "DIR", 0, "'execgate run' processes start inside DIR: a --cwd that resolves outside it is refused", 3 },
 	{ "takeover", OPT_TAKEOVER, "FD", OPTION_HIDDEN, "internal: the state a daemon handing over left in FD", 3 },
 	{ NULL, 0, NULL, 0, "Kernel enforcement (docs/enforcement.md):", 4 },
 	{ "enforce", OPT_ENFORCE, NULL, 0, "Enforce --policy in the kernel: a denied exec fails with EPERM (BPF LSM) or is killed before its image runs (elsewhere)", 4 },
@@ -227,6 +231,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (*end || errno || !*arg || v < 1 || v > 3600)
 			argp_error(state, "--metrics-interval takes seconds, 1 to 3600");
 		o->metrics_interval = v;
+		break;
+	case OPT_STATE_DIR:
+		if (arg[0] != '/')
+			argp_error(state, "--state-dir takes an absolute path");
+		o->state_dir = arg;
+		break;
+	case OPT_WORKSPACE:
+		if (arg[0] != '/')
+			argp_error(state, "--workspace takes an absolute path");
+		o->workspace = arg;
 		break;
 	case OPT_TAKEOVER:
 		o->takeover_fd = atoi(arg);

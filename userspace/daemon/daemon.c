@@ -27,6 +27,7 @@
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
 #include "session/session.h"
+#include "procs/procs.h"
 #include "daemon/daemon_int.h"
 #include "daemon/handoff.h"
 #include "daemon/httpd.h"
@@ -861,6 +862,31 @@ static int start_sessions(struct daemon *d)
 	return sessions_new(&so, &d->sessions);
 }
 
+static bool procs_in_session(void *arg, pid_t pid)
+{
+	struct daemon *d = arg;
+
+	return d->sessions && sessions_of_pid(d->sessions, pid) != 0;
+}
+
+static int start_procs(struct daemon *d)
+{
+	struct eg_procs_opts po = {};
+
+	if (!d->sessions)
+		return 0;	/* runs are supervised or not at all */
+	po.loop = d->loop;
+	po.ctl = d->ctl;
+	po.self = d->self;
+	po.pin = d->paths.pin;
+	po.state_dir = d->o.state_dir ? d->o.state_dir : "/var/lib/execgate";
+	po.workspace = d->o.workspace;
+	po.in_session = procs_in_session;
+	po.emit = sessions_out;
+	po.arg = d;
+	return procs_new(&po, &d->procs);
+}
+
 static int load_policy(struct daemon *d)
 {
 	struct eg_diags diags = {};
@@ -1022,6 +1048,8 @@ int daemon_run(const struct daemon_opts *o)
 		err = ctl_ops_register(&d);
 	if (!err)
 		err = start_sessions(&d);
+	if (!err)
+		err = start_procs(&d);
 	if (!err && d.sessions && state)
 		err = sessions_import(d.sessions, json_object_get(state, "sessions"));
 	if (err) {
@@ -1090,6 +1118,7 @@ cleanup:
 	collapse_free(d.collapse);
 	filter_free(&d.filter);
 	sbuf_free(&d.held_line);
+	procs_free(d.procs);
 	sessions_free(d.sessions);
 	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);

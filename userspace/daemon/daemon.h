@@ -40,6 +40,8 @@ struct daemon_opts {
 	bool allow_partial;		/* ... even if some deny rules stay in userspace */
 	bool persist;			/* ... left in force after the daemon stops */
 	unsigned int metrics_interval;	/* seconds between --metrics-textfile writes */
+	const char *state_dir;		/* NULL: /var/lib/execgate */
+	const char *workspace;		/* NULL: run --cwd unbounded */
 	int takeover_fd;		/* -1; else the previous daemon's state (a SIGUSR2 re-exec) */
 	int argc;			/* the daemon's own arguments, for a re-exec */
 	char **argv;

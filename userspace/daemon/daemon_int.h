@@ -65,6 +65,7 @@ struct daemon {
 	struct eg_watch *flush_timer;
 	struct ctl_server *ctl;
 	struct eg_sessions *sessions;
+	struct eg_procs *procs;		/* execgate run */
 	struct eg_output *out;
 	struct eg_decoder dec;
 	struct eg_format_ctx fc;

@@ -1,0 +1,1441 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Daemon-run processes: spawn, registry, logs, stateful shells (procs.h).
+ * Everything runs in the daemon's event loop; nothing here blocks: a
+ * process's exit is its pidfd becoming readable, its output a pipe or pty
+ * master in the loop, its timeout a timer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include <openssl/evp.h>
+#include "ctl/proto.h"
+#include "ctl/server.h"
+#include "events/meta.h"
+#include "procs/procs.h"
+#include "procs/text.h"
+#include "util/jsonw.h"
+#include "util/log.h"
+#include "util/sbuf.h"
+
+#define STATE_FD	63
+#define STATE_MAX	(4u << 20)
+#define STATES_MAX	64
+#define CHUNK_MAX	(64u << 10)	/* output bytes per poll/log reply */
+#define REAP_MS		(3600u * 1000)	/* exited entries are kept this long */
+#define LOG_MAX_AGE_S	(7 * 24 * 3600)
+#define ENV_MAX		1024
+
+/*
+ * The stateful wrapper: restores OLDPWD and the pushd stack, sets $?,
+ * runs the command with fd 63 closed (bash keeps its own copy close-on-exec
+ * meanwhile, so no program the command starts holds it) and writes the
+ * exported variables, NUL-delimited, with printf (a builtin: the writer is
+ * the shell itself, which the daemon checks by SCM_CREDENTIALS).
+ */
+static const char wrapper[] =
+	"__eg_dump() {\n"
+	"  local v\n"
+	"  for v in $(compgen -e); do printf '%s=%s\\0' \"$v\" \"${!v}\"; done\n"
+	"  printf '__EG_PWD=%s\\0' \"$PWD\"\n"
+	"  [ -n \"${OLDPWD+x}\" ] && printf '__EG_OLDPWD=%s\\0' \"$OLDPWD\"\n"
+	"  local i; for ((i=${#DIRSTACK[@]}-1; i>0; i--)); do printf '__EG_DIR=%s\\0' \"${DIRSTACK[i]}\"; done\n"
+	"}\n"
+	"[ -n \"$__EG_OLDPWD\" ] && OLDPWD=$__EG_OLDPWD\n"
+	"if [ -n \"$__EG_DIRS\" ]; then\n"
+	"  while IFS= read -r __eg_d; do [ -n \"$__eg_d\" ] && pushd -n \"$__eg_d\" >/dev/null 2>&1; done <<< \"$__EG_DIRS\"\n"
+	"fi\n"
+	"unset __EG_DIRS __eg_d\n"
+	"__eg_rc() { return \"$1\"; }\n"
+	"__eg_cmd=$1; __eg_prev=$2; shift 2\n"
+	"unset __EG_OLDPWD\n"
+	"__eg_rc \"$__eg_prev\"\n"
+	"eval \"$__eg_cmd\" 63>&-\n"
+	"__eg_status=$?\n"
+	"__eg_dump >&63\n"
+	"exit $__eg_status\n";
+
+struct shstate {
+	bool used, busy;
+	uid_t uid;
+	char name[64];
+	char **env;
+	size_t n;
+	char cwd[PATH_MAX];
+	char oldpwd[PATH_MAX];
+	char **dirs;
+	size_t nd;
+	int last;
+	uint64_t used_ms;
+};
+
+struct proc {
+	bool used;
+	struct eg_procs *owner;
+	char id[24];
+	pid_t pid;
+	int pidfd;
+	struct eg_watch *pw;
+	uid_t uid;
+	char session[64];
+	char *cmd;			/* for listings */
+	bool background, pty;
+	int in_fd, out_fd;		/* stdin pipe / pty master; output pipe / pty master */
+	struct eg_watch *ow;
+	int log_fd;
+	char log_path[PATH_MAX];
+	uint64_t log_size, log_dropped, poll_off;
+	struct eg_watch *timer;
+	bool timed_out;
+	struct ctl_conn *fg;
+	int state_fd;
+	struct eg_watch *sw;
+	struct sbuf state;
+	bool state_bad;
+	struct shstate *st;
+	bool exited;
+	int ws;
+	uint64_t start_ms, end_ms;
+};
+
+struct eg_procs {
+	struct eg_procs_opts o;
+	char dir[PATH_MAX];
+	int ws_fd;			/* --workspace, O_PATH */
+	char ws_path[PATH_MAX];		/* its real path */
+	unsigned int seq;
+	struct proc p[PROCS_MAX];
+	struct shstate st[STATES_MAX];
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void strv_free(char **v, size_t n)
+{
+	while (n)
+		free(v[--n]);
+	free(v);
+}
+
+static int strv_add(char ***v, size_t *n, const char *s, size_t len)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
+	char *c;
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	c = strndup(s, len);
+	if (!c)
+		return -ENOMEM;
+	nv[(*n)++] = c;
+	nv[*n] = NULL;
+	return 0;
+}
+
+/* Sets NAME=VALUE in v (replacing NAME). */
+static int strv_set(char ***v, size_t *n, const char *kv)
+{
+	size_t l = strcspn(kv, "="), i;
+
+	for (i = 0; i < *n; i++)
+		if (!strncmp((*v)[i], kv, l) && (*v)[i][l] == '=') {
+			char *c = strdup(kv);
+
+			if (!c)
+				return -ENOMEM;
+			free((*v)[i]);
+			(*v)[i] = c;
+			return 0;
+		}
+	return strv_add(v, n, kv, strlen(kv));
+}
+
+static bool may(const struct ctl_conn *c, const struct proc *p)
+{
+	const struct ctl_peer *peer = ctl_peer(c);
+
+	return peer->uid == 0 || peer->uid == p->uid;
+}
+
+static void status_text(const struct proc *p, char *buf, size_t len)
+{
+	char sig[16];
+
+	if (!p->exited)
+		snprintf(buf, len, "running");
+	else if (WIFSIGNALED(p->ws))
+		snprintf(buf, len, "killed by %s", eg_signal_name(WTERMSIG(p->ws), sig, sizeof(sig)));
+	else
+		snprintf(buf, len, "exited %d", WEXITSTATUS(p->ws));
+}
+
+static void status_json(struct jsonw *w, const struct proc *p)
+{
+	char s[64], sig[16];
+
+	status_text(p, s, sizeof(s));
+	jsonw_string_field(w, "status", s);
+	jsonw_string_field(w, "state", !p->exited ? "running" : WIFSIGNALED(p->ws) ? "killed" : "exited");
+	jsonw_key(w, "exit_code");
+	if (p->exited && WIFEXITED(p->ws))
+		jsonw_int(w, WEXITSTATUS(p->ws));
+	else
+		jsonw_null(w);
+	jsonw_key(w, "signal");
+	if (p->exited && WIFSIGNALED(p->ws))
+		jsonw_string(w, eg_signal_name(WTERMSIG(p->ws), sig, sizeof(sig)));
+	else
+		jsonw_null(w);
+	jsonw_bool_field(w, "timed_out", p->timed_out);
+}
+
+static void send_b(struct ctl_conn *c, struct sbuf *b)
+{
+	if (b->oom)
+		ctl_reply_err(c, "out of memory");
+	else
+		ctl_send(c, b->data, b->len);
+	sbuf_free(b);
+}
+
+/* ---- output and logs ------------------------------------------------------ */
+
+static void log_append(struct proc *p, const char *buf, size_t n)
+{
+	size_t room;
+
+	if (p->log_fd < 0)
+		return;
+	room = p->log_size < PROCS_LOG_MAX ? PROCS_LOG_MAX - p->log_size : 0;
+	if (n > room) {
+		p->log_dropped += n - room;
+		n = room;
+	}
+	if (n && pwrite(p->log_fd, buf, n, p->log_size) == (ssize_t)n)
+		p->log_size += n;
+}
+
+static void out_close(struct proc *p)
+{
+	loop_del(p->ow);
+	p->ow = NULL;
+	if (p->out_fd >= 0 && p->out_fd != p->in_fd)
+		close(p->out_fd);
+	p->out_fd = -1;
+}
+
+/* Reads what is there (at most rounds x 64 KiB); false at end of file. */
+static bool out_drain(struct proc *p, int rounds)
+{
+	char buf[65536];
+
+	while (rounds-- > 0 && p->out_fd >= 0) {
+		ssize_t r = read(p->out_fd, buf, sizeof(buf));
+
+		if (r > 0) {
+			log_append(p, buf, r);
+			continue;
+		}
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		return false;	/* EOF, or EIO: a pty whose other side is closed */
+	}
+	return true;
+}
+
+static void on_out(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct proc *p = arg;
+
+	(void)w;
+	(void)fd;
+	(void)events;
+	if (!out_drain(p, 4))
+		out_close(p);
+}
+
+/* The last lines of the log (at most 20 lines, 4 KiB), as a JSON array. */
+static void last_lines_json(struct jsonw *w, struct proc *p)
+{
+	char buf[4096];
+	int64_t off;
+	ssize_t r;
+	size_t i, start = 0;
+
+	jsonw_key(w, "last_lines");
+	jsonw_start_array(w);
+	if (p->log_fd >= 0 && p->log_size) {
+		off = eg_log_tail_offset(p->log_fd, p->log_size, 20, sizeof(buf));
+		if (off >= 0 && p->log_size - off > sizeof(buf))
+			off = p->log_size - sizeof(buf);
+		r = off < 0 ? -1 : pread(p->log_fd, buf, p->log_size - off, off);
+		for (i = 0; r > 0 && i <= (size_t)r; i++) {
+			if (i == (size_t)r || buf[i] == '\n') {
+				if (i > start || i < (size_t)r)
+					jsonw_bytes(w, buf + start, i - start);
+				start = i + 1;
+			}
+		}
+	}
+	jsonw_end_array(w);
+}
+
+/* ---- stateful shells ------------------------------------------------------ */
+
+static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *name, bool create)
+{
+	struct shstate *free_slot = NULL, *oldest = NULL;
+	int i;
+
+	for (i = 0; i < STATES_MAX; i++) {
+		struct shstate *s = &ps->st[i];
+
+		if (s->used && s->uid == uid && !strcmp(s->name, name))
+			return s;
+		if (!s->used && !free_slot)
+			free_slot = s;
+		if (s->used && !s->busy && (!oldest || s->used_ms < oldest->used_ms))
+			oldest = s;
+	}
+	if (!create)
+		return NULL;
+	if (!free_slot && oldest) {
+		/* the least recently used state goes */
+		strv_free(oldest->env, oldest->n);
+		strv_free(oldest->dirs, oldest->nd);
+		memset(oldest, 0, sizeof(*oldest));
+		free_slot = oldest;
+	}
+	if (free_slot) {
+		memset(free_slot, 0, sizeof(*free_slot));
+		free_slot->used = true;
+		free_slot->uid = uid;
+		snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+	}
+	return free_slot;
+}
+
+/* Replaces st's environment and directories with what buf says; unchanged on failure. */
+static int state_load(struct shstate *st, const char *buf, size_t len)
+{
+	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
+	size_t n = 0, nd = 0, off = 0;
+	struct stat sb;
+
+	while (off < len) {
+		const char *s = buf + off, *z = memchr(s, 0, len - off);
+		size_t l;
+
+		if (!z)
+			break;		/* a cut record: dropped */
+		l = z - s;
+		off += l + 1;
+		if (!strncmp(s, "__EG_PWD=", 9))
+			snprintf(pwd, sizeof(pwd), "%s", s + 9);
+		else if (!strncmp(s, "__EG_OLDPWD=", 12))
+			snprintf(old, sizeof(old), "%s", s + 12);
+		else if (!strncmp(s, "__EG_DIR=", 9)) {
+			if (strv_add(&dirs, &nd, s + 9, l - 9))
+				goto fail;
+		} else if (memchr(s, '=', l) && !eg_env_blocked(s, true) && strncmp(s, "__EG_", 5) &&
+			   strncmp(s, "_=", 2) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
+			if (n < ENV_MAX && strv_add(&env, &n, s, l))
+				goto fail;
+		}
+	}
+	strv_free(st->env, st->n);
+	strv_free(st->dirs, st->nd);
+	st->env = env;
+	st->n = n;
+	st->dirs = dirs;
+	st->nd = nd;
+	if (pwd[0] == '/' && !stat(pwd, &sb) && S_ISDIR(sb.st_mode))
+		snprintf(st->cwd, sizeof(st->cwd), "%s", pwd);
+	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", old);
+	return 0;
+fail:
+	strv_free(env, n);
+	strv_free(dirs, nd);
+	return -ENOMEM;
+}
+
+/* Reads the state socket; only what the command's own shell (the pid we started) sent counts. */
+static bool state_drain(struct proc *p)
+{
+	char buf[65536];
+	union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(struct ucred))]; } cm;
+
+	for (int k = 0; k < 16 && p->state_fd >= 0; k++) {
+		struct iovec iov = { buf, sizeof(buf) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
+				     .msg_controllen = sizeof(cm.b) };
+		struct cmsghdr *c;
+		bool from_shell = false;
+		ssize_t r = recvmsg(p->state_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && errno == EAGAIN)
+			return true;
+		if (r <= 0)
+			return false;
+		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+				struct ucred uc;
+
+				memcpy(&uc, CMSG_DATA(c), sizeof(uc));
+				from_shell = uc.pid == p->pid;
+			}
+		if (!from_shell) {
+			p->state_bad = true;	/* someone else wrote: the state is not taken */
+			continue;
+		}
+		if (p->state.len + r > STATE_MAX)
+			p->state_bad = true;
+		else
+			sbuf_put(&p->state, buf, r);
+	}
+	return true;
+}
+
+static void state_close(struct proc *p)
+{
+	loop_del(p->sw);
+	p->sw = NULL;
+	if (p->state_fd >= 0)
+		close(p->state_fd);
+	p->state_fd = -1;
+}
+
+static void on_state(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct proc *p = arg;
+
+	(void)w;
+	(void)fd;
+	(void)events;
+	if (!state_drain(p))
+		state_close(p);
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static void emit_exit(struct eg_procs *ps, struct proc *p)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	char text[512], st[64];
+
+	status_text(p, st, sizeof(st));
+	meta_open(&w, &b, "process");
+	jsonw_string_field(&w, "event", "exit");
+	jsonw_string_field(&w, "id", p->id);
+	jsonw_int_field(&w, "pid", p->pid);
+	jsonw_uint_field(&w, "uid", p->uid);
+	jsonw_string_field(&w, "session", p->session);
+	jsonw_string_field(&w, "command", p->cmd);
+	jsonw_bool_field(&w, "background", p->background);
+	status_json(&w, p);
+	jsonw_uint_field(&w, "duration_ms", p->end_ms - p->start_ms);
+	if (p->log_fd >= 0) {
+		jsonw_string_field(&w, "log", p->log_path);
+		jsonw_uint_field(&w, "log_bytes", p->log_size);
+		jsonw_uint_field(&w, "log_dropped", p->log_dropped);
+	}
+	last_lines_json(&w, p);
+	jsonw_end_object(&w);
+	sbuf_putc(&b, '\n');
+	snprintf(text, sizeof(text), "process %s (pid %d, session %s) %s: %.200s", p->id, (int)p->pid,
+		 p->session, st, p->cmd);
+	if (!b.oom && ps->o.emit)
+		ps->o.emit(ps->o.arg, b.data, b.len, text);
+	sbuf_free(&b);
+}
+
+static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct proc *p = arg;
+	struct eg_procs *ps = p->owner;
+	int ws;
+
+	(void)w;
+	(void)fd;
+	(void)events;
+	if (waitpid(p->pid, &ws, WNOHANG) != p->pid)
+		return;
+	p->exited = true;
+	p->ws = ws;
+	p->end_ms = now_ms();
+	loop_del(p->pw);
+	p->pw = NULL;
+	close(p->pidfd);
+	p->pidfd = -1;
+	loop_del(p->timer);
+	p->timer = NULL;
+	if (p->out_fd >= 0 && !out_drain(p, 64))
+		out_close(p);
+	if (p->st) {
+		if (p->state_fd >= 0)
+			state_drain(p);
+		state_close(p);
+		if (!p->state_bad && p->state.len && state_load(p->st, p->state.data, p->state.len))
+			p_warn("run %s: out of memory; the shell state is not kept", p->id);
+		p->st->last = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+		p->st->busy = false;
+		p->st->used_ms = now_ms();
+		p->st = NULL;
+		sbuf_free(&p->state);
+	}
+	emit_exit(ps, p);
+	if (p->fg) {
+		struct sbuf b = {};
+		struct jsonw jw;
+
+		jsonw_init(&jw, &b);
+		jsonw_start_object(&jw);
+		jsonw_string_field(&jw, "event", "exit");
+		jsonw_string_field(&jw, "id", p->id);
+		status_json(&jw, p);
+		jsonw_end_object(&jw);
+		if (!b.oom)
+			ctl_send(p->fg, b.data, b.len);
+		sbuf_free(&b);
+	}
+}
+
+static void on_timeout(struct eg_watch *w, uint64_t exp, void *arg)
+{
+	struct proc *p = arg;
+
+	(void)w;
+	(void)exp;
+	if (p->exited)
+		return;
+	p->timed_out = true;
+	kill(-p->pid, SIGKILL);		/* the whole process group */
+	kill(p->pid, SIGKILL);
+}
+
+static void on_fg_close(struct ctl_conn *c, void *arg)
+{
+	struct proc *p = arg;
+
+	if (p->fg != c)
+		return;
+	p->fg = NULL;
+	if (!p->exited) {
+		/* the client went away: so does what it ran */
+		kill(-p->pid, SIGTERM);
+		kill(p->pid, SIGTERM);
+	}
+}
+
+static void proc_release(struct proc *p)
+{
+	if (p->log_path[0])
+		unlink(p->log_path);
+	if (p->log_fd >= 0)
+		close(p->log_fd);
+	if (p->in_fd >= 0)
+		close(p->in_fd);
+	free(p->cmd);
+	sbuf_free(&p->state);
+	memset(p, 0, sizeof(*p));
+}
+
+static struct proc *proc_slot(struct eg_procs *ps)
+{
+	struct proc *oldest = NULL;
+	uint64_t now = now_ms();
+	int i;
+
+	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (p->used && p->exited && !p->fg && p->ow == NULL && now - p->end_ms > REAP_MS)
+			proc_release(p);
+	}
+	for (i = 0; i < PROCS_MAX; i++)
+		if (!ps->p[i].used)
+			return &ps->p[i];
+	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
+			oldest = p;
+	}
+	if (oldest)
+		proc_release(oldest);
+	return oldest;
+}
+
+static struct proc *proc_find(struct eg_procs *ps, struct ctl_conn *c, const json_t *req)
+{
+	const char *id;
+	char err[256];
+	int i;
+
+	if (ctl_get_str(req, "id", true, 32, &id, err, sizeof(err))) {
+		ctl_reply_err(c, "%s", err);
+		return NULL;
+	}
+	for (i = 0; i < PROCS_MAX; i++)
+		if (ps->p[i].used && !strcmp(ps->p[i].id, id)) {
+			if (!may(c, &ps->p[i]))
+				break;
+			return &ps->p[i];
+		}
+	ctl_reply_err(c, "no process %s (of yours): see 'execgate ps'", id);
+	return NULL;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+/* Resolves dir (absolute) and checks it is inside the workspace; an O_PATH fd or -errno with a message. */
+static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, char *err, size_t errlen)
+{
+	char lnk[64], real[PATH_MAX];
+	struct stat sb;
+	ssize_t n;
+	size_t wl;
+	int fd;
+
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "--cwd %s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (ps->ws_fd < 0)
+		return fd;
+	snprintf(lnk, sizeof(lnk), "/proc/self/fd/%d", fd);
+	n = readlink(lnk, real, sizeof(real) - 1);
+	if (n < 0 || fstat(fd, &sb)) {
+		snprintf(err, errlen, "--cwd %s: cannot resolve it", dir);
+		close(fd);
+		return -EINVAL;
+	}
+	real[n] = 0;
+	wl = strlen(ps->ws_path);
+	if (!strcmp(ps->ws_path, "/") ||
+	    (!strncmp(real, ps->ws_path, wl) && (real[wl] == 0 || real[wl] == '/')))
+		return fd;
+	close(fd);
+	if (!explicit_) {
+		/* the caller's own directory is outside: start at the workspace's root */
+		fd = open(ps->ws_path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	snprintf(err, errlen, "--cwd %.1024s resolves to %.1024s, outside the workspace %.1024s", dir, real, ps->ws_path);
+	return -EPERM;
+}
+
+static void apply_nproc(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NPROC, &rl))
+		return;
+	/* the target, but never below an inherited (finite) soft limit, nor above the hard one */
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < PROCS_NPROC_DEFAULT)
+		rl.rlim_cur = PROCS_NPROC_DEFAULT;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+		rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NPROC, &rl);
+}
+
+struct spawn {
+	char **argv;
+	char **env;
+	int cwd_fd;
+	int fd0, fd1, fd2;		/* the child's stdio */
+	int ctty;			/* -1, or the pty's slave to make the controlling terminal */
+	int state_fd;			/* -1, or the child's end of the state socket */
+	uid_t uid;
+	gid_t gid;
+};
+
+static pid_t spawn(const struct spawn *s)
+{
+	pid_t pid = fork();
+	sigset_t none;
+	int sig;
+
+	if (pid)
+		return pid;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	setsid();
+	if (s->ctty >= 0)
+		ioctl(s->ctty, TIOCSCTTY, 0);
+	if (dup2(s->fd0, 100) < 0 || dup2(s->fd1, 101) < 0 || dup2(s->fd2, 102) < 0)
+		_exit(126);
+	if (s->state_fd >= 0 && dup2(s->state_fd, 103) < 0)
+		_exit(126);
+	if (fchdir(s->cwd_fd))
+		_exit(126);
+	if (dup2(100, 0) < 0 || dup2(101, 1) < 0 || dup2(102, 2) < 0)
+		_exit(126);
+	if (s->state_fd >= 0 && dup2(103, STATE_FD) < 0)
+		_exit(126);
+	if (s->state_fd >= 0) {
+		syscall(SYS_close_range, 3, STATE_FD - 1, 0);
+		syscall(SYS_close_range, STATE_FD + 1, ~0U, 0);
+	} else {
+		syscall(SYS_close_range, 3, ~0U, 0);
+	}
+	apply_nproc();
+	if (s->uid) {
+		if (setgroups(1, &s->gid) || setgid(s->gid) || setuid(s->uid))
+			_exit(126);
+	}
+	execve(s->argv[0], s->argv, s->env);
+	_exit(126);
+}
+
+struct run_req {
+	const char **argv;
+	size_t argc;
+	const char **env, **environ_;
+	size_t nenv, nenviron;
+	const char *session, *cwd, *command;
+	bool background, pty, stateful, cwd_explicit;
+	int64_t timeout_ms;
+};
+
+static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_procs *ps = arg;
+	const struct ctl_peer *peer = ctl_peer(c);
+	struct run_req r = {};
+	struct spawn sp = { .cwd_fd = -1, .fd0 = -1, .fd1 = -1, .fd2 = -1, .ctty = -1, .state_fd = -1 };
+	char err[PATH_MAX + 256], name[64], pidfd_err[64], status[16];
+	const char *launch[32];
+	char **argv = NULL, **env = NULL;
+	size_t nargv = 0, nenv = 0, i;
+	struct shstate *st = NULL;
+	struct proc *p = NULL;
+	int fds[3] = { -1, -1, -1 }, in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, sv[2] = { -1, -1 };
+	int master = -1, slave = -1, k = 0, e;
+	struct sbuf b = {}, dirs = {};
+	struct jsonw w;
+	pid_t pid;
+
+	(void)pidfd_err;
+	for (i = 0; i < 3; i++)
+		fds[i] = ctl_take_fd(c);
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, peer->pid)) {
+		ctl_reply_err(c, "run: a process inside a supervised session cannot start processes outside it");
+		goto out;
+	}
+	if (ctl_get_bool(req, "background", &r.background, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_bool(req, "pty", &r.pty, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_bool(req, "stateful", &r.stateful, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_str(req, "session", false, 63, &r.session, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_str(req, "cwd", false, PATH_MAX - 1, &r.cwd, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_bool(req, "cwd_explicit", &r.cwd_explicit, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_int(req, "timeout_ms", false, 0, INT64_C(86400000) * 365, &r.timeout_ms, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_strv(req, "env", false, ENV_MAX, 65536, &r.env, &r.nenv, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_strv(req, "environ", false, ENV_MAX, 65536, &r.environ_, &r.nenviron, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "run: %s", err);
+		goto out;
+	}
+	if (!json_object_get(req, "timeout_ms"))
+		r.timeout_ms = r.background ? 0 : PROCS_TIMEOUT_MS;
+	if (r.stateful) {
+		if (ctl_get_str(req, "command", true, 128 * 1024, &r.command, err, sizeof(err))) {
+			ctl_reply_err(c, "run: %s", err);
+			goto out;
+		}
+	} else if (ctl_get_strv(req, "argv", true, 4096, 128 * 1024, &r.argv, &r.argc, err, sizeof(err))) {
+		ctl_reply_err(c, "run: %s", err);
+		goto out;
+	} else if (!r.argc || !r.argv[0][0]) {
+		ctl_reply_err(c, "run: an empty command");
+		goto out;
+	}
+	for (i = 0; i < r.nenv; i++) {
+		if (!strchr(r.env[i], '=') || r.env[i][0] == '=') {
+			ctl_reply_err(c, "run: --env %s: NAME=VALUE expected", r.env[i]);
+			goto out;
+		}
+		if (eg_env_blocked(r.env[i], r.stateful)) {
+			ctl_reply_err(c, "run: --env %.*s is refused: loader, shell-injection and secret variables never reach a run",
+				      (int)strcspn(r.env[i], "="), r.env[i]);
+			goto out;
+		}
+	}
+	if (!r.background && (fds[0] < 0 || fds[1] < 0 || fds[2] < 0)) {
+		ctl_reply_err(c, "run: a foreground run needs the caller's stdin, stdout and stderr (SCM_RIGHTS)");
+		goto out;
+	}
+	if (r.session)
+		snprintf(name, sizeof(name), "%s", r.session);
+	else
+		snprintf(name, sizeof(name), r.stateful ? "stateful-%u" : "run-%u",
+			 r.stateful ? (unsigned int)peer->uid : ps->seq + 1);
+	for (i = 0; name[i]; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", name[i])) {
+			ctl_reply_err(c, "run: --session: only letters, digits, '.', '_' and '-'");
+			goto out;
+		}
+	if (r.stateful) {
+		st = state_get(ps, peer->uid, name, true);
+		if (!st) {
+			ctl_reply_err(c, "run: too many shell states (%d)", STATES_MAX);
+			goto out;
+		}
+		if (st->busy) {
+			ctl_reply_err(c, "run: session %s is running a command already", name);
+			goto out;
+		}
+		if (!st->cwd[0]) {
+			/* a new state: the caller's environment (cleaned) and directory */
+			for (i = 0; i < r.nenviron; i++)
+				if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], true) &&
+				    strncmp(r.environ_[i], "PWD=", 4) && strncmp(r.environ_[i], "OLDPWD=", 7) &&
+				    strncmp(r.environ_[i], "__EG_", 5) &&
+				    strv_add(&st->env, &st->n, r.environ_[i], strlen(r.environ_[i])))
+					goto oom;
+		}
+	}
+	/* the working directory */
+	{
+		const char *dir = r.cwd;
+
+		if (st && !r.cwd_explicit && st->cwd[0])
+			dir = st->cwd;
+		if (!dir)
+			dir = ps->ws_fd >= 0 ? ps->ws_path : "/";
+		sp.cwd_fd = resolve_cwd(ps, dir, r.cwd_explicit, err, sizeof(err));
+		if (sp.cwd_fd < 0) {
+			ctl_reply_err(c, "run: %s", err);
+			if (st && !st->cwd[0])
+				st->used = false;
+			goto out;
+		}
+		if (st) {
+			char lnk[64];
+			ssize_t n;
+
+			snprintf(lnk, sizeof(lnk), "/proc/self/fd/%d", sp.cwd_fd);
+			n = readlink(lnk, st->cwd, sizeof(st->cwd) - 1);
+			st->cwd[n > 0 ? n : 0] = 0;
+		}
+	}
+	/* the environment */
+	if (st) {
+		for (i = 0; i < st->n; i++)
+			if (strv_add(&env, &nenv, st->env[i], strlen(st->env[i])))
+				goto oom;
+	} else {
+		for (i = 0; i < r.nenviron; i++)
+			if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], false) &&
+			    strv_add(&env, &nenv, r.environ_[i], strlen(r.environ_[i])))
+				goto oom;
+	}
+	for (i = 0; i < r.nenv; i++)
+		if (strv_set(&env, &nenv, r.env[i]) || (st && strv_set(&st->env, &st->n, r.env[i])))
+			goto oom;
+	if (st) {
+		sbuf_printf(&b, "PWD=%s", st->cwd);
+		if (b.oom || strv_set(&env, &nenv, b.data))
+			goto oom;
+		sbuf_reset(&b);
+		if (st->oldpwd[0]) {
+			sbuf_printf(&b, "__EG_OLDPWD=%s", st->oldpwd);
+			if (b.oom || strv_set(&env, &nenv, b.data))
+				goto oom;
+			sbuf_reset(&b);
+		}
+		if (st->nd) {
+			sbuf_puts(&dirs, "__EG_DIRS=");
+			for (i = 0; i < st->nd; i++)
+				if (!strchr(st->dirs[i], '\n')) {
+					sbuf_puts(&dirs, st->dirs[i]);
+					sbuf_putc(&dirs, '\n');
+				}
+			if (dirs.oom || strv_add(&env, &nenv, dirs.data, dirs.len))
+				goto oom;
+		}
+	}
+	if (!env && strv_add(&env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 64))
+		goto oom;
+	/* the launcher's command line: execgate exec -p PIN --session NAME [--pty] -- CMD */
+	launch[k++] = ps->o.self;
+	launch[k++] = "exec";
+	launch[k++] = "-p";
+	launch[k++] = ps->o.pin;
+	launch[k++] = "--session";
+	launch[k++] = name;
+	if (r.pty && !r.background)
+		launch[k++] = "--pty";
+	launch[k++] = "--";
+	for (i = 0; i < (size_t)k; i++)
+		if (strv_add(&argv, &nargv, launch[i], strlen(launch[i])))
+			goto oom;
+	if (st) {
+		snprintf(status, sizeof(status), "%d", st->last & 0xff);
+		const char *sh[] = { "/bin/bash", "--norc", "--noprofile", "-c", wrapper, "execgate-shell",
+				     r.command, status };
+		for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++)
+			if (strv_add(&argv, &nargv, sh[i], strlen(sh[i])))
+				goto oom;
+	} else {
+		for (i = 0; i < r.argc; i++)
+			if (strv_add(&argv, &nargv, r.argv[i], strlen(r.argv[i])))
+				goto oom;
+	}
+	p = proc_slot(ps);
+	if (!p) {
+		ctl_reply_err(c, "run: %d processes are running; no room for another", PROCS_MAX);
+		goto out;
+	}
+	memset(p, 0, sizeof(*p));
+	p->used = true;
+	p->owner = ps;
+	p->in_fd = p->out_fd = p->log_fd = p->state_fd = p->pidfd = -1;
+	p->uid = peer->uid;
+	p->background = r.background;
+	p->pty = r.pty;
+	snprintf(p->id, sizeof(p->id), "p-%u", ++ps->seq);
+	snprintf(p->session, sizeof(p->session), "%s", name);
+	{
+		struct sbuf cmd = {};
+
+		if (st)
+			sbuf_puts(&cmd, r.command);
+		for (i = 0; !st && i < r.argc; i++) {
+			if (i)
+				sbuf_putc(&cmd, ' ');
+			sbuf_puts(&cmd, r.argv[i]);
+		}
+		p->cmd = strdup(cmd.data && !cmd.oom ? sbuf_cstr(&cmd) : "");
+		sbuf_free(&cmd);
+		if (!p->cmd)
+			goto oom_p;
+	}
+	if (r.background) {
+		snprintf(p->log_path, sizeof(p->log_path), "%.3900s/%.23s.%llu.log", ps->dir, p->id,
+			 (unsigned long long)time(NULL));
+		p->log_fd = open(p->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (p->log_fd < 0) {
+			ctl_reply_err(c, "run: cannot create the log %s: %s (the daemon's --state-dir)",
+				      p->log_path, strerror(errno));
+			p->log_path[0] = 0;
+			goto fail_p;
+		}
+		if (r.pty) {
+			struct winsize wsz = { .ws_row = 24, .ws_col = 80 };
+
+			if (openpty(&master, &slave, NULL, NULL, &wsz)) {
+				ctl_reply_err(c, "run: cannot open a pty: %s", strerror(errno));
+				goto fail_p;
+			}
+			fcntl(master, F_SETFD, FD_CLOEXEC);
+			fcntl(slave, F_SETFD, FD_CLOEXEC);
+			fcntl(master, F_SETFL, O_NONBLOCK);
+			sp.fd0 = sp.fd1 = sp.fd2 = sp.ctty = slave;
+		} else {
+			if (pipe2(in_pipe, O_CLOEXEC) || pipe2(out_pipe, O_CLOEXEC)) {
+				ctl_reply_err(c, "run: cannot make pipes: %s", strerror(errno));
+				goto fail_p;
+			}
+			fcntl(in_pipe[1], F_SETFL, O_NONBLOCK);
+			fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
+			sp.fd0 = in_pipe[0];
+			sp.fd1 = sp.fd2 = out_pipe[1];
+		}
+	} else {
+		sp.fd0 = fds[0];
+		sp.fd1 = fds[1];
+		sp.fd2 = fds[2];
+	}
+	if (st) {
+		int one = 1;
+
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) ||
+		    setsockopt(sv[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one))) {
+			ctl_reply_err(c, "run: cannot make the state socket: %s", strerror(errno));
+			goto fail_p;
+		}
+		shutdown(sv[1], SHUT_RD);
+		sp.state_fd = sv[1];
+	}
+	sp.argv = argv;
+	sp.env = env;
+	sp.uid = peer->uid;
+	sp.gid = peer->gid;
+	pid = spawn(&sp);
+	if (pid < 0) {
+		ctl_reply_err(c, "run: fork: %s", strerror(errno));
+		goto fail_p;
+	}
+	p->pid = pid;
+	p->start_ms = now_ms();
+	p->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd < 0 || loop_add_fd(ps->o.loop, p->pidfd, EPOLLIN, on_exit_, p, &p->pw)) {
+		/* cannot watch it: it does not run unwatched */
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ctl_reply_err(c, "run: cannot watch the process: %s", strerror(errno));
+		goto fail_p;
+	}
+	if (r.background) {
+		if (r.pty) {
+			p->in_fd = master;
+			p->out_fd = master;
+			master = -1;
+		} else {
+			p->in_fd = in_pipe[1];
+			p->out_fd = out_pipe[0];
+			in_pipe[1] = out_pipe[0] = -1;
+		}
+		loop_add_fd(ps->o.loop, p->out_fd, EPOLLIN, on_out, p, &p->ow);
+	}
+	if (st) {
+		p->st = st;
+		st->busy = true;
+		p->state_fd = sv[0];
+		sv[0] = -1;
+		loop_add_fd(ps->o.loop, p->state_fd, EPOLLIN, on_state, p, &p->sw);
+	}
+	if (r.timeout_ms > 0)
+		loop_add_timer(ps->o.loop, r.timeout_ms, 0, on_timeout, p, &p->timer);
+	if (!r.background) {
+		p->fg = c;
+		ctl_hold(c, on_fg_close, p);
+	}
+	jsonw_init(&w, &b);
+	sbuf_reset(&b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_string_field(&w, "id", p->id);
+	jsonw_int_field(&w, "pid", pid);
+	jsonw_string_field(&w, "session", name);
+	if (p->log_path[0])
+		jsonw_string_field(&w, "log", p->log_path);
+	jsonw_uint_field(&w, "timeout_ms", r.timeout_ms);
+	jsonw_end_object(&w);
+	send_b(c, &b);
+	goto out;
+
+oom_p:
+	ctl_reply_err(c, "run: out of memory");
+fail_p:
+	proc_release(p);
+	goto out;
+oom:
+	ctl_reply_err(c, "run: out of memory");
+out:
+	e = errno;
+	for (i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (sp.cwd_fd >= 0)
+		close(sp.cwd_fd);
+	for (i = 0; i < 2; i++) {
+		if (in_pipe[i] >= 0)
+			close(in_pipe[i]);
+		if (out_pipe[i] >= 0)
+			close(out_pipe[i]);
+		if (sv[i] >= 0)
+			close(sv[i]);
+	}
+	if (master >= 0)
+		close(master);
+	if (slave >= 0)
+		close(slave);
+	strv_free(argv, nargv);
+	strv_free(env, nenv);
+	free(r.argv);
+	free(r.env);
+	free(r.environ_);
+	sbuf_free(&b);
+	sbuf_free(&dirs);
+	errno = e;
+	return 0;
+}
+
+/* ---- the registry's ops ------------------------------------------------- */
+
+static void proc_json(struct jsonw *w, const struct proc *p)
+{
+	uint64_t end = p->exited ? p->end_ms : now_ms();
+
+	jsonw_start_object(w);
+	jsonw_string_field(w, "id", p->id);
+	jsonw_int_field(w, "pid", p->pid);
+	jsonw_uint_field(w, "uid", p->uid);
+	jsonw_string_field(w, "session", p->session);
+	jsonw_string_field(w, "command", p->cmd);
+	jsonw_bool_field(w, "background", p->background);
+	jsonw_bool_field(w, "pty", p->pty);
+	status_json(w, p);
+	jsonw_uint_field(w, "runtime_ms", end - p->start_ms);
+	jsonw_uint_field(w, "log_bytes", p->log_size);
+	jsonw_end_object(w);
+}
+
+static int op_ps(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_procs *ps = arg;
+	struct sbuf b = {};
+	struct jsonw w;
+	int i;
+
+	(void)req;
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_key(&w, "processes");
+	jsonw_start_array(&w);
+	for (i = 0; i < PROCS_MAX; i++)
+		if (ps->p[i].used && may(c, &ps->p[i]))
+			proc_json(&w, &ps->p[i]);
+	jsonw_end_array(&w);
+	jsonw_end_object(&w);
+	send_b(c, &b);
+	return 0;
+}
+
+/* "data_b64": up to max bytes of the log from off (base64: output is bytes, not text). */
+static uint64_t put_chunk(struct jsonw *w, struct proc *p, uint64_t off, uint64_t max)
+{
+	static unsigned char raw[CHUNK_MAX], enc[CHUNK_MAX / 3 * 4 + 8];
+	uint64_t n = 0;
+	ssize_t r = 0;
+
+	if (p->log_fd >= 0 && off < p->log_size) {
+		n = p->log_size - off;
+		if (n > max)
+			n = max;
+		if (n > CHUNK_MAX)
+			n = CHUNK_MAX;
+		r = pread(p->log_fd, raw, n, off);
+		if (r < 0)
+			r = 0;
+	}
+	EVP_EncodeBlock(enc, raw, (int)r);
+	jsonw_string_field(w, "data_b64", (const char *)enc);
+	return r;
+}
+
+static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct proc *p = proc_find(arg, c, req);
+	struct sbuf b = {};
+	struct jsonw w;
+	uint64_t got;
+
+	if (!p)
+		return 0;
+	if (p->out_fd >= 0 && !out_drain(p, 4))
+		out_close(p);
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_string_field(&w, "id", p->id);
+	status_json(&w, p);
+	jsonw_uint_field(&w, "offset", p->poll_off);
+	got = put_chunk(&w, p, p->poll_off, CHUNK_MAX);
+	p->poll_off += got;
+	jsonw_uint_field(&w, "next_offset", p->poll_off);
+	jsonw_bool_field(&w, "more", p->poll_off < p->log_size);
+	jsonw_uint_field(&w, "log_dropped", p->log_dropped);
+	jsonw_end_object(&w);
+	send_b(c, &b);
+	return 0;
+}
+
+static int op_log(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct proc *p = proc_find(arg, c, req);
+	int64_t tail = -1, off = 0, max = CHUNK_MAX;
+	struct sbuf b = {};
+	struct jsonw w;
+	char err[256];
+	uint64_t got;
+
+	if (!p)
+		return 0;
+	if (ctl_get_int(req, "tail", false, 0, 1000000, &tail, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_int(req, "offset", false, 0, INT64_MAX, &off, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_int(req, "max", false, 1, CHUNK_MAX, &max, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "log: %s", err);
+		return 0;
+	}
+	if (p->log_fd < 0) {
+		ctl_reply_err(c, "log: %s ran in the foreground: its output went to its caller", p->id);
+		return 0;
+	}
+	if (p->out_fd >= 0 && !out_drain(p, 4))
+		out_close(p);
+	if (tail >= 0) {
+		off = eg_log_tail_offset(p->log_fd, p->log_size, tail, PROCS_LOG_MAX);
+		if (off < 0) {
+			ctl_reply_err(c, "log: reading %s: %s", p->log_path, strerror((int)-off));
+			return 0;
+		}
+	}
+	jsonw_init(&w, &b);
+	jsonw_start_object(&w);
+	jsonw_bool_field(&w, "ok", true);
+	jsonw_string_field(&w, "id", p->id);
+	jsonw_uint_field(&w, "size", p->log_size);
+	jsonw_uint_field(&w, "offset", off);
+	got = put_chunk(&w, p, off, max);
+	jsonw_uint_field(&w, "next_offset", off + got);
+	jsonw_bool_field(&w, "running", !p->exited);
+	jsonw_end_object(&w);
+	send_b(c, &b);
+	return 0;
+}
+
+static int write_in(struct ctl_conn *c, struct proc *p, const char *data, size_t n, const char *verb)
+{
+	size_t done = 0;
+
+	if (p->in_fd < 0) {
+		ctl_reply_err(c, "%s: %s has no input to write to (%s)", verb, p->id,
+			      p->background ? "closed" : "it reads its caller's stdin");
+		return 0;
+	}
+	while (done < n) {
+		ssize_t r = write(p->in_fd, data + done, n - done);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			ctl_reply_err(c, "%s: %s: %zu of %zu bytes written: %s", verb, p->id, done, n,
+				      errno == EAGAIN ? "its input is full (it does not read)" : strerror(errno));
+			return 0;
+		}
+		done += r;
+	}
+	return 1;
+}
+
+static int op_write(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_procs *ps = arg;
+	struct proc *p;
+	const char *data = NULL;
+	bool eof = false;
+	char err[256];
+
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, ctl_peer(c)->pid)) {
+		ctl_reply_err(c, "write: a process inside a supervised session cannot drive other processes");
+		return 0;
+	}
+	if (!(p = proc_find(ps, c, req)))
+		return 0;
+	if (ctl_get_str(req, "data", false, 128 * 1024, &data, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_bool(req, "eof", &eof, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "write: %s", err);
+		return 0;
+	}
+	if (data && *data && !write_in(c, p, data, strlen(data), "write"))
+		return 0;
+	if (eof && p->in_fd >= 0) {
+		if (p->pty) {
+			if (!write_in(c, p, "\004", 1, "write"))
+				return 0;
+		} else {
+			close(p->in_fd);
+			p->in_fd = -1;
+		}
+	}
+	ctl_reply_ok(c, NULL);
+	return 0;
+}
+
+static int op_send_keys(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_procs *ps = arg;
+	const char **keys = NULL;
+	struct sbuf b = {};
+	struct proc *p;
+	size_t n = 0, i;
+	char err[256];
+
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, ctl_peer(c)->pid)) {
+		ctl_reply_err(c, "send-keys: a process inside a supervised session cannot drive other processes");
+		return 0;
+	}
+	if (!(p = proc_find(ps, c, req)))
+		return 0;
+	if (ctl_get_strv(req, "keys", true, 1024, 4096, &keys, &n, err, sizeof(err))) {
+		ctl_reply_err(c, "send-keys: %s", err);
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		eg_key_encode(keys[i], &b);
+	free(keys);
+	if (b.oom)
+		ctl_reply_err(c, "send-keys: out of memory");
+	else if (!b.len || write_in(c, p, b.data, b.len, "send-keys"))
+		ctl_reply_ok(c, NULL);
+	sbuf_free(&b);
+	return 0;
+}
+
+static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct proc *p = proc_find(arg, c, req);
+	const char *s = NULL;
+	char err[256], name[16], extra[64];
+	int sig = SIGTERM;
+
+	if (!p)
+		return 0;
+	if (ctl_get_str(req, "signal", false, 16, &s, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "kill: %s", err);
+		return 0;
+	}
+	if (s && (sig = eg_signal_parse(s)) < 0) {
+		ctl_reply_err(c, "kill: unknown signal %s", s);
+		return 0;
+	}
+	if (p->exited) {
+		ctl_reply_err(c, "kill: %s has exited already", p->id);
+		return 0;
+	}
+	if (kill(-p->pid, sig) && kill(p->pid, sig)) {
+		ctl_reply_err(c, "kill: %s: %s", p->id, strerror(errno));
+		return 0;
+	}
+	snprintf(extra, sizeof(extra), ",\"signal\":\"%s\"", eg_signal_name(sig, name, sizeof(name)));
+	ctl_reply_ok(c, extra);
+	return 0;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static void clean_old_logs(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat sb;
+	time_t now = time(NULL);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+
+		if (l < 5 || strcmp(e->d_name + l - 4, ".log"))
+			continue;
+		if (!fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) &&
+		    (!S_ISREG(sb.st_mode) || now - sb.st_mtime > LOG_MAX_AGE_S))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	closedir(d);
+}
+
+int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret)
+{
+	struct eg_procs *ps = calloc(1, sizeof(*ps));
+	int err;
+
+	if (!ps)
+		return -ENOMEM;
+	ps->o = *o;
+	ps->ws_fd = -1;
+	if (o->workspace) {
+		ps->ws_fd = open(o->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (ps->ws_fd < 0 || !realpath(o->workspace, ps->ws_path)) {
+			err = -errno;
+			p_err("--workspace %s: %s", o->workspace, strerror(errno));
+			procs_free(ps);
+			return err;
+		}
+	}
+	snprintf(ps->dir, sizeof(ps->dir), "%s/procs", o->state_dir);
+	if ((mkdir(o->state_dir, 0755) && errno != EEXIST) || (mkdir(ps->dir, 0700) && errno != EEXIST))
+		p_warn("--state-dir %s: %s; background runs will fail", ps->dir, strerror(errno));
+	clean_old_logs(ps->dir);
+	err = ctl_register(o->ctl, "run", CTL_ANYONE, op_run, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "ps", CTL_ANYONE, op_ps, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "poll", CTL_ANYONE, op_poll, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "log", CTL_ANYONE, op_log, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "write", CTL_ANYONE, op_write, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "send_keys", CTL_ANYONE, op_send_keys, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "kill", CTL_ANYONE, op_kill, ps);
+	if (err) {
+		procs_free(ps);
+		return err;
+	}
+	*ret = ps;
+	return 0;
+}
+
+void procs_free(struct eg_procs *ps)
+{
+	int i;
+
+	if (!ps)
+		return;
+	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (!p->used)
+			continue;
+		if (!p->exited) {
+			kill(-p->pid, SIGTERM);
+			kill(p->pid, SIGTERM);
+		}
+		loop_del(p->pw);
+		loop_del(p->ow);
+		loop_del(p->sw);
+		loop_del(p->timer);
+		if (p->pidfd >= 0)
+			close(p->pidfd);
+		if (p->out_fd >= 0 && p->out_fd != p->in_fd)
+			close(p->out_fd);
+		if (p->state_fd >= 0)
+			close(p->state_fd);
+		p->log_path[0] = 0;	/* logs outlive the daemon (cleaned by age) */
+		proc_release(p);
+	}
+	for (i = 0; i < STATES_MAX; i++) {
+		strv_free(ps->st[i].env, ps->st[i].n);
+		strv_free(ps->st[i].dirs, ps->st[i].nd);
+	}
+	if (ps->ws_fd >= 0)
+		close(ps->ws_fd);
+	free(ps);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Daemon-run processes (`execgate run`, docs/agents.md): the daemon starts
+ * a command inside a supervised session on a requester's behalf and keeps a
+ * registry of them (ps, poll, log, write, send-keys, kill over the control
+ * socket). A process is the execgate binary itself as the session's
+ * launcher (`execgate exec --session NAME -- CMD`), in a process group of
+ * its own (setsid), with the requester's uid, a sanitized environment,
+ * RLIMIT_NPROC and a working directory inside the daemon's --workspace.
+ * Foreground runs write to the client's own stdio (passed with SCM_RIGHTS)
+ * and report the exit status on the connection; background runs write to a
+ * bounded log under --state-dir, and their exit is an event in the
+ * daemon's output. Stateful runs carry a shell state (cwd, exports, $?)
+ * per (uid, session name) from one run to the next.
+ */
+#ifndef EG_PROCS_H
+#define EG_PROCS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "daemon/loop.h"
+
+struct ctl_server;
+struct eg_procs;
+
+#define PROCS_MAX		256		/* registry entries */
+#define PROCS_LOG_MAX		(16u << 20)	/* bytes kept per log; the rest is counted, dropped */
+#define PROCS_NPROC_DEFAULT	512
+#define PROCS_TIMEOUT_MS	30000		/* foreground default */
+
+struct eg_procs_opts {
+	struct eg_loop *loop;
+	struct ctl_server *ctl;
+	const char *self;		/* the execgate binary */
+	const char *pin;		/* the daemon's pin path, for the launcher's -p */
+	const char *state_dir;		/* logs under STATE_DIR/procs */
+	const char *workspace;		/* NULL: no bound on --cwd */
+	/* whether a pid is inside a supervised session (such peers may not start or drive processes) */
+	bool (*in_session)(void *arg, pid_t pid);
+	/* one complete JSON line (with '\n'), and a short text for a terminal */
+	void (*emit)(void *arg, const char *json, size_t len, const char *text);
+	void *arg;
+};
+
+/* Registers the ops (run, ps, poll, log, write, send_keys, kill). */
+int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret);
+/* Kills what still runs (its process group) and frees the registry. */
+void procs_free(struct eg_procs *p);
+
+#endif

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Environment blocklist, send-keys names, log tails (procs/text.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include "procs/text.h"
+
+static const char *const blocked[] = {
+	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND",
+	"PYTHONPATH", "BASH_FUNC_*", "*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*",
+	"*PRIVATE_KEY*", "DATABASE_URL",
+};
+
+static const char *const blocked_state[] = {
+	"SHELLOPTS", "BASHOPTS", "CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
+};
+
+static bool match_any(const char *const *v, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!fnmatch(v[i], name, 0))
+			return true;
+	return false;
+}
+
+bool eg_env_blocked(const char *kv, bool shell_state)
+{
+	char name[256];
+	const char *eq = strchr(kv, '=');
+	size_t n = eq ? (size_t)(eq - kv) : strlen(kv);
+
+	if (!n || n >= sizeof(name))
+		return true;
+	memcpy(name, kv, n);
+	name[n] = 0;
+	/* BASH_FUNC_f%% and friends: whatever the case of the secret's name */
+	for (size_t i = 0; i < n; i++)
+		name[i] = toupper((unsigned char)name[i]);
+	if (match_any(blocked, sizeof(blocked) / sizeof(blocked[0]), name))
+		return true;
+	return shell_state && match_any(blocked_state, sizeof(blocked_state) / sizeof(blocked_state[0]), name);
+}
+
+static const struct { const char *name; const char *seq; } keys[] = {
+	{ "Enter", "\r" }, { "Tab", "\t" }, { "BTab", "\033[Z" }, { "Escape", "\033" },
+	{ "Esc", "\033" }, { "Space", " " }, { "BSpace", "\177" }, { "Backspace", "\177" },
+	{ "Up", "\033[A" }, { "Down", "\033[B" }, { "Right", "\033[C" }, { "Left", "\033[D" },
+	{ "Home", "\033[H" }, { "End", "\033[F" }, { "PageUp", "\033[5~" }, { "PPage", "\033[5~" },
+	{ "PageDown", "\033[6~" }, { "NPage", "\033[6~" }, { "Delete", "\033[3~" }, { "DC", "\033[3~" },
+	{ "Insert", "\033[2~" }, { "IC", "\033[2~" },
+	{ "F1", "\033OP" }, { "F2", "\033OQ" }, { "F3", "\033OR" }, { "F4", "\033OS" },
+	{ "F5", "\033[15~" }, { "F6", "\033[17~" }, { "F7", "\033[18~" }, { "F8", "\033[19~" },
+	{ "F9", "\033[20~" }, { "F10", "\033[21~" }, { "F11", "\033[23~" }, { "F12", "\033[24~" },
+};
+
+bool eg_key_encode(const char *word, struct sbuf *b)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcasecmp(word, keys[i].name)) {
+			sbuf_puts(b, keys[i].seq);
+			return true;
+		}
+	if (((word[0] == 'C' || word[0] == 'c') && word[1] == '-' && word[2] && !word[3]) ||
+	    (word[0] == '^' && word[1] && !word[2])) {
+		unsigned char c = word[0] == '^' ? word[1] : word[2];
+
+		if (c == '?')
+			sbuf_putc(b, 0x7f);
+		else if (c == ' ' || c == '@' || c == '2')
+			sbuf_putc(b, 0);
+		else if (isalpha(c) || (c >= '[' && c <= '_'))
+			sbuf_putc(b, toupper(c) & 0x1f);
+		else
+			goto literal;
+		return true;
+	}
+	if ((word[0] == 'M' || word[0] == 'm') && word[1] == '-' && word[2] && !word[3]) {
+		sbuf_putc(b, '\033');
+		sbuf_putc(b, word[2]);
+		return true;
+	}
+literal:
+	sbuf_puts(b, word);
+	return false;
+}
+
+int64_t eg_log_tail_offset(int fd, uint64_t size, unsigned int n, uint64_t max_scan)
+{
+	char buf[4096];
+	uint64_t pos = size, scanned = 0;
+	unsigned int seen = 0;
+	bool first = true;
+
+	if (!n)
+		return size;
+	while (pos > 0 && scanned < max_scan) {
+		size_t len = pos < sizeof(buf) ? pos : sizeof(buf);
+		ssize_t r;
+
+		r = pread(fd, buf, len, pos - len);
+		if (r < 0)
+			return -errno;
+		if ((size_t)r != len)
+			return -EIO;
+		for (size_t i = len; i > 0; i--) {
+			if (buf[i - 1] != '\n')
+				continue;
+			if (first && pos - len + i == size) {
+				/* the file's final newline ends the last line */
+				first = false;
+				continue;
+			}
+			first = false;
+			if (++seen == n)
+				return pos - len + i;
+		}
+		first = false;
+		pos -= len;
+		scanned += len;
+	}
+	return pos;
+}
+
+static const struct { int sig; const char *name; } sigs[] = {
+	{ SIGHUP, "HUP" }, { SIGINT, "INT" }, { SIGQUIT, "QUIT" }, { SIGILL, "ILL" },
+	{ SIGTRAP, "TRAP" }, { SIGABRT, "ABRT" }, { SIGBUS, "BUS" }, { SIGFPE, "FPE" },
+	{ SIGKILL, "KILL" }, { SIGUSR1, "USR1" }, { SIGSEGV, "SEGV" }, { SIGUSR2, "USR2" },
+	{ SIGPIPE, "PIPE" }, { SIGALRM, "ALRM" }, { SIGTERM, "TERM" }, { SIGCHLD, "CHLD" },
+	{ SIGCONT, "CONT" }, { SIGSTOP, "STOP" }, { SIGTSTP, "TSTP" }, { SIGTTIN, "TTIN" },
+	{ SIGTTOU, "TTOU" }, { SIGURG, "URG" }, { SIGXCPU, "XCPU" }, { SIGXFSZ, "XFSZ" },
+	{ SIGVTALRM, "VTALRM" }, { SIGPROF, "PROF" }, { SIGWINCH, "WINCH" }, { SIGSYS, "SYS" },
+};
+
+int eg_signal_parse(const char *s)
+{
+	char *end;
+	long v;
+	size_t i;
+
+	if (!s || !*s)
+		return -1;
+	if (isdigit((unsigned char)s[0])) {
+		v = strtol(s, &end, 10);
+		return (*end || v < 1 || v > 64) ? -1 : (int)v;
+	}
+	if (!strncasecmp(s, "SIG", 3))
+		s += 3;
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (!strcasecmp(s, sigs[i].name))
+			return sigs[i].sig;
+	return -1;
+}
+
+const char *eg_signal_name(int sig, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigs[i].sig == sig) {
+			snprintf(buf, len, "SIG%s", sigs[i].name);
+			return buf;
+		}
+	snprintf(buf, len, "SIG%d", sig);
+	return buf;
+}
