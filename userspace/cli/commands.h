@@ -17,5 +17,12 @@ int do_approve(int argc, char **argv);
 int do_deny(int argc, char **argv);
 int do_shim(int argc, char **argv);
 int do_shell(int argc, char **argv);
+int do_run(int argc, char **argv);
+int do_ps(int argc, char **argv);
+int do_poll(int argc, char **argv);
+int do_log(int argc, char **argv);
+int do_write(int argc, char **argv);
+int do_send_keys(int argc, char **argv);
+int do_kill(int argc, char **argv);
 
 #endif
