@@ -654,13 +654,19 @@ static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, cha
 	return -EPERM;
 }
 
-static void apply_nproc(void)
+/*
+ * RLIMIT_NPROC: the caller's soft limit (inherited) is never lowered; an
+ * unlimited one becomes PROCS_NPROC_DEFAULT, and one below it is raised to
+ * it; never past the hard limit.
+ */
+static void apply_nproc(int64_t inherited)
 {
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NPROC, &rl))
 		return;
-	/* the target, but never below an inherited (finite) soft limit, nor above the hard one */
+	if (inherited >= 0 || inherited == -1)
+		rl.rlim_cur = inherited == -1 ? RLIM_INFINITY : (rlim_t)inherited;
 	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < PROCS_NPROC_DEFAULT)
 		rl.rlim_cur = PROCS_NPROC_DEFAULT;
 	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
@@ -677,6 +683,7 @@ struct spawn {
 	int state_fd;			/* -1, or the child's end of the state socket */
 	uid_t uid;
 	gid_t gid;
+	int64_t nproc;			/* the caller's soft limit; -1 unlimited, -2 not given */
 };
 
 static pid_t spawn(const struct spawn *s)
@@ -710,7 +717,7 @@ static pid_t spawn(const struct spawn *s)
 	} else {
 		syscall(SYS_close_range, 3, ~0U, 0);
 	}
-	apply_nproc();
+	apply_nproc(s->nproc);
 	if (s->uid) {
 		if (setgroups(1, &s->gid) || setgid(s->gid) || setuid(s->uid))
 			_exit(126);
@@ -727,6 +734,7 @@ struct run_req {
 	const char *session, *cwd, *command;
 	bool background, pty, stateful, cwd_explicit;
 	int64_t timeout_ms;
+	int64_t nproc;
 };
 
 static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
@@ -763,6 +771,11 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	    ctl_get_int(req, "timeout_ms", false, 0, INT64_C(86400000) * 365, &r.timeout_ms, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "env", false, ENV_MAX, 65536, &r.env, &r.nenv, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "environ", false, ENV_MAX, 65536, &r.environ_, &r.nenviron, err, sizeof(err)) == -EINVAL) {
+		ctl_reply_err(c, "run: %s", err);
+		goto out;
+	}
+	r.nproc = -2;
+	if (ctl_get_int(req, "nproc", false, -1, INT64_MAX, &r.nproc, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "run: %s", err);
 		goto out;
 	}
@@ -992,6 +1005,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	sp.env = env;
 	sp.uid = peer->uid;
 	sp.gid = peer->gid;
+	sp.nproc = r.nproc;
 	pid = spawn(&sp);
 	if (pid < 0) {
 		ctl_reply_err(c, "run: fork: %s", strerror(errno));
