@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Daemon-run processes: `execgate run` in the foreground and the background,
+the registry (ps, poll, log, write, send-keys, kill), the limits (environment
+blocklist, workspace, RLIMIT_NPROC) and the shell state of `run --stateful`."""
+import json
+import os
+import subprocess
+import time
+
+import eg
+from eg import token
+
+POLICY = """
+commands:
+  - {name: no-net, basenames: [curl, wget], decision: deny, message: "no network tools"}
+"""
+
+
+class Env:
+    def __init__(self, ctx):
+        self.ctx = ctx
+        self.ws = ctx.tmpdir()
+        os.chmod(self.ws, 0o755)
+        self.state = ctx.tmpdir()
+        pol = os.path.join(ctx.tmpdir(), "policy.yaml")
+        with open(pol, "w") as f:
+            f.write(POLICY)
+        self.d = ctx.daemon("--policy", pol, "--state-dir", self.state, "--workspace", self.ws)
+
+    def run(self, *args, input=None, timeout=60, env=None, cwd=None, pre=()):
+        argv = list(pre) + [self.ctx.execgate] + [args[0], "-p", self.d.pin_path] + list(args[1:])
+        return subprocess.run(argv, input=input, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              timeout=timeout, env=env, cwd=cwd or self.ws)
+
+    def ok(self, *args, **kw):
+        r = self.run(*args, **kw)
+        assert r.returncode == 0, (args, r.returncode, r.stderr.decode())
+        return r.stdout.decode()
+
+    def bg(self, *cmd, opts=()):
+        out = self.ok("run", "--background", *opts, "--", *cmd)
+        return out.strip().split("\n")[-1].split()[-1]
+
+    def poll(self, pid):
+        return self.ok("poll", pid)
+
+    def wait_status(self, pid, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        out = ""
+        while time.monotonic() < deadline:
+            out += self.poll(pid)
+            if out.rstrip("\n").split("\n")[-1] == what:
+                return out
+            time.sleep(0.05)
+        raise AssertionError("no %r for %s: %r" % (what, pid, out))
+
+
+def test_foreground_output_and_status(ctx):
+    e = Env(ctx)
+    r = e.run("run", "--", "sh", "-c", "echo to-out; echo to-err >&2; exit 3")
+    assert r.returncode == 3, r.stderr
+    assert r.stdout == b"to-out\n" and b"to-err" in r.stderr, r
+    r = e.run("run", "--", "sh", "-c", "kill -TERM $$")
+    assert r.returncode == 128 + 15, r
+    # the command ran in a session
+    e.d.wait_for(lambda x: x.get("type") == "exec" and x.get("session") and x.get("argv") == ["sh", "-c", "kill -TERM $$"])
+
+
+def test_no_daemon_and_policy_applies(ctx):
+    r = subprocess.run([ctx.execgate, "run", "-p", "/sys/fs/bpf/egtest-none-%d" % os.getpid(), "--", "true"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 2 and r.stderr.decode().startswith("execgate run: no daemon"), r
+    e = Env(ctx)
+    r = e.run("run", "--", "sh", "-c", "curl --version >/dev/null; echo rc=$?")
+    assert r.stdout.decode().strip() == "rc=126", r
+    assert b"denied" in r.stderr, r.stderr
+
+
+def test_timeout_kills_the_group(ctx):
+    e = Env(ctx)
+    t = "%d.%d" % (300 + os.getpid() % 100, time.monotonic_ns() % 1000)
+    start = time.monotonic()
+    r = e.run("run", "--timeout", "1s", "--", "bash", "-c", "sleep %s & sleep %s1; wait" % (t, t))
+    assert r.returncode == 128 + 9, r
+    assert time.monotonic() - start < 10
+    assert b"timed out" in r.stderr, r.stderr
+    time.sleep(0.3)
+    left = subprocess.run(["pgrep", "-f", "sleep %s" % t], stdout=subprocess.PIPE).stdout
+    assert not left, "the grandchild survived: %r" % left
+
+
+def test_background_log_event_and_registry(ctx):
+    e = Env(ctx)
+    pid = e.bg("sh", "-c", "echo line1; echo line2; read x; echo got-$x; echo line4; exit 4")
+    out = e.ok("run", "--background", "--json", "--", "sleep", "0.1")
+    assert json.loads(out)["id"].startswith("p-")
+    first = e.wait_status(pid, "running")
+    ps = e.ok("ps")
+    assert pid in ps and "running" in ps, ps
+    e.ok("write", pid, "hello", "--newline")
+    out = e.wait_status(pid, "exited 4")
+    assert "got-hello" in out, out
+    # poll says only what is new
+    assert e.poll(pid) == "exited 4\n"
+    log = e.ok("log", pid)
+    assert log == "line1\nline2\ngot-hello\nline4\n", log
+    assert e.ok("log", pid, "--tail", "2") == "got-hello\nline4\n"
+    assert e.ok("log", pid, "--offset", "6") == "line2\ngot-hello\nline4\n"
+    ev = e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == pid, what="exit event")
+    ev = ev[-1] if isinstance(ev, list) else ev
+    assert ev["status"] == "exited 4" and ev["exit_code"] == 4, ev
+    assert ev["last_lines"][-2:] == ["got-hello", "line4"], ev
+    assert os.path.exists(ev["log"]) and ev["log"].startswith(e.state)
+
+
+def test_kill_and_send_keys_on_a_pty(ctx):
+    e = Env(ctx)
+    pid = e.bg("sleep", "100")
+    e.ok("kill", pid)
+    e.wait_status(pid, "killed by SIGTERM")
+    pid = e.bg("sleep", "100")
+    e.ok("kill", pid, "--signal", "INT")
+    e.wait_status(pid, "killed by SIGINT")
+    r = e.run("kill", pid)
+    assert r.returncode == 1 and r.stderr.decode().startswith("execgate kill:"), r
+    r = e.run("poll", "p-99999")
+    assert r.returncode == 1 and r.stderr.decode().startswith("execgate poll: no process"), r
+
+    pid = e.bg("bash", "--norc", "--noprofile", "-i", opts=("--pty",))
+    time.sleep(0.3)
+    e.ok("send-keys", pid, "echo tty-$((40+2)); tty -s && echo on-a-tty", "Enter")
+    deadline = time.monotonic() + 10
+    out = ""
+    while "tty-42" not in out or "\non-a-tty" not in out.replace("\r", ""):
+        assert time.monotonic() < deadline, out
+        out += e.poll(pid)
+        time.sleep(0.05)
+    e.ok("send-keys", pid, "sleep 100", "Enter")
+    time.sleep(0.3)
+    e.ok("send-keys", pid, "C-c")
+    time.sleep(0.2)
+    e.ok("send-keys", pid, "exit 6", "Enter")
+    e.wait_status(pid, "exited 6")
+
+
+def test_env_blocklist(ctx):
+    e = Env(ctx)
+    for kv in ["LD_PRELOAD=/x.so", "GITHUB_TOKEN=t", "OPENAI_API_KEY=k", "DB_PASSWORD=p", "BASH_FUNC_x%%=() { :; }"]:
+        r = e.run("run", "--env", kv, "--", "true")
+        assert r.returncode == 2 and r.stderr.decode().startswith("execgate run: --env ") and b"refused" in r.stderr, (kv, r)
+    env = dict(os.environ, LD_PRELOAD="", AWS_SECRET_ACCESS_KEY="s", MY_TOKEN="t", PYTHONPATH="/p", KEEP="yes")
+    out = e.ok("run", "--env", "SET=1", "--", "sh", "-c",
+               "echo ${LD_PRELOAD-u} ${AWS_SECRET_ACCESS_KEY-u} ${MY_TOKEN-u} ${PYTHONPATH-u} $KEEP $SET", env=env)
+    assert out == "u u u u yes 1\n", out
+
+
+def test_workspace_and_nproc(ctx):
+    e = Env(ctx)
+    os.mkdir(os.path.join(e.ws, "sub"))
+    os.symlink("/etc", os.path.join(e.ws, "esc"))
+    os.symlink("sub", os.path.join(e.ws, "in"))
+    assert e.ok("run", "--cwd", "sub", "--", "pwd") == os.path.join(e.ws, "sub") + "\n"
+    assert e.ok("run", "--cwd", "in", "--", "pwd") == os.path.join(e.ws, "sub") + "\n"
+    for bad in ["..", "sub/../..", "esc", e.ws + "/esc/..", "/"]:
+        r = e.run("run", "--cwd", bad, "--", "pwd")
+        assert r.returncode == 1 and b"outside the workspace" in r.stderr and not r.stdout, (bad, r)
+    # a caller outside the workspace starts at its root
+    assert e.ok("run", "--", "pwd", cwd="/") == e.ws + "\n"
+    # RLIMIT_NPROC: 512 by default, an inherited higher soft limit is not lowered
+    assert e.ok("run", "--", "bash", "-c", "ulimit -u", pre=["prlimit", "--nproc=100:4000"]) == "512\n"
+    assert e.ok("run", "--", "bash", "-c", "ulimit -u", pre=["prlimit", "--nproc=1500:4000"]) == "1500\n"
+
+
+def test_stateful_runs(ctx):
+    e = Env(ctx)
+    home = os.path.join(e.ws, "home")
+    os.mkdir(home)
+    s = "st-" + token()
+    env = dict(os.environ, HOME=home)
+
+    def st(cmd, rc=0):
+        r = e.run("run", "--stateful", "--session", s, "--", cmd, env=env)
+        assert r.returncode == rc, (cmd, r.returncode, r.stderr)
+        return r.stdout.decode()
+
+    os.mkdir(os.path.join(e.ws, "a"))
+    assert st("cd a; pwd") == e.ws + "/a\n"
+    assert st("pwd") == e.ws + "/a\n"
+    assert st("cd /usr; cd - >/dev/null; pwd") == e.ws + "/a\n"
+    assert st("cd /usr") == ""
+    assert st("cd -") == e.ws + "/a\n"
+    assert st("cd ~; pwd") == home + "\n"
+    st("export FOO='x y' LD_PRELOAD=/tmp/evil.so BASH_ENV=/tmp/b; f() { echo fn; }; false", rc=1)
+    assert st('echo "prev=$? foo=$FOO ld=${LD_PRELOAD-unset} be=${BASH_ENV-unset}"') == "prev=1 foo=x y ld=unset be=unset\n"
+    assert st("type f >/dev/null 2>&1 || echo no-function") == "no-function\n"
+    assert st("env | grep -c '^LD_PRELOAD=' || true") == "0\n"
+    st("sh -c 'exit 9'", rc=9)
+    assert st('echo $?') == "9\n"
+    # another session has a state of its own
+    r = e.run("run", "--stateful", "--session", s + "-2", "--", "echo ${FOO-unset}", env=env)
+    assert r.stdout == b"unset\n", r
+    # a program the command starts cannot write a state (the daemon takes only the shell's own writes)
+    fake = ("import os\n"
+            "for fd in range(3, 1024):\n"
+            "    try: os.write(fd, b'FAKE=1\\0__EG_PWD=/\\0')\n"
+            "    except OSError: pass\n"
+            "for p in [os.getppid()]:\n"
+            "    for n in os.listdir('/proc/%d/fd' % p):\n"
+            "        try:\n"
+            "            f = os.open('/proc/%d/fd/%s' % (p, n), os.O_WRONLY)\n"
+            "            os.write(f, b'FAKE=1\\0__EG_PWD=/\\0'); os.close(f)\n"
+            "        except OSError: pass\n")
+    with open(os.path.join(e.ws, "fake.py"), "w") as f:
+        f.write(fake)
+    st("python3 %s/fake.py; ( exec 9>&63 ) 2>/dev/null; true" % e.ws)
+    got = st('echo "FAKE=${FAKE-unset}"; pwd')
+    assert got == "FAKE=unset\n" + home + "\n", got
+    # a subshell (another pid) writing to the shell's saved copy spoils nothing but its own run's state
+    st("export GOOD=1")
+    assert st('echo $GOOD') == "1\n"
