@@ -317,7 +317,9 @@ def test_reload_is_atomic_under_execs(ctx):
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         failures += r.returncode != 0
     stop.set()
-    out = runner.communicate(timeout=600)[0].decode().split("\n")
+    # the feeder owns stdin (it closes it): communicate() would flush it too
+    out = runner.stdout.read().decode().split("\n")
+    runner.wait(timeout=600)
     feeder.join()
     assert failures == 0, failures
     statuses = [int(l.split()[1]) for l in out if l.strip()]
