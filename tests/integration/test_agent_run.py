@@ -218,3 +218,48 @@ def test_stateful_runs(ctx):
     # a subshell (another pid) writing to the shell's saved copy spoils nothing but its own run's state
     st("export GOOD=1")
     assert st('echo $GOOD') == "1\n"
+
+
+def test_log_keeps_the_latest_output(ctx):
+    """~40 MB through a log that rotates at 16 MiB: the exit event's last
+    lines, log --tail and poll show the real end; offsets stay positions in
+    the whole output; what was dropped from the front is counted and said."""
+    e = Env(ctx)
+    n = 620000
+    fmt = "line %08g of the output, padded out to a fair length......"
+    width = len(fmt % 1) + 1
+    pid = e.bg("sh", "-c", "seq -f '%s' 1 %d; echo tail-line" % (fmt, n))
+    ev = e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == pid, timeout=120,
+                      what="exit event")[-1]
+    total = n * width + len("tail-line\n")
+    assert ev["status"] == "exited 0", ev
+    assert ev["last_lines"][-2:] == [fmt % n, "tail-line"], ev["last_lines"][-3:]
+    assert ev["log_bytes"] == total and ev["log_failed"] == 0, ev
+    kept = total - ev["log_dropped"]
+    assert 16 << 20 <= kept <= 32 << 20, ev
+    # at most two files of 16 MiB on disk
+    procs = os.path.join(e.state, "procs")
+    files = os.listdir(procs)
+    on_disk = sum(os.path.getsize(os.path.join(procs, f)) for f in files)
+    assert on_disk == kept and on_disk <= 32 << 20, (files, on_disk, kept)
+    assert sorted(files) == sorted([os.path.basename(ev["log"]), os.path.basename(ev["log"]) + ".1"]), files
+    assert e.ok("log", pid, "--tail", "1") == "tail-line\n"
+    assert e.ok("log", pid, "--tail", "2") == fmt % n + "\ntail-line\n"
+    # a stream offset: line k starts at (k-1) * width, rotation or not
+    k = n - 1000
+    out = e.ok("log", pid, "--offset", str((k - 1) * width))
+    assert out.startswith(fmt % k + "\n") and out.endswith(fmt % n + "\ntail-line\n"), out[:80]
+    assert len(out) == total - (k - 1) * width
+    # an offset that was dropped: the answer says so and starts at the first byte kept
+    r = e.run("log", pid, "--offset", "0")
+    assert r.returncode == 0 and b"no longer kept" in r.stderr, r.stderr
+    assert r.stderr.decode().count("\n") == 1, r.stderr
+    assert len(r.stdout) == kept and r.stdout.endswith(b"tail-line\n"), len(r.stdout)
+    # poll: from where it was (0), all but what the log still keeps came and went
+    r = e.run("poll", pid, timeout=120)
+    assert r.returncode == 0 and b"came and went" in r.stderr, r.stderr
+    assert r.stdout.endswith(b"tail-line\nexited 0\n") and len(r.stdout) == kept + len("exited 0\n"), \
+        r.stdout[-40:]
+    ps = json.loads(e.ok("ps", "--json"))
+    me = [p for p in ps if p["id"] == pid][0]
+    assert me["log_bytes"] == total and me["log_dropped"] == ev["log_dropped"], me

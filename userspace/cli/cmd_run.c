@@ -522,6 +522,13 @@ int do_poll(int argc, char **argv)
 		reply = call(&a, &req, NULL, 0, -1, &rc);
 		if (!reply)
 			break;
+		if (json_integer_value(json_object_get(reply, "skipped")) > 0 && !a.common.json) {
+			fflush(stdout);
+			p_warn("%lld bytes of output came and went since the last poll (the log keeps the latest 16 to 32 MiB); "
+			       "what follows starts at byte %lld",
+			       (long long)json_integer_value(json_object_get(reply, "skipped")),
+			       (long long)json_integer_value(json_object_get(reply, "offset")));
+		}
 		if (a.common.json) {
 			print_json(reply);
 		} else if (b64_out(reply, stdout) < 0) {
@@ -550,6 +557,7 @@ int do_log(int argc, char **argv)
 	struct jsonw w;
 	json_t *reply;
 	int64_t off, end = -1;
+	bool first = true;
 	int rc = 0;
 
 	if (parse(argc, argv, log_options, "ID", doc, &a) || need_id(&a, 1, 1, "execgate log ID [--tail N] [--offset N]"))
@@ -569,6 +577,15 @@ int do_log(int argc, char **argv)
 			break;
 		if (end < 0)
 			end = json_integer_value(json_object_get(reply, "size"));
+		if ((a.tail < 0 || !first) && json_integer_value(json_object_get(reply, "offset")) > off) {
+			/* the front of the log was dropped (or rotated away while we read) */
+			fflush(stdout);
+			p_warn("bytes %lld to %lld of the output are no longer kept (the log keeps the latest 16 to 32 MiB); "
+			       "from byte %lld",
+			       (long long)off, (long long)json_integer_value(json_object_get(reply, "offset")) - 1,
+			       (long long)json_integer_value(json_object_get(reply, "offset")));
+		}
+		first = false;
 		if (b64_out(reply, stdout) < 0) {
 			json_decref(reply);
 			rc = 1;

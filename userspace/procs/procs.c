@@ -29,6 +29,7 @@
 #include "ctl/proto.h"
 #include "ctl/server.h"
 #include "events/meta.h"
+#include "procs/plog.h"
 #include "procs/procs.h"
 #include "procs/text.h"
 #include "util/jsonw.h"
@@ -99,9 +100,9 @@ struct proc {
 	bool background, pty;
 	int in_fd, out_fd;		/* stdin pipe / pty master; output pipe / pty master */
 	struct eg_watch *ow;
-	int log_fd;
-	char log_path[PATH_MAX];
-	uint64_t log_size, log_dropped, poll_off;
+	struct eg_plog log;		/* background runs; else log.path is "" */
+	uint64_t poll_off;		/* a stream offset (plog.h) */
+	uint64_t deadline_ms;		/* the timeout's, or 0 */
 	struct eg_watch *timer;
 	bool timed_out;
 	struct ctl_conn *fg;
@@ -226,17 +227,15 @@ static void send_b(struct ctl_conn *c, struct sbuf *b)
 
 static void log_append(struct proc *p, const char *buf, size_t n)
 {
-	size_t room;
+	int err;
 
-	if (p->log_fd < 0)
+	if (!p->log.path[0])
 		return;
-	room = p->log_size < PROCS_LOG_MAX ? PROCS_LOG_MAX - p->log_size : 0;
-	if (n > room) {
-		p->log_dropped += n - room;
-		n = room;
-	}
-	if (n && pwrite(p->log_fd, buf, n, p->log_size) == (ssize_t)n)
-		p->log_size += n;
+	err = plog_append(&p->log, buf, n);
+	/* once per process: the count says the rest (log_failed) */
+	if (err && p->log.failed == n)
+		p_warn("run %s: writing its log %s: %s; its output is counted, not kept", p->id,
+		       p->log.path, strerror(-err));
 }
 
 static void out_close(struct proc *p)
@@ -278,6 +277,18 @@ static void on_out(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		out_close(p);
 }
 
+/*
+ * log_bytes: the output so far (offsets run up to it); log_dropped: what
+ * the rotation dropped from the front (the first offset still kept);
+ * log_failed: what the disk refused (not in the stream at all).
+ */
+static void log_counts_json(struct jsonw *w, const struct proc *p)
+{
+	jsonw_uint_field(w, "log_bytes", p->log.size);
+	jsonw_uint_field(w, "log_dropped", plog_first(&p->log));
+	jsonw_uint_field(w, "log_failed", p->log.failed);
+}
+
 /* The last lines of the log (at most 20 lines, 4 KiB), as a JSON array. */
 static void last_lines_json(struct jsonw *w, struct proc *p)
 {
@@ -288,11 +299,11 @@ static void last_lines_json(struct jsonw *w, struct proc *p)
 
 	jsonw_key(w, "last_lines");
 	jsonw_start_array(w);
-	if (p->log_fd >= 0 && p->log_size) {
-		off = eg_log_tail_offset(p->log_fd, p->log_size, 20, sizeof(buf));
-		if (off >= 0 && p->log_size - off > sizeof(buf))
-			off = p->log_size - sizeof(buf);
-		r = off < 0 ? -1 : pread(p->log_fd, buf, p->log_size - off, off);
+	if (p->log.fd >= 0 && p->log.size > plog_first(&p->log)) {
+		off = plog_tail_offset(&p->log, 20, sizeof(buf));
+		if (off >= 0 && p->log.size - off > sizeof(buf))
+			off = p->log.size - sizeof(buf);
+		r = off < 0 ? -1 : plog_pread(&p->log, buf, p->log.size - off, off);
 		for (i = 0; r > 0 && i <= (size_t)r; i++) {
 			if (i == (size_t)r || buf[i] == '\n') {
 				if (i > start || i < (size_t)r)
@@ -461,10 +472,9 @@ static void emit_exit(struct eg_procs *ps, struct proc *p)
 	jsonw_bool_field(&w, "background", p->background);
 	status_json(&w, p);
 	jsonw_uint_field(&w, "duration_ms", p->end_ms - p->start_ms);
-	if (p->log_fd >= 0) {
-		jsonw_string_field(&w, "log", p->log_path);
-		jsonw_uint_field(&w, "log_bytes", p->log_size);
-		jsonw_uint_field(&w, "log_dropped", p->log_dropped);
+	if (p->log.path[0]) {
+		jsonw_string_field(&w, "log", p->log.path);
+		log_counts_json(&w, p);
 	}
 	last_lines_json(&w, p);
 	jsonw_end_object(&w);
@@ -556,10 +566,7 @@ static void on_fg_close(struct ctl_conn *c, void *arg)
 
 static void proc_release(struct proc *p)
 {
-	if (p->log_path[0])
-		unlink(p->log_path);
-	if (p->log_fd >= 0)
-		close(p->log_fd);
+	plog_close(&p->log, true);
 	if (p->in_fd >= 0)
 		close(p->in_fd);
 	free(p->cmd);
@@ -933,7 +940,8 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	memset(p, 0, sizeof(*p));
 	p->used = true;
 	p->owner = ps;
-	p->in_fd = p->out_fd = p->log_fd = p->state_fd = p->pidfd = -1;
+	p->in_fd = p->out_fd = p->state_fd = p->pidfd = -1;
+	plog_init(&p->log);
 	p->uid = peer->uid;
 	p->background = r.background;
 	p->pty = r.pty;
@@ -955,13 +963,14 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			goto oom_p;
 	}
 	if (r.background) {
-		snprintf(p->log_path, sizeof(p->log_path), "%.3900s/%.23s.%llu.log", ps->dir, p->id,
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%.3900s/%.23s.%llu.log", ps->dir, p->id,
 			 (unsigned long long)time(NULL));
-		p->log_fd = open(p->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (p->log_fd < 0) {
+		e = plog_open(&p->log, path, PROCS_LOG_MAX);
+		if (e) {
 			ctl_reply_err(c, "run: cannot create the log %s: %s (the daemon's --state-dir)",
-				      p->log_path, strerror(errno));
-			p->log_path[0] = 0;
+				      path, strerror(-e));
 			goto fail_p;
 		}
 		if (r.pty) {
@@ -1041,8 +1050,10 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		sv[0] = -1;
 		loop_add_fd(ps->o.loop, p->state_fd, EPOLLIN, on_state, p, &p->sw);
 	}
-	if (r.timeout_ms > 0)
+	if (r.timeout_ms > 0) {
+		p->deadline_ms = p->start_ms + r.timeout_ms;
 		loop_add_timer(ps->o.loop, r.timeout_ms, 0, on_timeout, p, &p->timer);
+	}
 	if (!r.background) {
 		p->fg = c;
 		ctl_hold(c, on_fg_close, p);
@@ -1054,8 +1065,8 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_string_field(&w, "id", p->id);
 	jsonw_int_field(&w, "pid", pid);
 	jsonw_string_field(&w, "session", name);
-	if (p->log_path[0])
-		jsonw_string_field(&w, "log", p->log_path);
+	if (p->log.path[0])
+		jsonw_string_field(&w, "log", p->log.path);
 	jsonw_uint_field(&w, "timeout_ms", r.timeout_ms);
 	jsonw_end_object(&w);
 	send_b(c, &b);
@@ -1114,7 +1125,7 @@ static void proc_json(struct jsonw *w, const struct proc *p)
 	jsonw_bool_field(w, "pty", p->pty);
 	status_json(w, p);
 	jsonw_uint_field(w, "runtime_ms", end - p->start_ms);
-	jsonw_uint_field(w, "log_bytes", p->log_size);
+	log_counts_json(w, p);
 	jsonw_end_object(w);
 }
 
@@ -1147,13 +1158,13 @@ static uint64_t put_chunk(struct jsonw *w, struct proc *p, uint64_t off, uint64_
 	uint64_t n = 0;
 	ssize_t r = 0;
 
-	if (p->log_fd >= 0 && off < p->log_size) {
-		n = p->log_size - off;
+	if (p->log.fd >= 0 && off < p->log.size) {
+		n = p->log.size - off;
 		if (n > max)
 			n = max;
 		if (n > CHUNK_MAX)
 			n = CHUNK_MAX;
-		r = pread(p->log_fd, raw, n, off);
+		r = plog_pread(&p->log, raw, n, off);
 		if (r < 0)
 			r = 0;
 	}
@@ -1167,23 +1178,29 @@ static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
 	struct proc *p = proc_find(arg, c, req);
 	struct sbuf b = {};
 	struct jsonw w;
-	uint64_t got;
+	uint64_t got, skipped = 0;
 
 	if (!p)
 		return 0;
 	if (p->out_fd >= 0 && !out_drain(p, 4))
 		out_close(p);
+	if (p->poll_off < plog_first(&p->log)) {
+		/* more came since the last poll than the log keeps */
+		skipped = plog_first(&p->log) - p->poll_off;
+		p->poll_off = plog_first(&p->log);
+	}
 	jsonw_init(&w, &b);
 	jsonw_start_object(&w);
 	jsonw_bool_field(&w, "ok", true);
 	jsonw_string_field(&w, "id", p->id);
 	status_json(&w, p);
 	jsonw_uint_field(&w, "offset", p->poll_off);
+	jsonw_uint_field(&w, "skipped", skipped);
 	got = put_chunk(&w, p, p->poll_off, CHUNK_MAX);
 	p->poll_off += got;
 	jsonw_uint_field(&w, "next_offset", p->poll_off);
-	jsonw_bool_field(&w, "more", p->poll_off < p->log_size);
-	jsonw_uint_field(&w, "log_dropped", p->log_dropped);
+	jsonw_bool_field(&w, "more", p->poll_off < p->log.size);
+	log_counts_json(&w, p);
 	jsonw_end_object(&w);
 	send_b(c, &b);
 	return 0;
@@ -1206,24 +1223,28 @@ static int op_log(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "log: %s", err);
 		return 0;
 	}
-	if (p->log_fd < 0) {
+	if (!p->log.path[0]) {
 		ctl_reply_err(c, "log: %s ran in the foreground: its output went to its caller", p->id);
 		return 0;
 	}
 	if (p->out_fd >= 0 && !out_drain(p, 4))
 		out_close(p);
 	if (tail >= 0) {
-		off = eg_log_tail_offset(p->log_fd, p->log_size, tail, PROCS_LOG_MAX);
+		off = plog_tail_offset(&p->log, tail, 2 * (uint64_t)PROCS_LOG_MAX);
 		if (off < 0) {
-			ctl_reply_err(c, "log: reading %s: %s", p->log_path, strerror((int)-off));
+			ctl_reply_err(c, "log: reading %s: %s", p->log.path, strerror((int)-off));
 			return 0;
 		}
 	}
+	/* bytes the rotation dropped: the answer starts at the first one kept */
+	if ((uint64_t)off < plog_first(&p->log))
+		off = plog_first(&p->log);
 	jsonw_init(&w, &b);
 	jsonw_start_object(&w);
 	jsonw_bool_field(&w, "ok", true);
 	jsonw_string_field(&w, "id", p->id);
-	jsonw_uint_field(&w, "size", p->log_size);
+	jsonw_uint_field(&w, "size", p->log.size);
+	jsonw_uint_field(&w, "first_offset", plog_first(&p->log));
 	jsonw_uint_field(&w, "offset", off);
 	got = put_chunk(&w, p, off, max);
 	jsonw_uint_field(&w, "next_offset", off + got);
@@ -1365,7 +1386,7 @@ static void clean_old_logs(const char *dir)
 	while ((e = readdir(d))) {
 		size_t l = strlen(e->d_name);
 
-		if (l < 5 || strcmp(e->d_name + l - 4, ".log"))
+		if ((l < 5 || strcmp(e->d_name + l - 4, ".log")) && (l < 7 || strcmp(e->d_name + l - 6, ".log.1")))
 			continue;
 		if (!fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) &&
 		    (!S_ISREG(sb.st_mode) || now - sb.st_mtime > LOG_MAX_AGE_S))
@@ -1442,7 +1463,8 @@ void procs_free(struct eg_procs *ps)
 			close(p->out_fd);
 		if (p->state_fd >= 0)
 			close(p->state_fd);
-		p->log_path[0] = 0;	/* logs outlive the daemon (cleaned by age) */
+		plog_close(&p->log, false);	/* logs outlive the daemon (cleaned by age) */
+		p->log.path[0] = 0;
 		proc_release(p);
 	}
 	for (i = 0; i < STATES_MAX; i++) {

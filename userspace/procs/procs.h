@@ -9,7 +9,8 @@
  * RLIMIT_NPROC and a working directory inside the daemon's --workspace.
  * Foreground runs write to the client's own stdio (passed with SCM_RIGHTS)
  * and report the exit status on the connection; background runs write to a
- * bounded log under --state-dir, and their exit is an event in the
+ * log under --state-dir that keeps their latest output (plog.h: 16 to 32
+ * MiB, the oldest dropped and counted), and their exit is an event in the
  * daemon's output. Stateful runs carry a shell state (cwd, exports, $?)
  * per (uid, session name) from one run to the next.
  */
@@ -25,7 +26,7 @@ struct ctl_server;
 struct eg_procs;
 
 #define PROCS_MAX		256		/* registry entries */
-#define PROCS_LOG_MAX		(16u << 20)	/* bytes kept per log; the rest is counted, dropped */
+#define PROCS_LOG_MAX		(16u << 20)	/* a log file's size before it rotates (plog.h) */
 #define PROCS_NPROC_DEFAULT	512
 #define PROCS_TIMEOUT_MS	30000		/* foreground default */
 
