@@ -4,6 +4,7 @@ the registry (ps, poll, log, write, send-keys, kill), the limits (environment
 blocklist, workspace, RLIMIT_NPROC) and the shell state of `run --stateful`."""
 import json
 import os
+import signal
 import subprocess
 import time
 
@@ -263,3 +264,75 @@ def test_log_keeps_the_latest_output(ctx):
     ps = json.loads(e.ok("ps", "--json"))
     me = [p for p in ps if p["id"] == pid][0]
     assert me["log_bytes"] == total and me["log_dropped"] == ev["log_dropped"], me
+
+
+def test_registry_survives_a_handover(ctx):
+    """SIGUSR2: the new daemon takes the registry over: ps lists the running
+    processes, poll goes on from where it was, write and send-keys reach
+    them, their exits are recorded with their status, a foreground caller
+    gets its exit status, a timeout still fires and a stateful state is
+    kept."""
+    e = Env(ctx)
+    os.mkdir(os.path.join(e.ws, "hd"))
+    s = "st-" + token()
+    pid1 = e.bg("sh", "-c", "echo before; read x; echo got-$x; read y; echo got-$y; exit 5")
+    pty = e.bg("bash", "--norc", "--noprofile", "-i", opts=("--pty",))
+    timed = e.bg("sleep", "100", opts=("--timeout", "3s"))
+    gone = e.bg("sh", "-c", "echo early; exit 2")
+    e.wait_status(gone, "exited 2")
+    assert e.ok("run", "--stateful", "--session", s, "--", "cd hd; export HV=kept") == ""
+    fg = subprocess.Popen([ctx.execgate, "run", "-p", e.d.pin_path, "--", "sh", "-c", "sleep 2; echo fg-done; exit 7"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=e.ws)
+    e.ok("write", pid1, "one", "--newline")
+    out = ""
+    deadline = time.monotonic() + 10
+    while "got-one" not in out:
+        assert time.monotonic() < deadline, out
+        out += e.poll(pid1)
+        time.sleep(0.05)
+    assert out.startswith("before\ngot-one\n"), out
+    time.sleep(0.3)
+
+    daemon_pid = e.d.proc.pid
+    e.d.proc.send_signal(signal.SIGUSR2)
+    e.d.wait_for(lambda x: x.get("type") == "daemon" and x.get("event") == "start" and x.get("takeover"),
+                 what="the new daemon's start record")
+    assert e.d.proc.poll() is None and e.d.proc.pid == daemon_pid
+
+    ps = {p["id"]: p for p in json.loads(e.ok("ps", "--json"))}
+    for i in (pid1, pty, timed):
+        assert ps[i]["status"] == "running", ps[i]
+    assert ps[gone]["status"] == "exited 2", ps[gone]
+    assert e.ok("log", gone) == "early\n"
+    # poll goes on from where it was; write reaches the pipe
+    assert e.poll(pid1) == "running\n"
+    e.ok("write", pid1, "two", "--newline")
+    out = e.wait_status(pid1, "exited 5")
+    assert out == "got-two\nexited 5\n", out
+    assert e.ok("log", pid1) == "before\ngot-one\ngot-two\n"
+    ev = e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == pid1, what="exit event")[-1]
+    assert ev["exit_code"] == 5 and ev["last_lines"] == ["before", "got-one", "got-two"], ev
+    # send-keys reaches the pty
+    e.ok("send-keys", pty, "echo hv-$((40+2))", "Enter")
+    deadline = time.monotonic() + 10
+    out = ""
+    while "hv-42" not in out:
+        assert time.monotonic() < deadline, out
+        out += e.poll(pty)
+        time.sleep(0.05)
+    e.ok("send-keys", pty, "exit 3", "Enter")
+    e.wait_status(pty, "exited 3")
+    # the foreground caller lost its connection and asked the new daemon
+    out, err = fg.communicate(timeout=30)
+    assert fg.returncode == 7 and out == b"fg-done\n", (fg.returncode, out, err)
+    # the timeout set before the handover still fires
+    e.wait_status(timed, "killed by SIGKILL", timeout=10)
+    assert [p for p in json.loads(e.ok("ps", "--json")) if p["id"] == timed][0]["timed_out"]
+    # the shell state came over
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd; echo $HV")
+    assert r.returncode == 0 and r.stdout.decode() == os.path.join(e.ws, "hd") + "\nkept\n", r
+    # ids go on, and one exit event each
+    new = e.bg("true")
+    assert new not in (pid1, pty, timed, gone) and int(new[2:]) > int(gone[2:]), new
+    for i in (pid1, pty, timed, gone):
+        assert len([x for x in e.d.events() if x.get("type") == "process" and x.get("id") == i]) == 1, i

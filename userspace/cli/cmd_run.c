@@ -261,6 +261,84 @@ static int print_json(json_t *v)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* Asks a daemon that took over (SIGUSR2) for process id's exit line; the connection or -1. */
+static int rewait(const struct run_args *a, const char *id)
+{
+	struct sbuf req = {}, line = {};
+	struct jsonw w;
+	json_t *reply;
+	int fd = -1, tries, err = -1;
+
+	jsonw_init(&w, &req);
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "op", "wait");
+	jsonw_string_field(&w, "id", id);
+	jsonw_end_object(&w);
+	/* the socket is handed over, so this connects at once; a socket that is
+	 * gone means a daemon that stopped; a refusal, give it 5 s */
+	for (tries = 0; tries < 50 && !req.oom; tries++) {
+		fd = ctl_connect(a->common.pin_path);
+		if (fd >= 0 || fd == -ENOENT)
+			break;
+		usleep(100 * 1000);
+	}
+	if (fd >= 0 && !req.oom)
+		err = ctl_send_request(fd, req.data, req.len, NULL, 0);
+	if (!err)
+		err = ctl_read_line(fd, &line, 30000, 1 << 20);
+	sbuf_free(&req);
+	if (err) {
+		sbuf_free(&line);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	reply = json_loadb(line.data, line.len, 0, NULL);
+	sbuf_free(&line);
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+
+		p_err("the daemon restarted and lost %s: %s", id, strip_op(e ? e : "no answer"));
+		json_decref(reply);
+		close(fd);
+		return -2;
+	}
+	json_decref(reply);
+	return fd;
+}
+
+/*
+ * The exit line of a foreground run. A daemon that re-executes itself
+ * (SIGUSR2) keeps the process but not this connection: ask the new one.
+ */
+static json_t *wait_exit(const struct run_args *a, int fd, const char *id)
+{
+	json_t *ev;
+
+	for (;;) {
+		struct sbuf line = {};
+		int err = ctl_read_line(fd, &line, -1, 1 << 20);
+
+		if (err) {
+			sbuf_free(&line);
+			close(fd);
+			fd = id[0] ? rewait(a, id) : -1;
+			if (fd == -1)
+				p_err("the daemon went away before the command ended");
+			if (fd < 0)
+				return NULL;
+			continue;
+		}
+		ev = json_loadb(line.data, line.len, 0, NULL);
+		sbuf_free(&line);
+		if (ev && !strcmp(json_string_value(json_object_get(ev, "event")) ?: "", "exit")) {
+			close(fd);
+			return ev;
+		}
+		json_decref(ev);
+	}
+}
+
 int do_run(int argc, char **argv)
 {
 	static const char doc[] =
@@ -275,7 +353,7 @@ int do_run(int argc, char **argv)
 	struct run_args a = {};
 	struct sbuf req = {};
 	struct jsonw w;
-	char cwd[PATH_MAX], buf[PATH_MAX * 2];
+	char cwd[PATH_MAX], buf[PATH_MAX * 2], id[32];
 	int fds[3] = { 0, 1, 2 }, fd, rc, i;
 	size_t envbytes = 0;
 	json_t *reply, *ev;
@@ -385,25 +463,11 @@ int do_run(int argc, char **argv)
 		json_decref(reply);
 		return rc;
 	}
+	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(reply, "id")) ?: "");
 	json_decref(reply);
-	/* the foreground: wait for the exit line */
-	for (;;) {
-		struct sbuf line = {};
-		int err = ctl_read_line(fd, &line, -1, 1 << 20);
-
-		if (err) {
-			sbuf_free(&line);
-			p_err("the daemon went away before the command ended");
-			close(fd);
-			return 1;
-		}
-		ev = json_loadb(line.data, line.len, 0, NULL);
-		sbuf_free(&line);
-		if (ev && !strcmp(json_string_value(json_object_get(ev, "event")) ?: "", "exit"))
-			break;
-		json_decref(ev);
-	}
-	close(fd);
+	ev = wait_exit(&a, fd, id);
+	if (!ev)
+		return 1;
 	if (json_is_integer(json_object_get(ev, "exit_code")))
 		rc = json_integer_value(json_object_get(ev, "exit_code"));
 	else {

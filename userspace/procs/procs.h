@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 #include "daemon/loop.h"
 
 struct ctl_server;
@@ -42,11 +43,21 @@ struct eg_procs_opts {
 	/* one complete JSON line (with '\n'), and a short text for a terminal */
 	void (*emit)(void *arg, const char *json, size_t len, const char *text);
 	void *arg;
+	/* NULL; else what the previous daemon's procs_export() wrote (a SIGUSR2 re-exec) */
+	const json_t *handover;
 };
 
-/* Registers the ops (run, ps, poll, log, write, send_keys, kill). */
+/* Registers the ops (run, ps, poll, log, write, send_keys, kill, wait); takes over o->handover's processes. */
 int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret);
 /* Kills what still runs (its process group) and frees the registry. */
 void procs_free(struct eg_procs *p);
+
+/*
+ * Handing the registry and the shell states to the next daemon: a JSON
+ * object for eg_procs_opts.handover, and the fds it names added to fds
+ * (at most max in all). The processes run on meanwhile.
+ */
+struct jsonw;
+int procs_export(struct eg_procs *p, struct jsonw *w, int *fds, int *nfds, int max);
 
 #endif
