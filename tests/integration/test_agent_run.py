@@ -4,6 +4,7 @@ the registry (ps, poll, log, write, send-keys, kill), the limits (environment
 blocklist, workspace, RLIMIT_NPROC) and the shell state of `run --stateful`."""
 import json
 import os
+import resource
 import signal
 import subprocess
 import time
@@ -168,8 +169,26 @@ def test_workspace_and_nproc(ctx):
     # a caller outside the workspace starts at its root
     assert e.ok("run", "--", "pwd", cwd="/") == e.ws + "\n"
     # RLIMIT_NPROC: 512 by default, an inherited higher soft limit is not lowered
-    assert e.ok("run", "--", "bash", "-c", "ulimit -u", pre=["prlimit", "--nproc=100:4000"]) == "512\n"
-    assert e.ok("run", "--", "bash", "-c", "ulimit -u", pre=["prlimit", "--nproc=1500:4000"]) == "1500\n"
+    # (unlimited included), and the caller's hard limit is kept and not passed
+    def nproc(limits):
+        return e.ok("run", "--", "bash", "-c", "echo $(ulimit -Su) $(ulimit -Hu)", pre=["prlimit", "--nproc=" + limits])
+    assert nproc("100:4000") == "512 4000\n"
+    assert nproc("1500:4000") == "1500 4000\n"
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if hard == resource.RLIM_INFINITY:
+        assert nproc("unlimited:unlimited") == "unlimited unlimited\n"
+    assert nproc("%d:%d" % (hard, hard) if hard != resource.RLIM_INFINITY else "5000:unlimited") == \
+        ("%d %d\n" % (hard, hard) if hard != resource.RLIM_INFINITY else "5000 unlimited\n")
+    assert nproc("100:200") == "200 200\n"
+    # the daemon asks the kernel, not the request: a raw request cannot claim more
+    req = {"op": "run", "argv": ["bash", "-c", "ulimit -Su"], "background": True, "nproc": -1, "cwd": e.ws}
+    sock = [x for x in e.d.events() if x.get("type") == "daemon" and x.get("event") == "start"][0]["socket"]
+    r = subprocess.run(["prlimit", "--nproc=100:300", "python3", "-c",
+                        "import socket,sys,json,time;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
+                        "s.sendall(sys.argv[2].encode()+b'\\n');print(s.makefile().readline());time.sleep(0.5)",
+                        sock, json.dumps(req)], stdout=subprocess.PIPE, timeout=30)
+    pid = json.loads(r.stdout)["id"]
+    assert e.wait_status(pid, "exited 0") == "300\nexited 0\n"
 
 
 def test_stateful_runs(ctx):

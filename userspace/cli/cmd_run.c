@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <openssl/evp.h>
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -412,12 +411,6 @@ int do_run(int argc, char **argv)
 		jsonw_bool_field(&w, "cwd_explicit", true);
 	} else {
 		jsonw_string_field(&w, "cwd", cwd);
-	}
-	{
-		struct rlimit rl;
-
-		if (!getrlimit(RLIMIT_NPROC, &rl))
-			jsonw_int_field(&w, "nproc", rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur);
 	}
 	jsonw_key(&w, "env");
 	jsonw_start_array(&w);

@@ -667,23 +667,38 @@ static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, cha
 }
 
 /*
- * RLIMIT_NPROC: the caller's soft limit (inherited) is never lowered; an
- * unlimited one becomes PROCS_NPROC_DEFAULT, and one below it is raised to
- * it; never past the hard limit.
+ * RLIMIT_NPROC: PROCS_NPROC_DEFAULT, or the caller's soft limit when that
+ * is higher (unlimited included): an inherited limit is never lowered. The
+ * hard limit is the caller's too, and the soft one never passes it: a run
+ * gets no more than its caller could give itself. -1 is unlimited; -2 (the
+ * caller's limits unknown) keeps the daemon's hard limit.
  */
-static void apply_nproc(int64_t inherited)
+static void apply_nproc(int64_t soft, int64_t hard)
 {
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NPROC, &rl))
 		return;
-	if (inherited >= 0 || inherited == -1)
-		rl.rlim_cur = inherited == -1 ? RLIM_INFINITY : (rlim_t)inherited;
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < PROCS_NPROC_DEFAULT)
+	if (hard != -2)
+		rl.rlim_max = hard == -1 ? RLIM_INFINITY : (rlim_t)hard;
+	rl.rlim_cur = soft == -1 ? RLIM_INFINITY : soft >= 0 ? (rlim_t)soft : 0;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < PROCS_NPROC_DEFAULT)
 		rl.rlim_cur = PROCS_NPROC_DEFAULT;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+	if (rl.rlim_max != RLIM_INFINITY && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > rl.rlim_max))
 		rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NPROC, &rl);
+}
+
+/* The caller's RLIMIT_NPROC, from the kernel (a request could claim anything); -2 when it is gone. */
+static void caller_nproc(pid_t pid, int64_t *soft, int64_t *hard)
+{
+	struct rlimit rl;
+
+	*soft = *hard = -2;
+	if (pid <= 0 || prlimit(pid, RLIMIT_NPROC, NULL, &rl))
+		return;
+	*soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur;
+	*hard = rl.rlim_max == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_max;
 }
 
 struct spawn {
@@ -695,7 +710,7 @@ struct spawn {
 	int state_fd;			/* -1, or the child's end of the state socket */
 	uid_t uid;
 	gid_t gid;
-	int64_t nproc;			/* the caller's soft limit; -1 unlimited, -2 not given */
+	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited, -2 unknown */
 };
 
 static pid_t spawn(const struct spawn *s)
@@ -729,7 +744,7 @@ static pid_t spawn(const struct spawn *s)
 	} else {
 		syscall(SYS_close_range, 3, ~0U, 0);
 	}
-	apply_nproc(s->nproc);
+	apply_nproc(s->nproc, s->nproc_max);
 	if (s->uid) {
 		if (setgroups(1, &s->gid) || setgid(s->gid) || setuid(s->uid))
 			_exit(126);
@@ -746,7 +761,6 @@ struct run_req {
 	const char *session, *cwd, *command;
 	bool background, pty, stateful, cwd_explicit;
 	int64_t timeout_ms;
-	int64_t nproc;
 };
 
 static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
@@ -783,11 +797,6 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	    ctl_get_int(req, "timeout_ms", false, 0, INT64_C(86400000) * 365, &r.timeout_ms, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "env", false, ENV_MAX, 65536, &r.env, &r.nenv, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "environ", false, ENV_MAX, 65536, &r.environ_, &r.nenviron, err, sizeof(err)) == -EINVAL) {
-		ctl_reply_err(c, "run: %s", err);
-		goto out;
-	}
-	r.nproc = -2;
-	if (ctl_get_int(req, "nproc", false, -1, INT64_MAX, &r.nproc, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "run: %s", err);
 		goto out;
 	}
@@ -1019,7 +1028,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	sp.env = env;
 	sp.uid = peer->uid;
 	sp.gid = peer->gid;
-	sp.nproc = r.nproc;
+	caller_nproc(peer->pid, &sp.nproc, &sp.nproc_max);
 	pid = spawn(&sp);
 	if (pid < 0) {
 		ctl_reply_err(c, "run: fork: %s", strerror(errno));
