@@ -64,6 +64,11 @@ def test_foreground_output_and_status(ctx):
     assert r.stdout == b"to-out\n" and b"to-err" in r.stderr, r
     r = e.run("run", "--", "sh", "-c", "kill -TERM $$")
     assert r.returncode == 128 + 15, r
+    # a signal without a name: the status says SIG34, and the exit status is still 128+34
+    r = e.run("run", "--", "sh", "-c", "kill -34 $$")
+    assert r.returncode == 128 + 34, r
+    pid = e.bg("sh", "-c", "kill -34 $$")
+    e.wait_status(pid, "killed by SIG34")
     # the command ran in a session
     e.d.wait_for(lambda x: x.get("type") == "exec" and x.get("session") and x.get("argv") == ["sh", "-c", "kill -TERM $$"])
 
