@@ -359,4 +359,10 @@ def test_registry_survives_a_handover(ctx):
     new = e.bg("true")
     assert new not in (pid1, pty, timed, gone) and int(new[2:]) > int(gone[2:]), new
     for i in (pid1, pty, timed, gone):
-        assert len([x for x in e.d.events() if x.get("type") == "process" and x.get("id") == i]) == 1, i
+        e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == i, what="%s's exit event" % i)
+    time.sleep(0.5)
+    for i in (pid1, pty, timed, gone):
+        evs = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == i]
+        assert len(evs) == 1, evs
+    ev = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == timed][0]
+    assert ev["timed_out"] and ev["signal"] == "SIGKILL", ev
