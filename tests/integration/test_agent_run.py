@@ -307,6 +307,12 @@ def test_registry_survives_a_handover(ctx):
     assert e.ok("run", "--stateful", "--session", s, "--", "cd hd; export HV=kept") == ""
     fg = subprocess.Popen([ctx.execgate, "run", "-p", e.d.pin_path, "--", "sh", "-c", "sleep 2; echo fg-done; exit 7"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=e.ws)
+    # a stateful command running across the handover: its state comes back to the new daemon
+    os.mkdir(os.path.join(e.ws, "hd2"))
+    s2 = s + "-2"
+    sfg = subprocess.Popen([ctx.execgate, "run", "-p", e.d.pin_path, "--stateful", "--session", s2, "--",
+                            "sleep 2; cd hd2; export ACROSS=yes; echo st-done; false"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=e.ws)
     e.ok("write", pid1, "one", "--newline")
     out = ""
     deadline = time.monotonic() + 10
@@ -352,6 +358,10 @@ def test_registry_survives_a_handover(ctx):
     # the timeout set before the handover still fires
     e.wait_status(timed, "killed by SIGKILL", timeout=10)
     assert [p for p in json.loads(e.ok("ps", "--json")) if p["id"] == timed][0]["timed_out"]
+    out, err = sfg.communicate(timeout=30)
+    assert sfg.returncode == 1 and out == b"st-done\n", (sfg.returncode, out, err)
+    r = e.run("run", "--stateful", "--session", s2, "--", "echo $? $ACROSS; pwd")
+    assert r.returncode == 0 and r.stdout.decode() == "1 yes\n" + os.path.join(e.ws, "hd2") + "\n", r
     # the shell state came over
     r = e.run("run", "--stateful", "--session", s, "--", "pwd; echo $HV")
     assert r.returncode == 0 and r.stdout.decode() == os.path.join(e.ws, "hd") + "\nkept\n", r
