@@ -4,6 +4,8 @@ the registry (ps, poll, log, write, send-keys, kill), the limits (environment
 blocklist, workspace, RLIMIT_NPROC) and the shell state of `run --stateful`."""
 import json
 import os
+import resource
+import signal
 import subprocess
 import time
 
@@ -62,6 +64,11 @@ def test_foreground_output_and_status(ctx):
     assert r.stdout == b"to-out\n" and b"to-err" in r.stderr, r
     r = e.run("run", "--", "sh", "-c", "kill -TERM $$")
     assert r.returncode == 128 + 15, r
+    # a signal without a name: the status says SIG34, and the exit status is still 128+34
+    r = e.run("run", "--", "sh", "-c", "kill -34 $$")
+    assert r.returncode == 128 + 34, r
+    pid = e.bg("sh", "-c", "kill -34 $$")
+    e.wait_status(pid, "killed by SIG34")
     # the command ran in a session
     e.d.wait_for(lambda x: x.get("type") == "exec" and x.get("session") and x.get("argv") == ["sh", "-c", "kill -TERM $$"])
 
@@ -167,8 +174,26 @@ def test_workspace_and_nproc(ctx):
     # a caller outside the workspace starts at its root
     assert e.ok("run", "--", "pwd", cwd="/") == e.ws + "\n"
     # RLIMIT_NPROC: 512 by default, an inherited higher soft limit is not lowered
-    assert e.ok("run", "--", "bash", "-c", "ulimit -u", pre=["prlimit", "--nproc=100:4000"]) == "512\n"
-    assert e.ok("run", "--", "bash", "-c", "ulimit -u", pre=["prlimit", "--nproc=1500:4000"]) == "1500\n"
+    # (unlimited included), and the caller's hard limit is kept and not passed
+    def nproc(limits):
+        return e.ok("run", "--", "bash", "-c", "echo $(ulimit -Su) $(ulimit -Hu)", pre=["prlimit", "--nproc=" + limits])
+    assert nproc("100:4000") == "512 4000\n"
+    assert nproc("1500:4000") == "1500 4000\n"
+    hard = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    if hard == resource.RLIM_INFINITY:
+        assert nproc("unlimited:unlimited") == "unlimited unlimited\n"
+    assert nproc("%d:%d" % (hard, hard) if hard != resource.RLIM_INFINITY else "5000:unlimited") == \
+        ("%d %d\n" % (hard, hard) if hard != resource.RLIM_INFINITY else "5000 unlimited\n")
+    assert nproc("100:200") == "200 200\n"
+    # the daemon asks the kernel, not the request: a raw request cannot claim more
+    req = {"op": "run", "argv": ["bash", "-c", "ulimit -Su"], "background": True, "nproc": -1, "cwd": e.ws}
+    sock = [x for x in e.d.events() if x.get("type") == "daemon" and x.get("event") == "start"][0]["socket"]
+    r = subprocess.run(["prlimit", "--nproc=100:300", "python3", "-c",
+                        "import socket,sys,json,time;s=socket.socket(socket.AF_UNIX);s.connect(sys.argv[1]);"
+                        "s.sendall(sys.argv[2].encode()+b'\\n');print(s.makefile().readline());time.sleep(0.5)",
+                        sock, json.dumps(req)], stdout=subprocess.PIPE, timeout=30)
+    pid = json.loads(r.stdout)["id"]
+    assert e.wait_status(pid, "exited 0") == "300\nexited 0\n"
 
 
 def test_stateful_runs(ctx):
@@ -218,3 +243,136 @@ def test_stateful_runs(ctx):
     # a subshell (another pid) writing to the shell's saved copy spoils nothing but its own run's state
     st("export GOOD=1")
     assert st('echo $GOOD') == "1\n"
+
+
+def test_log_keeps_the_latest_output(ctx):
+    """~40 MB through a log that rotates at 16 MiB: the exit event's last
+    lines, log --tail and poll show the real end; offsets stay positions in
+    the whole output; what was dropped from the front is counted and said."""
+    e = Env(ctx)
+    n = 620000
+    fmt = "line %08g of the output, padded out to a fair length......"
+    width = len(fmt % 1) + 1
+    pid = e.bg("sh", "-c", "seq -f '%s' 1 %d; echo tail-line" % (fmt, n))
+    ev = e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == pid, timeout=120,
+                      what="exit event")[-1]
+    total = n * width + len("tail-line\n")
+    assert ev["status"] == "exited 0", ev
+    assert ev["last_lines"][-2:] == [fmt % n, "tail-line"], ev["last_lines"][-3:]
+    assert ev["log_bytes"] == total and ev["log_failed"] == 0, ev
+    kept = total - ev["log_dropped"]
+    assert 16 << 20 <= kept <= 32 << 20, ev
+    # at most two files of 16 MiB on disk
+    procs = os.path.join(e.state, "procs")
+    files = os.listdir(procs)
+    on_disk = sum(os.path.getsize(os.path.join(procs, f)) for f in files)
+    assert on_disk == kept and on_disk <= 32 << 20, (files, on_disk, kept)
+    assert sorted(files) == sorted([os.path.basename(ev["log"]), os.path.basename(ev["log"]) + ".1"]), files
+    assert e.ok("log", pid, "--tail", "1") == "tail-line\n"
+    assert e.ok("log", pid, "--tail", "2") == fmt % n + "\ntail-line\n"
+    # a stream offset: line k starts at (k-1) * width, rotation or not
+    k = n - 1000
+    out = e.ok("log", pid, "--offset", str((k - 1) * width))
+    assert out.startswith(fmt % k + "\n") and out.endswith(fmt % n + "\ntail-line\n"), out[:80]
+    assert len(out) == total - (k - 1) * width
+    # an offset that was dropped: the answer says so and starts at the first byte kept
+    r = e.run("log", pid, "--offset", "0")
+    assert r.returncode == 0 and b"no longer kept" in r.stderr, r.stderr
+    assert r.stderr.decode().count("\n") == 1, r.stderr
+    assert len(r.stdout) == kept and r.stdout.endswith(b"tail-line\n"), len(r.stdout)
+    # poll: from where it was (0), all but what the log still keeps came and went
+    r = e.run("poll", pid, timeout=120)
+    assert r.returncode == 0 and b"came and went" in r.stderr, r.stderr
+    assert r.stdout.endswith(b"tail-line\nexited 0\n") and len(r.stdout) == kept + len("exited 0\n"), \
+        r.stdout[-40:]
+    ps = json.loads(e.ok("ps", "--json"))
+    me = [p for p in ps if p["id"] == pid][0]
+    assert me["log_bytes"] == total and me["log_dropped"] == ev["log_dropped"], me
+
+
+def test_registry_survives_a_handover(ctx):
+    """SIGUSR2: the new daemon takes the registry over: ps lists the running
+    processes, poll goes on from where it was, write and send-keys reach
+    them, their exits are recorded with their status, a foreground caller
+    gets its exit status, a timeout still fires and a stateful state is
+    kept."""
+    e = Env(ctx)
+    os.mkdir(os.path.join(e.ws, "hd"))
+    s = "st-" + token()
+    pid1 = e.bg("sh", "-c", "echo before; read x; echo got-$x; read y; echo got-$y; exit 5")
+    pty = e.bg("bash", "--norc", "--noprofile", "-i", opts=("--pty",))
+    timed = e.bg("sleep", "100", opts=("--timeout", "3s"))
+    gone = e.bg("sh", "-c", "echo early; exit 2")
+    e.wait_status(gone, "exited 2")
+    assert e.ok("run", "--stateful", "--session", s, "--", "cd hd; export HV=kept") == ""
+    fg = subprocess.Popen([ctx.execgate, "run", "-p", e.d.pin_path, "--", "sh", "-c", "sleep 2; echo fg-done; exit 7"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=e.ws)
+    # a stateful command running across the handover: its state comes back to the new daemon
+    os.mkdir(os.path.join(e.ws, "hd2"))
+    s2 = s + "-2"
+    sfg = subprocess.Popen([ctx.execgate, "run", "-p", e.d.pin_path, "--stateful", "--session", s2, "--",
+                            "sleep 2; cd hd2; export ACROSS=yes; echo st-done; false"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=e.ws)
+    e.ok("write", pid1, "one", "--newline")
+    out = ""
+    deadline = time.monotonic() + 10
+    while "got-one" not in out:
+        assert time.monotonic() < deadline, out
+        out += e.poll(pid1)
+        time.sleep(0.05)
+    assert out.startswith("before\ngot-one\n"), out
+    time.sleep(0.3)
+
+    daemon_pid = e.d.proc.pid
+    e.d.proc.send_signal(signal.SIGUSR2)
+    e.d.wait_for(lambda x: x.get("type") == "daemon" and x.get("event") == "start" and x.get("takeover"),
+                 what="the new daemon's start record")
+    assert e.d.proc.poll() is None and e.d.proc.pid == daemon_pid
+
+    ps = {p["id"]: p for p in json.loads(e.ok("ps", "--json"))}
+    for i in (pid1, pty, timed):
+        assert ps[i]["status"] == "running", ps[i]
+    assert ps[gone]["status"] == "exited 2", ps[gone]
+    assert e.ok("log", gone) == "early\n"
+    # poll goes on from where it was; write reaches the pipe
+    assert e.poll(pid1) == "running\n"
+    e.ok("write", pid1, "two", "--newline")
+    out = e.wait_status(pid1, "exited 5")
+    assert out == "got-two\nexited 5\n", out
+    assert e.ok("log", pid1) == "before\ngot-one\ngot-two\n"
+    ev = e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == pid1, what="exit event")[-1]
+    assert ev["exit_code"] == 5 and ev["last_lines"] == ["before", "got-one", "got-two"], ev
+    # send-keys reaches the pty
+    e.ok("send-keys", pty, "echo hv-$((40+2))", "Enter")
+    deadline = time.monotonic() + 10
+    out = ""
+    while "hv-42" not in out:
+        assert time.monotonic() < deadline, out
+        out += e.poll(pty)
+        time.sleep(0.05)
+    e.ok("send-keys", pty, "exit 3", "Enter")
+    e.wait_status(pty, "exited 3")
+    # the foreground caller lost its connection and asked the new daemon
+    out, err = fg.communicate(timeout=30)
+    assert fg.returncode == 7 and out == b"fg-done\n", (fg.returncode, out, err)
+    # the timeout set before the handover still fires
+    e.wait_status(timed, "killed by SIGKILL", timeout=10)
+    assert [p for p in json.loads(e.ok("ps", "--json")) if p["id"] == timed][0]["timed_out"]
+    out, err = sfg.communicate(timeout=30)
+    assert sfg.returncode == 1 and out == b"st-done\n", (sfg.returncode, out, err)
+    r = e.run("run", "--stateful", "--session", s2, "--", "echo $? $ACROSS; pwd")
+    assert r.returncode == 0 and r.stdout.decode() == "1 yes\n" + os.path.join(e.ws, "hd2") + "\n", r
+    # the shell state came over
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd; echo $HV")
+    assert r.returncode == 0 and r.stdout.decode() == os.path.join(e.ws, "hd") + "\nkept\n", r
+    # ids go on, and one exit event each
+    new = e.bg("true")
+    assert new not in (pid1, pty, timed, gone) and int(new[2:]) > int(gone[2:]), new
+    for i in (pid1, pty, timed, gone):
+        e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == i, what="%s's exit event" % i)
+    time.sleep(0.5)
+    for i in (pid1, pty, timed, gone):
+        evs = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == i]
+        assert len(evs) == 1, evs
+    ev = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == timed][0]
+    assert ev["timed_out"] and ev["signal"] == "SIGKILL", ev

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* The pure parts of daemon-run processes: env blocklist, send-keys names, log tails, signals. */
+/* The pure parts of daemon-run processes: env blocklist, send-keys names, log tails, signals, the rotating log. */
+#include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "procs/plog.h"
 #include "procs/text.h"
 #include "unit.h"
 
@@ -103,6 +107,107 @@ static void test_signals(void)
 	ASSERT_EQ(eg_signal_parse("NOPE"), -1, "NOPE");
 	ASSERT_EQ(eg_signal_parse("99"), -1, "99");
 	ASSERT_STREQ(eg_signal_name(SIGTERM, b, sizeof(b)), "SIGTERM", "name");
+	/* what a status says of a signal without a name reads back */
+	ASSERT_STREQ(eg_signal_name(34, b, sizeof(b)), "SIG34", "SIG34");
+	ASSERT_EQ(eg_signal_parse(b), 34, "SIG34 parsed");
+	ASSERT_EQ(eg_signal_parse("SIG"), -1, "SIG alone");
+}
+
+static long long file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) ? -1 : (long long)sb.st_size;
+}
+
+static char mirror[12000];	/* what the log was given, by stream offset */
+
+static void append(struct eg_plog *l, const char *data, size_t n)
+{
+	memcpy(mirror + l->size, data, n);
+	ASSERT_OK(plog_append(l, data, n), "append");
+}
+
+/* [first, size) reads back as it was written */
+static void kept_is(struct eg_plog *l, const char *what)
+{
+	static char buf[sizeof(mirror)];
+	uint64_t first = plog_first(l);
+
+	ASSERT_EQ(plog_pread(l, buf, sizeof(buf), first), l->size - first, what);
+	ASSERT_TRUE(!memcmp(buf, mirror + first, l->size - first), what);
+}
+
+static void test_plog(void)
+{
+	char dir[] = "/tmp/egunit-plog-XXXXXX", path[64], old[68], buf[256];
+	struct eg_plog l;
+	int i;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/p-1.log", dir);
+	snprintf(old, sizeof(old), "%s.1", path);
+	if (!ASSERT_OK(plog_open(&l, path, 100), "open"))
+		return;
+	/* under the bound: one file, nothing dropped */
+	for (i = 0; i < 9; i++) {
+		snprintf(buf, sizeof(buf), "line %05d\n", i);
+		append(&l, buf, 11);
+	}
+	ASSERT_EQ(l.size, 99, "size");
+	ASSERT_EQ(plog_first(&l), 0, "nothing dropped");
+	ASSERT_EQ(file_size(old), -1, "no PATH.1 yet");
+	/* 1000 lines of 11 bytes through a 100-byte bound */
+	for (; i < 1000; i++) {
+		snprintf(buf, sizeof(buf), "line %05d\n", i);
+		append(&l, buf, 11);
+	}
+	ASSERT_EQ(l.size, 11000, "stream size");
+	ASSERT_EQ(l.failed, 0, "nothing failed");
+	ASSERT_EQ(plog_first(&l), 10800, "the last two files are kept");
+	ASSERT_EQ(file_size(path), 100, "PATH");
+	ASSERT_EQ(file_size(old), 100, "PATH.1");
+	kept_is(&l, "kept 1");
+	/* the tail is the real end */
+	ASSERT_EQ(plog_tail_offset(&l, 1, 1 << 20), 11000 - 11, "the last line");
+	ASSERT_EQ(plog_pread(&l, buf, 11, 11000 - 11), 11, "read it");
+	ASSERT_TRUE(!memcmp(buf, "line 00999\n", 11), "it is line 999");
+	/* a scan stops at the first byte kept; a dropped offset is refused */
+	ASSERT_EQ(plog_tail_offset(&l, 500, 1 << 20), 10800, "more lines than kept");
+	ASSERT_EQ(plog_pread(&l, buf, 10, 10799), -ERANGE, "a dropped offset");
+	/* lines that straddle the two files read back whole */
+	append(&l, "line 01000\nline 01001\n", 22);
+	ASSERT_EQ(l.size, 11022, "size 2");
+	ASSERT_EQ(plog_first(&l), 10900, "first 2");
+	ASSERT_EQ(plog_tail_offset(&l, 3, 1 << 20), 11000 - 11, "three lines across");
+	kept_is(&l, "kept 2");
+	/* a write bigger than the bound rotates as often as it must */
+	memset(buf, 'x', 250);
+	append(&l, buf, 250);
+	ASSERT_EQ(l.size, 11272, "size 3");
+	ASSERT_EQ(plog_first(&l), 11100, "first 3");
+	ASSERT_EQ(file_size(path), 72, "PATH 3");
+	ASSERT_EQ(file_size(old), 100, "PATH.1 3");
+	kept_is(&l, "kept 3");
+	/* PATH removed under it (the age cleaning): the next rotation goes on */
+	unlink(path);
+	append(&l, buf, 40);
+	ASSERT_EQ(plog_first(&l), 11200, "first 4");
+	ASSERT_EQ(file_size(path), 12, "a new PATH");
+	ASSERT_EQ(file_size(old), -1, "the stale PATH.1 is gone");
+	kept_is(&l, "kept 4");
+	plog_close(&l, true);
+	ASSERT_EQ(file_size(path), -1, "removed");
+	plog_close(&l, true);	/* twice is fine */
+	/* a bound hit exactly, and offsets past the end */
+	ASSERT_OK(plog_open(&l, path, 10), "open 2");
+	append(&l, "0123456789", 10);
+	ASSERT_EQ(plog_first(&l), 0, "a full file is not rotated yet");
+	ASSERT_EQ(plog_pread(&l, buf, 10, 10), 0, "at the end");
+	ASSERT_EQ(plog_tail_offset(&l, 1, 100), 0, "one unterminated line");
+	plog_close(&l, true);
+	ASSERT_EQ(rmdir(dir), 0, "nothing left in the directory");
 }
 
 int main(void)
@@ -111,5 +216,6 @@ int main(void)
 	RUN(test_keys);
 	RUN(test_log_tail);
 	RUN(test_signals);
+	RUN(test_plog);
 	return UNIT_DONE();
 }

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/resource.h>
 #include <openssl/evp.h>
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -261,6 +260,84 @@ static int print_json(json_t *v)
 	return fflush(stdout) ? 1 : 0;
 }
 
+/* Asks a daemon that took over (SIGUSR2) for process id's exit line; the connection or -1. */
+static int rewait(const struct run_args *a, const char *id)
+{
+	struct sbuf req = {}, line = {};
+	struct jsonw w;
+	json_t *reply;
+	int fd = -1, tries, err = -1;
+
+	jsonw_init(&w, &req);
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "op", "wait");
+	jsonw_string_field(&w, "id", id);
+	jsonw_end_object(&w);
+	/* the socket is handed over, so this connects at once; a socket that is
+	 * gone means a daemon that stopped; a refusal, give it 5 s */
+	for (tries = 0; tries < 50 && !req.oom; tries++) {
+		fd = ctl_connect(a->common.pin_path);
+		if (fd >= 0 || fd == -ENOENT)
+			break;
+		usleep(100 * 1000);
+	}
+	if (fd >= 0 && !req.oom)
+		err = ctl_send_request(fd, req.data, req.len, NULL, 0);
+	if (!err)
+		err = ctl_read_line(fd, &line, 30000, 1 << 20);
+	sbuf_free(&req);
+	if (err) {
+		sbuf_free(&line);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	reply = json_loadb(line.data, line.len, 0, NULL);
+	sbuf_free(&line);
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		const char *e = json_string_value(json_object_get(reply, "error"));
+
+		p_err("the daemon restarted and lost %s: %s", id, strip_op(e ? e : "no answer"));
+		json_decref(reply);
+		close(fd);
+		return -2;
+	}
+	json_decref(reply);
+	return fd;
+}
+
+/*
+ * The exit line of a foreground run. A daemon that re-executes itself
+ * (SIGUSR2) keeps the process but not this connection: ask the new one.
+ */
+static json_t *wait_exit(const struct run_args *a, int fd, const char *id)
+{
+	json_t *ev;
+
+	for (;;) {
+		struct sbuf line = {};
+		int err = ctl_read_line(fd, &line, -1, 1 << 20);
+
+		if (err) {
+			sbuf_free(&line);
+			close(fd);
+			fd = id[0] ? rewait(a, id) : -1;
+			if (fd == -1)
+				p_err("the daemon went away before the command ended");
+			if (fd < 0)
+				return NULL;
+			continue;
+		}
+		ev = json_loadb(line.data, line.len, 0, NULL);
+		sbuf_free(&line);
+		if (ev && !strcmp(json_string_value(json_object_get(ev, "event")) ?: "", "exit")) {
+			close(fd);
+			return ev;
+		}
+		json_decref(ev);
+	}
+}
+
 int do_run(int argc, char **argv)
 {
 	static const char doc[] =
@@ -275,7 +352,7 @@ int do_run(int argc, char **argv)
 	struct run_args a = {};
 	struct sbuf req = {};
 	struct jsonw w;
-	char cwd[PATH_MAX], buf[PATH_MAX * 2];
+	char cwd[PATH_MAX], buf[PATH_MAX * 2], id[32];
 	int fds[3] = { 0, 1, 2 }, fd, rc, i;
 	size_t envbytes = 0;
 	json_t *reply, *ev;
@@ -335,12 +412,6 @@ int do_run(int argc, char **argv)
 	} else {
 		jsonw_string_field(&w, "cwd", cwd);
 	}
-	{
-		struct rlimit rl;
-
-		if (!getrlimit(RLIMIT_NPROC, &rl))
-			jsonw_int_field(&w, "nproc", rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur);
-	}
 	jsonw_key(&w, "env");
 	jsonw_start_array(&w);
 	for (i = 0; i < (int)a.nenv; i++)
@@ -385,25 +456,11 @@ int do_run(int argc, char **argv)
 		json_decref(reply);
 		return rc;
 	}
+	snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(reply, "id")) ?: "");
 	json_decref(reply);
-	/* the foreground: wait for the exit line */
-	for (;;) {
-		struct sbuf line = {};
-		int err = ctl_read_line(fd, &line, -1, 1 << 20);
-
-		if (err) {
-			sbuf_free(&line);
-			p_err("the daemon went away before the command ended");
-			close(fd);
-			return 1;
-		}
-		ev = json_loadb(line.data, line.len, 0, NULL);
-		sbuf_free(&line);
-		if (ev && !strcmp(json_string_value(json_object_get(ev, "event")) ?: "", "exit"))
-			break;
-		json_decref(ev);
-	}
-	close(fd);
+	ev = wait_exit(&a, fd, id);
+	if (!ev)
+		return 1;
 	if (json_is_integer(json_object_get(ev, "exit_code")))
 		rc = json_integer_value(json_object_get(ev, "exit_code"));
 	else {
@@ -522,6 +579,13 @@ int do_poll(int argc, char **argv)
 		reply = call(&a, &req, NULL, 0, -1, &rc);
 		if (!reply)
 			break;
+		if (json_integer_value(json_object_get(reply, "skipped")) > 0 && !a.common.json) {
+			fflush(stdout);
+			p_warn("%lld bytes of output came and went since the last poll (the log keeps the latest 16 to 32 MiB); "
+			       "what follows starts at byte %lld",
+			       (long long)json_integer_value(json_object_get(reply, "skipped")),
+			       (long long)json_integer_value(json_object_get(reply, "offset")));
+		}
 		if (a.common.json) {
 			print_json(reply);
 		} else if (b64_out(reply, stdout) < 0) {
@@ -550,6 +614,7 @@ int do_log(int argc, char **argv)
 	struct jsonw w;
 	json_t *reply;
 	int64_t off, end = -1;
+	bool first = true;
 	int rc = 0;
 
 	if (parse(argc, argv, log_options, "ID", doc, &a) || need_id(&a, 1, 1, "execgate log ID [--tail N] [--offset N]"))
@@ -569,6 +634,15 @@ int do_log(int argc, char **argv)
 			break;
 		if (end < 0)
 			end = json_integer_value(json_object_get(reply, "size"));
+		if ((a.tail < 0 || !first) && json_integer_value(json_object_get(reply, "offset")) > off) {
+			/* the front of the log was dropped (or rotated away while we read) */
+			fflush(stdout);
+			p_warn("bytes %lld to %lld of the output are no longer kept (the log keeps the latest 16 to 32 MiB); "
+			       "from byte %lld",
+			       (long long)off, (long long)json_integer_value(json_object_get(reply, "offset")) - 1,
+			       (long long)json_integer_value(json_object_get(reply, "offset")));
+		}
+		first = false;
 		if (b64_out(reply, stdout) < 0) {
 			json_decref(reply);
 			rc = 1;

@@ -104,11 +104,13 @@ static long long mono_ms(void)
 int ctl_read_line(int fd, struct sbuf *line, int timeout_ms, size_t max)
 {
 	long long deadline = timeout_ms >= 0 ? mono_ms() + timeout_ms : -1;
-	char c;
+	bool peek = true;
+	char buf[16384];
 
 	sbuf_reset(line);
 	for (;;) {
 		ssize_t n;
+		char *nl;
 
 		if (deadline >= 0) {
 			struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -123,19 +125,38 @@ int ctl_read_line(int fd, struct sbuf *line, int timeout_ms, size_t max)
 			if (r == 0)
 				return -ETIMEDOUT;
 		}
-		/* One byte at a time: replies are short, and we must not read past the line. */
-		n = read(fd, &c, 1);
+		/*
+		 * We must not read past the line (an fd passed on, a stream of
+		 * lines read by the next call): look first, then take up to the
+		 * newline. Not a socket: one byte at a time.
+		 */
+		n = peek ? recv(fd, buf, sizeof(buf), MSG_PEEK) : read(fd, buf, 1);
+		if (n < 0 && errno == ENOTSOCK && peek) {
+			peek = false;
+			continue;
+		}
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)
 			return -EPIPE;
-		if (c == '\n')
-			return line->oom ? -ENOMEM : 0;
-		if (line->len >= max)
+		nl = memchr(buf, '\n', n);
+		if (nl)
+			n = nl - buf + 1;
+		if (peek) {
+			ssize_t got = read(fd, buf, n);
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got != n)
+				return got < 0 ? -errno : -EIO;
+		}
+		if (line->len + n - (nl ? 1 : 0) > max)
 			return -E2BIG;
-		sbuf_putc(line, c);
+		sbuf_put(line, buf, n - (nl ? 1 : 0));
+		if (nl)
+			return line->oom ? -ENOMEM : 0;
 	}
 }
 

@@ -869,7 +869,7 @@ static bool procs_in_session(void *arg, pid_t pid)
 	return d->sessions && sessions_of_pid(d->sessions, pid) != 0;
 }
 
-static int start_procs(struct daemon *d)
+static int start_procs(struct daemon *d, const json_t *state)
 {
 	struct eg_procs_opts po = {};
 
@@ -884,6 +884,7 @@ static int start_procs(struct daemon *d)
 	po.in_session = procs_in_session;
 	po.emit = sessions_out;
 	po.arg = d;
+	po.handover = state ? json_object_get(state, "procs") : NULL;
 	return procs_new(&po, &d->procs);
 }
 
@@ -1049,7 +1050,7 @@ int daemon_run(const struct daemon_opts *o)
 	if (!err)
 		err = start_sessions(&d);
 	if (!err)
-		err = start_procs(&d);
+		err = start_procs(&d, state);
 	if (!err && d.sessions && state)
 		err = sessions_import(d.sessions, json_object_get(state, "sessions"));
 	if (err) {

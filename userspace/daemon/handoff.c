@@ -6,7 +6,8 @@
  * pin directory's lock, the control socket (clients queue meanwhile), the
  * attached programs' links (tracing goes on), and every session's seccomp
  * listener (its processes wait in the kernel, their execs are answered by
- * the new daemon). The maps stay pinned and the new programs take over
+ * the new daemon), and the registry of daemon-run processes (`execgate
+ * run`: pidfds, pipes and ptys, logs, shell states; procs/procs.c). The maps stay pinned and the new programs take over
  * with the next generation (trace/tracer.c), so no exec is traced twice or
  * not at all. A small JSON state in a memfd says which fd is what.
  */
@@ -23,6 +24,7 @@
 #include "daemon/handoff.h"
 #include "daemon/notify.h"
 #include "execgate.skel.h"
+#include "procs/procs.h"
 #include "session/session.h"
 #include "util/jsonw.h"
 #include "util/log.h"
@@ -84,6 +86,10 @@ int daemon_handoff(struct daemon *d)
 	else {
 		jsonw_start_array(&w);
 		jsonw_end_array(&w);
+	}
+	if (d->procs) {
+		jsonw_key(&w, "procs");
+		procs_export(d->procs, &w, fds, &n, MAX_KEEP - 1);
 	}
 	jsonw_end_object(&w);
 	if (b.oom)

@@ -29,6 +29,7 @@
 #include "ctl/proto.h"
 #include "ctl/server.h"
 #include "events/meta.h"
+#include "procs/plog.h"
 #include "procs/procs.h"
 #include "procs/text.h"
 #include "util/jsonw.h"
@@ -99,9 +100,9 @@ struct proc {
 	bool background, pty;
 	int in_fd, out_fd;		/* stdin pipe / pty master; output pipe / pty master */
 	struct eg_watch *ow;
-	int log_fd;
-	char log_path[PATH_MAX];
-	uint64_t log_size, log_dropped, poll_off;
+	struct eg_plog log;		/* background runs; else log.path is "" */
+	uint64_t poll_off;		/* a stream offset (plog.h) */
+	uint64_t deadline_ms;		/* the timeout's, or 0 */
 	struct eg_watch *timer;
 	bool timed_out;
 	struct ctl_conn *fg;
@@ -226,17 +227,15 @@ static void send_b(struct ctl_conn *c, struct sbuf *b)
 
 static void log_append(struct proc *p, const char *buf, size_t n)
 {
-	size_t room;
+	int err;
 
-	if (p->log_fd < 0)
+	if (!p->log.path[0])
 		return;
-	room = p->log_size < PROCS_LOG_MAX ? PROCS_LOG_MAX - p->log_size : 0;
-	if (n > room) {
-		p->log_dropped += n - room;
-		n = room;
-	}
-	if (n && pwrite(p->log_fd, buf, n, p->log_size) == (ssize_t)n)
-		p->log_size += n;
+	err = plog_append(&p->log, buf, n);
+	/* once per process: the count says the rest (log_failed) */
+	if (err && p->log.failed == n)
+		p_warn("run %s: writing its log %s: %s; its output is counted, not kept", p->id,
+		       p->log.path, strerror(-err));
 }
 
 static void out_close(struct proc *p)
@@ -278,6 +277,18 @@ static void on_out(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		out_close(p);
 }
 
+/*
+ * log_bytes: the output so far (offsets run up to it); log_dropped: what
+ * the rotation dropped from the front (the first offset still kept);
+ * log_failed: what the disk refused (not in the stream at all).
+ */
+static void log_counts_json(struct jsonw *w, const struct proc *p)
+{
+	jsonw_uint_field(w, "log_bytes", p->log.size);
+	jsonw_uint_field(w, "log_dropped", plog_first(&p->log));
+	jsonw_uint_field(w, "log_failed", p->log.failed);
+}
+
 /* The last lines of the log (at most 20 lines, 4 KiB), as a JSON array. */
 static void last_lines_json(struct jsonw *w, struct proc *p)
 {
@@ -288,11 +299,11 @@ static void last_lines_json(struct jsonw *w, struct proc *p)
 
 	jsonw_key(w, "last_lines");
 	jsonw_start_array(w);
-	if (p->log_fd >= 0 && p->log_size) {
-		off = eg_log_tail_offset(p->log_fd, p->log_size, 20, sizeof(buf));
-		if (off >= 0 && p->log_size - off > sizeof(buf))
-			off = p->log_size - sizeof(buf);
-		r = off < 0 ? -1 : pread(p->log_fd, buf, p->log_size - off, off);
+	if (p->log.fd >= 0 && p->log.size > plog_first(&p->log)) {
+		off = plog_tail_offset(&p->log, 20, sizeof(buf));
+		if (off >= 0 && p->log.size - off > sizeof(buf))
+			off = p->log.size - sizeof(buf);
+		r = off < 0 ? -1 : plog_pread(&p->log, buf, p->log.size - off, off);
 		for (i = 0; r > 0 && i <= (size_t)r; i++) {
 			if (i == (size_t)r || buf[i] == '\n') {
 				if (i > start || i < (size_t)r)
@@ -461,10 +472,9 @@ static void emit_exit(struct eg_procs *ps, struct proc *p)
 	jsonw_bool_field(&w, "background", p->background);
 	status_json(&w, p);
 	jsonw_uint_field(&w, "duration_ms", p->end_ms - p->start_ms);
-	if (p->log_fd >= 0) {
-		jsonw_string_field(&w, "log", p->log_path);
-		jsonw_uint_field(&w, "log_bytes", p->log_size);
-		jsonw_uint_field(&w, "log_dropped", p->log_dropped);
+	if (p->log.path[0]) {
+		jsonw_string_field(&w, "log", p->log.path);
+		log_counts_json(&w, p);
 	}
 	last_lines_json(&w, p);
 	jsonw_end_object(&w);
@@ -473,6 +483,23 @@ static void emit_exit(struct eg_procs *ps, struct proc *p)
 		 p->session, st, p->cmd);
 	if (!b.oom && ps->o.emit)
 		ps->o.emit(ps->o.arg, b.data, b.len, text);
+	sbuf_free(&b);
+}
+
+/* What a foreground caller (or a `wait`) reads last. */
+static void send_exit_line(struct ctl_conn *c, const struct proc *p)
+{
+	struct sbuf b = {};
+	struct jsonw jw;
+
+	jsonw_init(&jw, &b);
+	jsonw_start_object(&jw);
+	jsonw_string_field(&jw, "event", "exit");
+	jsonw_string_field(&jw, "id", p->id);
+	status_json(&jw, p);
+	jsonw_end_object(&jw);
+	if (!b.oom)
+		ctl_send(c, b.data, b.len);
 	sbuf_free(&b);
 }
 
@@ -511,20 +538,8 @@ static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		sbuf_free(&p->state);
 	}
 	emit_exit(ps, p);
-	if (p->fg) {
-		struct sbuf b = {};
-		struct jsonw jw;
-
-		jsonw_init(&jw, &b);
-		jsonw_start_object(&jw);
-		jsonw_string_field(&jw, "event", "exit");
-		jsonw_string_field(&jw, "id", p->id);
-		status_json(&jw, p);
-		jsonw_end_object(&jw);
-		if (!b.oom)
-			ctl_send(p->fg, b.data, b.len);
-		sbuf_free(&b);
-	}
+	if (p->fg)
+		send_exit_line(p->fg, p);
 }
 
 static void on_timeout(struct eg_watch *w, uint64_t exp, void *arg)
@@ -547,7 +562,7 @@ static void on_fg_close(struct ctl_conn *c, void *arg)
 	if (p->fg != c)
 		return;
 	p->fg = NULL;
-	if (!p->exited) {
+	if (!p->exited && !p->background) {
 		/* the client went away: so does what it ran */
 		kill(-p->pid, SIGTERM);
 		kill(p->pid, SIGTERM);
@@ -556,10 +571,7 @@ static void on_fg_close(struct ctl_conn *c, void *arg)
 
 static void proc_release(struct proc *p)
 {
-	if (p->log_path[0])
-		unlink(p->log_path);
-	if (p->log_fd >= 0)
-		close(p->log_fd);
+	plog_close(&p->log, true);
 	if (p->in_fd >= 0)
 		close(p->in_fd);
 	free(p->cmd);
@@ -655,23 +667,38 @@ static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, cha
 }
 
 /*
- * RLIMIT_NPROC: the caller's soft limit (inherited) is never lowered; an
- * unlimited one becomes PROCS_NPROC_DEFAULT, and one below it is raised to
- * it; never past the hard limit.
+ * RLIMIT_NPROC: PROCS_NPROC_DEFAULT, or the caller's soft limit when that
+ * is higher (unlimited included): an inherited limit is never lowered. The
+ * hard limit is the caller's too, and the soft one never passes it: a run
+ * gets no more than its caller could give itself. -1 is unlimited; -2 (the
+ * caller's limits unknown) keeps the daemon's hard limit.
  */
-static void apply_nproc(int64_t inherited)
+static void apply_nproc(int64_t soft, int64_t hard)
 {
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_NPROC, &rl))
 		return;
-	if (inherited >= 0 || inherited == -1)
-		rl.rlim_cur = inherited == -1 ? RLIM_INFINITY : (rlim_t)inherited;
-	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < PROCS_NPROC_DEFAULT)
+	if (hard != -2)
+		rl.rlim_max = hard == -1 ? RLIM_INFINITY : (rlim_t)hard;
+	rl.rlim_cur = soft == -1 ? RLIM_INFINITY : soft >= 0 ? (rlim_t)soft : 0;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < PROCS_NPROC_DEFAULT)
 		rl.rlim_cur = PROCS_NPROC_DEFAULT;
-	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+	if (rl.rlim_max != RLIM_INFINITY && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > rl.rlim_max))
 		rl.rlim_cur = rl.rlim_max;
 	setrlimit(RLIMIT_NPROC, &rl);
+}
+
+/* The caller's RLIMIT_NPROC, from the kernel (a request could claim anything); -2 when it is gone. */
+static void caller_nproc(pid_t pid, int64_t *soft, int64_t *hard)
+{
+	struct rlimit rl;
+
+	*soft = *hard = -2;
+	if (pid <= 0 || prlimit(pid, RLIMIT_NPROC, NULL, &rl))
+		return;
+	*soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur;
+	*hard = rl.rlim_max == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_max;
 }
 
 struct spawn {
@@ -683,7 +710,7 @@ struct spawn {
 	int state_fd;			/* -1, or the child's end of the state socket */
 	uid_t uid;
 	gid_t gid;
-	int64_t nproc;			/* the caller's soft limit; -1 unlimited, -2 not given */
+	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited, -2 unknown */
 };
 
 static pid_t spawn(const struct spawn *s)
@@ -717,7 +744,7 @@ static pid_t spawn(const struct spawn *s)
 	} else {
 		syscall(SYS_close_range, 3, ~0U, 0);
 	}
-	apply_nproc(s->nproc);
+	apply_nproc(s->nproc, s->nproc_max);
 	if (s->uid) {
 		if (setgroups(1, &s->gid) || setgid(s->gid) || setuid(s->uid))
 			_exit(126);
@@ -734,7 +761,6 @@ struct run_req {
 	const char *session, *cwd, *command;
 	bool background, pty, stateful, cwd_explicit;
 	int64_t timeout_ms;
-	int64_t nproc;
 };
 
 static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
@@ -771,11 +797,6 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	    ctl_get_int(req, "timeout_ms", false, 0, INT64_C(86400000) * 365, &r.timeout_ms, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "env", false, ENV_MAX, 65536, &r.env, &r.nenv, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "environ", false, ENV_MAX, 65536, &r.environ_, &r.nenviron, err, sizeof(err)) == -EINVAL) {
-		ctl_reply_err(c, "run: %s", err);
-		goto out;
-	}
-	r.nproc = -2;
-	if (ctl_get_int(req, "nproc", false, -1, INT64_MAX, &r.nproc, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "run: %s", err);
 		goto out;
 	}
@@ -933,7 +954,8 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	memset(p, 0, sizeof(*p));
 	p->used = true;
 	p->owner = ps;
-	p->in_fd = p->out_fd = p->log_fd = p->state_fd = p->pidfd = -1;
+	p->in_fd = p->out_fd = p->state_fd = p->pidfd = -1;
+	plog_init(&p->log);
 	p->uid = peer->uid;
 	p->background = r.background;
 	p->pty = r.pty;
@@ -955,13 +977,14 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			goto oom_p;
 	}
 	if (r.background) {
-		snprintf(p->log_path, sizeof(p->log_path), "%.3900s/%.23s.%llu.log", ps->dir, p->id,
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%.3900s/%.23s.%llu.log", ps->dir, p->id,
 			 (unsigned long long)time(NULL));
-		p->log_fd = open(p->log_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (p->log_fd < 0) {
+		e = plog_open(&p->log, path, PROCS_LOG_MAX);
+		if (e) {
 			ctl_reply_err(c, "run: cannot create the log %s: %s (the daemon's --state-dir)",
-				      p->log_path, strerror(errno));
-			p->log_path[0] = 0;
+				      path, strerror(-e));
 			goto fail_p;
 		}
 		if (r.pty) {
@@ -1005,7 +1028,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	sp.env = env;
 	sp.uid = peer->uid;
 	sp.gid = peer->gid;
-	sp.nproc = r.nproc;
+	caller_nproc(peer->pid, &sp.nproc, &sp.nproc_max);
 	pid = spawn(&sp);
 	if (pid < 0) {
 		ctl_reply_err(c, "run: fork: %s", strerror(errno));
@@ -1041,8 +1064,10 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		sv[0] = -1;
 		loop_add_fd(ps->o.loop, p->state_fd, EPOLLIN, on_state, p, &p->sw);
 	}
-	if (r.timeout_ms > 0)
+	if (r.timeout_ms > 0) {
+		p->deadline_ms = p->start_ms + r.timeout_ms;
 		loop_add_timer(ps->o.loop, r.timeout_ms, 0, on_timeout, p, &p->timer);
+	}
 	if (!r.background) {
 		p->fg = c;
 		ctl_hold(c, on_fg_close, p);
@@ -1054,8 +1079,8 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_string_field(&w, "id", p->id);
 	jsonw_int_field(&w, "pid", pid);
 	jsonw_string_field(&w, "session", name);
-	if (p->log_path[0])
-		jsonw_string_field(&w, "log", p->log_path);
+	if (p->log.path[0])
+		jsonw_string_field(&w, "log", p->log.path);
 	jsonw_uint_field(&w, "timeout_ms", r.timeout_ms);
 	jsonw_end_object(&w);
 	send_b(c, &b);
@@ -1114,7 +1139,7 @@ static void proc_json(struct jsonw *w, const struct proc *p)
 	jsonw_bool_field(w, "pty", p->pty);
 	status_json(w, p);
 	jsonw_uint_field(w, "runtime_ms", end - p->start_ms);
-	jsonw_uint_field(w, "log_bytes", p->log_size);
+	log_counts_json(w, p);
 	jsonw_end_object(w);
 }
 
@@ -1147,13 +1172,13 @@ static uint64_t put_chunk(struct jsonw *w, struct proc *p, uint64_t off, uint64_
 	uint64_t n = 0;
 	ssize_t r = 0;
 
-	if (p->log_fd >= 0 && off < p->log_size) {
-		n = p->log_size - off;
+	if (p->log.fd >= 0 && off < p->log.size) {
+		n = p->log.size - off;
 		if (n > max)
 			n = max;
 		if (n > CHUNK_MAX)
 			n = CHUNK_MAX;
-		r = pread(p->log_fd, raw, n, off);
+		r = plog_pread(&p->log, raw, n, off);
 		if (r < 0)
 			r = 0;
 	}
@@ -1167,23 +1192,29 @@ static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
 	struct proc *p = proc_find(arg, c, req);
 	struct sbuf b = {};
 	struct jsonw w;
-	uint64_t got;
+	uint64_t got, skipped = 0;
 
 	if (!p)
 		return 0;
 	if (p->out_fd >= 0 && !out_drain(p, 4))
 		out_close(p);
+	if (p->poll_off < plog_first(&p->log)) {
+		/* more came since the last poll than the log keeps */
+		skipped = plog_first(&p->log) - p->poll_off;
+		p->poll_off = plog_first(&p->log);
+	}
 	jsonw_init(&w, &b);
 	jsonw_start_object(&w);
 	jsonw_bool_field(&w, "ok", true);
 	jsonw_string_field(&w, "id", p->id);
 	status_json(&w, p);
 	jsonw_uint_field(&w, "offset", p->poll_off);
+	jsonw_uint_field(&w, "skipped", skipped);
 	got = put_chunk(&w, p, p->poll_off, CHUNK_MAX);
 	p->poll_off += got;
 	jsonw_uint_field(&w, "next_offset", p->poll_off);
-	jsonw_bool_field(&w, "more", p->poll_off < p->log_size);
-	jsonw_uint_field(&w, "log_dropped", p->log_dropped);
+	jsonw_bool_field(&w, "more", p->poll_off < p->log.size);
+	log_counts_json(&w, p);
 	jsonw_end_object(&w);
 	send_b(c, &b);
 	return 0;
@@ -1206,24 +1237,28 @@ static int op_log(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "log: %s", err);
 		return 0;
 	}
-	if (p->log_fd < 0) {
+	if (!p->log.path[0]) {
 		ctl_reply_err(c, "log: %s ran in the foreground: its output went to its caller", p->id);
 		return 0;
 	}
 	if (p->out_fd >= 0 && !out_drain(p, 4))
 		out_close(p);
 	if (tail >= 0) {
-		off = eg_log_tail_offset(p->log_fd, p->log_size, tail, PROCS_LOG_MAX);
+		off = plog_tail_offset(&p->log, tail, 2 * (uint64_t)PROCS_LOG_MAX);
 		if (off < 0) {
-			ctl_reply_err(c, "log: reading %s: %s", p->log_path, strerror((int)-off));
+			ctl_reply_err(c, "log: reading %s: %s", p->log.path, strerror((int)-off));
 			return 0;
 		}
 	}
+	/* bytes the rotation dropped: the answer starts at the first one kept */
+	if ((uint64_t)off < plog_first(&p->log))
+		off = plog_first(&p->log);
 	jsonw_init(&w, &b);
 	jsonw_start_object(&w);
 	jsonw_bool_field(&w, "ok", true);
 	jsonw_string_field(&w, "id", p->id);
-	jsonw_uint_field(&w, "size", p->log_size);
+	jsonw_uint_field(&w, "size", p->log.size);
+	jsonw_uint_field(&w, "first_offset", plog_first(&p->log));
 	jsonw_uint_field(&w, "offset", off);
 	got = put_chunk(&w, p, off, max);
 	jsonw_uint_field(&w, "next_offset", off + got);
@@ -1351,11 +1386,398 @@ static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
 	return 0;
 }
 
+/*
+ * A caller that lost its connection (the daemon restarted: SIGUSR2) takes
+ * its place again: the exit line comes on this connection, and hanging up
+ * is what hanging up on a foreground run is (its group gets SIGTERM).
+ */
+static int op_wait(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	struct eg_procs *ps = arg;
+	struct proc *p;
+	char extra[64];
+
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, ctl_peer(c)->pid)) {
+		ctl_reply_err(c, "wait: a process inside a supervised session cannot drive other processes");
+		return 0;
+	}
+	if (!(p = proc_find(ps, c, req)))
+		return 0;
+	if (p->fg) {
+		ctl_reply_err(c, "wait: %s has a caller waiting already", p->id);
+		return 0;
+	}
+	snprintf(extra, sizeof(extra), ",\"id\":\"%s\"", p->id);
+	ctl_reply_ok(c, extra);
+	if (p->exited) {
+		send_exit_line(c, p);
+		return 0;
+	}
+	p->fg = c;
+	ctl_hold(c, on_fg_close, p);
+	return 0;
+}
+
+/* ---- handing over to the next daemon (SIGUSR2) ------------------------------ */
+
+/* Bytes that need not be UTF-8 (commands, paths, environments): base64. */
+static void b64_field(struct jsonw *w, const char *key, const void *data, size_t n)
+{
+	char *enc = malloc((n + 2) / 3 * 4 + 1);
+
+	if (!enc) {
+		w->b->oom = true;
+		return;
+	}
+	EVP_EncodeBlock((unsigned char *)enc, data, n);
+	jsonw_string_field(w, key, enc);
+	free(enc);
+}
+
+/* NUL-terminated in ret (the caller frees); -EINVAL when missing or not base64. */
+static int b64_get(const json_t *o, const char *key, char **ret, size_t *ret_len)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+	size_t n = s ? strlen(s) : 0;
+	unsigned char *out;
+	int len;
+
+	if (!s || n % 4)
+		return -EINVAL;
+	out = malloc(n / 4 * 3 + 1);
+	if (!out)
+		return -ENOMEM;
+	len = EVP_DecodeBlock(out, (const unsigned char *)s, n);
+	if (len < 0) {
+		free(out);
+		return -EINVAL;
+	}
+	if (n && s[n - 1] == '=')
+		len--;
+	if (n > 1 && s[n - 2] == '=')
+		len--;
+	out[len] = 0;
+	*ret = (char *)out;
+	if (ret_len)
+		*ret_len = len;
+	return 0;
+}
+
+static void b64_strv(struct jsonw *w, const char *key, char **v, size_t n)
+{
+	size_t i;
+
+	jsonw_key(w, key);
+	jsonw_start_array(w);
+	for (i = 0; i < n; i++) {
+		jsonw_start_object(w);
+		b64_field(w, "s", v[i], strlen(v[i]));
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+static int b64_strv_get(const json_t *o, const char *key, char ***v, size_t *n)
+{
+	json_t *e;
+	size_t i;
+	char *s;
+	size_t len;
+	int err;
+
+	json_array_foreach(json_object_get(o, key), i, e) {
+		err = b64_get(e, "s", &s, &len);
+		if (err)
+			return err;
+		err = strv_add(v, n, s, len);
+		free(s);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int b64_str_get(const json_t *o, const char *key, char *buf, size_t len)
+{
+	char *s;
+	int err = b64_get(o, key, &s, NULL);
+
+	if (err)
+		return err;
+	snprintf(buf, len, "%s", s);
+	free(s);
+	return 0;
+}
+
+static void keep_fd(struct jsonw *w, const char *key, int fd, int *fds, int *nfds)
+{
+	jsonw_int_field(w, key, fd);
+	if (fd >= 0)
+		fds[(*nfds)++] = fd;
+}
+
+/*
+ * Writes the registry and the shell states as one JSON object and collects
+ * the fds the next daemon needs: each process's pidfd, its input and output
+ * (pipes, or the pty's master), its log's two files and its state socket.
+ * The processes are the daemon's children and stay so across the exec (the
+ * same pid), so the next daemon reaps them. Nothing leaves the event loop:
+ * the exec follows at once, and if it fails everything is as it was. A
+ * foreground caller's connection does not survive the exec: the caller
+ * asks again with `wait`.
+ */
+int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int max)
+{
+	int i, j, left = 0;
+
+	jsonw_start_object(w);
+	jsonw_uint_field(w, "seq", ps->seq);
+	jsonw_key(w, "states");
+	jsonw_start_array(w);
+	for (i = 0; i < STATES_MAX; i++) {
+		struct shstate *st = &ps->st[i];
+
+		jsonw_start_object(w);
+		jsonw_bool_field(w, "used", st->used);
+		if (st->used) {
+			jsonw_bool_field(w, "busy", st->busy);
+			jsonw_uint_field(w, "uid", st->uid);
+			jsonw_string_field(w, "name", st->name);
+			b64_strv(w, "env", st->env, st->n);
+			b64_field(w, "cwd", st->cwd, strlen(st->cwd));
+			b64_field(w, "oldpwd", st->oldpwd, strlen(st->oldpwd));
+			b64_strv(w, "dirs", st->dirs, st->nd);
+			jsonw_int_field(w, "last", st->last);
+			jsonw_uint_field(w, "used_ms", st->used_ms);
+		}
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	jsonw_key(w, "procs");
+	jsonw_start_array(w);
+	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (!p->used)
+			continue;
+		if (*nfds + 6 > max) {
+			left++;
+			continue;
+		}
+		jsonw_start_object(w);
+		jsonw_string_field(w, "id", p->id);
+		jsonw_int_field(w, "pid", p->pid);
+		keep_fd(w, "pidfd", p->pidfd, fds, nfds);
+		jsonw_uint_field(w, "uid", p->uid);
+		jsonw_string_field(w, "session", p->session);
+		b64_field(w, "command", p->cmd, strlen(p->cmd));
+		jsonw_bool_field(w, "background", p->background);
+		jsonw_bool_field(w, "pty", p->pty);
+		keep_fd(w, "in_fd", p->in_fd, fds, nfds);
+		if (p->out_fd != p->in_fd)
+			keep_fd(w, "out_fd", p->out_fd, fds, nfds);
+		else
+			jsonw_int_field(w, "out_fd", p->out_fd);
+		if (p->log.path[0]) {
+			jsonw_key(w, "log");
+			jsonw_start_object(w);
+			b64_field(w, "path", p->log.path, strlen(p->log.path));
+			jsonw_uint_field(w, "bound", p->log.bound);
+			keep_fd(w, "fd", p->log.fd, fds, nfds);
+			keep_fd(w, "old_fd", p->log.old_fd, fds, nfds);
+			jsonw_uint_field(w, "base", p->log.base);
+			jsonw_uint_field(w, "old_base", p->log.old_base);
+			jsonw_uint_field(w, "size", p->log.size);
+			jsonw_uint_field(w, "failed", p->log.failed);
+			jsonw_uint_field(w, "rotations", p->log.rotations);
+			jsonw_end_object(w);
+		}
+		jsonw_uint_field(w, "poll_off", p->poll_off);
+		jsonw_uint_field(w, "deadline_ms", p->deadline_ms);
+		jsonw_bool_field(w, "timed_out", p->timed_out);
+		jsonw_bool_field(w, "exited", p->exited);
+		jsonw_int_field(w, "ws", p->ws);
+		jsonw_uint_field(w, "start_ms", p->start_ms);
+		jsonw_uint_field(w, "end_ms", p->end_ms);
+		for (j = 0; p->st && j < STATES_MAX && &ps->st[j] != p->st; j++)
+			;
+		jsonw_int_field(w, "state", p->st ? j : -1);
+		keep_fd(w, "state_fd", p->state_fd, fds, nfds);
+		jsonw_bool_field(w, "state_bad", p->state_bad);
+		b64_field(w, "state_data", p->state.data ? p->state.data : "", p->state.len);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	jsonw_end_object(w);
+	if (left)
+		p_warn("%d daemon-run processes are not handed over (no room for their fds); they run on unlisted", left);
+	return 0;
+}
+
+static void cloexec(int fd)
+{
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static int fd_get(const json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_integer(v) ? (int)json_integer_value(v) : -1;
+}
+
+/* One process as the previous daemon left it; its watches back in the loop. */
+static int import_proc(struct eg_procs *ps, struct proc *p, const json_t *e)
+{
+	const json_t *lg = json_object_get(e, "log");
+	int64_t state;
+	uint64_t now = now_ms();
+	size_t len;
+	char *data;
+	int err;
+
+	memset(p, 0, sizeof(*p));
+	p->used = true;
+	p->owner = ps;
+	plog_init(&p->log);
+	snprintf(p->id, sizeof(p->id), "%s", json_string_value(json_object_get(e, "id")) ?: "p-?");
+	p->pid = json_integer_value(json_object_get(e, "pid"));
+	p->pidfd = fd_get(e, "pidfd");
+	p->uid = json_integer_value(json_object_get(e, "uid"));
+	snprintf(p->session, sizeof(p->session), "%s", json_string_value(json_object_get(e, "session")) ?: "");
+	p->background = json_is_true(json_object_get(e, "background"));
+	p->pty = json_is_true(json_object_get(e, "pty"));
+	p->in_fd = fd_get(e, "in_fd");
+	p->out_fd = fd_get(e, "out_fd");
+	p->state_fd = fd_get(e, "state_fd");
+	if (lg) {
+		p->log.fd = fd_get(lg, "fd");
+		p->log.old_fd = fd_get(lg, "old_fd");
+		p->log.bound = json_integer_value(json_object_get(lg, "bound"));
+		p->log.base = json_integer_value(json_object_get(lg, "base"));
+		p->log.old_base = json_integer_value(json_object_get(lg, "old_base"));
+		p->log.size = json_integer_value(json_object_get(lg, "size"));
+		p->log.failed = json_integer_value(json_object_get(lg, "failed"));
+		p->log.rotations = json_integer_value(json_object_get(lg, "rotations"));
+		if (b64_str_get(lg, "path", p->log.path, sizeof(p->log.path)) || !p->log.bound)
+			p->log.path[0] = 0;
+	}
+	cloexec(p->pidfd);
+	cloexec(p->in_fd);
+	cloexec(p->out_fd);
+	cloexec(p->state_fd);
+	cloexec(p->log.fd);
+	cloexec(p->log.old_fd);
+	p->poll_off = json_integer_value(json_object_get(e, "poll_off"));
+	p->deadline_ms = json_integer_value(json_object_get(e, "deadline_ms"));
+	p->timed_out = json_is_true(json_object_get(e, "timed_out"));
+	p->exited = json_is_true(json_object_get(e, "exited"));
+	p->ws = json_integer_value(json_object_get(e, "ws"));
+	p->start_ms = json_integer_value(json_object_get(e, "start_ms"));
+	p->end_ms = json_integer_value(json_object_get(e, "end_ms"));
+	p->state_bad = json_is_true(json_object_get(e, "state_bad"));
+	if (b64_get(e, "command", &p->cmd, NULL))
+		p->cmd = strdup("");
+	if (!p->cmd)
+		return -ENOMEM;
+	if (!b64_get(e, "state_data", &data, &len)) {
+		sbuf_put(&p->state, data, len);
+		free(data);
+	}
+	state = json_integer_value(json_object_get(e, "state"));
+	if (json_is_integer(json_object_get(e, "state")) && state >= 0 && state < STATES_MAX &&
+	    ps->st[state].used)
+		p->st = &ps->st[state];
+	else if (p->state_fd >= 0)
+		state_close(p);		/* a state that did not come over: nothing to carry */
+	if (!p->exited && p->pidfd < 0)
+		p->pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+	err = 0;
+	if (p->pidfd >= 0 && loop_add_fd(ps->o.loop, p->pidfd, EPOLLIN, on_exit_, p, &p->pw))
+		err = -errno;
+	if (p->out_fd >= 0 && loop_add_fd(ps->o.loop, p->out_fd, EPOLLIN, on_out, p, &p->ow))
+		err = -errno;
+	if (p->state_fd >= 0 && loop_add_fd(ps->o.loop, p->state_fd, EPOLLIN, on_state, p, &p->sw))
+		err = -errno;
+	if (!p->exited && p->deadline_ms &&
+	    loop_add_timer(ps->o.loop, p->deadline_ms > now ? p->deadline_ms - now : 1, 0, on_timeout, p, &p->timer))
+		err = -errno;
+	return err;
+}
+
+static int procs_import(struct eg_procs *ps, const json_t *o)
+{
+	json_t *e;
+	size_t i;
+	int n = 0, err, rc = 0;
+
+	ps->seq = json_integer_value(json_object_get(o, "seq"));
+	json_array_foreach(json_object_get(o, "states"), i, e) {
+		struct shstate *st;
+
+		if (i >= STATES_MAX || !json_is_true(json_object_get(e, "used")))
+			continue;
+		st = &ps->st[i];
+		st->used = true;
+		st->busy = json_is_true(json_object_get(e, "busy"));
+		st->uid = json_integer_value(json_object_get(e, "uid"));
+		snprintf(st->name, sizeof(st->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
+		st->last = json_integer_value(json_object_get(e, "last"));
+		st->used_ms = json_integer_value(json_object_get(e, "used_ms"));
+		if (b64_strv_get(e, "env", &st->env, &st->n) || b64_strv_get(e, "dirs", &st->dirs, &st->nd) ||
+		    b64_str_get(e, "cwd", st->cwd, sizeof(st->cwd)) ||
+		    b64_str_get(e, "oldpwd", st->oldpwd, sizeof(st->oldpwd)))
+			rc = -ENOMEM;
+	}
+	json_array_foreach(json_object_get(o, "procs"), i, e) {
+		if (i >= PROCS_MAX)
+			break;
+		err = import_proc(ps, &ps->p[i], e);
+		if (err && !rc)
+			rc = err;
+		n++;
+	}
+	/* a state whose command did not come over is free again */
+	for (i = 0; i < STATES_MAX; i++) {
+		bool held = false;
+		int k;
+
+		for (k = 0; k < PROCS_MAX && ps->st[i].busy; k++)
+			held |= ps->p[k].used && ps->p[k].st == &ps->st[i];
+		if (!held)
+			ps->st[i].busy = false;
+	}
+	if (rc)
+		p_warn("the handover of daemon-run processes was partial: %s", strerror(-rc));
+	if (n)
+		p_info("%d daemon-run processes handed over", n);
+	return rc;
+}
+
 /* ---- setup ---------------------------------------------------------------- */
 
-static void clean_old_logs(const char *dir)
+/* Whether name (PATH or PATH.1 in the logs' directory) is a registered process's log. */
+static bool log_in_use(const struct eg_procs *ps, const char *name)
 {
-	DIR *d = opendir(dir);
+	int i;
+
+	for (i = 0; i < PROCS_MAX; i++) {
+		const char *base = strrchr(ps->p[i].log.path, '/');
+		size_t l;
+
+		if (!ps->p[i].used || !base)
+			continue;
+		l = strlen(++base);
+		if (!strncmp(name, base, l) && (!name[l] || !strcmp(name + l, ".1")))
+			return true;
+	}
+	return false;
+}
+
+static void clean_old_logs(const struct eg_procs *ps)
+{
+	DIR *d = opendir(ps->dir);
 	struct dirent *e;
 	struct stat sb;
 	time_t now = time(NULL);
@@ -1365,7 +1787,9 @@ static void clean_old_logs(const char *dir)
 	while ((e = readdir(d))) {
 		size_t l = strlen(e->d_name);
 
-		if (l < 5 || strcmp(e->d_name + l - 4, ".log"))
+		if ((l < 5 || strcmp(e->d_name + l - 4, ".log")) && (l < 7 || strcmp(e->d_name + l - 6, ".log.1")))
+			continue;
+		if (log_in_use(ps, e->d_name))
 			continue;
 		if (!fstatat(dirfd(d), e->d_name, &sb, AT_SYMLINK_NOFOLLOW) &&
 		    (!S_ISREG(sb.st_mode) || now - sb.st_mtime > LOG_MAX_AGE_S))
@@ -1395,7 +1819,9 @@ int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret)
 	snprintf(ps->dir, sizeof(ps->dir), "%s/procs", o->state_dir);
 	if ((mkdir(o->state_dir, 0755) && errno != EEXIST) || (mkdir(ps->dir, 0700) && errno != EEXIST))
 		p_warn("--state-dir %s: %s; background runs will fail", ps->dir, strerror(errno));
-	clean_old_logs(ps->dir);
+	if (o->handover)
+		procs_import(ps, o->handover);	/* partial is better than none: it warned */
+	clean_old_logs(ps);
 	err = ctl_register(o->ctl, "run", CTL_ANYONE, op_run, ps);
 	if (!err)
 		err = ctl_register(o->ctl, "ps", CTL_ANYONE, op_ps, ps);
@@ -1409,6 +1835,8 @@ int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret)
 		err = ctl_register(o->ctl, "send_keys", CTL_ANYONE, op_send_keys, ps);
 	if (!err)
 		err = ctl_register(o->ctl, "kill", CTL_ANYONE, op_kill, ps);
+	if (!err)
+		err = ctl_register(o->ctl, "wait", CTL_ANYONE, op_wait, ps);
 	if (err) {
 		procs_free(ps);
 		return err;
@@ -1432,6 +1860,9 @@ void procs_free(struct eg_procs *ps)
 			kill(-p->pid, SIGTERM);
 			kill(p->pid, SIGTERM);
 		}
+		/* its caller's connection must not call back into freed memory */
+		ctl_close(p->fg);
+		p->fg = NULL;
 		loop_del(p->pw);
 		loop_del(p->ow);
 		loop_del(p->sw);
@@ -1442,7 +1873,8 @@ void procs_free(struct eg_procs *ps)
 			close(p->out_fd);
 		if (p->state_fd >= 0)
 			close(p->state_fd);
-		p->log_path[0] = 0;	/* logs outlive the daemon (cleaned by age) */
+		plog_close(&p->log, false);	/* logs outlive the daemon (cleaned by age) */
+		p->log.path[0] = 0;
 		proc_release(p);
 	}
 	for (i = 0; i < STATES_MAX; i++) {

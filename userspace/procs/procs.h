@@ -9,7 +9,8 @@
  * RLIMIT_NPROC and a working directory inside the daemon's --workspace.
  * Foreground runs write to the client's own stdio (passed with SCM_RIGHTS)
  * and report the exit status on the connection; background runs write to a
- * bounded log under --state-dir, and their exit is an event in the
+ * log under --state-dir that keeps their latest output (plog.h: 16 to 32
+ * MiB, the oldest dropped and counted), and their exit is an event in the
  * daemon's output. Stateful runs carry a shell state (cwd, exports, $?)
  * per (uid, session name) from one run to the next.
  */
@@ -19,13 +20,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <jansson.h>
 #include "daemon/loop.h"
 
 struct ctl_server;
 struct eg_procs;
 
 #define PROCS_MAX		256		/* registry entries */
-#define PROCS_LOG_MAX		(16u << 20)	/* bytes kept per log; the rest is counted, dropped */
+#define PROCS_LOG_MAX		(16u << 20)	/* a log file's size before it rotates (plog.h) */
 #define PROCS_NPROC_DEFAULT	512
 #define PROCS_TIMEOUT_MS	30000		/* foreground default */
 
@@ -41,11 +43,21 @@ struct eg_procs_opts {
 	/* one complete JSON line (with '\n'), and a short text for a terminal */
 	void (*emit)(void *arg, const char *json, size_t len, const char *text);
 	void *arg;
+	/* NULL; else what the previous daemon's procs_export() wrote (a SIGUSR2 re-exec) */
+	const json_t *handover;
 };
 
-/* Registers the ops (run, ps, poll, log, write, send_keys, kill). */
+/* Registers the ops (run, ps, poll, log, write, send_keys, kill, wait); takes over o->handover's processes. */
 int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret);
 /* Kills what still runs (its process group) and frees the registry. */
 void procs_free(struct eg_procs *p);
+
+/*
+ * Handing the registry and the shell states to the next daemon: a JSON
+ * object for eg_procs_opts.handover, and the fds it names added to fds
+ * (at most max in all). The processes run on meanwhile.
+ */
+struct jsonw;
+int procs_export(struct eg_procs *p, struct jsonw *w, int *fds, int *nfds, int max);
 
 #endif

@@ -94,29 +94,30 @@ literal:
 	return false;
 }
 
-int64_t eg_log_tail_offset(int fd, uint64_t size, unsigned int n, uint64_t max_scan)
+int64_t eg_tail_offset(eg_pread_fn rd, void *arg, uint64_t start, uint64_t end, unsigned int n,
+		       uint64_t max_scan)
 {
 	char buf[4096];
-	uint64_t pos = size, scanned = 0;
+	uint64_t pos = end, scanned = 0;
 	unsigned int seen = 0;
 	bool first = true;
 
-	if (!n)
-		return size;
-	while (pos > 0 && scanned < max_scan) {
-		size_t len = pos < sizeof(buf) ? pos : sizeof(buf);
+	if (!n || end <= start)
+		return end > start ? end : start;
+	while (pos > start && scanned < max_scan) {
+		size_t len = pos - start < sizeof(buf) ? pos - start : sizeof(buf);
 		ssize_t r;
 
-		r = pread(fd, buf, len, pos - len);
+		r = rd(arg, buf, len, pos - len);
 		if (r < 0)
-			return -errno;
+			return r;
 		if ((size_t)r != len)
 			return -EIO;
 		for (size_t i = len; i > 0; i--) {
 			if (buf[i - 1] != '\n')
 				continue;
-			if (first && pos - len + i == size) {
-				/* the file's final newline ends the last line */
+			if (first && pos - len + i == end) {
+				/* the final newline ends the last line */
 				first = false;
 				continue;
 			}
@@ -129,6 +130,18 @@ int64_t eg_log_tail_offset(int fd, uint64_t size, unsigned int n, uint64_t max_s
 		scanned += len;
 	}
 	return pos;
+}
+
+static ssize_t fd_pread(void *arg, void *buf, size_t n, uint64_t off)
+{
+	ssize_t r = pread(*(int *)arg, buf, n, off);
+
+	return r < 0 ? -errno : r;
+}
+
+int64_t eg_log_tail_offset(int fd, uint64_t size, unsigned int n, uint64_t max_scan)
+{
+	return eg_tail_offset(fd_pread, &fd, 0, size, n, max_scan);
 }
 
 static const struct { int sig; const char *name; } sigs[] = {
@@ -153,8 +166,11 @@ int eg_signal_parse(const char *s)
 		v = strtol(s, &end, 10);
 		return (*end || v < 1 || v > 64) ? -1 : (int)v;
 	}
-	if (!strncasecmp(s, "SIG", 3))
+	if (!strncasecmp(s, "SIG", 3)) {
 		s += 3;
+		if (isdigit((unsigned char)s[0]))
+			return eg_signal_parse(s);	/* SIG34, as eg_signal_name writes it */
+	}
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (!strcasecmp(s, sigs[i].name))
 			return sigs[i].sig;

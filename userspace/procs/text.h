@@ -35,9 +35,14 @@ bool eg_key_encode(const char *word, struct sbuf *b);
  */
 int64_t eg_log_tail_offset(int fd, uint64_t size, unsigned int n, uint64_t max_scan);
 
-/* A signal by name (TERM, SIGTERM, term) or number; -1 when unknown. */
+/* The same over any reader (-errno or bytes read at off) and the bytes [start, end). */
+typedef ssize_t (*eg_pread_fn)(void *arg, void *buf, size_t n, uint64_t off);
+int64_t eg_tail_offset(eg_pread_fn rd, void *arg, uint64_t start, uint64_t end, unsigned int n,
+		       uint64_t max_scan);
+
+/* A signal by name (TERM, SIGTERM, term) or number (9, SIG34); -1 when unknown. */
 int eg_signal_parse(const char *s);
-/* SIGTERM for 15; "SIG?" when unknown. */
+/* SIGTERM for 15; "SIG34" for one without a name. */
 const char *eg_signal_name(int sig, char *buf, size_t len);
 
 #endif
