@@ -184,40 +184,118 @@ struct path_walk {
 	__u32 trunc_flag, fault_flag, deleted_flag;
 	__u32 flags;
 	__u32 kslot;			/* slot + 1: write into kscratch[slot].raw, not the record */
+	struct dentry *mnt_root;	/* vfsmnt's root, once read (NULL: not yet) */
 	bool done;
 };
+
+/*
+ * Helper calls are what a walk costs (each bpf_probe_read_kernel is a call
+ * with fault handling; the pointers here are plain numbers once a mount is
+ * crossed, so they cannot be loaded directly). Where the kernel keeps the
+ * fields a step needs next to each other, one read fetches them all:
+ * dentry: d_hash.pprev, d_parent, d_name.hash_len, d_name.name;
+ * mount: mnt_parent, mnt_mountpoint. CO-RE settles which way at load time.
+ */
+struct dentry_head {
+	void *pprev;
+	struct dentry *parent;
+	__u64 hash_len;
+	const unsigned char *name;
+};
+
+static __always_inline bool dentry_head_packed(void)
+{
+	__u32 pprev = bpf_core_field_offset(struct dentry, d_hash.pprev);
+
+	return bpf_core_field_offset(struct dentry, d_parent) == pprev + 8 &&
+	       bpf_core_field_offset(struct dentry, d_name.hash_len) == pprev + 16 &&
+	       bpf_core_field_offset(struct dentry, d_name.name) == pprev + 24 &&
+	       bpf_core_field_size(struct dentry, d_hash.pprev) == 8 &&
+	       bpf_core_field_size(struct dentry, d_parent) == 8 &&
+	       bpf_core_field_size(struct dentry, d_name.name) == 8;
+}
+
+static __always_inline int dentry_head_read(struct dentry *d, struct dentry_head *h)
+{
+	if (dentry_head_packed())
+		return bpf_probe_read_kernel(h, sizeof(*h),
+					     (char *)d + bpf_core_field_offset(struct dentry, d_hash.pprev));
+	h->pprev = BPF_CORE_READ(d, d_hash.pprev);
+	h->parent = BPF_CORE_READ(d, d_parent);
+	h->name = BPF_CORE_READ(d, d_name.name);
+	return 0;
+}
+
+struct mount_up {
+	struct mount *parent;
+	struct dentry *mountpoint;
+};
+
+static __always_inline int mount_up_read(struct mount *m, struct mount_up *u)
+{
+	__u32 off = bpf_core_field_offset(struct mount, mnt_parent);
+
+	if (bpf_core_field_offset(struct mount, mnt_mountpoint) == off + 8 &&
+	    bpf_core_field_size(struct mount, mnt_parent) == 8 &&
+	    bpf_core_field_size(struct mount, mnt_mountpoint) == 8)
+		return bpf_probe_read_kernel(u, sizeof(*u), (char *)m + off);
+	u->parent = BPF_CORE_READ(m, mnt_parent);
+	u->mountpoint = BPF_CORE_READ(m, mnt_mountpoint);
+	return 0;
+}
 
 static long path_step(__u32 i, struct path_walk *w)
 {
 	struct dentry *d = w->dentry, *mnt_root, *up;
 	struct vfsmount *vm = w->vfsmnt;
+	struct dentry_head h = {};
 	const unsigned char *name;
 	__u32 off = w->off, pos = w->pos;
+	bool have_h = false;
 	char *buf;
 	long n;
 
+	/* d_unlinked() of the leaf: unhashed and not a root */
+	if (!i && w->deleted_flag) {
+		if (dentry_head_read(d, &h)) {
+			w->flags |= w->fault_flag;
+			goto done;
+		}
+		have_h = true;
+		if (!h.pprev && h.parent != d)
+			w->flags |= w->deleted_flag;
+	}
 	if (w->root_dentry && d == w->root_dentry && vm == w->root_mnt)
 		goto done;
-	mnt_root = BPF_CORE_READ(vm, mnt_root);
+	mnt_root = w->mnt_root;
+	if (!mnt_root) {
+		mnt_root = BPF_CORE_READ(vm, mnt_root);
+		w->mnt_root = mnt_root;
+	}
 	if (d == mnt_root) {
 		struct mount *m = eg_container_of(vm, struct mount, mnt);
-		struct mount *parent = BPF_CORE_READ(m, mnt_parent);
+		struct mount_up u = {};
 
-		if (parent == m)
+		if (mount_up_read(m, &u) || u.parent == m)
 			goto done;
-		w->dentry = BPF_CORE_READ(m, mnt_mountpoint);
-		w->vfsmnt = (struct vfsmount *)((char *)parent +
+		w->dentry = u.mountpoint;
+		w->vfsmnt = (struct vfsmount *)((char *)u.parent +
 				bpf_core_field_offset(struct mount, mnt));
+		w->mnt_root = NULL;
 		return 0;
 	}
-	up = BPF_CORE_READ(d, d_parent);
+	if (!have_h && dentry_head_read(d, &h)) {
+		w->flags |= w->fault_flag;
+		goto done;
+	}
+	up = h.parent;
 	if (!up || up == d)
 		goto done;
 	if (off > EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX || pos > EG_FILENAME_MAX - EG_NAME_MAX) {
 		w->flags |= w->trunc_flag;
 		goto done;
 	}
-	name = BPF_CORE_READ(d, d_name.name);
+	name = h.name;
 	if (w->kslot) {
 		struct kfacts *f = kf_get(w->kslot - 1);
 		__u64 p = pos;
@@ -255,12 +333,6 @@ done:
 	return 1;
 }
 
-/* d_unlinked(): unhashed and not a root. */
-static __always_inline bool dentry_deleted(struct dentry *d)
-{
-	return !BPF_CORE_READ(d, d_hash.pprev) && BPF_CORE_READ(d, d_parent) != d;
-}
-
 /* An internal mount (memfd, pipes, anonymous inodes) belongs to no namespace. */
 static __always_inline bool mount_internal(struct vfsmount *vm)
 {
@@ -280,8 +352,6 @@ static __noinline __u32 read_path(struct path_walk *w)
 		w->flags |= w->fault_flag;
 		return 0;
 	}
-	if (w->deleted_flag && dentry_deleted(w->dentry))
-		w->flags |= w->deleted_flag;
 	bpf_loop(EG_CWD_DEPTH, path_step, w, 0);
 	if (!w->done)
 		w->flags |= w->trunc_flag;
@@ -428,7 +498,7 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm 
 
 	if (!active())
 		return 0;
-	if (BPF_CORE_READ(bprm, interp) == BPF_CORE_READ(bprm, filename))
+	if (bprm->interp == bprm->filename)
 		return 0;
 	f = find_script(task, 64);
 	if (!f)
@@ -495,31 +565,32 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 /* Who runs it: credentials, namespaces, terminal, login uid. */
 static __always_inline void fill_task(struct eg_event *e, struct task_struct *task)
 {
-	const struct cred *cred = BPF_CORE_READ(task, cred);
+	const struct cred *cred = task->cred;
 	struct tty_struct *tty;
+	struct upid up = {};
 	struct pid *pid;
 	unsigned int level;
 
-	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
-	e->uid = BPF_CORE_READ(cred, uid.val);
-	e->gid = BPF_CORE_READ(cred, gid.val);
-	e->euid = BPF_CORE_READ(cred, euid.val);
-	e->egid = BPF_CORE_READ(cred, egid.val);
+	e->ppid = task->real_parent->tgid;
+	e->uid = cred->uid.val;
+	e->gid = cred->gid.val;
+	e->euid = cred->euid.val;
+	e->egid = cred->egid.val;
 	if (bpf_core_field_exists(task->loginuid))
-		e->auid = BPF_CORE_READ(task, loginuid.val);
+		e->auid = task->loginuid.val;
 	else
 		e->auid = EG_AUID_UNSET;
 	e->cgroup_id = bpf_get_current_cgroup_id();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	e->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
-	/* the pid namespace the task lives in, and its pid there */
-	pid = BPF_CORE_READ(task, group_leader, thread_pid);
-	level = BPF_CORE_READ(pid, level);
-	if (level < 32) {
-		e->pid_ns = BPF_CORE_READ(pid, numbers[level].ns, ns.inum);
-		e->ns_pid = BPF_CORE_READ(pid, numbers[level].nr);
+	e->mnt_ns = task->nsproxy->mnt_ns->ns.inum;
+	/* the pid namespace the task lives in, and its pid there (a variable index: one read) */
+	pid = task->group_leader->thread_pid;
+	level = pid->level;
+	if (level < 32 && !bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level])) {
+		e->pid_ns = BPF_CORE_READ(up.ns, ns.inum);
+		e->ns_pid = up.nr;
 	}
-	tty = BPF_CORE_READ(task, signal, tty);
+	tty = task->signal->tty;
 	if (tty)
 		bpf_probe_read_kernel_str(e->tty, sizeof(e->tty), &tty->name);
 }
@@ -552,8 +623,8 @@ static __noinline bool is_launcher(struct file *file, unsigned long arg_start,
 	char *buf;
 	long n;
 
-	k.dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	k.ino = BPF_CORE_READ(file, f_inode, i_ino);
+	k.dev = file->f_inode->i_sb->s_dev;
+	k.ino = file->f_inode->i_ino;
 	if (!bpf_map_lookup_elem(&launchers, &k))
 		return false;
 	buf = scratch_get();
@@ -1161,12 +1232,12 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
 	__u32 n;
 
 	/* the file that runs, by its place in the mount namespace */
-	if (mount_internal(BPF_CORE_READ(file, f_path.mnt))) {
+	if (mount_internal(file->f_path.mnt)) {
 		e->flags |= EG_F_ANON_FILE;
-		n = read_anon_name(BPF_CORE_READ(file, f_path.dentry), buf, EG_EVENT_HDR, &e->flags,
+		n = read_anon_name(file->f_path.dentry, buf, EG_EVENT_HDR, &e->flags,
 				   EG_F_FILENAME_FAULT);
 	} else {
-		PATH_WALK(w, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt), NULL,
+		PATH_WALK(w, file->f_path.dentry, file->f_path.mnt, NULL,
 			  NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
 		n = read_path(&w);
 		e->flags |= w.flags;
@@ -1174,12 +1245,12 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
 	e->filename_len = cut16(n, EG_FILENAME_MAX);
 
 	/* the path as the caller spelled it */
-	fname = BPF_CORE_READ(bprm, filename);
+	fname = bprm->filename;
 	n = read_kstr(buf, strings_end(e), fname, &e->flags, EG_F_REQUESTED_TRUNC, EG_F_FILENAME_FAULT);
 	e->requested_len = cut16(n, EG_FILENAME_MAX);
 
 	/* a script: bprm->interp moved off bprm->filename to the '#!' interpreter */
-	interp = BPF_CORE_READ(bprm, interp);
+	interp = bprm->interp;
 	if (interp != fname) {
 		e->flags |= EG_F_SCRIPT;
 		n = read_kstr(buf, strings_end(e), interp, &e->flags, EG_F_INTERP_TRUNC,
@@ -1190,10 +1261,9 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
 	}
 
 	/* the working directory, as the task sees it (from its own root) */
-	fs = BPF_CORE_READ(task, fs);
+	fs = task->fs;
 	if (fs) {
-		PATH_WALK(w, BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
-			  BPF_CORE_READ(fs, root.dentry), BPF_CORE_READ(fs, root.mnt), strings_end(e),
+		PATH_WALK(w, fs->pwd.dentry, fs->pwd.mnt, fs->root.dentry, fs->root.mnt, strings_end(e),
 			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
 		n = read_path(&w);
 		e->flags |= w.flags;
@@ -1211,13 +1281,13 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
  * of the kernel judgement's call chain stay within 512 bytes of stack.
  */
 static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
-				    struct linux_binprm *bprm, bool launcher, __u64 now)
+				    struct linux_binprm *bprm, bool launcher, struct eg_task *st)
 {
-	struct file *file = BPF_CORE_READ(bprm, file);
-	struct mm_struct *mm = BPF_CORE_READ(task, mm);
-	unsigned long arg_start = BPF_CORE_READ(mm, arg_start), arg_end = BPF_CORE_READ(mm, arg_end);
+	struct file *file = bprm->file;
+	struct mm_struct *mm = task->mm;
+	unsigned long arg_start = mm->arg_start, arg_end = mm->arg_end;
 	struct eg_event *e;
-	struct eg_task *st;
+	struct inode *inode;
 	__u64 len, off;
 	char *buf;
 
@@ -1225,7 +1295,6 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	if (!buf) {
 		COUNT(scratch_missing);
 		/* a session exec, or one kernel rules judge, that cannot be checked does not run */
-		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (((st && st->session) || (krules_loaded() && kenforcing())) && bpf_send_signal(9))
 			COUNT(kill_failed);
 		return 0;
@@ -1233,15 +1302,13 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	e = (struct eg_event *)buf;
 	__builtin_memset(e, 0, sizeof(*e));
 	e->type = EG_EVENT_EXEC;
-	e->ktime_ns = now;
-	e->pid = BPF_CORE_READ(task, tgid);
+	e->pid = task->tgid;
 	e->tid = old_pid;
-	st = bpf_task_storage_get(&tasks, task, 0, 0);
 	fill_lineage(e, st, st && (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0);
 	e->session = st ? st->session : 0;
 	if (launcher)
 		e->flags |= EG_F_LAUNCHER;
-	e->argc = BPF_CORE_READ(bprm, argc);
+	e->argc = bprm->argc;
 	/*
 	 * From here on the record is the state: what was decided above is read
 	 * back from it, so the verifier does not carry one copy of the rest per
@@ -1251,11 +1318,12 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 		return 0;
 
 	fill_task(e, task);
-	if (bpf_core_field_exists(bprm->secureexec) && BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec))
+	if (bpf_core_field_exists(bprm->secureexec) && BPF_CORE_READ_BITFIELD(bprm, secureexec))
 		e->flags |= EG_F_SECUREEXEC;
-	e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
-	e->ino = BPF_CORE_READ(file, f_inode, i_ino);
-	e->size = BPF_CORE_READ(file, f_inode, i_size);
+	inode = file->f_inode;
+	e->dev = inode->i_sb->s_dev;
+	e->ino = inode->i_ino;
+	e->size = inode->i_size;
 	exec_strings(e, buf, task, bprm, file);
 
 	/* argv as committed to the new mm: what the program will read */
@@ -1281,7 +1349,7 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 }
 
 /* What may stop the exec in the record: kernel rules, a session's ticket. Then it goes out. */
-static __always_inline void exec_check(struct task_struct *task, __u32 size)
+static __always_inline void exec_check(struct task_struct *task, __u32 size, __u64 now)
 {
 	struct eg_event *e;
 	__u64 off;
@@ -1291,6 +1359,7 @@ static __always_inline void exec_check(struct task_struct *task, __u32 size)
 	if (!buf)
 		return;
 	e = (struct eg_event *)buf;
+	e->ktime_ns = now;	/* here: exec_record() has five arguments already */
 	/* the kernel rules (--enforce): a denied exec dies before its image runs */
 	if (krules_loaded()) {
 		int d = kjudge_exec(e);
@@ -1320,17 +1389,13 @@ static __always_inline void exec_check(struct task_struct *task, __u32 size)
 
 /* The task's depth and exec id for its next exec, and the procs view. */
 static __noinline void exec_update(struct task_struct *task, bool launcher, __u64 now,
-				   bool have_record)
+				   bool have_record, struct eg_task *st)
 {
 	struct eg_proc proc = {};
 	struct eg_event *e;
-	struct eg_task *st;
-	__u32 tgid = BPF_CORE_READ(task, tgid), task_flags;
+	__u32 tgid = task->tgid, task_flags;
 	char *buf;
 
-	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st)
-		COUNT(storage_failed);
 	if (st) {
 		proc.parent_tgid = (st->flags & EG_TASK_KNOWN) ? st->exec_tgid : 0;
 		proc.parent_ktime = (st->flags & EG_TASK_KNOWN) ? st->exec_ktime : 0;
@@ -1359,15 +1424,15 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 	proc.exec_ktime = now;
 	buf = have_record ? scratch_get() : NULL;
 	e = (struct eg_event *)buf;
-	if (e && e->uid == BPF_CORE_READ(task, cred, uid.val)) {
+	if (e && e->uid == task->cred->uid.val) {
 		/* already read for the record */
 		proc.ppid = e->ppid;
 		proc.uid = e->uid;
 		proc.cgroup_id = e->cgroup_id;
 		__builtin_memcpy(proc.comm, e->comm, sizeof(proc.comm));
 	} else {
-		proc.ppid = BPF_CORE_READ(task, real_parent, tgid);
-		proc.uid = BPF_CORE_READ(task, cred, uid.val);
+		proc.ppid = task->real_parent->tgid;
+		proc.uid = task->cred->uid.val;
 		proc.cgroup_id = bpf_get_current_cgroup_id();
 		bpf_get_current_comm(proc.comm, sizeof(proc.comm));
 	}
@@ -1380,38 +1445,49 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 {
 	__u64 now = bpf_ktime_get_boot_ns();
 	struct mm_struct *mm;
+	struct eg_task *st;
 	bool launcher;
 	__u32 size;
 
 	if (!active())
 		return 0;
-	mm = BPF_CORE_READ(task, mm);
-	launcher = is_launcher(BPF_CORE_READ(bprm, file), BPF_CORE_READ(mm, arg_start),
-			       BPF_CORE_READ(mm, arg_end));
-	size = exec_record(task, old_pid, bprm, launcher, now);
+	mm = task->mm;
+	launcher = is_launcher(bprm->file, mm->arg_start, mm->arg_end);
+	/* one lookup for the record and the update (created: the task is known from here on) */
+	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st)
+		COUNT(storage_failed);
+	size = exec_record(task, old_pid, bprm, launcher, st);
 	if (size)
-		exec_check(task, size);
-	exec_update(task, launcher, now, size != 0);
+		exec_check(task, size, now);
+	exec_update(task, launcher, now, size != 0, st);
 	return 0;
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
-	__u32 tgid = BPF_CORE_READ(task, tgid);
-	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tgid = task->tgid;
+	__u32 tid = task->pid;
+	struct eg_task *st;
 
 	if (!active())
 		return 0;
-	/* a ticket for an exec this thread will never make */
-	bpf_map_delete_elem(&tickets, &tid);
+	/*
+	 * A ticket for an exec this thread will never make. Only session tasks
+	 * get tickets; a task with no storage (older than the tracer) is
+	 * cleaned too. The storage lookup costs far less than a locked delete.
+	 */
+	st = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!st || st->session)
+		bpf_map_delete_elem(&tickets, &tid);
 
 	/*
 	 * The process is gone when its last thread is: do_exit() counts the
 	 * live threads down before this tracepoint (a leader that called
 	 * pthread_exit() keeps the entry while the others run).
 	 */
-	if (BPF_CORE_READ(task, signal, live.counter) == 0)
+	if (task->signal->live.counter == 0)
 		bpf_map_delete_elem(&procs, &tgid);
 	return 0;
 }
