@@ -161,9 +161,16 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 			return 0;
 		}
 		base = AT_FDCWD;
+	} else if (first && s->execveat && s->dir_fd >= 0) {
+		base = s->dir_fd;
+	} else if (s->cwd_fd >= 0) {
+		base = s->cwd_fd;
+	} else if (s->open_cwd) {
+		base = s->open_cwd(s->open_cwd_arg);
+		if (base < 0)
+			return base;
 	} else {
-		base = first && s->execveat && s->dir_fd >= 0 ? s->dir_fd :
-		       s->cwd_fd >= 0 ? s->cwd_fd : AT_FDCWD;
+		base = AT_FDCWD;
 	}
 	fd = openat(base, path, flags);
 	if (fd < 0)
