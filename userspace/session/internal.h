@@ -149,8 +149,8 @@ struct exec_request {
 	char cgroup[512];
 	bool cgroup_read;		/* cgroup is filled in (read lazily: request_cgroup) */
 	bool foreign_ns;
-	struct eg_exec_plan plan;
 	bool planned;
+	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
 
 /* session.c */

@@ -494,10 +494,15 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 static int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
 {
 	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	int rc;
 
 	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, &flags) && errno != EINVAL && errno != ENOTTY)
 		p_dbg("session s-%x: synchronous wakeups refused: %s", se->id, strerror(errno));
-	return loop_add_fd(s->o.loop, fd, EPOLLIN, supervise_listener, se, &se->w);
+	rc = loop_add_fd(s->o.loop, fd, EPOLLIN, supervise_listener, se, &se->w);
+	/* a process waits in every notification: served before the ring buffer's records */
+	if (!rc)
+		loop_set_urgent(se->w);
+	return rc;
 }
 
 /* The fd is a seccomp listener: its link names it, and NOTIF_ID_VALID answers ENOENT. */

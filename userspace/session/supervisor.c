@@ -810,7 +810,7 @@ static void deny_with(struct eg_sessions *s, struct exec_request *r, const struc
 
 static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct seccomp_notif *req)
 {
-	struct exec_request *r = calloc(1, sizeof(*r));
+	struct exec_request *r = malloc(sizeof(*r));
 	struct eg_verdict v = {};
 	struct eg_task t = {};
 	struct eg_session *own;
@@ -823,6 +823,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		free(req);
 		return;
 	}
+	memset(r, 0, offsetof(struct exec_request, plan));
 	{
 		struct timespec ts;
 
