@@ -126,10 +126,19 @@ static int respond(const struct exec_request *r, int error, bool cont)
 	return seccomp_notify_respond(r->listener, &resp);
 }
 
+/*
+ * Opened late (refusals and approvals only): the request must still stand
+ * after the open, so that the tgid could not have been another process's.
+ */
 int request_pidfd(struct exec_request *r)
 {
-	if (r->pidfd < 0 && r->tgid > 0)
-		r->pidfd = syscall(__NR_pidfd_open, r->tgid, 0);
+	if (r->pidfd >= 0 || r->tgid <= 0)
+		return r->pidfd;
+	r->pidfd = syscall(__NR_pidfd_open, r->tgid, 0);
+	if (r->pidfd >= 0 && !still_valid(r)) {
+		close(r->pidfd);
+		r->pidfd = -1;
+	}
 	return r->pidfd;
 }
 
