@@ -839,9 +839,10 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 			close(fd);
 		}
 		if (se->listener >= 0) {
-			fcntl(se->listener, F_SETFD, FD_CLOEXEC);
-			int e = listener_watch(s, se, se->listener);
+			int e;
 
+			fcntl(se->listener, F_SETFD, FD_CLOEXEC);
+			e = listener_watch(s, se, se->listener);
 			if (e)
 				rc = e;
 		}
