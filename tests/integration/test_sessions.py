@@ -112,6 +112,35 @@ def test_deny_eacces_and_stderr_line(ctx):
     assert not evs(d, t, "exec"), "wget never ran"
 
 
+def test_resolution_from_the_tasks_cwd_mounts_and_cgroup(ctx):
+    """What an exec names is found where the task stands: a relative path from
+    its own cwd, an absolute one through its own mount namespace; a rule on
+    cgroups sees the task's cgroup (the supervisor reads these only when needed)."""
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    for sub in ("d1", "d2", "bin"):
+        os.makedirs(os.path.join(tmp, sub))
+    for dst in ("d1/prog", "d2/prog", "bin/curl", "bin/cgprog", "bin/okprog"):
+        subprocess.run(["cp", "/bin/true", os.path.join(tmp, dst)], check=True)
+    pol = POLICY + ("  - {name: no-d1, paths: [\"%s/d1/*\"], decision: deny}\n"
+                    "  - {name: cg-all, basenames: [cgprog], cgroups: [\"/\"], decision: deny}\n" % tmp)
+    d = daemon(ctx, pol)
+    t = token()
+    script = ("cd %(t)s/d1 && ./prog %(k)s; echo a=$?; cd ../d2 && ./prog %(k)s; echo b=$?; "
+              "unshare -m sh -c '%(t)s/bin/okprog %(k)s; echo c=$?; %(t)s/bin/curl %(k)s; echo d=$?'; "
+              "%(t)s/bin/cgprog %(k)s; echo e=$?" % {"t": tmp, "k": t})
+    r = session(ctx, d, ["sh", "-c", script], check_rc=0)
+    out = r.stdout.decode().split()
+    assert out == ["a=126", "b=0", "c=0", "d=126", "e=126"], (out, r.stderr.decode()[-800:])
+    blocked = wait(lambda: len(evs(d, t, "exec_failed")) >= 3 and evs(d, t, "exec_failed"),
+                   what="three refusals")
+    rules = sorted(e["rule"] for e in blocked)
+    assert rules == ["cg-all", "no-d1", "no-net"], blocked
+    assert all(e["cgroup"] for e in blocked), blocked
+    ran = [e["filename"] for e in evs(d, t, "exec")]
+    assert os.path.join(tmp, "d2/prog") in ran and os.path.join(tmp, "bin/okprog") in ran, ran
+
+
 def test_unprivileged_user_and_policy_fd(ctx):
     d = daemon(ctx)
     t = token()

@@ -47,6 +47,13 @@
 #define DRAIN_INTERVAL_MS	100
 #define FLUSH_BYTES		(1 << 20)
 #define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
+/*
+ * Per part of a round while running: between parts the loop looks at its
+ * fds without waiting, so an exec stopped in a session's seccomp
+ * notification waits for at most this many records, not for the whole
+ * batch of a 100 ms drain interval (hundreds on a busy host).
+ */
+#define ROUND_RECORDS		32
 #define STOP_DRAIN_MS		5000		/* the stop drain gives up formatting after this */
 
 /*
@@ -386,7 +393,7 @@ written:
 		flush_timed(d);
 next:
 	/* a bounded round: the rest waits for the next one (the loop runs between) */
-	if (++d->batch_records >= BATCH_RECORDS)
+	if (++d->batch_records >= (d->round_limit ? d->round_limit : BATCH_RECORDS))
 		return -EAGAIN;
 	return 0;
 }
@@ -464,20 +471,33 @@ static uint64_t boot_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* One bounded round while running (producers never starve the loop). */
+static void drain_more(void *arg);
+
+/*
+ * One bounded part of a round while running (producers never starve the
+ * loop); the rest goes on once the loop has served what is ready.
+ */
 static void drain(struct daemon *d)
 {
 	int rc;
 
 	d->fc.boot_to_real = clock_boot_to_real();
 	d->batch_records = 0;
+	d->round_limit = ROUND_RECORDS;
 	rc = ring_buffer__consume(d->rb);
-	(void)rc;
+	d->round_limit = 0;
+	if (rc == -EAGAIN)
+		loop_set_pending(d->loop, drain_more, d);
 	/* PATH searches that no exec ended in time are written as they were */
 	if (d->collapse)
 		collapse_expire(d->collapse, boot_ns());
 	report_lost(d);
 	flush_timed(d);
+}
+
+static void drain_more(void *arg)
+{
+	drain(arg);
 }
 
 static void on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg)

@@ -77,6 +77,7 @@ struct daemon {
 	uint64_t lost_reported;		/* ring-buffer losses already reported */
 	uint64_t dropped_reported;	/* output drops already reported */
 	uint64_t batch_records;		/* records in the current drain round */
+	uint64_t round_limit;		/* records in a round while running; 0: BATCH_RECORDS */
 	struct eg_features feats;
 	struct eg_mode mode;
 	struct daemon_stats st;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ struct eg_watch {
 	enum watch_kind kind;
 	int fd;
 	bool dead;
+	bool urgent;
 	union {
 		eg_fd_fn fd_fn;
 		eg_timer_fn timer_fn;
@@ -30,6 +32,8 @@ struct eg_loop {
 	bool dispatching;
 	unsigned int live;
 	struct eg_watch *dead;		/* freed after the current dispatch */
+	void (*pending)(void *arg);	/* leftover work: runs after the next round */
+	void *pending_arg;
 };
 
 #define MAX_EVENTS 64
@@ -225,27 +229,62 @@ static void dispatch(struct eg_watch *w, uint32_t events)
 	}
 }
 
+void loop_set_urgent(struct eg_watch *w)
+{
+	if (w)
+		w->urgent = true;
+}
+
+void loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg)
+{
+	l->pending = fn;
+	l->pending_arg = arg;
+}
+
 int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *arg)
 {
 	struct epoll_event evs[MAX_EVENTS];
 	int i, n;
 
 	while (!l->stop) {
-		n = epoll_wait(l->epfd, evs, MAX_EVENTS, max_wait_ms);
+		unsigned int urgent = 0;
+
+		n = epoll_wait(l->epfd, evs, MAX_EVENTS, l->pending ? 0 : max_wait_ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		l->dispatching = true;
+		/* those someone waits for first (the order epoll gives is that of readiness) */
 		for (i = 0; i < n; i++) {
 			struct eg_watch *w = evs[i].data.ptr;
 
-			if (!w->dead)
+			if (w->urgent && !w->dead) {
+				dispatch(w, evs[i].events);
+				urgent++;
+			}
+		}
+		/*
+		 * The process just answered was woken on this CPU: let it run
+		 * now rather than after the rest of the round.
+		 */
+		if (urgent && (urgent < (unsigned int)n || l->pending))
+			sched_yield();
+		for (i = 0; i < n; i++) {
+			struct eg_watch *w = evs[i].data.ptr;
+
+			if (!w->urgent && !w->dead)
 				dispatch(w, evs[i].events);
 		}
 		l->dispatching = false;
 		reap(l);
+		if (l->pending) {
+			void (*fn)(void *) = l->pending;
+
+			l->pending = NULL;
+			fn(l->pending_arg);
+		}
 		if (idle)
 			idle(arg);
 	}

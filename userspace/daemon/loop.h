@@ -41,6 +41,21 @@ int loop_timer_set(struct eg_watch *w, uint64_t first_ms, uint64_t interval_ms);
 /* Blocks sigs (n of them) and delivers them through one signalfd. */
 int loop_add_signals(struct eg_loop *l, const int *sigs, int n, eg_signal_fn fn, void *arg);
 
+/*
+ * Someone waits for this watch's callback (a process stopped in a seccomp
+ * notification): in a round, urgent watches are served first, and when
+ * one was, the CPU is offered to whoever it woke before the rest of the
+ * round runs.
+ */
+void loop_set_urgent(struct eg_watch *w);
+
+/*
+ * Work left over that should not hold up the next events: fn(arg) runs
+ * after the next round's events, and that round does not wait. One at a
+ * time; fn may set it again to go on.
+ */
+void loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg);
+
 /* Stops watching; a timer's timerfd is closed. Safe inside callbacks; NULL is fine. */
 void loop_del(struct eg_watch *w);
 

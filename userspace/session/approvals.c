@@ -188,6 +188,8 @@ static const struct eg_policy_settings *settings(struct eg_sessions *s, struct e
 void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
 {
 	r->parked = true;
+	/* the records of the approval name it, read while the task surely waits */
+	request_cgroup(r);
 	const struct eg_policy_settings *st = settings(s, r->session);
 	struct approval *a;
 	uint8_t rnd[8];
@@ -220,7 +222,7 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 	s->napprovals++;
 	s->st.approvals++;
 	if (loop_add_timer(s->o.loop, a->timeout_ms, 0, on_timeout, a, &a->timer) ||
-	    (r->pidfd >= 0 && loop_add_fd(s->o.loop, r->pidfd, EPOLLIN, on_gone, a, &a->gone))) {
+	    (request_pidfd(r) >= 0 && loop_add_fd(s->o.loop, r->pidfd, EPOLLIN, on_gone, a, &a->gone))) {
 		finish(s, a, OUT_DENIED, 0, 0, "cannot wait for an answer");
 		return;
 	}

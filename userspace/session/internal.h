@@ -8,10 +8,19 @@
 #define EG_SESSION_INTERNAL_H
 
 #include <linux/seccomp.h>
+#include <sys/ioctl.h>
 #include "execgate.h"
 #include "session/resolve.h"
 #include "session/session.h"
 #include "util/jsonw.h"
+
+/* Linux 6.6; the system headers may be older */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
 
 #define SESSIONS_MAX		4096	/* live sessions, all users */
 #define SESSIONS_PER_UID	256
@@ -36,6 +45,8 @@ struct eg_session {
 	bool first_seen;		/* the launcher's own exec came first */
 	bool compromised;		/* a notification broke the protocol: deny everything */
 	bool ended;
+	bool needs_known;		/* needs: what its policy looks at beyond the exec */
+	unsigned int needs;		/* POLICY_NEEDS_* */
 	int refs;			/* children, approvals and the registry */
 	uint64_t started_ns;
 	uint64_t execs, denied;
@@ -98,9 +109,20 @@ struct eg_sessions {
 	struct refusal refusals[REFUSALS_MAX];
 	unsigned int next_refusal;
 	struct sbuf ann_rule, ann_msg, ann_id;
+	/* the daemon's own root, and its identity (mount id, device, inode) */
+	int root_fd;
+	bool root_known;
+	uint64_t root_mnt, root_dev, root_ino;
+	/* what the daemon's policy looks at beyond the exec (POLICY_NEEDS_*), for the one of this digest */
+	char global_needs_sha[65];
+	unsigned int global_needs;
 	/* how long the supervisor took per exec (not counting a person's answer) */
 	uint64_t latency[LATENCY_BUCKETS];
 };
+
+/* What a policy's rules look at besides the exec itself: worth reading only then. */
+#define POLICY_NEEDS_CGROUP	(1u << 0)	/* cgroups: rules */
+#define POLICY_NEEDS_MNT_NS	(1u << 1)	/* internal_bypass: the mount namespace */
 
 /* What the supervisor knows of one trapped exec. */
 struct exec_request {
@@ -111,7 +133,7 @@ struct exec_request {
 	struct seccomp_notif *req;
 	uint64_t id;
 	pid_t tid, tgid;
-	int pidfd;			/* of the thread group, for stderr and liveness */
+	int pidfd;			/* of the thread group, for stderr and liveness (request_pidfd) */
 	char path[PATH_MAX];		/* as passed */
 	bool path_trunc;
 	char **argv;
@@ -125,9 +147,10 @@ struct exec_request {
 	bool depth_known;
 	uint32_t euid;
 	char cgroup[512];
+	bool cgroup_read;		/* cgroup is filled in (read lazily: request_cgroup) */
 	bool foreign_ns;
-	struct eg_exec_plan plan;
 	bool planned;
+	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
 
 /* session.c */
@@ -141,6 +164,8 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 		 uint64_t dev, uint64_t ino);
 
 /* supervisor.c */
+int supervisor_init(struct eg_sessions *s);
+void supervisor_fini(struct eg_sessions *s);
 void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);
 /* Lets the request go on: ticket, then CONTINUE. 0, or -errno (then it was denied). */
 int request_allow(struct eg_sessions *s, struct exec_request *r);
@@ -150,16 +175,25 @@ void request_deny(struct eg_sessions *s, struct exec_request *r, const char *lin
 void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v,
 		  const char *action, const char *approval_id);
 void request_free(struct exec_request *r);
+/* The thread group's pidfd, opened the first time it is needed; -1 if it cannot be. */
+int request_pidfd(struct exec_request *r);
+/* Reads the task's cgroup v2 path into r->cgroup, once ("" if unknown). */
+void request_cgroup(struct exec_request *r);
 /* Remember that r was refused (approval denied, timed out, policy). */
 void refusal_note(struct eg_sessions *s, const struct exec_request *r, const char *rule,
 		  const char *message, const char *action);
 /* Adds the common exec fields of r to an open JSON object. */
 void request_json(struct jsonw *w, const struct exec_request *r);
 
-/* peek.c: bounded reads of a trapped task's memory; -errno, -ESRCH when it is gone */
-int peek_string(pid_t tid, uint64_t addr, size_t max, char *buf, bool *ret_trunc);
-int peek_argv(pid_t tid, uint64_t addr, uint32_t max_argc, uint64_t max_bytes, char ***ret,
-	      unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_trunc);
+/*
+ * peek.c: bounded reads of a trapped task's memory; -errno, -ESRCH when it
+ * is gone. The path (NUL within path_max, else *ret_path_trunc and no
+ * argv), then argv (at most max_argc strings and max_bytes, else
+ * *ret_argv_trunc); -EFAULT where the kernel would fail with it.
+ */
+int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, bool *ret_path_trunc,
+		   uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes, char ***ret_argv,
+		   unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc);
 void strv_free(char **v, unsigned int n);
 
 /* approvals.c */

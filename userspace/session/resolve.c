@@ -161,9 +161,16 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 			return 0;
 		}
 		base = AT_FDCWD;
+	} else if (first && s->execveat && s->dir_fd >= 0) {
+		base = s->dir_fd;
+	} else if (s->cwd_fd >= 0) {
+		base = s->cwd_fd;
+	} else if (s->open_cwd) {
+		base = s->open_cwd(s->open_cwd_arg);
+		if (base < 0)
+			return base;
 	} else {
-		base = first && s->execveat && s->dir_fd >= 0 ? s->dir_fd :
-		       s->cwd_fd >= 0 ? s->cwd_fd : AT_FDCWD;
+		base = AT_FDCWD;
 	}
 	fd = openat(base, path, flags);
 	if (fd < 0)
@@ -214,7 +221,9 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	unsigned int argc, k;
 	int rc = 0;
 
-	memset(plan, 0, sizeof(*plan));
+	/* not a memset: the plan is about 50 KiB, of which an exec uses a few hundred bytes */
+	plan->n = 0;
+	plan->err = 0;
 	/* the kernel's name for the file: what a script's interpreter receives */
 	if (!s->execveat || s->path[0] == '/')
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "%s", s->path);
@@ -245,6 +254,10 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		unsigned int nargc, j, o;
 		int fd = -1;
 
+		p->path[0] = '\0';
+		p->dev = p->ino = 0;
+		p->mode = p->uid = p->gid = 0;
+		p->kind = EG_PROG_UNKNOWN;
 		snprintf(p->requested, sizeof(p->requested), "%s", next_path);
 		p->argv = argv;
 		p->argc = argc;

@@ -40,6 +40,13 @@ struct eg_program {
 
 struct eg_exec_spec {
 	int cwd_fd;			/* the caller's working directory (relative paths) */
+	/*
+	 * Or, with cwd_fd -1: called the first time a relative path needs
+	 * the working directory (most execs never do); an fd the caller
+	 * keeps and closes, or -errno. It may be called again.
+	 */
+	int (*open_cwd)(void *arg);
+	void *open_cwd_arg;
 	int root_fd;			/* the caller's root; -1: the daemon's "/" */
 	int dir_fd;			/* execveat's dirfd opened in the daemon, or -1 (execve) */
 	int dir_fd_num;			/* execveat's dirfd number in the caller (for /dev/fd/N) */

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,21 @@
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* PIDFD_GET_INFO (Linux 6.13), its first published size; the system headers may be older */
+struct eg_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+_Static_assert(sizeof(struct eg_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define EG_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct eg_pidfd_info)
+#define EG_PIDFD_INFO_PID	(1ull << 0)
+#define EG_PIDFD_INFO_CREDS	(1ull << 1)
 
 static uint64_t boot_ns(void)
 {
@@ -110,13 +126,39 @@ static int respond(const struct exec_request *r, int error, bool cont)
 	return seccomp_notify_respond(r->listener, &resp);
 }
 
+/*
+ * Opened late (refusals and approvals only): the request must still stand
+ * after the open, so that the tgid could not have been another process's.
+ */
+int request_pidfd(struct exec_request *r)
+{
+	if (r->pidfd >= 0 || r->tgid <= 0)
+		return r->pidfd;
+	r->pidfd = syscall(__NR_pidfd_open, r->tgid, 0);
+	if (r->pidfd >= 0 && !still_valid(r)) {
+		close(r->pidfd);
+		r->pidfd = -1;
+	}
+	return r->pidfd;
+}
+
+static void proc_cgroup(pid_t tid, char *buf, size_t len);
+
+void request_cgroup(struct exec_request *r)
+{
+	if (r->cgroup_read)
+		return;
+	r->cgroup_read = true;
+	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
+}
+
 /* One line on the target's stderr, if it can take it without blocking us. */
-static void tell_target(const struct exec_request *r, const char *line)
+static void tell_target(struct exec_request *r, const char *line)
 {
 	struct pollfd pfd = { .events = POLLOUT };
 	int fd;
 
-	if (r->pidfd < 0)
+	if (request_pidfd(r) < 0)
 		return;
 	fd = syscall(__NR_pidfd_getfd, r->pidfd, 2, 0);
 	if (fd < 0)
@@ -133,6 +175,8 @@ static void tell_target(const struct exec_request *r, const char *line)
 void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line)
 {
 	(void)s;
+	/* for the record of the refusal, while the task is surely there */
+	request_cgroup(r);
 	if (line)
 		tell_target(r, line);
 	if (respond(r, -EACCES, false))
@@ -192,7 +236,12 @@ int request_allow(struct eg_sessions *s, struct exec_request *r)
 		request_deny(s, r, "execgate: denied: too many execs in flight in this session (no ticket)\n");
 		return err;
 	}
-	if (!still_valid(r) || respond(r, 0, true)) {
+	/*
+	 * A fresh request was checked after its last read (handle); the
+	 * answer itself fails for a request that is gone. One that waited for
+	 * a person is checked again, for the record of the outcome.
+	 */
+	if ((r->parked && !still_valid(r)) || respond(r, 0, true)) {
 		bpf_map_delete_elem(s->o.tickets_fd, &key);
 		return -ESRCH;
 	}
@@ -236,6 +285,7 @@ void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg
 	struct jsonw w;
 	char text[512];
 
+	request_cgroup(r);
 	meta_open(&w, &b, "exec_failed");
 	jsonw_key(&w, "exec_id");
 	jsonw_null(&w);
@@ -350,6 +400,36 @@ static const struct eg_policy_settings *limits(struct eg_sessions *s, struct eg_
 	return &defaults;
 }
 
+/*
+ * Tgid, effective uid, and the kernel's task storage of the trapped
+ * thread, through one thread pidfd: PIDFD_GET_INFO (Linux 6.13) answers
+ * the first two, /proc/TID/status on older kernels. Until the notification
+ * is found still valid (handle), these may be another task's.
+ */
+static int task_facts(struct eg_sessions *s, struct exec_request *r, struct eg_task *t)
+{
+	struct eg_pidfd_info info = { .mask = EG_PIDFD_INFO_PID | EG_PIDFD_INFO_CREDS };
+	int fd, rc = 0;
+
+	fd = syscall(__NR_pidfd_open, r->tid, PIDFD_THREAD);
+	if (fd < 0) {
+		/* before Linux 6.9 only a thread group leader has a pidfd */
+		proc_status(r->tid, &r->tgid, &r->euid);
+		return task_lookup(s, r->tid, true, t);
+	}
+	if (!ioctl(fd, EG_PIDFD_GET_INFO, &info) && (info.mask & EG_PIDFD_INFO_CREDS) &&
+	    info.pid == (uint32_t)r->tid) {
+		r->tgid = info.tgid;
+		r->euid = info.euid;
+	} else {
+		proc_status(r->tid, &r->tgid, &r->euid);
+	}
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, t))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int read_request(struct eg_sessions *s, struct exec_request *r)
 {
 	const struct seccomp_data *d = &r->req->data;
@@ -362,40 +442,128 @@ static int read_request(struct eg_sessions *s, struct exec_request *r)
 	argv_addr = r->execveat ? d->args[2] : d->args[1];
 	r->dirfd_num = r->execveat ? (int)d->args[0] : AT_FDCWD;
 	r->at_flags = r->execveat ? (int)d->args[4] : 0;
-	rc = peek_string(r->tid, path_addr, sizeof(r->path), r->path, &r->path_trunc);
-	if (rc == -EFAULT) {
-		/* the kernel would say EFAULT too */
-		r->path[0] = '\0';
-		return -EFAULT;
-	}
+	rc = peek_exec_args(r->tid, path_addr, r->path, sizeof(r->path), &r->path_trunc, argv_addr,
+			    lim->max_argc, lim->max_argv_bytes, &r->argv, &r->argc, &r->argv_bytes,
+			    &r->argv_trunc);
 	if (rc)
 		return rc;
 	if (r->path_trunc)
 		return -ENAMETOOLONG;
-	rc = peek_argv(r->tid, argv_addr, lim->max_argc, lim->max_argv_bytes, &r->argv, &r->argc,
-		       &r->argv_bytes, &r->argv_trunc);
-	if (rc)
-		return rc;
-	/* the memory read may have been another program's: the request must still stand */
-	return still_valid(r) ? 0 : -ESRCH;
+	/* the caller checks that the request still stands before believing any of it */
+	return 0;
 }
 
+/*
+ * The daemon's own root, and what makes a task's root the same: the same
+ * directory of the same mount (a mount belongs to one namespace, and the
+ * one we hold open cannot be freed and its id reused).
+ */
+struct root_id {
+	uint64_t mnt, dev, ino;
+};
+
+static int root_id_of(int dirfd, const char *path, int flags, struct root_id *ret)
+{
+	struct statx stx;
+
+	if (statx(dirfd, path, flags, STATX_INO | STATX_MNT_ID, &stx))
+		return -errno;
+	if (!(stx.stx_mask & STATX_MNT_ID))
+		return -EOPNOTSUPP;
+	ret->mnt = stx.stx_mnt_id;
+	ret->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	ret->ino = stx.stx_ino;
+	return 0;
+}
+
+int supervisor_init(struct eg_sessions *s)
+{
+	struct root_id id;
+
+	s->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->root_fd < 0)
+		return -errno;
+	/* without mount ids (before Linux 5.8) every task's root is opened from /proc */
+	if (!root_id_of(s->root_fd, "", AT_EMPTY_PATH, &id)) {
+		s->root_mnt = id.mnt;
+		s->root_dev = id.dev;
+		s->root_ino = id.ino;
+		s->root_known = true;
+	}
+	return 0;
+}
+
+void supervisor_fini(struct eg_sessions *s)
+{
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	s->root_fd = -1;
+}
+
+/*
+ * The task's root, for absolute paths: ours when it is the same, else
+ * /proc/TID/root opened (a chroot, a pivot_root, another mount namespace).
+ * *ret_own: the fd is ours, not to be closed.
+ */
+static int task_root(struct eg_sessions *s, pid_t tid, bool *ret_own)
+{
+	struct root_id its;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)tid);
+	if (s->root_known && !root_id_of(AT_FDCWD, path, 0, &its) && its.mnt == s->root_mnt &&
+	    its.dev == s->root_dev && its.ino == s->root_ino) {
+		*ret_own = true;
+		return s->root_fd;
+	}
+	*ret_own = false;
+	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+struct lazy_cwd {
+	pid_t tid;
+	int fd;
+	bool tried;
+};
+
+/* The caller's working directory, opened the first time a relative path needs it. */
+static int open_cwd(void *arg)
+{
+	struct lazy_cwd *c = arg;
+	char path[64];
+
+	if (!c->tried) {
+		c->tried = true;
+		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)c->tid);
+		c->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (c->fd < 0)
+			c->fd = -errno;
+	}
+	return c->fd;
+}
+
+/*
+ * What the kernel will run. Paths resolve from the task's own root, cwd
+ * and execveat dirfd, through its own mounts. The caller checks that the
+ * request still stands afterwards: until then /proc/TID may have been
+ * another task.
+ */
 static int plan_request(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_exec_spec spec = { .cwd_fd = -1, .root_fd = -1, .dir_fd = -1 };
+	struct lazy_cwd cwd = { .tid = r->tid, .fd = -1 };
+	bool own_root_fd = false;
 	char path[64];
 	int rc;
 
-	(void)s;
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)r->tid);
-	spec.cwd_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)r->tid);
+	spec.open_cwd = open_cwd;
+	spec.open_cwd_arg = &cwd;
 	/*
 	 * Absolute paths resolve from the task's own root and through its own
 	 * mounts: a chroot, a pivot_root, or a private mount namespace whose
 	 * root is the host's directory with other things mounted below it.
 	 */
-	spec.root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	spec.root_fd = task_root(s, r->tid, &own_root_fd);
 	spec.execveat = r->execveat;
 	spec.dir_fd_num = r->dirfd_num;
 	if (r->execveat && r->dirfd_num != AT_FDCWD) {
@@ -413,16 +581,79 @@ static int plan_request(struct eg_sessions *s, struct exec_request *r)
 	spec.argc = r->argc;
 	rc = exec_plan(&spec, &r->plan);
 	r->planned = true;
-	if (!still_valid(r))
-		rc = -ESRCH;
 out:
-	if (spec.cwd_fd >= 0)
-		close(spec.cwd_fd);
-	if (spec.root_fd >= 0)
+	if (cwd.fd >= 0)
+		close(cwd.fd);
+	if (spec.root_fd >= 0 && !own_root_fd)
 		close(spec.root_fd);
 	if (spec.dir_fd >= 0)
 		close(spec.dir_fd);
 	return rc;
+}
+
+/* What p's rules look at besides the exec (POLICY_NEEDS_*). */
+static unsigned int policy_needs(const struct eg_policy *p)
+{
+	struct eg_rule_info ri;
+	unsigned int needs = 0;
+	size_t i, n = 0;
+
+	policy_internal_bypass(p, &n);
+	if (n)
+		needs |= POLICY_NEEDS_MNT_NS;
+	for (i = 0; i < policy_rule_count(p); i++)
+		if (!policy_rule_info(p, i, &ri) && ri.n_cgroups) {
+			needs |= POLICY_NEEDS_CGROUP;
+			break;
+		}
+	return needs;
+}
+
+/* What the policies over r's session look at: the daemon's (it may be reloaded), the sessions'. */
+static unsigned int chain_needs(struct eg_sessions *s, struct eg_session *se)
+{
+	const struct eg_policy *g = *s->o.global;
+	unsigned int needs = 0;
+	struct eg_session *x;
+
+	if (g) {
+		const char *sha = policy_sha256(g);
+
+		if (strcmp(sha, s->global_needs_sha)) {
+			s->global_needs = policy_needs(g);
+			snprintf(s->global_needs_sha, sizeof(s->global_needs_sha), "%s", sha);
+		}
+		needs |= s->global_needs;
+	}
+	for (x = se; x; x = x->parent) {
+		if (!x->policy)
+			continue;
+		if (!x->needs_known) {
+			x->needs = policy_needs(x->policy);
+			x->needs_known = true;
+		}
+		needs |= x->needs;
+	}
+	return needs;
+}
+
+/*
+ * The task's cgroup and mount namespace, read only when a rule looks at
+ * them (on most execs none does; a refusal's record reads the cgroup).
+ */
+static void facts_for_policy(struct eg_sessions *s, struct exec_request *r)
+{
+	unsigned int needs = chain_needs(s, r->session);
+
+	if (needs & POLICY_NEEDS_CGROUP)
+		request_cgroup(r);
+	if ((needs & POLICY_NEEDS_MNT_NS) && s->o.host_mnt_ns) {
+		char path[64];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)r->tid);
+		r->foreign_ns = !stat(path, &st) && st.st_ino != s->o.host_mnt_ns;
+	}
 }
 
 /* ---- judging ----------------------------------------------------------------- */
@@ -588,11 +819,10 @@ static void deny_with(struct eg_sessions *s, struct exec_request *r, const struc
 
 static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct seccomp_notif *req)
 {
-	struct exec_request *r = calloc(1, sizeof(*r));
+	struct exec_request *r = malloc(sizeof(*r));
 	struct eg_verdict v = {};
 	struct eg_task t = {};
 	struct eg_session *own;
-	char path[64];
 	int rc;
 
 	if (!r) {
@@ -602,6 +832,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		free(req);
 		return;
 	}
+	memset(r, 0, offsetof(struct exec_request, plan));
 	{
 		struct timespec ts;
 
@@ -626,11 +857,8 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		deny_with(s, r, &v);
 		goto done;
 	}
-	proc_status(r->tid, &r->tgid, &r->euid);
-	r->pidfd = r->tgid > 0 ? syscall(__NR_pidfd_open, r->tgid, 0) : -1;
-
 	/* the session and depth the kernel keeps for this very thread */
-	rc = task_lookup(s, r->tid, true, &t);
+	rc = task_facts(s, r, &t);
 	own = rc ? NULL : session_find(s, t.session);
 	for (struct eg_session *x = own; x && x != se; x = x->parent)
 		if (!x->parent)
@@ -659,14 +887,6 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		deny_with(s, r, &v);
 		goto done;
 	}
-	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
-	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)r->tid);
-	{
-		struct stat st;
-
-		r->foreign_ns = !stat(path, &st) && s->o.host_mnt_ns && st.st_ino != s->o.host_mnt_ns;
-	}
-
 	rc = read_request(s, r);
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
@@ -675,13 +895,19 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		respond(r, rc == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT, false);
 		goto done;
 	}
+	facts_for_policy(s, r);
+	rc = plan_request(s, r);
+	/*
+	 * Everything read so far (memory, /proc/TID, the pidfd) was the
+	 * target's only if it still waits in this very exec: one check after
+	 * the last read, before anything is believed or answered.
+	 */
+	if (!still_valid(r))
+		goto done;
 	if (approval_rejoin(s, r) > 0) {
 		r = NULL;		/* the parked request took it over */
 		goto done;
 	}
-	rc = plan_request(s, r);
-	if (rc == -ESRCH)
-		goto done;
 	if (rc) {
 		/* the exec will fail: say what the kernel would, do not let it try */
 		respond(r, rc, false);
