@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "unit.h"
+#include <stdint.h>
 #include "util/json.h"
 
 static bool roundtrip(const char *in, size_t n, const char *want_json)
@@ -73,8 +74,45 @@ static void test_json_random_roundtrip(void)
 	}
 }
 
+/* Decimal integers as printf writes them, at every digit count's edges. */
+static void test_integers(void)
+{
+	static const uint64_t edges[] = { 0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 9999, 10000,
+					  10001, 99999, 100000, 4294967295ull, 4294967296ull,
+					  999999999999ull, 1000000000000ull, 9999999999999999999ull,
+					  10000000000000000000ull, UINT64_MAX };
+	char want[32];
+	struct sbuf b = {};
+	size_t i;
+	int p;
+
+	for (i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		sbuf_reset(&b);
+		sbuf_puts(&b, "x");
+		sbuf_put_u64(&b, edges[i]);
+		snprintf(want, sizeof(want), "x%llu", (unsigned long long)edges[i]);
+		ASSERT_EQ(b.len, strlen(want), want);
+		ASSERT_TRUE(!memcmp(b.data, want, b.len), want);
+	}
+	for (p = 0; p < 64; p++) {
+		int64_t v = (p & 1 ? -1 : 1) * (int64_t)(1ull << (p / 2 * 2 % 63));
+
+		sbuf_reset(&b);
+		sbuf_put_i64(&b, v);
+		snprintf(want, sizeof(want), "%lld", (long long)v);
+		ASSERT_EQ(b.len, strlen(want), want);
+		ASSERT_TRUE(!memcmp(b.data, want, b.len), want);
+	}
+	sbuf_reset(&b);
+	sbuf_put_i64(&b, INT64_MIN);
+	snprintf(want, sizeof(want), "%lld", (long long)INT64_MIN);
+	ASSERT_TRUE(b.len == strlen(want) && !memcmp(b.data, want, b.len), "INT64_MIN");
+	sbuf_free(&b);
+}
+
 int main(void)
 {
+	RUN(test_integers);
 	RUN(test_json_plain);
 	RUN(test_json_escapes);
 	RUN(test_json_utf8_kept);

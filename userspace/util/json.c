@@ -39,6 +39,13 @@ size_t utf8_seq_len(const unsigned char *s, size_t n)
 
 static const char hex[] = "0123456789abcdef";
 
+/* Bytes copied as they are: printable ASCII but the quote and the backslash. */
+static const bool plain[256] = {
+	[0x20 ... 0x21] = true,		/* '"' is 0x22 */
+	[0x23 ... 0x5b] = true,		/* '\\' is 0x5c */
+	[0x5d ... 0x7e] = true,
+};
+
 void json_str(struct sbuf *b, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -50,7 +57,7 @@ void json_str(struct sbuf *b, const char *str, size_t n)
 	sbuf_putc(b, '"');
 	while (i < n) {
 		run = i;
-		while (run < n && s[run] >= 0x20 && s[run] < 0x7f && s[run] != '"' && s[run] != '\\')
+		while (run < n && plain[s[run]])
 			run++;
 		if (run > i) {
 			sbuf_put(b, s + i, run - i);
