@@ -215,6 +215,56 @@ def test_racing_thread_rewrites_argv(ctx):
     assert st["killed"] == n["killed"], (st["killed"], n)
 
 
+def test_racing_thread_rewrites_long_argv(ctx):
+    """The same race with an argv too long for the small ticket map: the
+    ticket goes to the large one, and is checked as strictly."""
+    d = daemon(ctx)
+    marker = "/tmp/egmarker"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    racer, prog = ctx.helper("racer"), ctx.helper("marker")
+    r = session(ctx, d, [racer, "argv", str(RACE), prog, "3000"], timeout=600)
+    counts = r.stdout.decode().split()
+    print("    long argv race, %d tries: %s" % (RACE, r.stdout.decode().strip()))
+    n = dict(zip(counts[0::2], map(int, counts[1::2])))
+    assert sum(n.values()) == RACE, n
+    assert not os.path.exists(marker), "the denied command ran: " + open(marker).read()[:200]
+    assert n["allowed"] > 0 and (n["killed"] > 0 or n["denied"] > 0), n
+    st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
+    assert st["killed"] == n["killed"], (st["killed"], n)
+
+
+def test_ticket_sizes_in_one_thread(ctx):
+    """One thread execs again and again (the same tid), its argv on both
+    sides of the small tickets' size and far above it: the ticket is in
+    one map or the other, never a stale one in the map looked at first,
+    and every exec is the one allowed (none killed)."""
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    chain = os.path.join(tmp, "chain.sh")
+    sizes = [1, 470, 20000, 480, 485, 490, 495, 3000, 497, 498, 499, 500, 501, 502, 503, 504, 505,
+             506, 40000, 507, 508, 510, 520, 530, 600, 2, 9000, 9001, 3]
+    with open(chain, "w") as f:
+        f.write("#!/bin/sh\n"
+                "n=$1\n"
+                "set -- %s\n"
+                "shift $n 2>/dev/null || { echo \"chain done $$\"; exit 0; }\n"
+                "[ $# -gt 0 ] || { echo \"chain done $$\"; exit 0; }\n"
+                "echo \"$$\"\n"
+                "exec /bin/sh %s $((n + 1)) \"$(printf \"%%${1}s\" \"\" | tr \" \" x)\"\n"
+                % (" ".join(map(str, sizes)), chain))
+    os.chmod(chain, 0o755)
+    r = session(ctx, d, ["/bin/sh", chain, "0"], timeout=60)
+    out = r.stdout.decode().split("\n")
+    pids = [l for l in out if l.strip()]
+    assert r.returncode == 0 and pids and pids[-1].startswith("chain done"), (r.returncode, out[-3:],
+                                                                             r.stderr[-500:])
+    assert len(pids) == len(sizes) + 1 and len(set(l.split()[-1] for l in pids)) == 1, pids
+    st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
+    assert st["killed"] == 0, st
+
+
 def test_racing_thread_rewrites_path(ctx):
     d = daemon(ctx, POLICY + "  - {name: no-no, paths: [/var/tmp/egrace/no], decision: deny}\n")
     os.makedirs("/var/tmp/egrace", exist_ok=True)

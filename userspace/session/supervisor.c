@@ -257,16 +257,38 @@ static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg
 	t->issued_ns = boot_ns();
 }
 
+/*
+ * The ticket into the small map when its argv fits (a map update copies
+ * the whole value: 568 bytes instead of 64 KiB), else into the large one,
+ * and then no small ticket of this thread may stand before it: the kernel
+ * looks in the small map first. The thread waits in this very exec until
+ * we answer, so it makes no exec in between. The map fd written, or -errno.
+ */
+static int ticket_put(struct eg_sessions *s, uint32_t key)
+{
+	if (s->ticket->argv_stored <= EG_TICKET_SMALL_ARGV_MAX) {
+		/* the small value is a prefix of the large one (execgate.h) */
+		if (bpf_map_update_elem(s->o.tickets_small_fd, &key, s->ticket, BPF_ANY))
+			return -errno;
+		return s->o.tickets_small_fd;
+	}
+	if (bpf_map_delete_elem(s->o.tickets_small_fd, &key) && errno != ENOENT)
+		return -errno;
+	if (bpf_map_update_elem(s->o.tickets_fd, &key, s->ticket, BPF_ANY))
+		return -errno;
+	return s->o.tickets_fd;
+}
+
 int request_allow(struct eg_sessions *s, struct exec_request *r)
 {
 	uint32_t key = r->tid;
+	int map;
 
 	fill_ticket(s, r, s->ticket);
-	if (bpf_map_update_elem(s->o.tickets_fd, &key, s->ticket, BPF_ANY)) {
-		int err = -errno;
-
+	map = ticket_put(s, key);
+	if (map < 0) {
 		request_deny(s, r, "execgate: denied: too many execs in flight in this session (no ticket)\n");
-		return err;
+		return map;
 	}
 	/*
 	 * A fresh request was checked after its last read (handle); the
@@ -274,7 +296,7 @@ int request_allow(struct eg_sessions *s, struct exec_request *r)
 	 * a person is checked again, for the record of the outcome.
 	 */
 	if ((r->parked && !still_valid(r)) || respond(r, 0, true)) {
-		bpf_map_delete_elem(s->o.tickets_fd, &key);
+		bpf_map_delete_elem(map, &key);
 		return -ESRCH;
 	}
 	return 0;
