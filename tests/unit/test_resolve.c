@@ -199,11 +199,44 @@ static void test_plan_not_regular(void)
 	rmdir(dir);
 }
 
+/* A file's head is remembered by identity, and read again once the file changed. */
+static void test_plan_head_changes(void)
+{
+	char dir[] = "/tmp/egresolve.XXXXXX", s1[64];
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1 };
+	struct timespec t[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+	struct eg_exec_plan plan;
+	const char *argv[] = { "x", NULL };
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(s1, sizeof(s1), "%s/s", dir);
+	spec.path = s1;
+	spec.argv = argv;
+	spec.argc = 1;
+	write_file(s1, "#!/bin/sh\n", 0755);
+	ASSERT_OK(exec_plan(&spec, &plan), "a script");
+	ASSERT_STREQ(plan.prog[1].requested, "/bin/sh", "its interpreter");
+	exec_plan_free(&plan);
+	ASSERT_OK(exec_plan(&spec, &plan), "again");
+	ASSERT_STREQ(plan.prog[1].requested, "/bin/sh", "the same");
+	exec_plan_free(&plan);
+	/* same size, another interpreter, the times set back: ctime still moves */
+	write_file(s1, "#!/bin/xx\n", 0755);
+	utimensat(AT_FDCWD, s1, t, 0);
+	ASSERT_EQ(exec_plan(&spec, &plan), -ENOENT, "rewritten: read again");
+	ASSERT_STREQ(plan.prog[1].requested, "/bin/xx", "the new interpreter");
+	exec_plan_free(&plan);
+	unlink(s1);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse_shebang);
 	RUN(test_plan_script_chain);
 	RUN(test_plan_loop);
 	RUN(test_plan_not_regular);
+	RUN(test_plan_head_changes);
 	return UNIT_DONE();
 }
