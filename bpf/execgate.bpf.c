@@ -724,11 +724,16 @@ static __always_inline struct eg_ticket *ticket_find(__u32 tid, __u32 *ret_cap)
 	return bpf_map_lookup_elem(&tickets, &tid);
 }
 
-/* Used up, or for an exec that will never be: gone from both maps. */
-static __always_inline void ticket_drop(__u32 tid)
+/*
+ * Used up, or for an exec that will never be: gone from both maps. 0 if
+ * the thread had a ticket, -ENOENT if it had none.
+ */
+static __always_inline long ticket_drop(__u32 tid)
 {
-	bpf_map_delete_elem(&tickets_small, &tid);
-	bpf_map_delete_elem(&tickets, &tid);
+	long small = bpf_map_delete_elem(&tickets_small, &tid);
+	long large = bpf_map_delete_elem(&tickets, &tid);
+
+	return small && large ? -2 /* ENOENT */ : 0;
 }
 
 /*
