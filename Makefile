@@ -17,6 +17,7 @@ OPTFLAGS ?= -O2 -g
 CFLAGS   := $(OPTFLAGS) -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing \
             -I$(OUTPUT) -Ibpf -Iuserspace $(PKG_CFLAGS)
 LDLIBS   += $(PKG_LIBS) -lm
+# BPF_EXTRA: more clang flags for the BPF side, for experiments (make BPF_EXTRA=-DFOO OUTPUT=.output-foo)
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror $(BPF_EXTRA) \
               -I$(OUTPUT) -Ibpf -Ivmlinux/$(ARCH)
 

@@ -24,6 +24,7 @@ const volatile __u32 scope_on = 0;		/* 0: every cgroup; else the subtrees in "sc
 const volatile __u32 scope_max_level = 0;	/* the deepest of them */
 const volatile __u64 wakeup_bytes = 1 << 20;	/* queued bytes that force a wakeup */
 const volatile __u32 my_gen = 0;		/* acts only while control.active_gen is this */
+const volatile __u32 report_failures = 1;	/* exec_failed records (--exec-failed=none: 0) */
 
 /*
  * fput() defers the final release to task work: a script's struct file is
@@ -1530,44 +1531,17 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	return 0;
 }
 
-/* ---- failed execs: stash the caller's pointers, report on error --------- */
+/* ---- failed execs: reported from the syscall's exit ---------------------- */
 
-static __always_inline void stash(const void *filename, const void *argv, int dirfd,
-				  __u32 at_flags, bool at)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct eg_task *st;
-
-	if (!active())
-		return;
-	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		COUNT(stash_lost);
-		return;
-	}
-	st->pending_filename = (__u64)filename;
-	st->pending_argv = (__u64)argv;
-	st->pending_dirfd = dirfd;
-	st->pending_at_flags = at_flags;
-	st->flags = (st->flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT | EG_TASK_LSM_DENIED)) |
-		    EG_TASK_PENDING | (at ? EG_TASK_PENDING_AT : 0);
-}
-
-SEC("tracepoint/syscalls/sys_enter_execve")
-int handle_enter_execve(struct trace_event_raw_sys_enter *ctx)
-{
-	stash((const void *)ctx->args[0], (const void *)ctx->args[1], 0, 0, false);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_enter_execveat")
-int handle_enter_execveat(struct trace_event_raw_sys_enter *ctx)
-{
-	stash((const void *)ctx->args[1], (const void *)ctx->args[2], (int)ctx->args[0],
-	      (__u32)ctx->args[4], true);
-	return 0;
-}
-
+/*
+ * A failed execve leaves the caller's registers as they were: the
+ * arguments the syscall used are still in pt_regs at sys_exit (after any
+ * change by ptrace or seccomp, which happen before the call). So no entry
+ * tracepoint has to stash them: one program run per exec fewer. The exit
+ * tracepoint also fires for a call a seccomp filter refused without
+ * running it: a container's or a service's filter (reported: someone
+ * tried), or a session's supervisor (not reported here: see below).
+ */
 struct argv_walk {
 	const char *const *argv;
 	__u32 off;		/* where argv starts in scratch */
@@ -1632,9 +1606,10 @@ static long argv_step(__u32 i, struct argv_walk *w)
 	return 0;
 }
 
-static __always_inline void report_failed(long ret)
+static __always_inline void report_failed(long ret, bool at)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
 	struct argv_walk aw = {};
 	struct eg_task *st;
 	struct eg_event *e;
@@ -1642,42 +1617,47 @@ static __always_inline void report_failed(long ret)
 	struct path_walk w;
 	const char *filename;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 off, n, lsm, lsm_rule = 0, lsm_seq = 0, lsm_kd = 0, lsm_reason = 0, lsm_kflags = 0;
+	__u32 off, n, lsm = 0, lsm_rule = 0, lsm_seq = 0, lsm_kd = 0, lsm_reason = 0, lsm_kflags = 0;
+	__u64 filename_ptr, argv_ptr;
+	bool session_refused = false;
 	char next = 0;
 	long rn;
-	bool at;
 	char *buf;
 
 	if (!active())
 		return;
+	/* a task older than the tracer has no storage: its failures are reported all the same */
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
-	if (!st)
-		return;
-	/* the kill at exec was refused: this is the last stop before user mode */
-	if (st->flags & EG_TASK_MUST_DIE) {
-		if (!bpf_send_signal(9))
-			st->flags &= ~EG_TASK_MUST_DIE;
-	}
-	if (ret < 0 && st->session) {
-		__u32 tid = (__u32)pid_tgid;
+	if (st) {
+		/* the kill at exec was refused: this is the last stop before user mode */
+		if (st->flags & EG_TASK_MUST_DIE) {
+			if (!bpf_send_signal(9))
+				st->flags &= ~EG_TASK_MUST_DIE;
+		}
+		if (ret < 0 && st->session) {
+			__u32 tid = (__u32)pid_tgid;
 
-		/* the exec failed: its ticket must not serve a later one (also with no entry stash) */
-		ticket_drop(tid);
+			/*
+			 * The exec failed: its ticket must not serve a later one.
+			 * No ticket: the supervisor refused it before the call ran
+			 * (seccomp answered; the exit tracepoint fires all the
+			 * same) and wrote its record itself.
+			 */
+			if (ticket_drop(tid))
+				session_refused = true;
+		}
+		/* bprm_check_security refused it: say so in the record */
+		lsm = st->flags & EG_TASK_LSM_DENIED;
+		if (lsm) {
+			lsm_rule = st->lsm_rule;
+			lsm_seq = st->lsm_seq;
+			lsm_kflags = st->lsm_kflags;
+			lsm_kd = st->lsm_kdecision;
+			lsm_reason = st->lsm_reason;
+			st->flags &= ~EG_TASK_LSM_DENIED;
+		}
 	}
-	if (!(st->flags & EG_TASK_PENDING))
-		return;
-	at = st->flags & EG_TASK_PENDING_AT;
-	/* bprm_check_security refused it: say so in the record */
-	lsm = st->flags & EG_TASK_LSM_DENIED;
-	if (lsm) {
-		lsm_rule = st->lsm_rule;
-		lsm_seq = st->lsm_seq;
-		lsm_kflags = st->lsm_kflags;
-		lsm_kd = st->lsm_kdecision;
-		lsm_reason = st->lsm_reason;
-	}
-	st->flags &= ~(EG_TASK_PENDING | EG_TASK_PENDING_AT | EG_TASK_LSM_DENIED);
-	if (ret >= 0 || !traced_cgroup())
+	if (ret >= 0 || session_refused || !report_failures || !traced_cgroup())
 		return;
 
 	buf = scratch_get();
@@ -1692,12 +1672,20 @@ static __always_inline void report_failed(long ret)
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
 	e->err = ret;
-	fill_lineage(e, st, (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0);
+	fill_lineage(e, st, st && (st->flags & EG_TASK_KNOWN) ? st->depth + 1 : 0);
 	fill_task(e, task);
-	if (at)
+	/* the syscall's own arguments (x86-64: di, si, dx, r10, r8) */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (at) {
 		e->flags |= EG_F_EXECVEAT;
-	e->dirfd = st->pending_dirfd;
-	e->at_flags = st->pending_at_flags;
+		e->dirfd = (int)regs->di;
+		filename_ptr = regs->si;
+		argv_ptr = regs->dx;
+		e->at_flags = (__u32)regs->r8;
+	} else {
+		filename_ptr = regs->di;
+		argv_ptr = regs->si;
+	}
 	if (lsm && ret == -1 /* EPERM */) {
 		e->klayer = EG_KL_LSM;
 		e->kdecision = lsm_kd;
@@ -1709,7 +1697,7 @@ static __always_inline void report_failed(long ret)
 
 	/* the path as passed; an error from the read is never taken for a length */
 	off = EG_EVENT_HDR;
-	filename = (const char *)st->pending_filename;
+	filename = (const char *)filename_ptr;
 	rn = bpf_probe_read_user_str(buf + off, EG_FILENAME_MAX, filename);
 	if (rn <= 0) {
 		e->flags |= EG_F_FILENAME_FAULT;
@@ -1744,7 +1732,7 @@ static __always_inline void report_failed(long ret)
 	e->cwd_len = n;
 	off += n;
 
-	aw.argv = (const char *const *)st->pending_argv;
+	aw.argv = (const char *const *)argv_ptr;
 	aw.off = off;
 	if (aw.argv)
 		bpf_loop(EG_ARGC_SCAN, argv_step, &aw, 0);
@@ -1762,13 +1750,13 @@ static __always_inline void report_failed(long ret)
 SEC("tracepoint/syscalls/sys_exit_execve")
 int handle_exit_execve(struct trace_event_raw_sys_exit *ctx)
 {
-	report_failed(ctx->ret);
+	report_failed(ctx->ret, false);
 	return 0;
 }
 
 SEC("tracepoint/syscalls/sys_exit_execveat")
 int handle_exit_execveat(struct trace_event_raw_sys_exit *ctx)
 {
-	report_failed(ctx->ret);
+	report_failed(ctx->ret, true);
 	return 0;
 }

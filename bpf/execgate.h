@@ -137,8 +137,8 @@ _Static_assert(sizeof(struct eg_event) == 208, "eg_event is ABI");
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */
-#define EG_TASK_PENDING		(1u << 1)	/* an execve is in flight */
-#define EG_TASK_PENDING_AT	(1u << 2)	/* ... and it is an execveat */
+#define EG_TASK_PENDING		(1u << 1)	/* unused now (an entry stash once): bit kept */
+#define EG_TASK_PENDING_AT	(1u << 2)	/* unused now: bit kept */
 #define EG_TASK_DEPTH_KNOWN	(1u << 3)	/* depth is absolute: a launcher, or set */
 #define EG_TASK_LAUNCHER	(1u << 4)	/* an `execgate exec` launcher image */
 #define EG_TASK_MUST_DIE	(1u << 5)	/* killed at exec, the signal not yet sent */
@@ -150,7 +150,12 @@ struct eg_task {
 	__u64 exec_ktime;	/* exec id of the current image */
 	__u32 exec_tgid;
 	__u32 session;		/* 0: none; set by the daemon for a verified launcher */
-	__u64 pending_filename;	/* user pointers stashed at sys_enter_exec* */
+	/*
+	 * Unused since failed execs are read from the registers at the
+	 * syscall's exit; kept so the pinned map's layout (and the depths in
+	 * it) carry over from older daemons.
+	 */
+	__u64 pending_filename;
 	__u64 pending_argv;
 	__s32 pending_dirfd;
 	__u32 pending_at_flags;

@@ -68,7 +68,7 @@ static const struct argp_option options[] = {
 	{ "uid", OPT_UID, "UID", 0, "Only report execs by this uid (repeatable)", 2 },
 	{ "exclude-comm", OPT_EXCL_COMM, "GLOB", 0, "Leave out execs whose comm matches GLOB (repeatable; logging only: they are still judged and enforced)", 2 },
 	{ "exclude-path", OPT_EXCL_PATH, "GLOB", 0, "Leave out execs whose program path matches GLOB ('*' crosses '/'; repeatable; logging only)", 2 },
-	{ "exec-failed", OPT_EXEC_FAILED, "all|none|collapse", 0, "Failed execs: a record each (all, default), none (the syscall entry tracepoints are not attached), or collapse (a PATH search's ENOENT failures folded into the exec that ends it)", 2 },
+	{ "exec-failed", OPT_EXEC_FAILED, "all|none|collapse", 0, "Failed execs: a record each (all, default), none (no failure record is built in the kernel), or collapse (a PATH search's ENOENT failures folded into the exec that ends it)", 2 },
 	{ NULL, 0, NULL, 0, "Policy and control:", 3 },
 	{ "policy", OPT_POLICY, "FILE", 0, "Annotate every event with this policy's decision (policy/README.md)", 3 },
 	{ "ctl-group", OPT_CTL_GROUP, "GROUP", 0, "Members of GROUP may use the control socket's admin ops (status, stats, metrics, reload, approvals) and read --output", 3 },

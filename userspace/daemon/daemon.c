@@ -48,10 +48,11 @@
 #define FLUSH_BYTES		(1 << 20)
 #define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
 /*
- * Per part of a round while running: between parts the loop looks at its
- * fds without waiting, so an exec stopped in a session's seccomp
+ * Per part of a round while sessions run: between parts the loop looks at
+ * its fds without waiting, so an exec stopped in a session's seccomp
  * notification waits for at most this many records, not for the whole
- * batch of a 100 ms drain interval (hundreds on a busy host).
+ * batch of a 100 ms drain interval (hundreds on a busy host). With no
+ * session nobody waits, and a part is a whole round (BATCH_RECORDS).
  */
 #define ROUND_RECORDS		32
 #define STOP_DRAIN_MS		5000		/* the stop drain gives up formatting after this */
@@ -483,11 +484,22 @@ static void drain(struct daemon *d)
 
 	d->fc.boot_to_real = clock_boot_to_real();
 	d->batch_records = 0;
-	d->round_limit = ROUND_RECORDS;
+	d->round_limit = loop_has_urgent(d->loop) ? ROUND_RECORDS : BATCH_RECORDS;
 	rc = ring_buffer__consume(d->rb);
 	d->round_limit = 0;
-	if (rc == -EAGAIN)
+	if (rc == -EAGAIN) {
+		/*
+		 * More is queued: the loop serves what is ready, then the next
+		 * part. The loss report and the flush wait for the round's end
+		 * or a drain interval (on_record flushes a full buffer itself):
+		 * two system calls per part of 32 records would be most of what
+		 * a record costs, and an endless storm still gets its reports.
+		 */
 		loop_set_pending(d->loop, drain_more, d);
+		if (mono_ms() - d->last_report_ms < DRAIN_INTERVAL_MS)
+			return;
+	}
+	d->last_report_ms = mono_ms();
 	/* PATH searches that no exec ended in time are written as they were */
 	if (d->collapse)
 		collapse_expire(d->collapse, boot_ns());

@@ -78,6 +78,7 @@ struct daemon {
 	uint64_t dropped_reported;	/* output drops already reported */
 	uint64_t batch_records;		/* records in the current drain round */
 	uint64_t round_limit;		/* records in a round while running; 0: BATCH_RECORDS */
+	uint64_t last_report_ms;	/* the last loss report and flush of a drain */
 	struct eg_features feats;
 	struct eg_mode mode;
 	struct daemon_stats st;

@@ -31,6 +31,7 @@ struct eg_loop {
 	bool stop;
 	bool dispatching;
 	unsigned int live;
+	unsigned int urgent;		/* live urgent watches */
 	struct eg_watch *dead;		/* freed after the current dispatch */
 	void (*pending)(void *arg);	/* leftover work: runs after the next round */
 	void *pending_arg;
@@ -199,6 +200,8 @@ void loop_del(struct eg_watch *w)
 	w->dead = true;
 	w->fd = -1;
 	l->live--;
+	if (w->urgent)
+		l->urgent--;
 	/* An event for w may still sit in this round's batch: free it afterwards. */
 	w->next_dead = l->dead;
 	l->dead = w;
@@ -231,8 +234,15 @@ static void dispatch(struct eg_watch *w, uint32_t events)
 
 void loop_set_urgent(struct eg_watch *w)
 {
-	if (w)
+	if (w && !w->dead && !w->urgent) {
 		w->urgent = true;
+		w->loop->urgent++;
+	}
+}
+
+bool loop_has_urgent(const struct eg_loop *l)
+{
+	return l->urgent != 0;
 }
 
 void loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg)

@@ -49,6 +49,9 @@ int loop_add_signals(struct eg_loop *l, const int *sigs, int n, eg_signal_fn fn,
  */
 void loop_set_urgent(struct eg_watch *w);
 
+/* Is any urgent watch registered (someone may be waiting on us)? */
+bool loop_has_urgent(const struct eg_loop *l);
+
 /*
  * Work left over that should not hold up the next events: fn(arg) runs
  * after the next round's events, and that round does not wait. One at a

@@ -64,17 +64,14 @@ void service_start_facts(struct daemon *d, struct jsonw *w)
 	jsonw_start_object(w);
 	jsonw_string_field(w, "mode", daemon_exec_failed_mode(d));
 	/*
-	 * none: the syscall entry tracepoints are not attached, so nothing is
-	 * stashed and no failure record is built; the exit tracepoints stay,
-	 * for enforcement only (a refused kill at exec is retried there).
+	 * The exit tracepoints read a failed call's arguments from its
+	 * registers. none: they build no record and stay for enforcement only
+	 * (a refused kill at exec is retried there, a failed session exec's
+	 * ticket is dropped).
 	 */
 	jsonw_string_field(w, "source", d->o.exec_failed == EXEC_FAILED_NONE ? NULL : d->mode.exec_failed_source);
 	jsonw_key(w, "programs");
 	jsonw_start_array(w);
-	if (d->o.exec_failed != EXEC_FAILED_NONE) {
-		jsonw_string(w, "tracepoint/syscalls/sys_enter_execve");
-		jsonw_string(w, "tracepoint/syscalls/sys_enter_execveat");
-	}
 	jsonw_string(w, "tracepoint/syscalls/sys_exit_execve");
 	jsonw_string(w, "tracepoint/syscalls/sys_exit_execveat");
 	jsonw_end_array(w);

@@ -203,17 +203,29 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 
 /*
  * Verdicts wait here for the tracer's record of their exec (key: thread
- * id, up to 16 slots probed). A thread may exec again before the daemon
- * reads the record of its last exec, so a thread can have several
- * verdicts waiting: each record takes the oldest that fits it.
+ * id, up to VERDICT_PROBES slots probed). A thread may exec again before
+ * the daemon reads the record of its last exec, so a thread can have
+ * several verdicts waiting: each record takes the oldest that fits it.
+ * The slot comes from a multiplicative hash of the tid: new threads get
+ * consecutive tids, and with the tid itself as the index a burst of forks
+ * whose records the daemon has not read yet filled every slot a thread
+ * could probe, so a verdict took the place of another waiting one (seen:
+ * a failed exec's record annotated with its thread's next verdict).
  */
+#define VERDICT_PROBES	32
+
+static struct verdict *verdict_at(struct eg_sessions *s, uint32_t tid, unsigned int i)
+{
+	return &s->verdicts[(tid * 2654435761u + i) % VERDICTS_MAX];
+}
+
 static struct verdict *verdict_free_slot(struct eg_sessions *s, uint32_t tid)
 {
 	struct verdict *oldest = NULL;
 	unsigned int i;
 
-	for (i = 0; i < 16; i++) {
-		struct verdict *v = &s->verdicts[(tid + i) % VERDICTS_MAX];
+	for (i = 0; i < VERDICT_PROBES; i++) {
+		struct verdict *v = verdict_at(s, tid, i);
 
 		if (v->used || !v->tid)
 			return v;
@@ -271,8 +283,8 @@ static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t
 
 	for (;;) {
 		best = NULL;
-		for (i = 0; i < 16; i++) {
-			struct verdict *v = &s->verdicts[(tid + i) % VERDICTS_MAX];
+		for (i = 0; i < VERDICT_PROBES; i++) {
+			struct verdict *v = verdict_at(s, tid, i);
 
 			if (v->tid == tid && v->session == session && !v->used &&
 			    (!best || v->seq < best->seq))

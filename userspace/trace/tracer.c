@@ -172,15 +172,11 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
 	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
 	/*
-	 * --exec-failed=none: without the entry tracepoints nothing is stashed,
-	 * so the exit ones never build a record; they stay attached for what
-	 * they enforce (a kill at exec that bpf_send_signal refused is retried
-	 * there).
+	 * --exec-failed=none: the exit tracepoints build no record; they stay
+	 * attached for what they enforce (a kill at exec that bpf_send_signal
+	 * refused is retried there, a failed session exec's ticket dropped).
 	 */
-	if (!o->exec_failed) {
-		bpf_program__set_autoload(skel->progs.handle_enter_execve, false);
-		bpf_program__set_autoload(skel->progs.handle_enter_execveat, false);
-	}
+	skel->rodata->report_failures = o->exec_failed;
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -301,8 +297,6 @@ static struct bpf_link *prog_link(struct execgate_bpf *skel, struct bpf_program 
 	LINK(handle_fork);
 	LINK(handle_exec);
 	LINK(handle_exit);
-	LINK(handle_enter_execve);
-	LINK(handle_enter_execveat);
 	LINK(handle_exit_execve);
 	LINK(handle_exit_execveat);
 	LINK(enforce_bprm);

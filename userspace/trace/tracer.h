@@ -19,7 +19,7 @@ struct tracer_opts {
 	size_t n_cgroups;
 	bool lsm;			/* load lsm/bprm_check_security (host-wide refusal) */
 	bool lsm_cgroup;		/* load lsm_cgroup/bprm_check_security (per --cgroup) */
-	bool exec_failed;		/* attach the syscall entry tracepoints (failed-exec records) */
+	bool exec_failed;		/* build failed-exec records at the syscall exit tracepoints */
 };
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */

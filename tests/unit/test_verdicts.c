@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * A session's verdicts wait for the tracer's records of their execs: each
+ * record must get the verdict of its own exec, also when many threads with
+ * consecutive tids have verdicts waiting at once (a burst of forks the
+ * daemon has not read the records of yet).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+#include "execgate.h"
+#include "session/internal.h"
+
+#define SESSION 0x5e55
+#define THREADS 200
+#define TRUE_INO 7
+
+static struct eg_sessions *table(void)
+{
+	struct eg_sessions *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
+	return s;
+}
+
+static void table_free(struct eg_sessions *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < VERDICTS_MAX; i++) {
+		free(s->verdicts[i].rule);
+		free(s->verdicts[i].message);
+	}
+	free(s->verdicts);
+	sbuf_free(&s->ann_rule);
+	sbuf_free(&s->ann_msg);
+	free(s);
+}
+
+static bool annotate(struct eg_sessions *s, uint32_t tid, uint32_t type, uint64_t ino,
+		     struct eg_annotation *a)
+{
+	struct eg_event h = { .type = type, .tid = tid, .session = SESSION, .dev = 1, .ino = ino };
+
+	return sessions_annotate(s, &h, a);
+}
+
+/*
+ * Each thread: an exec of a file that then fails (allowed, no rule), then
+ * an exec of "true" (audited by a rule); every verdict is given before any
+ * record is read.
+ */
+static void test_burst_of_consecutive_tids(void)
+{
+	struct eg_sessions *s = table();
+	struct eg_annotation a;
+	uint32_t base = 18553, t;
+	int wrong = 0, missing = 0;
+
+	if (!ASSERT_TRUE(s && s->verdicts, "table"))
+		return;
+	for (t = base; t < base + THREADS; t++) {
+		verdict_put(s, t, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, 1000 + t);
+		verdict_put(s, t, SESSION, "audit", "audited", "audit-true", "true was run", NULL, 1,
+			    TRUE_INO);
+	}
+	for (t = base; t < base + THREADS; t++) {
+		if (!annotate(s, t, EG_EVENT_EXEC_FAILED, 0, &a))
+			missing++;
+		else if (strcmp(a.decision, "allow") || a.rule)
+			wrong++;
+		if (!annotate(s, t, EG_EVENT_EXEC, TRUE_INO, &a))
+			missing++;
+		else if (strcmp(a.decision, "audit") || !a.rule || strcmp(a.rule, "audit-true"))
+			wrong++;
+	}
+	ASSERT_EQ(missing, 0, "records without their verdict");
+	ASSERT_EQ(wrong, 0, "records with another exec's verdict");
+	/* nothing is left over: a record of a later exec finds no stale verdict */
+	ASSERT_FALSE(annotate(s, base, EG_EVENT_EXEC_FAILED, 0, &a), "all used");
+	table_free(s);
+}
+
+/* An exec record skips (and drops) a verdict for another file: that exec left no record. */
+static void test_exec_skips_unrecorded(void)
+{
+	struct eg_sessions *s = table();
+	struct eg_annotation a;
+
+	if (!ASSERT_TRUE(s && s->verdicts, "table"))
+		return;
+	verdict_put(s, 42, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, 500);
+	verdict_put(s, 42, SESSION, "audit", "audited", "audit-true", NULL, NULL, 1, TRUE_INO);
+	ASSERT_TRUE(annotate(s, 42, EG_EVENT_EXEC, TRUE_INO, &a), "matched");
+	ASSERT_STREQ(a.rule, "audit-true", "its own file's verdict");
+	ASSERT_FALSE(annotate(s, 42, EG_EVENT_EXEC_FAILED, 0, &a), "the skipped one is gone");
+	/* another session's thread with the same tid is another thread */
+	verdict_put(s, 43, SESSION + 1, "allow", "allowed", NULL, NULL, NULL, 1, TRUE_INO);
+	ASSERT_FALSE(annotate(s, 43, EG_EVENT_EXEC, TRUE_INO, &a), "session must match");
+	table_free(s);
+}
+
+int main(void)
+{
+	RUN(test_burst_of_consecutive_tids);
+	RUN(test_exec_skips_unrecorded);
+	return UNIT_DONE();
+}
