@@ -74,6 +74,15 @@ struct {
 	__type(value, struct eg_ticket);
 } tickets SEC(".maps");
 
+/* most tickets: argv up to EG_TICKET_SMALL_ARGV_MAX bytes (execgate.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct eg_ticket_small);
+} tickets_small SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -700,6 +709,35 @@ static long cmp_step(__u32 i, struct cmp_walk *w)
 }
 
 /*
+ * A thread's ticket: the small map first (most tickets), then the large
+ * one. The small value is a prefix of struct eg_ticket, so both are read
+ * through one type; *ret_cap is how much argv the value holds.
+ */
+static __always_inline struct eg_ticket *ticket_find(__u32 tid, __u32 *ret_cap)
+{
+	struct eg_ticket *t = bpf_map_lookup_elem(&tickets_small, &tid);
+
+	if (t) {
+		*ret_cap = EG_TICKET_SMALL_ARGV_MAX;
+		return t;
+	}
+	*ret_cap = EG_TICKET_ARGV_MAX;
+	return bpf_map_lookup_elem(&tickets, &tid);
+}
+
+/*
+ * Used up, or for an exec that will never be: gone from both maps. 0 if
+ * the thread had a ticket, -ENOENT if it had none.
+ */
+static __always_inline long ticket_drop(__u32 tid)
+{
+	long small = bpf_map_delete_elem(&tickets_small, &tid);
+	long large = bpf_map_delete_elem(&tickets, &tid);
+
+	return small && large ? -2 /* ENOENT */ : 0;
+}
+
+/*
  * The exec of a task in a session must be the one its supervisor allowed:
  * same session, same file, same script, the same committed argv. Returns
  * EG_REASON_NONE when it is; the ticket is used up either way.
@@ -707,8 +745,8 @@ static long cmp_step(__u32 i, struct cmp_walk *w)
 static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64 argv_read,
 				     __u64 argv_full)
 {
-	__u32 tid = e->tid, session = e->session;
-	struct eg_ticket *t = bpf_map_lookup_elem(&tickets, &tid);
+	__u32 tid = e->tid, session = e->session, cap;
+	struct eg_ticket *t = ticket_find(tid, &cap);
 	struct cmp_walk w = {};
 	__u32 reason = EG_REASON_NONE;
 
@@ -723,7 +761,7 @@ static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64
 		reason = EG_REASON_TICKET_SCRIPT;
 	else if (t->argv_len != argv_full ||
 		 (!(t->flags & EG_TICKET_ARGV_PREFIX) && t->argv_stored != argv_full) ||
-		 t->argv_stored > argv_read || t->argv_stored > EG_TICKET_ARGV_MAX)
+		 t->argv_stored > argv_read || t->argv_stored > cap)
 		reason = EG_REASON_TICKET_ARGV;
 	if (!reason) {
 		w.a = argv;
@@ -733,7 +771,7 @@ static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64
 		if (w.differ)
 			reason = EG_REASON_TICKET_ARGV;
 	}
-	bpf_map_delete_elem(&tickets, &tid);
+	ticket_drop(tid);
 	return reason;
 }
 
@@ -1058,13 +1096,13 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
  */
 static __always_inline int lsm_ticket(struct eg_task *st, struct file *file, __u32 *reason)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), cap;
 	struct eg_ticket *t;
 	__u64 dev, ino;
 
 	if (!st || !st->session)
 		return 0;
-	t = bpf_map_lookup_elem(&tickets, &tid);
+	t = ticket_find(tid, &cap);
 	if (!t) {
 		*reason = EG_REASON_NO_TICKET;
 		return -1;
@@ -1481,7 +1519,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	 */
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!st || st->session)
-		bpf_map_delete_elem(&tickets, &tid);
+		ticket_drop(tid);
 
 	/*
 	 * The process is gone when its last thread is: do_exit() counts the
@@ -1605,7 +1643,7 @@ static __always_inline void report_failed(long ret, bool at)
 			 * (seccomp answered; the exit tracepoint fires all the
 			 * same) and wrote its record itself.
 			 */
-			if (bpf_map_delete_elem(&tickets, &tid))
+			if (ticket_drop(tid))
 				session_refused = true;
 		}
 		/* bprm_check_security refused it: say so in the record */

@@ -224,12 +224,20 @@ struct eg_script {
 _Static_assert(sizeof(struct eg_script) == 24 + EG_FILENAME_MAX, "eg_script is ABI");
 
 /*
- * An approval ticket (map "tickets", key: the thread id that called exec),
- * written by the session supervisor before it lets a trapped exec go on,
- * checked and deleted by the kernel at sched_process_exec: the exec that
- * really happens must be the one the supervisor judged (same file, same
- * script, byte for byte the same argv), or the task is killed before the
- * new image runs. Exact bytes, so nothing can collide with it.
+ * An approval ticket (key: the thread id that called exec), written by the
+ * session supervisor before it lets a trapped exec go on, checked and
+ * deleted by the kernel at sched_process_exec: the exec that really
+ * happens must be the one the supervisor judged (same file, same script,
+ * byte for byte the same argv), or the task is killed before the new image
+ * runs. Exact bytes, so nothing can collide with it.
+ *
+ * Two maps, one ticket: "tickets_small" (struct eg_ticket_small) when the
+ * stored argv fits in EG_TICKET_SMALL_ARGV_MAX bytes, most execs, else
+ * "tickets" (struct eg_ticket). A map update copies the whole value, and
+ * 64 KiB for a 30-byte argv was the largest cost of an allowed exec. The
+ * kernel looks in the small map first; the supervisor removes a thread's
+ * small ticket before it writes a large one, and the kernel drops both
+ * wherever a ticket is used up (the exec, its failure, the thread's exit).
  */
 #define EG_TICKET_ARGV_MAX	(64 * 1024)
 #define EG_TICKET_ARGV_PREFIX	(1u << 0)	/* argv longer than stored: only the prefix is checked */
@@ -248,6 +256,29 @@ struct eg_ticket {
 	char argv[EG_TICKET_ARGV_MAX];
 };
 _Static_assert(sizeof(struct eg_ticket) == 56 + EG_TICKET_ARGV_MAX, "eg_ticket is ABI");
+
+/* The same fields as struct eg_ticket, a shorter argv: a prefix of it, byte for byte. */
+#define EG_TICKET_SMALL_ARGV_MAX	512
+
+struct eg_ticket_small {
+	__u32 session;
+	__u32 flags;
+	__u64 dev;
+	__u64 ino;
+	__u64 script_dev;
+	__u64 script_ino;
+	__u32 argv_len;
+	__u32 argv_stored;	/* at most EG_TICKET_SMALL_ARGV_MAX */
+	__u64 issued_ns;
+	char argv[EG_TICKET_SMALL_ARGV_MAX];
+};
+_Static_assert(sizeof(struct eg_ticket_small) == 56 + EG_TICKET_SMALL_ARGV_MAX, "eg_ticket_small is ABI");
+_Static_assert(__builtin_offsetof(struct eg_ticket_small, argv) == __builtin_offsetof(struct eg_ticket, argv) &&
+	       __builtin_offsetof(struct eg_ticket_small, issued_ns) ==
+	       __builtin_offsetof(struct eg_ticket, issued_ns) &&
+	       __builtin_offsetof(struct eg_ticket_small, argv_stored) ==
+	       __builtin_offsetof(struct eg_ticket, argv_stored),
+	       "eg_ticket_small is a prefix of eg_ticket");
 
 /*
  * An execgate binary whose "exec" verb is a session launcher (map

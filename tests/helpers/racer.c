@@ -3,7 +3,8 @@
  * A TOCTOU attacker: while one thread execs an allowed command, another
  * flips what that exec names to a denied one, hoping the flip lands after
  * the supervisor read it and before the kernel did.
- *   racer argv N PROG     execve(PROG, [PROG, buf]) with buf flipping SAFE <-> EVIL
+ *   racer argv N PROG [PAD] execve(PROG, [PROG, buf(, PAD x's)]) with buf flipping SAFE <-> EVIL
+ *                         (a PAD of a few KiB: the ticket goes to the large map)
  *   racer path N OK NO    execve(buf, [buf]) with buf flipping OK <-> NO (same length)
  * Prints "allowed A denied D killed K other O" after N tries.
  */
@@ -36,6 +37,7 @@ static void *flipper(void *arg)
 int main(int argc, char **argv)
 {
 	long n, i, allowed = 0, denied = 0, killed = 0, other = 0;
+	char *pad = NULL;
 	bool path;
 
 	if (argc < 4)
@@ -50,6 +52,15 @@ int main(int argc, char **argv)
 	} else {
 		strcpy(alt[0], "SAFE");
 		strcpy(alt[1], "EVIL");
+		if (argc > 4) {
+			size_t len = strtoul(argv[4], NULL, 10);
+
+			pad = malloc(len + 1);
+			if (!pad)
+				return 2;
+			memset(pad, 'x', len);
+			pad[len] = '\0';
+		}
 	}
 	for (i = 0; i < n; i++) {
 		pid_t pid = fork();
@@ -57,7 +68,7 @@ int main(int argc, char **argv)
 
 		if (pid == 0) {
 			pthread_t t;
-			char *av[3];
+			char *av[4];
 
 			strcpy(buf, alt[0]);
 			pthread_create(&t, NULL, flipper, NULL);
@@ -68,7 +79,8 @@ int main(int argc, char **argv)
 			} else {
 				av[0] = argv[3];
 				av[1] = buf;
-				av[2] = NULL;
+				av[2] = pad;
+				av[3] = NULL;
 				execve(argv[3], av, (char *[]){ NULL });
 			}
 			_exit(errno == EACCES ? 126 : 127);

@@ -215,6 +215,56 @@ def test_racing_thread_rewrites_argv(ctx):
     assert st["killed"] == n["killed"], (st["killed"], n)
 
 
+def test_racing_thread_rewrites_long_argv(ctx):
+    """The same race with an argv too long for the small ticket map: the
+    ticket goes to the large one, and is checked as strictly."""
+    d = daemon(ctx)
+    marker = "/tmp/egmarker"
+    if os.path.exists(marker):
+        os.unlink(marker)
+    racer, prog = ctx.helper("racer"), ctx.helper("marker")
+    r = session(ctx, d, [racer, "argv", str(RACE), prog, "3000"], timeout=600)
+    counts = r.stdout.decode().split()
+    print("    long argv race, %d tries: %s" % (RACE, r.stdout.decode().strip()))
+    n = dict(zip(counts[0::2], map(int, counts[1::2])))
+    assert sum(n.values()) == RACE, n
+    assert not os.path.exists(marker), "the denied command ran: " + open(marker).read()[:200]
+    assert n["allowed"] > 0 and (n["killed"] > 0 or n["denied"] > 0), n
+    st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
+    assert st["killed"] == n["killed"], (st["killed"], n)
+
+
+def test_ticket_sizes_in_one_thread(ctx):
+    """One thread execs again and again (the same tid), its argv on both
+    sides of the small tickets' size and far above it: the ticket is in
+    one map or the other, never a stale one in the map looked at first,
+    and every exec is the one allowed (none killed)."""
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    chain = os.path.join(tmp, "chain.sh")
+    sizes = [1, 470, 20000, 480, 485, 490, 495, 3000, 497, 498, 499, 500, 501, 502, 503, 504, 505,
+             506, 40000, 507, 508, 510, 520, 530, 600, 2, 9000, 9001, 3]
+    with open(chain, "w") as f:
+        f.write("#!/bin/sh\n"
+                "n=$1\n"
+                "set -- %s\n"
+                "shift $n 2>/dev/null || { echo \"chain done $$\"; exit 0; }\n"
+                "[ $# -gt 0 ] || { echo \"chain done $$\"; exit 0; }\n"
+                "echo \"$$\"\n"
+                "exec /bin/sh %s $((n + 1)) \"$(printf \"%%${1}s\" \"\" | tr \" \" x)\"\n"
+                % (" ".join(map(str, sizes)), chain))
+    os.chmod(chain, 0o755)
+    r = session(ctx, d, ["/bin/sh", chain, "0"], timeout=60)
+    out = r.stdout.decode().split("\n")
+    pids = [l for l in out if l.strip()]
+    assert r.returncode == 0 and pids and pids[-1].startswith("chain done"), (r.returncode, out[-3:],
+                                                                             r.stderr[-500:])
+    assert len(pids) == len(sizes) + 1 and len(set(l.split()[-1] for l in pids)) == 1, pids
+    st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
+    assert st["killed"] == 0, st
+
+
 def test_racing_thread_rewrites_path(ctx):
     d = daemon(ctx, POLICY + "  - {name: no-no, paths: [/var/tmp/egrace/no], decision: deny}\n")
     os.makedirs("/var/tmp/egrace", exist_ok=True)
@@ -358,6 +408,100 @@ def test_no_head_of_line_blocking(ctx):
     assert approvals(ctx, d), "the approval still waits"
     p.kill()
     p.wait()
+
+
+def test_exec_of_a_fifo_stalls_nobody(ctx):
+    """A FIFO as the program (execve, execveat by name and by fd) or as a
+    script's '#!' interpreter: the exec fails with EACCES, as the kernel
+    says, and the daemon, which opens what a task names in the one thread
+    that serves every session, never waits for a writer meanwhile."""
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    fifo, ififo = os.path.join(tmp, "fifo"), os.path.join(tmp, "ififo")
+    for f in (fifo, ififo):
+        os.mkfifo(f)
+        os.chmod(f, 0o777)
+    script = os.path.join(tmp, "script")
+    with open(script, "w") as f:
+        f.write("#!%s\n" % ififo)
+    os.chmod(script, 0o755)
+
+    def unstick():
+        # a daemon that did block in open(O_RDONLY) gets its writer: no test hangs behind it
+        for f in (fifo, ififo):
+            try:
+                os.close(os.open(f, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+    ctx.on_cleanup(unstick)
+    prog = ("import os, subprocess\n"
+            "res = []\n"
+            "for i in range(20):\n"
+            "    for how, argv in (('exec', ['%s']), ('script', ['%s']),\n"
+            "                      ('at', ['%s', '%s', 'fifo', 'tok'])):\n"
+            "        try:\n"
+            "            p = subprocess.run(argv, stdout=subprocess.PIPE, timeout=20)\n"
+            "            rc = p.stdout.decode().split()[0] if how == 'at' else 'ran'\n"
+            "        except OSError as e:\n"
+            "            rc = str(e.errno)\n"
+            "        res.append('%%s=%%s' %% (how, rc))\n"
+            "    fd = os.open('%s', os.O_PATH)\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try:\n"
+            "            os.execve(fd, ['fifo'], {})\n"
+            "        except OSError as e:\n"
+            "            os._exit(e.errno)\n"
+            "    res.append('fd=%%d' %% os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n"
+            "    os.close(fd)\n"
+            "print(' '.join(sorted(set(res))))\n"
+            % (fifo, script, ctx.helper("execveat_fail"), tmp, fifo))
+    a = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", "-c", prog],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(0.3)
+        # meanwhile, another session: each exec answered at once
+        for _ in range(3):
+            t0 = time.monotonic()
+            r = session(ctx, d, ["sh", "-c", "/bin/true; echo served"], timeout=10)
+            took = time.monotonic() - t0
+            assert r.stdout.decode().strip() == "served", r.stderr
+            assert took < 2, "another session waited %.1f s behind a FIFO" % took
+        out, err = a.communicate(timeout=60)
+    finally:
+        if a.poll() is None:
+            unstick()
+            a.kill()
+            a.wait()
+    assert out.decode().split() == ["at=13", "exec=13", "fd=13", "script=13"], (out, err[-500:])
+    # and it still serves: a new session's exec
+    r = session(ctx, d, ["sh", "-c", "/bin/true && echo still"], timeout=10)
+    assert r.stdout.decode().strip() == "still", r.stderr
+
+
+def test_policy_from_a_pipe_stalls_nobody(ctx):
+    """The session policy is read by the daemon: a pipe's writer that never
+    finishes must not stall it (the launcher copies a pipe into a memfd)."""
+    d = daemon(ctx)
+    r = subprocess.run(["bash", "-c", "%s exec -p %s --policy <(echo 'default_decision: allow') -- "
+                        "sh -c '/bin/true && echo piped'" % (ctx.execgate, d.pin_path)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    assert r.returncode == 0 and r.stdout.decode().strip() == "piped", r.stderr
+    # a writer that never closes: only that launcher waits, the daemon goes on
+    rd, wr = os.pipe()
+    try:
+        p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--policy", "/dev/stdin", "--",
+                              "true"], stdin=rd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        r = session(ctx, d, ["sh", "-c", "/bin/true; echo served"], timeout=10)
+        assert r.stdout.decode().strip() == "served" and time.monotonic() - t0 < 2, r.stderr
+        p.kill()
+        p.wait()
+    finally:
+        os.close(rd)
+        os.close(wr)
 
 
 # ---- stacking ---------------------------------------------------------------------

@@ -135,10 +135,108 @@ static void test_plan_loop(void)
 	rmdir(dir);
 }
 
+/*
+ * What is not a regular file fails as the kernel fails it (EACCES), and is
+ * never opened for reading: a FIFO's open would wait for a writer (each
+ * case would hang this test). A symlink named with AT_SYMLINK_NOFOLLOW: ELOOP.
+ */
+static void test_plan_not_regular(void)
+{
+	char dir[] = "/tmp/egresolve.XXXXXX", fifo[64], script[64], link[64], line[128];
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1 };
+	struct eg_exec_plan plan;
+	const char *argv[] = { "x", NULL };
+	int fd;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(script, sizeof(script), "%s/script", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	ASSERT_OK(mkfifo(fifo, 0755), "mkfifo");
+	snprintf(line, sizeof(line), "#!%s\n", fifo);
+	write_file(script, line, 0755);
+	ASSERT_OK(symlink("/bin/true", link), "symlink");
+	spec.argv = argv;
+	spec.argc = 1;
+
+	spec.path = fifo;
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "a FIFO: EACCES");
+	exec_plan_free(&plan);
+	spec.path = script;
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "a FIFO as the interpreter: EACCES");
+	ASSERT_EQ(plan.n, 2, "the script, then its interpreter");
+	exec_plan_free(&plan);
+	spec.path = dir;
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "a directory: EACCES");
+	exec_plan_free(&plan);
+	spec.path = "/dev/null";
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "a device: EACCES");
+	exec_plan_free(&plan);
+
+	/* execveat(fd, "", AT_EMPTY_PATH) of a FIFO opened O_PATH */
+	fd = open(fifo, O_PATH | O_CLOEXEC);
+	spec.execveat = true;
+	spec.dir_fd = fd;
+	spec.dir_fd_num = fd;
+	spec.at_flags = AT_EMPTY_PATH;
+	spec.path = "";
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "execveat of a FIFO's fd: EACCES");
+	exec_plan_free(&plan);
+	close(fd);
+	spec.dir_fd = -1;
+	spec.at_flags = AT_SYMLINK_NOFOLLOW;
+	spec.path = link;
+	ASSERT_EQ(exec_plan(&spec, &plan), -ELOOP, "AT_SYMLINK_NOFOLLOW on a symlink: ELOOP");
+	exec_plan_free(&plan);
+	spec.at_flags = 0;
+	ASSERT_OK(exec_plan(&spec, &plan), "the same symlink followed");
+	exec_plan_free(&plan);
+
+	unlink(link);
+	unlink(script);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+/* A file's head is remembered by identity, and read again once the file changed. */
+static void test_plan_head_changes(void)
+{
+	char dir[] = "/tmp/egresolve.XXXXXX", s1[64];
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1 };
+	struct timespec t[2] = { { .tv_sec = 1000000000 }, { .tv_sec = 1000000000 } };
+	struct eg_exec_plan plan;
+	const char *argv[] = { "x", NULL };
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(s1, sizeof(s1), "%s/s", dir);
+	spec.path = s1;
+	spec.argv = argv;
+	spec.argc = 1;
+	write_file(s1, "#!/bin/sh\n", 0755);
+	ASSERT_OK(exec_plan(&spec, &plan), "a script");
+	ASSERT_STREQ(plan.prog[1].requested, "/bin/sh", "its interpreter");
+	exec_plan_free(&plan);
+	ASSERT_OK(exec_plan(&spec, &plan), "again");
+	ASSERT_STREQ(plan.prog[1].requested, "/bin/sh", "the same");
+	exec_plan_free(&plan);
+	/* same size, another interpreter, the times set back: ctime still moves */
+	write_file(s1, "#!/bin/xx\n", 0755);
+	utimensat(AT_FDCWD, s1, t, 0);
+	ASSERT_EQ(exec_plan(&spec, &plan), -ENOENT, "rewritten: read again");
+	ASSERT_STREQ(plan.prog[1].requested, "/bin/xx", "the new interpreter");
+	exec_plan_free(&plan);
+	unlink(s1);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse_shebang);
 	RUN(test_plan_script_chain);
 	RUN(test_plan_loop);
+	RUN(test_plan_not_regular);
+	RUN(test_plan_head_changes);
 	return UNIT_DONE();
 }

@@ -56,6 +56,18 @@ class Daemon:
     def fds(self):
         return len(os.listdir("/proc/%d/fd" % self.proc.pid))
 
+    def cpu_ns(self):
+        """CPU time of the daemon's threads so far (schedstat: ns, not clock ticks)."""
+        t = 0
+        base = "/proc/%d/task" % self.proc.pid
+        for tid in os.listdir(base):
+            try:
+                with open(os.path.join(base, tid, "schedstat")) as f:
+                    t += int(f.read().split()[0])
+            except OSError:
+                pass
+        return t
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -83,14 +95,18 @@ class Cgroup:
             pass
 
 
-def spawn(n, workers=1, prefix=(), preexec=None):
-    """Runs the spawn loop (posix_spawn of /bin/true); its elapsed ns."""
+def spawn_fields(n, workers=1, prefix=(), preexec=None):
+    """Runs the spawn loop (posix_spawn of /bin/true); its result line as a dict of ints."""
     r = subprocess.run(list(prefix) + [SPAWN, "-n", str(n), "-p", str(workers)], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, preexec_fn=preexec)
     if r.returncode:
         die("spawn failed: %s" % r.stderr.decode()[-500:])
-    fields = dict(kv.split("=") for kv in r.stdout.decode().split())
-    return int(fields["elapsed_ns"])
+    return {k: int(v) for k, v in (kv.split("=") for kv in r.stdout.decode().split()) if v.isdigit()}
+
+
+def spawn(n, workers=1, prefix=(), preexec=None):
+    """Runs the spawn loop (posix_spawn of /bin/true); its elapsed ns."""
+    return spawn_fields(n, workers, prefix, preexec)["elapsed_ns"]
 
 
 def bpf_stats(on):

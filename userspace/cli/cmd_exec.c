@@ -223,6 +223,48 @@ out:
 }
 
 /*
+ * The daemon reads the session policy in the thread that serves every
+ * session, so it takes only a regular file (a pipe's writer could make it
+ * wait for ever). A pipe, a FIFO, /dev/stdin: copied here into a memfd.
+ */
+static int policy_as_file(int fd)
+{
+	static char buf[65536];
+	size_t total = 0;
+	struct stat st;
+	int mfd;
+
+	if (fstat(fd, &st))
+		return -errno;
+	if (S_ISREG(st.st_mode))
+		return fd;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	mfd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (n > 0 && write(mfd, buf, n) != n)) {
+			n = -errno;
+			close(mfd);
+			return n;
+		}
+		total += n;
+		/* past the daemon's limit: it says so */
+		if (!n || total > (16u << 20))
+			break;
+	}
+	close(fd);
+	/* the daemon reads from the shared offset */
+	lseek(mfd, 0, SEEK_SET);
+	return mfd;
+}
+
+/*
  * Asks the daemon for a session and puts this process under its filter:
  * after this, our next exec is the session's first. 0, or the exit status.
  */
@@ -232,7 +274,7 @@ static int session_start(struct exec_args *a)
 	struct sbuf req = {};
 	struct jsonw w;
 	json_t *reply;
-	int ctl, pol = -1, lfd, fds[1];
+	int ctl, pol = -1, lfd, fds[1], rc;
 	bool install;
 	int64_t id;
 	pid_t daemon_pid = 0;
@@ -244,6 +286,13 @@ static int session_start(struct exec_args *a)
 			p_err("cannot read the session policy %s: %s", a->policy, strerror(errno));
 			return 1;
 		}
+		rc = policy_as_file(pol);
+		if (rc < 0) {
+			p_err("cannot read the session policy %s: %s", a->policy, strerror(-rc));
+			close(pol);
+			return 1;
+		}
+		pol = rc;
 	}
 	ctl = ctl_connect(a->common.pin_path);
 	if (ctl < 0) {

@@ -886,6 +886,7 @@ static int start_sessions(struct daemon *d)
 	so.ctl = d->ctl;
 	so.tasks_fd = bpf_map__fd(d->skel->maps.tasks);
 	so.tickets_fd = bpf_map__fd(d->skel->maps.tickets);
+	so.tickets_small_fd = bpf_map__fd(d->skel->maps.tickets_small);
 	so.argv_cap = d->o.max_argv_bytes;
 	so.host_mnt_ns = d->fc.host_mnt_ns;
 	so.global = &d->policy;

@@ -120,21 +120,22 @@ static char **strv_dup(const char *const *v, unsigned int n)
 }
 
 /*
- * Opens what path names for the caller. Absolute paths start at the
- * caller's root, relative ones at its cwd (or execveat's dirfd).
+ * Opens what path names for the caller, O_PATH: nothing of the file's own
+ * is run by that (a FIFO's open would wait for a writer, a device's open
+ * is the driver's code), so a supervised task naming a FIFO, a socket or
+ * a device cannot stall the daemon, which serves every session in one
+ * thread. Absolute paths start at the caller's root, relative ones at its
+ * cwd (or execveat's dirfd).
  */
 static int open_target(const struct eg_exec_spec *s, const char *path, bool first, int *ret_fd)
 {
-	int flags = O_RDONLY | O_CLOEXEC, fd, base;
+	int flags = O_PATH | O_CLOEXEC, fd, base;
 
 	if (first && s->execveat && (s->at_flags & AT_EMPTY_PATH) && !*path) {
 		if (s->dir_fd < 0)
 			return -EBADF;
-		char proc[64];
-
-		/* the fd itself is the program; reopen it for reading */
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->dir_fd);
-		fd = open(proc, O_RDONLY | O_CLOEXEC);
+		/* the fd itself is the program (opened O_PATH by the caller of exec_plan) */
+		fd = fcntl(s->dir_fd, F_DUPFD_CLOEXEC, 0);
 		if (fd < 0)
 			return -errno;
 		*ret_fd = fd;
@@ -142,6 +143,7 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 	}
 	if (!*path)
 		return -ENOENT;
+	/* O_PATH|O_NOFOLLOW opens a final symlink itself: describe() answers ELOOP for it */
 	if (first && s->execveat && (s->at_flags & AT_SYMLINK_NOFOLLOW))
 		flags |= O_NOFOLLOW;
 	if (path[0] == '/') {
@@ -179,18 +181,63 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 	return 0;
 }
 
+/*
+ * What describe() read of a file, by identity: most execs are of a few
+ * programs, and the reopen for reading costs more than the rest of the
+ * resolution. An entry holds while the file's size, mtime and ctime do.
+ * A write that leaves them equal (within the clock's grain, through a
+ * shared mapping) is the same race as one between our read and the
+ * kernel's, which the kernel's ticket check settles: what runs must be
+ * the file, script and committed argv allowed, or it does not run.
+ */
+#define HEADS		64	/* direct-mapped */
+
+struct head {
+	uint64_t dev, ino;
+	int64_t size;
+	struct timespec mtime, ctime;
+	enum eg_prog_kind kind;
+	size_t len;
+	bool valid;
+	char buf[EG_BINPRM_BUF];
+};
+static struct head heads[HEADS];
+
+static struct head *head_slot(const struct stat *st)
+{
+	uint64_t h = ((uint64_t)st->st_ino ^ ((uint64_t)st->st_dev << 32)) * 0x9e3779b97f4a7c15ull;
+
+	return &heads[h >> 58];
+}
+
+static bool head_same(const struct head *c, const struct stat *st)
+{
+	return c->valid && c->dev == (uint64_t)st->st_dev && c->ino == (uint64_t)st->st_ino &&
+	       c->size == (int64_t)st->st_size && c->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       c->mtime.tv_nsec == st->st_mtim.tv_nsec && c->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       c->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+/*
+ * Identity and head of the file behind an O_PATH fd. Only a regular file
+ * is opened for reading, and the same file (the fd's magic link, not the
+ * path again), non-blocking: execve of anything else fails with EACCES in
+ * the kernel (may_open), and so it does here, before any open of it.
+ */
 static int describe(int fd, struct eg_program *p, char *head, size_t *ret_len)
 {
+	struct head *c;
 	char proc[64];
 	struct stat st;
 	ssize_t n;
+	int rfd;
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (S_ISDIR(st.st_mode))
-		return -EACCES;
+	if (S_ISLNK(st.st_mode))
+		return -ELOOP;		/* execveat(AT_SYMLINK_NOFOLLOW) of a symlink */
 	if (!S_ISREG(st.st_mode))
-		return -EACCES;
+		return -EACCES;		/* a directory, FIFO, socket or device */
 	p->dev = eg_kdev(st.st_dev);
 	p->ino = st.st_ino;
 	p->mode = st.st_mode;
@@ -201,9 +248,22 @@ static int describe(int fd, struct eg_program *p, char *head, size_t *ret_len)
 	if (n < 0)
 		return -errno;
 	p->path[n] = '\0';
-	n = pread(fd, head, EG_BINPRM_BUF, 0);
-	if (n < 0)
+	c = head_slot(&st);
+	if (head_same(c, &st)) {
+		memcpy(head, c->buf, c->len);
+		*ret_len = c->len;
+		p->kind = c->kind;
+		return 0;
+	}
+	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
 		return -errno;
+	n = pread(rfd, head, EG_BINPRM_BUF, 0);
+	if (n < 0)
+		n = -errno;
+	close(rfd);
+	if (n < 0)
+		return n;
 	*ret_len = n;
 	if (n >= 4 && !memcmp(head, "\177ELF", 4))
 		p->kind = EG_PROG_ELF;
@@ -211,6 +271,15 @@ static int describe(int fd, struct eg_program *p, char *head, size_t *ret_len)
 		p->kind = EG_PROG_SCRIPT;
 	else
 		p->kind = EG_PROG_UNKNOWN;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->size = st.st_size;
+	c->mtime = st.st_mtim;
+	c->ctime = st.st_ctim;
+	c->kind = p->kind;
+	c->len = n;
+	memcpy(c->buf, head, n);
+	c->valid = true;
 	return 0;
 }
 

@@ -9,7 +9,9 @@
  *
  * Nothing a supervised process wrote is trusted here beyond being the
  * spelling of a request: the files are opened by the daemon itself, and
- * their identity (device, inode) is what a ticket names.
+ * their identity (device, inode) is what a ticket names. They are opened
+ * O_PATH and only a regular file is read (non-blocking): naming a FIFO or
+ * a device must not make the daemon wait or run a driver's open.
  */
 #ifndef EG_RESOLVE_H
 #define EG_RESOLVE_H
@@ -48,7 +50,7 @@ struct eg_exec_spec {
 	int (*open_cwd)(void *arg);
 	void *open_cwd_arg;
 	int root_fd;			/* the caller's root; -1: the daemon's "/" */
-	int dir_fd;			/* execveat's dirfd opened in the daemon, or -1 (execve) */
+	int dir_fd;			/* execveat's dirfd opened in the daemon (O_PATH will do), or -1 */
 	int dir_fd_num;			/* execveat's dirfd number in the caller (for /dev/fd/N) */
 	bool dir_fd_cloexec;		/* ... and it is close-on-exec in the caller */
 	bool execveat;

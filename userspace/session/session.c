@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -423,9 +424,20 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		struct eg_diags d = {};
 		int fd = ctl_take_fd(c);
 		char line[600];
+		struct stat st;
 
 		if (fd < 0) {
 			ctl_reply_err(c, "session_open: \"policy\" is set but no file descriptor came with it");
+			return 0;
+		}
+		/*
+		 * Read here, in the thread that serves every session: only a
+		 * regular file (a memfd is one), never a pipe or a FIFO whose
+		 * writer could keep us waiting (the launcher copies those).
+		 */
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			close(fd);
+			ctl_reply_err(c, "session_open: the session policy must come as a regular file or a memfd");
 			return 0;
 		}
 		rc = policy_load_fd(fd, "session policy", &pol, &d);

@@ -37,7 +37,8 @@ struct eg_sessions_opts {
 	struct eg_loop *loop;
 	struct ctl_server *ctl;
 	int tasks_fd;			/* the tracer's task storage */
-	int tickets_fd;			/* the tracer's ticket map */
+	int tickets_fd;			/* the tracer's ticket maps: argv of any size, */
+	int tickets_small_fd;		/* ... and up to EG_TICKET_SMALL_ARGV_MAX bytes */
 	uint32_t argv_cap;		/* the tracer's --max-argv-bytes: a ticket stores at most this */
 	uint32_t host_mnt_ns;
 	struct eg_policy *const *global;	/* the daemon's policy (it may be reloaded) */

@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <seccomp.h>
@@ -152,6 +154,39 @@ void request_cgroup(struct exec_request *r)
 	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
 }
 
+/*
+ * Writes line to fd (the target's, shared with it) without ever waiting:
+ * another of its threads may fill a pipe between our poll and our write,
+ * and its reader may never read. The file's flags are the target's, so
+ * O_NONBLOCK is not ours to set: RWF_NOWAIT where the file takes it, a
+ * socket's MSG_DONTWAIT, a terminal reopened non-blocking; else nothing.
+ */
+static void write_nowait(int fd, const char *line)
+{
+	struct iovec v = { .iov_base = (void *)line, .iov_len = strlen(line) };
+	char proc[64];
+	struct stat st;
+	ssize_t n;
+	int wfd;
+
+	n = pwritev2(fd, &v, 1, -1, RWF_NOWAIT);
+	if (n >= 0 || errno != EOPNOTSUPP || fstat(fd, &st))
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		n = send(fd, line, v.iov_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	} else if (S_ISREG(st.st_mode)) {
+		n = write(fd, line, v.iov_len);
+	} else if (S_ISCHR(st.st_mode) && isatty(fd)) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		wfd = open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (wfd < 0)
+			return;
+		n = write(wfd, line, v.iov_len);
+		close(wfd);
+	}
+	(void)n;
+}
+
 /* One line on the target's stderr, if it can take it without blocking us. */
 static void tell_target(struct exec_request *r, const char *line)
 {
@@ -164,11 +199,8 @@ static void tell_target(struct exec_request *r, const char *line)
 	if (fd < 0)
 		return;
 	pfd.fd = fd;
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT)) {
-		ssize_t n = write(fd, line, strlen(line));
-
-		(void)n;
-	}
+	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
+		write_nowait(fd, line);
 	close(fd);
 }
 
@@ -225,16 +257,38 @@ static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg
 	t->issued_ns = boot_ns();
 }
 
+/*
+ * The ticket into the small map when its argv fits (a map update copies
+ * the whole value: 568 bytes instead of 64 KiB), else into the large one,
+ * and then no small ticket of this thread may stand before it: the kernel
+ * looks in the small map first. The thread waits in this very exec until
+ * we answer, so it makes no exec in between. The map fd written, or -errno.
+ */
+static int ticket_put(struct eg_sessions *s, uint32_t key)
+{
+	if (s->ticket->argv_stored <= EG_TICKET_SMALL_ARGV_MAX) {
+		/* the small value is a prefix of the large one (execgate.h) */
+		if (bpf_map_update_elem(s->o.tickets_small_fd, &key, s->ticket, BPF_ANY))
+			return -errno;
+		return s->o.tickets_small_fd;
+	}
+	if (bpf_map_delete_elem(s->o.tickets_small_fd, &key) && errno != ENOENT)
+		return -errno;
+	if (bpf_map_update_elem(s->o.tickets_fd, &key, s->ticket, BPF_ANY))
+		return -errno;
+	return s->o.tickets_fd;
+}
+
 int request_allow(struct eg_sessions *s, struct exec_request *r)
 {
 	uint32_t key = r->tid;
+	int map;
 
 	fill_ticket(s, r, s->ticket);
-	if (bpf_map_update_elem(s->o.tickets_fd, &key, s->ticket, BPF_ANY)) {
-		int err = -errno;
-
+	map = ticket_put(s, key);
+	if (map < 0) {
 		request_deny(s, r, "execgate: denied: too many execs in flight in this session (no ticket)\n");
-		return err;
+		return map;
 	}
 	/*
 	 * A fresh request was checked after its last read (handle); the
@@ -242,7 +296,7 @@ int request_allow(struct eg_sessions *s, struct exec_request *r)
 	 * a person is checked again, for the record of the outcome.
 	 */
 	if ((r->parked && !still_valid(r)) || respond(r, 0, true)) {
-		bpf_map_delete_elem(s->o.tickets_fd, &key);
+		bpf_map_delete_elem(map, &key);
 		return -ESRCH;
 	}
 	return 0;

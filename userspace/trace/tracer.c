@@ -3,7 +3,7 @@
  * Loading, attaching and pinning the tracer (bpf/execgate.bpf.c).
  *
  * A daemon picks up what an earlier one left pinned under its pin
- * directory: exec depths (tasks), tickets, counters, the ring buffer with
+ * directory: exec depths (tasks), tickets (both maps), counters, the ring buffer with
  * whatever is still queued in it, and the generation switch (control).
  * Its own programs attach with the next generation, then tracer_activate()
  * flips the switch: from that instant they act and the old copy (still
@@ -28,7 +28,7 @@
 
 /* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
 const char *const tracer_pinned_maps[] = {
-	"tasks", "procs", "counters", "tickets", "control", "events", "scripts",
+	"tasks", "procs", "counters", "tickets", "tickets_small", "control", "events", "scripts",
 	/* kernel rules (enforce/kmaps.c) */
 	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", NULL
 };
@@ -146,6 +146,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	ret->counters = reuse_pinned(skel->maps.counters, pin_dir, "counters", NULL);
 	reuse_pinned(skel->maps.procs, pin_dir, "procs", NULL);
 	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
+	reuse_pinned(skel->maps.tickets_small, pin_dir, "tickets_small", NULL);
 	reuse_pinned(skel->maps.scripts, pin_dir, "scripts", NULL);
 	/* the kernel rules in force stay in force while this copy takes over */
 	reuse_pinned(skel->maps.krules, pin_dir, "krules", NULL);
