@@ -101,8 +101,32 @@ static void test_exec_skips_unrecorded(void)
 	table_free(s);
 }
 
+/*
+ * A refused exec has no record of the tracer (it never reached the
+ * kernel): a failed exec's record passes over it to its own verdict.
+ */
+static void test_failed_exec_skips_refusals(void)
+{
+	struct eg_sessions *s = table();
+	struct eg_annotation a;
+
+	if (!ASSERT_TRUE(s && s->verdicts, "table"))
+		return;
+	verdict_put(s, 7, SESSION, "deny", "blocked", "no-net", NULL, NULL, 0, 0);
+	verdict_put(s, 7, SESSION, "allow", "allowed", NULL, NULL, NULL, 0, 0);
+	verdict_put(s, 7, SESSION, "error", "blocked", NULL, NULL, NULL, 0, 0);
+	verdict_put(s, 7, SESSION, "audit", "audited", "audit-true", NULL, NULL, 1, TRUE_INO);
+	ASSERT_TRUE(annotate(s, 7, EG_EVENT_EXEC_FAILED, 0, &a), "failed exec matched");
+	ASSERT_STREQ(a.decision, "allow", "the allowed one, not the refusal before it");
+	ASSERT_TRUE(annotate(s, 7, EG_EVENT_EXEC, TRUE_INO, &a), "exec matched");
+	ASSERT_STREQ(a.rule, "audit-true", "its own");
+	ASSERT_FALSE(annotate(s, 7, EG_EVENT_EXEC_FAILED, 0, &a), "no refusal left to take");
+	table_free(s);
+}
+
 int main(void)
 {
+	RUN(test_failed_exec_skips_refusals);
 	RUN(test_burst_of_consecutive_tids);
 	RUN(test_exec_skips_unrecorded);
 	return UNIT_DONE();

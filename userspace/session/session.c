@@ -269,11 +269,18 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
 }
 
+/* A refused exec never reached the kernel: the tracer has no record of it. */
+static bool verdict_refused(const struct verdict *v)
+{
+	return !strcmp(v->decision, "deny") || !strcmp(v->decision, "error");
+}
+
 /*
  * The verdict of a record: the thread's oldest waiting one. An exec record
  * (the exec happened) skips, and drops, refusals and verdicts for another
  * file: their execs left no record of their own (a failed exec not
- * reported, an exec out of the tracing scope).
+ * reported, an exec out of the tracing scope). A failed exec's record
+ * skips and drops refusals.
  */
 static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t session, bool exec,
 				   uint64_t dev, uint64_t ino)
@@ -290,7 +297,8 @@ static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t
 			    (!best || v->seq < best->seq))
 				best = v;
 		}
-		if (!best || !exec || (best->ino && best->dev == dev && best->ino == ino))
+		if (!best || (exec ? best->ino && best->dev == dev && best->ino == ino
+				   : !verdict_refused(best)))
 			return best;
 		verdict_drop(best);
 	}

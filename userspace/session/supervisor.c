@@ -302,6 +302,36 @@ int request_allow(struct eg_sessions *s, struct exec_request *r)
 	return 0;
 }
 
+/*
+ * An exec the kernel will refuse (no such file, a directory, a path too
+ * long): let the kernel refuse it, so its record comes from the tracer
+ * like any failed exec's, with the kernel's own errno, and a shell's PATH
+ * search looks the same in a session as outside one. The ticket names no
+ * file (device and inode 0): should the kernel find one after all (made
+ * since we looked), that exec is killed before its image runs (refused at
+ * bprm_check_security where BPF LSM is on), never run unjudged. rc: the
+ * error to give if the ticket cannot be written.
+ */
+static void request_let_fail(struct eg_sessions *s, struct exec_request *r, int rc)
+{
+	uint32_t key = r->tid;
+	int map;
+
+	memset(s->ticket, 0, offsetof(struct eg_ticket, argv));
+	s->ticket->session = r->session->id;
+	s->ticket->issued_ns = boot_ns();
+	map = ticket_put(s, key);
+	if (map < 0) {
+		respond(r, rc, false);
+		return;
+	}
+	if (respond(r, 0, true)) {
+		bpf_map_delete_elem(map, &key);
+		return;
+	}
+	verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
+}
+
 void request_json(struct jsonw *w, const struct exec_request *r)
 {
 	const struct eg_program *p = r->planned && !r->plan.err ? &r->plan.prog[0] : NULL;
@@ -945,8 +975,9 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
 	if (rc) {
-		/* unreadable memory, a path longer than PATH_MAX: what the kernel would say */
-		respond(r, rc == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT, false);
+		/* unreadable memory, a path longer than PATH_MAX: the kernel says so itself */
+		if (still_valid(r))
+			request_let_fail(s, r, rc == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT);
 		goto done;
 	}
 	facts_for_policy(s, r);
@@ -963,8 +994,8 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		goto done;
 	}
 	if (rc) {
-		/* the exec will fail: say what the kernel would, do not let it try */
-		respond(r, rc, false);
+		/* the exec will fail: the kernel fails it (and the tracer records it) */
+		request_let_fail(s, r, rc);
 		goto done;
 	}
 	/* the next PATH entry of a shell's search, for the file just refused: no second question */
