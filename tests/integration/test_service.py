@@ -263,6 +263,7 @@ def test_metrics_textfile(ctx):
     r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-bad", "--output", "/dev/null",
                  "--metrics-textfile", os.path.join(out, "x.txt")], check=False, timeout=20)
     assert r.returncode == 2 and "FILE.prom" in r.stderr.decode(), r.stderr
+    ctx.on_cleanup(lambda: shutil.rmtree("/sys/fs/bpf/egtest-badtf-%d" % os.getpid(), ignore_errors=True))
     r = ctx.run([ctx.execgate, "daemon", "-p", "/sys/fs/bpf/egtest-badtf-%d" % os.getpid(), "--output",
                  os.path.join(out, "ev.jsonl"), "--metrics-textfile", "/nonexistent-egt/x.prom"],
                 check=False, timeout=30)
@@ -471,6 +472,7 @@ def test_text_table_fits_the_terminal(ctx):
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
     pin = "/sys/fs/bpf/egtest-tty120-%d" % os.getpid()
+    ctx.on_cleanup(lambda: shutil.rmtree(pin, ignore_errors=True))
     p = subprocess.Popen([ctx.execgate, "daemon", "--pin-path", pin, "--exec-failed", "collapse"],
                          stdout=slave, stderr=subprocess.DEVNULL, start_new_session=True)
     os.close(slave)

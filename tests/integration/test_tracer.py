@@ -9,6 +9,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -102,6 +103,7 @@ def test_sighup_reopens_output(ctx):
 def test_text_table_on_a_terminal(ctx):
     master, slave = pty.openpty()
     pin = "/sys/fs/bpf/egtest-tty-%d" % os.getpid()
+    ctx.on_cleanup(lambda: shutil.rmtree(pin, ignore_errors=True))
     p = subprocess.Popen([ctx.execgate, "daemon", "--pin-path", pin], stdout=slave,
                          stderr=subprocess.DEVNULL, start_new_session=True)
     os.close(slave)
