@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "unit.h"
+#include <errno.h>
 #include <stdint.h>
+#include "util/b64.h"
 #include "util/json.h"
 
 static bool roundtrip(const char *in, size_t n, const char *want_json)
@@ -110,8 +112,35 @@ static void test_integers(void)
 	sbuf_free(&b);
 }
 
+/* Bytes that cross a JSON string as base64 come back the same, at every padding. */
+static void test_b64_roundtrip(void)
+{
+	unsigned char in[300], *out;
+	size_t n, len;
+	char *enc;
+	int bad = 0;
+
+	for (n = 0; n < sizeof(in); n++)
+		in[n] = (unsigned char)(n * 37 + 11);
+	for (n = 0; n <= sizeof(in); n++) {
+		enc = b64_encode(in, n);
+		if (!ASSERT_TRUE(enc, "encode"))
+			return;
+		if (b64_decode(enc, strlen(enc), &out, &len) || len != n || memcmp(out, in, n) ||
+		    out[len] != 0)
+			bad++;
+		else
+			free(out);
+		free(enc);
+	}
+	ASSERT_EQ(bad, 0, "lengths that did not round-trip");
+	ASSERT_EQ(b64_decode("abc", 3, &out, &len), -EINVAL, "not a multiple of 4");
+	ASSERT_EQ(b64_decode("ab!=", 4, &out, &len), -EINVAL, "not base64");
+}
+
 int main(void)
 {
+	RUN(test_b64_roundtrip);
 	RUN(test_integers);
 	RUN(test_json_plain);
 	RUN(test_json_escapes);

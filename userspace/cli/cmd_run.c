@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <openssl/evp.h>
+#include "util/b64.h"
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "ctl/client.h"
@@ -496,27 +496,18 @@ static int last_byte = '\n';
 static int b64_out(json_t *reply, FILE *f)
 {
 	const char *s = json_string_value(json_object_get(reply, "data_b64"));
-	size_t n = s ? strlen(s) : 0;
+	size_t n = s ? strlen(s) : 0, len;
 	unsigned char *out;
-	int len;
 
 	if (!n)
 		return 0;
-	out = malloc(n / 4 * 3 + 3);
-	if (!out)
+	if (b64_decode(s, n, &out, &len))
 		return -1;
-	len = EVP_DecodeBlock(out, (const unsigned char *)s, n);
-	if (len >= 0) {
-		if (n >= 1 && s[n - 1] == '=')
-			len--;
-		if (n >= 2 && s[n - 2] == '=')
-			len--;
-		fwrite(out, 1, len, f);
-		if (len > 0)
-			last_byte = out[len - 1];
-	}
+	fwrite(out, 1, len, f);
+	if (len > 0)
+		last_byte = out[len - 1];
 	free(out);
-	return len;
+	return (int)len;
 }
 
 int do_ps(int argc, char **argv)

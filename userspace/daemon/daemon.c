@@ -480,6 +480,7 @@ static void drain_more(void *arg);
  */
 static void drain(struct daemon *d)
 {
+	uint64_t now;
 	int rc;
 
 	d->fc.boot_to_real = clock_boot_to_real();
@@ -496,10 +497,11 @@ static void drain(struct daemon *d)
 		 * a record costs, and an endless storm still gets its reports.
 		 */
 		loop_set_pending(d->loop, drain_more, d);
-		if (mono_ms() - d->last_report_ms < DRAIN_INTERVAL_MS)
-			return;
 	}
-	d->last_report_ms = mono_ms();
+	now = mono_ms();
+	if (rc == -EAGAIN && now - d->last_report_ms < DRAIN_INTERVAL_MS)
+		return;
+	d->last_report_ms = now;
 	/* PATH searches that no exec ended in time are written as they were */
 	if (d->collapse)
 		collapse_expire(d->collapse, boot_ns());

@@ -32,6 +32,7 @@
 #include "procs/plog.h"
 #include "procs/procs.h"
 #include "procs/text.h"
+#include "util/b64.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/sbuf.h"
@@ -1423,13 +1424,12 @@ static int op_wait(struct ctl_conn *c, const json_t *req, void *arg)
 /* Bytes that need not be UTF-8 (commands, paths, environments): base64. */
 static void b64_field(struct jsonw *w, const char *key, const void *data, size_t n)
 {
-	char *enc = malloc((n + 2) / 3 * 4 + 1);
+	char *enc = b64_encode(data, n);
 
 	if (!enc) {
 		w->b->oom = true;
 		return;
 	}
-	EVP_EncodeBlock((unsigned char *)enc, data, n);
 	jsonw_string_field(w, key, enc);
 	free(enc);
 }
@@ -1438,29 +1438,15 @@ static void b64_field(struct jsonw *w, const char *key, const void *data, size_t
 static int b64_get(const json_t *o, const char *key, char **ret, size_t *ret_len)
 {
 	const char *s = json_string_value(json_object_get(o, key));
-	size_t n = s ? strlen(s) : 0;
-	unsigned char *out;
-	int len;
+	size_t len;
+	int err;
 
-	if (!s || n % 4)
+	if (!s)
 		return -EINVAL;
-	out = malloc(n / 4 * 3 + 1);
-	if (!out)
-		return -ENOMEM;
-	len = EVP_DecodeBlock(out, (const unsigned char *)s, n);
-	if (len < 0) {
-		free(out);
-		return -EINVAL;
-	}
-	if (n && s[n - 1] == '=')
-		len--;
-	if (n > 1 && s[n - 2] == '=')
-		len--;
-	out[len] = 0;
-	*ret = (char *)out;
-	if (ret_len)
+	err = b64_decode(s, strlen(s), (unsigned char **)ret, &len);
+	if (!err && ret_len)
 		*ret_len = len;
-	return 0;
+	return err;
 }
 
 static void b64_strv(struct jsonw *w, const char *key, char **v, size_t n)

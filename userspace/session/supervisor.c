@@ -279,17 +279,18 @@ static int ticket_put(struct eg_sessions *s, uint32_t key)
 	return s->o.tickets_fd;
 }
 
-int request_allow(struct eg_sessions *s, struct exec_request *r)
+/*
+ * s->ticket into its map, then CONTINUE. -ESRCH: the request is gone (its
+ * ticket taken back); another -errno: no ticket was written, the request
+ * still waits for an answer.
+ */
+static int ticket_continue(struct eg_sessions *s, struct exec_request *r)
 {
 	uint32_t key = r->tid;
-	int map;
+	int map = ticket_put(s, key);
 
-	fill_ticket(s, r, s->ticket);
-	map = ticket_put(s, key);
-	if (map < 0) {
-		request_deny(s, r, "execgate: denied: too many execs in flight in this session (no ticket)\n");
+	if (map < 0)
 		return map;
-	}
 	/*
 	 * A fresh request was checked after its last read (handle); the
 	 * answer itself fails for a request that is gone. One that waited for
@@ -300,6 +301,17 @@ int request_allow(struct eg_sessions *s, struct exec_request *r)
 		return -ESRCH;
 	}
 	return 0;
+}
+
+int request_allow(struct eg_sessions *s, struct exec_request *r)
+{
+	int rc;
+
+	fill_ticket(s, r, s->ticket);
+	rc = ticket_continue(s, r);
+	if (rc && rc != -ESRCH)
+		request_deny(s, r, "execgate: denied: too many execs in flight in this session (no ticket)\n");
+	return rc;
 }
 
 /*
@@ -314,22 +326,16 @@ int request_allow(struct eg_sessions *s, struct exec_request *r)
  */
 static void request_let_fail(struct eg_sessions *s, struct exec_request *r, int rc)
 {
-	uint32_t key = r->tid;
-	int map;
+	int err;
 
 	memset(s->ticket, 0, offsetof(struct eg_ticket, argv));
 	s->ticket->session = r->session->id;
 	s->ticket->issued_ns = boot_ns();
-	map = ticket_put(s, key);
-	if (map < 0) {
+	err = ticket_continue(s, r);
+	if (!err)
+		verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
+	else if (err != -ESRCH)
 		respond(r, rc, false);
-		return;
-	}
-	if (respond(r, 0, true)) {
-		bpf_map_delete_elem(map, &key);
-		return;
-	}
-	verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
 }
 
 void request_json(struct jsonw *w, const struct exec_request *r)
