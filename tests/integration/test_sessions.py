@@ -470,6 +470,114 @@ def test_no_head_of_line_blocking(ctx):
     p.wait()
 
 
+# A FUSE file system whose server answers INIT and then never answers a
+# lookup: what a session process that may mount FUSE can put in front of
+# the supervisor. It runs in the session, in a mount namespace of its own,
+# and execs a program inside its mount, then tries once more from a second
+# thread (the tree's second worker) and a third time (the tree's backlog).
+STALLFS = r"""
+import ctypes, os, struct, sys, threading, time
+mnt, mark = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000):                                   # CLONE_NEWNS
+    sys.exit("unshare: %d" % ctypes.get_errno())
+if libc.mount(None, b"/", None, 0x4000 | 0x40000, None):      # MS_REC | MS_PRIVATE
+    sys.exit("make-private: %d" % ctypes.get_errno())
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"stallfs", mnt.encode(), b"fuse.stallfs", 0, opts):
+    sys.exit("mount: %d" % ctypes.get_errno())
+rd, wr = os.pipe()
+server = os.fork()
+if server == 0:                          # the server: INIT, then silence
+    os.close(rd)
+    null = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    while True:
+        buf = os.read(fd, 1 << 20)
+        length, opcode, unique = struct.unpack("<IIQ", buf[:16])
+        if opcode == 26:                 # FUSE_INIT
+            out = struct.pack("<IIIIHHI", 7, 31, 0, 0, 16, 12, 65536)
+            os.write(fd, struct.pack("<IiQ", 16 + len(out), 0, unique) + out)
+        elif opcode == 1:                # FUSE_LOOKUP: never answered
+            os.write(wr, b"L")
+        else:                            # anything else: ENOSYS
+            os.write(fd, struct.pack("<IiQ", 16, -38, unique))
+os.close(wr)
+results = {}
+def attempt(k):
+    try:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.execv(os.path.join(mnt, "prog%d" % k), ["prog"])
+            except OSError as e:
+                os._exit(e.errno)
+        results[k] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    except Exception as e:
+        results[k] = repr(e)
+ts = [threading.Thread(target=attempt, args=(k,)) for k in range(3)]
+for t in ts:
+    t.start()
+    time.sleep(0.2)
+open(mark, "w").write("stuck\n")
+for t in ts:
+    t.join()
+print(" ".join("%d=%s" % (k, results[k]) for k in sorted(results)), flush=True)
+os.kill(server, 9)                       # the lookups still waiting fail: ENOTCONN
+os.waitpid(server, 0)
+"""
+
+
+def test_stalled_file_system_stalls_only_its_session(ctx):
+    """A session process that mounts a FUSE file system it serves itself
+    and names a program inside it makes the lookup wait for ever. Other
+    sessions go on meanwhile; the stuck execs are refused (EACCES) after
+    the lookup timeout, counted, and nothing of them runs."""
+    if not os.path.exists("/dev/fuse"):
+        ctx.skip("no /dev/fuse on this machine")
+    with open("/proc/filesystems") as f:
+        if not any(l.split()[-1] == "fuse" for l in f if l.strip()):
+            ctx.skip("the kernel has no FUSE")
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    mnt, mark = os.path.join(tmp, "mnt"), os.path.join(tmp, "stuck")
+    os.mkdir(mnt)
+    script = os.path.join(tmp, "stallfs.py")
+    with open(script, "w") as f:
+        f.write(STALLFS)
+    t0 = time.monotonic()
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", script, mnt, mark],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    wait(lambda: os.path.exists(mark) or p.poll() is not None, timeout=20, what="stuck execs")
+    assert p.poll() is None, p.communicate()
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]["sessions"]
+    assert st["lookups_waiting"] == 3, st
+    # another session, and a new session from the same user, go on
+    r = session(ctx, d, ["sh", "-c", "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done; echo done"])
+    assert r.stdout.decode().strip() == "done", r.stderr
+    assert p.poll() is None, "the stuck execs were answered before the others ran"
+    assert time.monotonic() - t0 < 4.5, "the other session waited (%.1fs)" % (time.monotonic() - t0)
+    # the stuck ones: refused once the lookup timeout passes
+    out, err = p.communicate(timeout=30)
+    got = dict(x.split("=") for x in out.decode().split())
+    assert got == {"0": "13", "1": "13", "2": "13"}, (out, err)
+    assert err.decode().count("execgate: denied:") == 3, err
+    recs = wait(lambda: [e for e in d.events() if e.get("rule") == "lookup-timeout"][2:] and
+                [e for e in d.events() if e.get("rule") == "lookup-timeout"], what="3 records")
+    assert len(recs) == 3 and all(e["action"] == "blocked" for e in recs), recs
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]["sessions"]
+    assert st["lookup_timeouts"] == 3, st
+    # the session ended, the server died with it: its workers came back
+    wait(lambda: json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)
+         ["counters"]["sessions"]["lookups_waiting"] == 0, what="workers back")
+    r = session(ctx, d, ["/bin/true"])
+    assert r.returncode == 0, r.stderr
+
+
 def test_exec_of_a_fifo_stalls_nobody(ctx):
     """A FIFO as the program (execve, execveat by name and by fd) or as a
     script's '#!' interpreter: the exec fails with EACCES, as the kernel

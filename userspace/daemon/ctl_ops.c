@@ -96,6 +96,8 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 		jsonw_uint_field(w, "approvals_timed_out", ss.timed_out);
 		jsonw_uint_field(w, "approvals_cancelled", ss.cancelled);
 		jsonw_uint_field(w, "approvals_pending", ss.pending);
+		jsonw_uint_field(w, "lookup_timeouts", ss.lookup_timeouts);
+		jsonw_uint_field(w, "lookups_waiting", ss.lookups_waiting);
 		/* receipt to answer, approvals left out; bucket low ends (12% wide) */
 		jsonw_uint_field(w, "supervisor_latency_count", ss.latency_count);
 		jsonw_uint_field(w, "supervisor_latency_p50_us", ss.latency_p50_us);

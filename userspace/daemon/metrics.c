@@ -135,6 +135,11 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_approvals_total", "outcome", "timed_out", NULL, NULL, m->ss.timed_out);
 	prom_u64_l(b, "execgate_approvals_total", "outcome", "cancelled", NULL, NULL, m->ss.cancelled);
 	one(b, "execgate_approvals_pending", G, "Approval requests waiting for an answer now.", m->ss.pending);
+	one(b, "execgate_session_lookup_timeouts_total", C,
+	    "Session execs refused because reading or looking up the program took too long.",
+	    m->ss.lookup_timeouts);
+	one(b, "execgate_session_lookups_waiting", G,
+	    "Session execs being read and looked up, or waiting for a worker, now.", m->ss.lookups_waiting);
 
 	one(b, "execgate_control_connections", G, "Open control socket connections.", m->ctl_conns);
 	prom_family(b, "execgate_control_dropped_total", C,

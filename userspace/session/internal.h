@@ -50,6 +50,9 @@ struct eg_session {
 	int refs;			/* children, approvals and the registry */
 	uint64_t started_ns;
 	uint64_t execs, denied;
+	/* a top-level session: its tree's requests in workers, and those waiting for one */
+	unsigned int workers;
+	struct exec_request *backlog, **backlog_tail;
 	struct eg_session *next;
 };
 
@@ -92,8 +95,18 @@ uint64_t latency_bucket_low(unsigned int b);
 struct exec_request;
 void latency_record(struct eg_sessions *s, const struct exec_request *r);
 
+/* The daemon's own root, and what makes a task's root the same (mount id, device, inode). */
+struct eg_roots {
+	int fd;
+	bool known;
+	uint64_t mnt, dev, ino;
+};
+
+struct eg_offload;
+
 struct eg_sessions {
 	struct eg_sessions_opts o;
+	struct eg_offload *offload;	/* the workers that read and look up (offload.c) */
 	struct eg_session *list;
 	unsigned int nsessions;
 	struct eg_sessions_stats st;
@@ -109,10 +122,7 @@ struct eg_sessions {
 	struct refusal refusals[REFUSALS_MAX];
 	unsigned int next_refusal;
 	struct sbuf ann_rule, ann_msg, ann_id;
-	/* the daemon's own root, and its identity (mount id, device, inode) */
-	int root_fd;
-	bool root_known;
-	uint64_t root_mnt, root_dev, root_ino;
+	struct eg_roots roots;
 	/* what the daemon's policy looks at beyond the exec (POLICY_NEEDS_*), for the one of this digest */
 	char global_needs_sha[65];
 	unsigned int global_needs;
@@ -150,8 +160,23 @@ struct exec_request {
 	bool cgroup_read;		/* cgroup is filled in (read lazily: request_cgroup) */
 	bool foreign_ns;
 	bool planned;
+	/* the limits of argv reading, set before a worker reads */
+	uint32_t max_argc;
+	uint64_t max_argv_bytes;
+	/* in a worker (offload.c): set there, read by the loop once it is back */
+	int rc_read, rc_plan;
+	/* offload.c, loop thread only (job_state and job_next also under its lock) */
+	int job_state;
+	struct exec_request *job_next;
+	struct exec_request *live_next, **live_prev;
+	uint64_t queued_ms;
+	bool abandoned;			/* answered while a worker still has it */
+	struct eg_session *lsession;	/* the session whose listener it came from */
+	struct eg_session *tree;	/* the top-level session of that one */
 	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
+
+enum { JOB_NONE, JOB_BACKLOG, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 /* session.c */
 struct eg_session *session_find(struct eg_sessions *s, uint32_t id);
@@ -165,6 +190,12 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 
 /* supervisor.c */
 int supervisor_init(struct eg_sessions *s);
+/* In a worker: reads r's path and argv from the target and works out what it will run. */
+void request_work(const struct eg_roots *roots, struct exec_request *r);
+/* Back in the loop: judges and answers r, and frees it (or hands it to an approval). */
+void request_finish(struct eg_sessions *s, struct exec_request *r);
+/* Refuses r with v using only what was known before the worker read anything; r is kept. */
+void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v);
 void supervisor_fini(struct eg_sessions *s);
 void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);
 /* Lets the request go on: ticket, then CONTINUE. 0, or -errno (then it was denied). */
@@ -195,6 +226,27 @@ int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, b
 		   uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes, char ***ret_argv,
 		   unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc);
 void strv_free(char **v, unsigned int n);
+
+/*
+ * offload.c: the reads and lookups that can block, in worker threads. At
+ * most OFFLOAD_PER_TREE of one session tree's requests at once, in at most
+ * OFFLOAD_THREADS threads (OFFLOAD_IDLE kept waiting); a request not back
+ * after OFFLOAD_TIMEOUT_MS is refused.
+ */
+#define OFFLOAD_PER_TREE	2
+#define OFFLOAD_THREADS		32
+#define OFFLOAD_IDLE		2
+#define OFFLOAD_IDLE_MS		1000	/* an idle worker leaves after this */
+#define OFFLOAD_TIMEOUT_MS	5000
+#define OFFLOAD_TICK_MS		500
+int offload_init(struct eg_sessions *s);
+void offload_fini(struct eg_sessions *s);
+/* Takes r (its session set, listener_se the listener's) to a worker, or refuses it. */
+void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se);
+void offload_session_ended(struct eg_sessions *s, struct eg_session *se);
+void offload_quiesce(struct eg_sessions *s, int timeout_ms);
+/* Requests in a worker or waiting for one. */
+unsigned int offload_waiting(const struct eg_sessions *s);
 
 /* approvals.c */
 int approvals_init(struct eg_sessions *s);

@@ -201,7 +201,8 @@ struct head {
 	bool valid;
 	char buf[EG_BINPRM_BUF];
 };
-static struct head heads[HEADS];
+/* one per thread: the supervisor's lookups run in worker threads (offload.c) */
+static __thread struct head heads[HEADS];
 
 static struct head *head_slot(const struct stat *st)
 {

@@ -186,6 +186,7 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 		close(se->listener);
 	se->listener = -1;
 	approvals_session_ended(s, se);
+	offload_session_ended(s, se);
 	emit_session(s, se, "end", why);
 	for (pp = &s->list; *pp; pp = &(*pp)->next) {
 		if (*pp == se) {
@@ -688,7 +689,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	if (!s)
 		return -ENOMEM;
 	s->o = *o;
-	s->root_fd = -1;
+	s->roots.fd = -1;
 	s->ticket = calloc(1, sizeof(*s->ticket));
 	s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
 	if (!s->ticket || !s->verdicts) {
@@ -762,6 +763,7 @@ void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
 
 	*ret = s->st;
 	ret->pending = s->napprovals;
+	ret->lookups_waiting = offload_waiting(s);
 	for (b = 0; b < LATENCY_BUCKETS; b++) {
 		n += s->latency[b];
 		if (s->latency[b])
@@ -788,6 +790,8 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 {
 	struct eg_session *se;
 
+	/* what workers still have is answered (or refused) before the listeners go */
+	offload_quiesce(s, 2000);
 	approvals_resolve_all(s, "the daemon restarted");
 	jsonw_start_array(w);
 	for (se = s->list; se; se = se->next) {

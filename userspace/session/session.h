@@ -62,6 +62,8 @@ struct eg_sessions_stats {
 	uint64_t sessions_started, sessions_active;
 	uint64_t execs, allowed, denied, approvals, approved, approval_denied, timed_out,
 		 cancelled, errors;
+	uint64_t lookup_timeouts;	/* execs refused: reading or looking up took too long */
+	uint64_t lookups_waiting;	/* execs in a worker or waiting for one now */
 	uint64_t pending;		/* approvals waiting now */
 	/* the supervisor's time per exec, receipt to answer (approvals left out) */
 	uint64_t latency_count;

@@ -520,20 +520,17 @@ static int task_facts(struct eg_sessions *s, struct exec_request *r, struct eg_t
 	return rc;
 }
 
-static int read_request(struct eg_sessions *s, struct exec_request *r)
+/* In a worker: r's limits and syscall fields were set by the loop (handle). */
+static int read_request(struct exec_request *r)
 {
 	const struct seccomp_data *d = &r->req->data;
-	const struct eg_policy_settings *lim = limits(s, r->session);
 	uint64_t path_addr, argv_addr;
 	int rc;
 
-	r->execveat = d->nr == __NR_execveat;
 	path_addr = r->execveat ? d->args[1] : d->args[0];
 	argv_addr = r->execveat ? d->args[2] : d->args[1];
-	r->dirfd_num = r->execveat ? (int)d->args[0] : AT_FDCWD;
-	r->at_flags = r->execveat ? (int)d->args[4] : 0;
 	rc = peek_exec_args(r->tid, path_addr, r->path, sizeof(r->path), &r->path_trunc, argv_addr,
-			    lim->max_argc, lim->max_argv_bytes, &r->argv, &r->argc, &r->argv_bytes,
+			    r->max_argc, r->max_argv_bytes, &r->argv, &r->argc, &r->argv_bytes,
 			    &r->argv_trunc);
 	if (rc)
 		return rc;
@@ -570,24 +567,25 @@ int supervisor_init(struct eg_sessions *s)
 {
 	struct root_id id;
 
-	s->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (s->root_fd < 0)
+	s->roots.fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (s->roots.fd < 0)
 		return -errno;
 	/* without mount ids (before Linux 5.8) every task's root is opened from /proc */
-	if (!root_id_of(s->root_fd, "", AT_EMPTY_PATH, &id)) {
-		s->root_mnt = id.mnt;
-		s->root_dev = id.dev;
-		s->root_ino = id.ino;
-		s->root_known = true;
+	if (!root_id_of(s->roots.fd, "", AT_EMPTY_PATH, &id)) {
+		s->roots.mnt = id.mnt;
+		s->roots.dev = id.dev;
+		s->roots.ino = id.ino;
+		s->roots.known = true;
 	}
-	return 0;
+	return offload_init(s);
 }
 
 void supervisor_fini(struct eg_sessions *s)
 {
-	if (s->root_fd >= 0)
-		close(s->root_fd);
-	s->root_fd = -1;
+	offload_fini(s);
+	if (s->roots.fd >= 0)
+		close(s->roots.fd);
+	s->roots.fd = -1;
 }
 
 /*
@@ -595,16 +593,16 @@ void supervisor_fini(struct eg_sessions *s)
  * /proc/TID/root opened (a chroot, a pivot_root, another mount namespace).
  * *ret_own: the fd is ours, not to be closed.
  */
-static int task_root(struct eg_sessions *s, pid_t tid, bool *ret_own)
+static int task_root(const struct eg_roots *roots, pid_t tid, bool *ret_own)
 {
 	struct root_id its;
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)tid);
-	if (s->root_known && !root_id_of(AT_FDCWD, path, 0, &its) && its.mnt == s->root_mnt &&
-	    its.dev == s->root_dev && its.ino == s->root_ino) {
+	if (roots->known && roots->fd >= 0 && !root_id_of(AT_FDCWD, path, 0, &its) &&
+	    its.mnt == roots->mnt && its.dev == roots->dev && its.ino == roots->ino) {
 		*ret_own = true;
-		return s->root_fd;
+		return roots->fd;
 	}
 	*ret_own = false;
 	return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -638,7 +636,7 @@ static int open_cwd(void *arg)
  * request still stands afterwards: until then /proc/TID may have been
  * another task.
  */
-static int plan_request(struct eg_sessions *s, struct exec_request *r)
+static int plan_request(const struct eg_roots *roots, struct exec_request *r)
 {
 	struct eg_exec_spec spec = { .cwd_fd = -1, .root_fd = -1, .dir_fd = -1 };
 	struct lazy_cwd cwd = { .tid = r->tid, .fd = -1 };
@@ -653,7 +651,7 @@ static int plan_request(struct eg_sessions *s, struct exec_request *r)
 	 * mounts: a chroot, a pivot_root, or a private mount namespace whose
 	 * root is the host's directory with other things mounted below it.
 	 */
-	spec.root_fd = task_root(s, r->tid, &own_root_fd);
+	spec.root_fd = task_root(roots, r->tid, &own_root_fd);
 	spec.execveat = r->execveat;
 	spec.dir_fd_num = r->dirfd_num;
 	if (r->execveat && r->dirfd_num != AT_FDCWD) {
@@ -977,7 +975,35 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		deny_with(s, r, &v);
 		goto done;
 	}
-	rc = read_request(s, r);
+	{
+		const struct seccomp_data *d = &req->data;
+		const struct eg_policy_settings *lim = limits(s, r->session);
+
+		r->execveat = d->nr == __NR_execveat;
+		r->dirfd_num = r->execveat ? (int)d->args[0] : AT_FDCWD;
+		r->at_flags = r->execveat ? (int)d->args[4] : 0;
+		r->max_argc = lim->max_argc;
+		r->max_argv_bytes = lim->max_argv_bytes;
+	}
+	facts_for_policy(s, r);
+	/* memory and files the session controls: read and looked up off the loop */
+	offload_submit(s, r, se);
+	return;
+done:
+	request_free(r);
+}
+
+void request_work(const struct eg_roots *roots, struct exec_request *r)
+{
+	r->rc_read = read_request(r);
+	r->rc_plan = r->rc_read ? 0 : plan_request(roots, r);
+}
+
+void request_finish(struct eg_sessions *s, struct exec_request *r)
+{
+	struct eg_verdict v = {};
+	int rc = r->rc_read;
+
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
 	if (rc) {
@@ -986,8 +1012,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 			request_let_fail(s, r, rc == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT);
 		goto done;
 	}
-	facts_for_policy(s, r);
-	rc = plan_request(s, r);
+	rc = r->rc_plan;
 	/*
 	 * Everything read so far (memory, /proc/TID, the pidfd) was the
 	 * target's only if it still waits in this very exec: one check after
@@ -1041,6 +1066,43 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 	}
 done:
 	request_free(r);
+}
+
+/*
+ * A refusal before (or without) what a worker reads: the record names the
+ * task, its session and depth, not the program (the worker may still be
+ * writing r's path and argv).
+ */
+void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
+{
+	struct exec_request *tmp = malloc(sizeof(*tmp));
+
+	if (!tmp) {
+		struct seccomp_notif_resp resp = { .id = r->id, .error = -EACCES };
+
+		seccomp_notify_respond(r->listener, &resp);
+		return;
+	}
+	memset(tmp, 0, offsetof(struct exec_request, plan));
+	tmp->received_ns = r->received_ns;
+	tmp->session = r->session;
+	tmp->listener = r->listener;
+	tmp->id = r->id;
+	tmp->tid = r->tid;
+	tmp->tgid = r->tgid;
+	tmp->pidfd = -1;
+	tmp->depth = r->depth;
+	tmp->depth_known = r->depth_known;
+	tmp->euid = r->euid;
+	tmp->foreign_ns = r->foreign_ns;
+	if (r->cgroup_read) {
+		memcpy(tmp->cgroup, r->cgroup, sizeof(tmp->cgroup));
+		tmp->cgroup_read = true;
+	}
+	deny_with(s, tmp, v);
+	if (tmp->pidfd >= 0)
+		close(tmp->pidfd);
+	free(tmp);
 }
 
 void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The part of a trapped exec that touches what a session controls: its
+ * memory (process_vm_readv) and the files it names (the program, a '#!'
+ * interpreter, its cwd, root and execveat dirfd). Any of it can block for
+ * as long as a session process wants: a page of argv mapped from a file on
+ * a FUSE mount it serves itself, a path through that mount, a hung network
+ * file system. So it runs in worker threads, never in the event loop that
+ * serves every session, and the loop takes the result back (a pipe) to
+ * judge and answer.
+ *
+ * The event loop's thread owns everything here but the queue and the done
+ * list (under one mutex). Workers see only the request they run and the
+ * daemon's root; they never touch sessions, policies or maps.
+ *
+ * Bounds, so that one session cannot take the workers from the others:
+ * at most OFFLOAD_PER_TREE requests of one session tree (a top-level
+ * session and every session started inside it) are in a worker at once,
+ * the rest wait in the tree's backlog; at most OFFLOAD_THREADS threads in
+ * all. A request that has not come back after OFFLOAD_TIMEOUT_MS (queued,
+ * in the backlog or stuck in a worker) is refused, failing closed; a
+ * stuck worker keeps counting against its tree until it returns (the file
+ * system answers or its server dies), so a tree that stalls its own
+ * lookups only stalls itself.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+#include "session/internal.h"
+#include "util/log.h"
+
+/* One worker thread, woken through a pipe of its own. */
+struct worker {
+	struct eg_offload *o;
+	int tok[2];
+	bool claimed;			/* taken off the idle list by the loop: a byte comes */
+	struct worker *next_idle;
+};
+
+struct eg_offload {
+	struct eg_sessions *s;		/* loop thread only */
+	struct eg_watch *w_done, *w_timer;
+	bool timer_armed;
+	int done_pipe[2];		/* workers -> loop: something is done */
+	struct eg_roots roots;		/* workers' copy: the root fd is ours */
+
+	pthread_mutex_t lock;
+	struct exec_request *queue, **queue_tail;	/* for any worker */
+	struct exec_request *done;			/* back to the loop */
+	bool signalled;			/* efd written since the loop last took the done list */
+	bool stopping;
+	unsigned int threads, idle;
+	struct worker *idlers;		/* idle workers, each blocked on its pipe */
+	/* loop thread only: in the queue or in a worker, oldest first */
+	struct exec_request *live, **live_tail;
+	unsigned int inflight;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Wakeups both ways go through pipes (a worker's own, and the done pipe
+ * the loop watches): a pipe write wakes its reader as a synchronous
+ * wakeup. The hand-over costs the supervisor about 16 us per exec at the
+ * median on the 2-core VM (p50 44 -> 60 us, the daemon's CPU +20 us),
+ * mostly the two wakeups: a two-thread pipe round trip there takes 6.6 us
+ * on one CPU and 40 us across two. Pinning each worker to the loop's CPU
+ * at every hand-over did not help (the loop moves between CPUs at more
+ * than half of the execs, and each move cost a migration). docs/sessions.md
+ * says what this buys: no session can stall the others.
+ */
+/*
+ * An idle worker waits for its byte. After OFFLOAD_IDLE_MS without one it
+ * leaves, unless the loop claimed it meanwhile (then the byte is on its
+ * way): the daemon's threads and descriptors go back to what they were
+ * once the sessions are quiet. false: it left (the pool no longer has it).
+ */
+static bool wait_token(struct worker *me)
+{
+	struct eg_offload *o = me->o;
+	struct pollfd p = { .fd = me->tok[0], .events = POLLIN };
+	int timeout = OFFLOAD_IDLE_MS;
+	char c;
+
+	for (;;) {
+		int n = poll(&p, 1, timeout);
+
+		if (n > 0) {
+			if (read(me->tok[0], &c, 1) < 0 && errno == EINTR)
+				continue;
+			return true;
+		}
+		if (n < 0)
+			continue;	/* EINTR */
+		pthread_mutex_lock(&o->lock);
+		if (!me->claimed) {
+			struct worker **pp;
+
+			for (pp = &o->idlers; *pp != me; pp = &(*pp)->next_idle)
+				;
+			*pp = me->next_idle;
+			o->idle--;
+			o->threads--;
+			pthread_mutex_unlock(&o->lock);
+			return false;
+		}
+		pthread_mutex_unlock(&o->lock);
+		timeout = -1;
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct worker *me = arg;
+	struct eg_offload *o = me->o;
+	struct exec_request *r;
+
+	pthread_mutex_lock(&o->lock);
+	for (;;) {
+		if (o->stopping)
+			break;
+		if (!o->queue) {
+			if (o->idle >= OFFLOAD_IDLE)
+				break;
+			/* enqueue() takes it off the idle list and writes one byte */
+			me->next_idle = o->idlers;
+			o->idlers = me;
+			me->claimed = false;
+			o->idle++;
+			pthread_mutex_unlock(&o->lock);
+			if (!wait_token(me))
+				goto out;	/* idle for a while: gone (and its pipe) */
+			pthread_mutex_lock(&o->lock);
+			continue;
+		}
+		r = o->queue;
+		o->queue = r->job_next;
+		if (!o->queue)
+			o->queue_tail = &o->queue;
+		r->job_state = JOB_RUNNING;
+		pthread_mutex_unlock(&o->lock);
+
+		request_work(&o->roots, r);
+
+		pthread_mutex_lock(&o->lock);
+		r->job_state = JOB_DONE;
+		r->job_next = o->done;
+		o->done = r;
+		if (!o->signalled) {
+			o->signalled = true;
+			/* the loop may be asleep in epoll_wait */
+			if (write(o->done_pipe[1], "d", 1) < 0)
+				(void)0;
+		}
+	}
+	o->threads--;
+	pthread_mutex_unlock(&o->lock);
+out:
+	close(me->tok[0]);
+	close(me->tok[1]);
+	free(me);
+	return NULL;
+}
+
+/* Loop thread. 0, or -errno when no worker could be had (the caller refuses r). */
+static int enqueue(struct eg_offload *o, struct exec_request *r)
+{
+	struct worker *w = NULL;
+	pthread_t t;
+	pthread_attr_t attr;
+	int err = 0;
+
+	pthread_mutex_lock(&o->lock);
+	r->job_state = JOB_QUEUED;
+	r->job_next = NULL;
+	*o->queue_tail = r;
+	o->queue_tail = &r->job_next;
+	if (o->idlers) {
+		/* claimed now, so the next request will not count it */
+		w = o->idlers;
+		o->idlers = w->next_idle;
+		w->claimed = true;
+		o->idle--;
+	} else if (o->threads < OFFLOAD_THREADS) {
+		struct worker *nw = calloc(1, sizeof(*nw));
+
+		err = -ENOMEM;
+		if (nw && !pipe2(nw->tok, O_CLOEXEC)) {
+			nw->o = o;
+			pthread_attr_init(&attr);
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+			/* peek.c holds 64 KiB of pages on the stack, resolve.c a path or two */
+			pthread_attr_setstacksize(&attr, 512 * 1024);
+			err = -pthread_create(&t, &attr, worker, nw);
+			pthread_attr_destroy(&attr);
+			if (!err) {
+				o->threads++;
+			} else {
+				close(nw->tok[0]);
+				close(nw->tok[1]);
+			}
+		}
+		if (err)
+			free(nw);
+	}
+	/* else every thread is busy and there may be no more: the first one back takes it */
+	if (err && !o->threads) {
+		/* no thread at all: take it back */
+		struct exec_request **pp;
+
+		for (pp = &o->queue; *pp != r; pp = &(*pp)->job_next)
+			;
+		*pp = NULL;
+		o->queue_tail = pp;
+		r->job_state = JOB_NONE;
+	} else {
+		err = 0;
+	}
+	pthread_mutex_unlock(&o->lock);
+	if (w) {
+		if (write(w->tok[1], "t", 1) < 0)
+			(void)0;	/* a pipe of its own, one byte at a time: never full */
+	}
+	if (!err) {
+		o->inflight++;
+		r->live_next = NULL;
+		r->live_prev = o->live_tail;
+		*o->live_tail = r;
+		o->live_tail = &r->live_next;
+	}
+	return err;
+}
+
+static void live_del(struct eg_offload *o, struct exec_request *r)
+{
+	*r->live_prev = r->live_next;
+	if (r->live_next)
+		r->live_next->live_prev = r->live_prev;
+	else
+		o->live_tail = r->live_prev;
+	o->inflight--;
+}
+
+static void arm_timer(struct eg_offload *o)
+{
+	if (o->timer_armed)
+		return;
+	if (!loop_timer_set(o->w_timer, OFFLOAD_TICK_MS, OFFLOAD_TICK_MS))
+		o->timer_armed = true;
+}
+
+/* The tree (top-level session) whose share of the workers r uses. */
+static struct eg_session *tree_of(struct eg_session *se)
+{
+	while (se->parent)
+		se = se->parent;
+	return se;
+}
+
+static void backlog_push(struct eg_session *t, struct exec_request *r)
+{
+	r->job_state = JOB_BACKLOG;
+	r->job_next = NULL;
+	if (!t->backlog)
+		t->backlog_tail = &t->backlog;
+	*t->backlog_tail = r;
+	t->backlog_tail = &r->job_next;
+}
+
+static struct exec_request *backlog_pop(struct eg_session *t)
+{
+	struct exec_request *r = t->backlog;
+
+	if (r) {
+		t->backlog = r->job_next;
+		if (!t->backlog)
+			t->backlog_tail = &t->backlog;
+		r->job_next = NULL;
+		r->job_state = JOB_NONE;
+	}
+	return r;
+}
+
+/* Loop thread: the end of r's time here, whatever happened to it. */
+static void release(struct eg_sessions *s, struct exec_request *r)
+{
+	session_put(s, r->tree);
+	session_put(s, r->lsession);
+	session_put(s, r->session);
+	r->tree = r->lsession = NULL;
+}
+
+static void start(struct eg_offload *o, struct exec_request *r)
+{
+	struct eg_sessions *s = o->s;
+	struct eg_session *t = r->tree;
+
+	if (t->workers >= OFFLOAD_PER_TREE) {
+		backlog_push(t, r);
+		return;
+	}
+	if (enqueue(o, r)) {
+		struct eg_verdict v = { .decision = EG_DECISION_DENY, .rule = "error",
+					.message = "no worker thread to look the program up" };
+
+		request_refuse_early(s, r, &v);
+		release(s, r);
+		request_free(r);
+		return;
+	}
+	t->workers++;
+}
+
+void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se)
+{
+	struct eg_offload *o = s->offload;
+
+	r->queued_ms = mono_ms();
+	/* held until r is done with: the session, the listener's, the tree's */
+	r->session->refs++;
+	r->lsession = listener_se;
+	listener_se->refs++;
+	r->tree = tree_of(listener_se);
+	r->tree->refs++;
+	arm_timer(o);
+	start(o, r);
+}
+
+/* Loop thread: r came back from a worker (answered already if abandoned). */
+static void returned(struct eg_offload *o, struct exec_request *r)
+{
+	struct eg_sessions *s = o->s;
+	struct eg_session *se = r->session, *ls = r->lsession, *t = r->tree;
+	struct exec_request *next;
+
+	live_del(o, r);
+	t->workers--;
+	if (r->abandoned || ls->ended)
+		request_free(r);	/* answered by the timeout, or nobody left to answer */
+	else
+		request_finish(s, r);	/* frees r, or an approval keeps it */
+	session_put(s, se);
+	session_put(s, ls);
+	/* the tree's next, if it still has a listener to answer through */
+	while (t->workers < OFFLOAD_PER_TREE && (next = backlog_pop(t))) {
+		if (next->lsession->ended) {
+			release(s, next);
+			request_free(next);
+			continue;
+		}
+		start(o, next);
+	}
+	session_put(s, t);
+}
+
+static void take_done(struct eg_offload *o)
+{
+	struct exec_request *list, *r, *rev = NULL;
+
+	pthread_mutex_lock(&o->lock);
+	list = o->done;
+	o->done = NULL;
+	o->signalled = false;
+	pthread_mutex_unlock(&o->lock);
+	/* oldest first */
+	while (list) {
+		r = list;
+		list = r->job_next;
+		r->job_next = rev;
+		rev = r;
+	}
+	while (rev) {
+		r = rev;
+		rev = r->job_next;
+		returned(o, r);
+	}
+}
+
+static void on_done(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	char buf[64];
+
+	(void)w;
+	(void)events;
+	while (read(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf))
+		;
+	take_done(arg);
+}
+
+/* Loop thread: refuse what waited too long; the worker, if any, keeps its request. */
+static void expire(struct eg_offload *o, struct exec_request *r)
+{
+	struct eg_verdict v = {
+		.decision = EG_DECISION_DENY, .rule = "lookup-timeout",
+		.message = "the program could not be looked up in time (a stalled file system?)",
+	};
+
+	r->abandoned = true;
+	o->s->st.lookup_timeouts++;
+	request_refuse_early(o->s, r, &v);
+}
+
+static void expire_backlog(struct eg_offload *o, struct eg_session *t, uint64_t now)
+{
+	struct exec_request **pp = &t->backlog, *r;
+
+	while ((r = *pp)) {
+		if (now - r->queued_ms < OFFLOAD_TIMEOUT_MS && !r->lsession->ended) {
+			pp = &r->job_next;
+			continue;
+		}
+		*pp = r->job_next;
+		if (!r->lsession->ended)
+			expire(o, r);
+		release(o->s, r);
+		request_free(r);
+	}
+	t->backlog_tail = &t->backlog;
+	while (*t->backlog_tail)
+		t->backlog_tail = &(*t->backlog_tail)->job_next;
+}
+
+static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct eg_offload *o = arg;
+	struct eg_sessions *s = o->s;
+	struct exec_request *r;
+	struct eg_session *se;
+	uint64_t now = mono_ms();
+	bool backlog = false;
+
+	(void)w;
+	(void)n;
+	take_done(o);
+	/* queued or in a worker: answered now, freed when it comes back */
+	for (r = o->live; r && now - r->queued_ms >= OFFLOAD_TIMEOUT_MS; r = r->live_next)
+		if (!r->abandoned && !r->lsession->ended)
+			expire(o, r);
+	for (se = s->list; se; se = se->next) {
+		if (se->backlog)
+			expire_backlog(o, se, now);
+		backlog = backlog || se->backlog;
+	}
+	if (!o->inflight && !backlog) {
+		loop_timer_set(o->w_timer, 0, 0);
+		o->timer_armed = false;
+	}
+}
+
+int offload_init(struct eg_sessions *s)
+{
+	struct eg_offload *o = calloc(1, sizeof(*o));
+	int err;
+
+	if (!o)
+		return -ENOMEM;
+	o->s = s;
+	o->queue_tail = &o->queue;
+	o->live_tail = &o->live;
+	o->roots = s->roots;
+	o->roots.fd = -1;
+	o->done_pipe[0] = o->done_pipe[1] = -1;
+	if (pipe2(o->done_pipe, O_CLOEXEC | O_NONBLOCK) ||
+	    (s->roots.fd >= 0 && (o->roots.fd = fcntl(s->roots.fd, F_DUPFD_CLOEXEC, 0)) < 0)) {
+		err = -errno;
+		goto fail;
+	}
+	pthread_mutex_init(&o->lock, NULL);
+	err = loop_add_fd(s->o.loop, o->done_pipe[0], EPOLLIN, on_done, o, &o->w_done);
+	if (!err)
+		err = loop_add_timer(s->o.loop, 0, 0, on_tick, o, &o->w_timer);
+	if (err)
+		goto fail;
+	/* the answers wait for this as for a listener */
+	loop_set_urgent(o->w_done);
+	s->offload = o;
+	return 0;
+fail:
+	if (o->w_done)
+		loop_del(o->w_done);
+	for (int i = 0; i < 2; i++)
+		if (o->done_pipe[i] >= 0)
+			close(o->done_pipe[i]);
+	if (o->roots.fd >= 0)
+		close(o->roots.fd);
+	free(o);
+	return err;
+}
+
+/*
+ * Loop thread. Waits up to timeout_ms for what the workers have (each is
+ * answered as usual), then refuses what is left: a handover re-execs the
+ * daemon, and a request taken from a listener cannot be taken again.
+ */
+void offload_quiesce(struct eg_sessions *s, int timeout_ms)
+{
+	struct eg_offload *o = s->offload;
+	uint64_t end = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct exec_request *r;
+	struct eg_session *se;
+
+	if (!o)
+		return;
+	for (;;) {
+		bool waiting = false;
+
+		take_done(o);
+		for (r = o->live; r; r = r->live_next)
+			waiting = waiting || !r->abandoned;
+		for (se = s->list; se; se = se->next)
+			waiting = waiting || se->backlog;
+		if (!waiting || mono_ms() >= end)
+			break;
+		usleep(1000);
+	}
+	for (r = o->live; r; r = r->live_next)
+		if (!r->abandoned && !r->lsession->ended)
+			expire(o, r);
+	for (se = s->list; se; se = se->next)
+		while (se->backlog) {
+			r = backlog_pop(se);
+			if (!r->lsession->ended)
+				expire(o, r);
+			release(s, r);
+			request_free(r);
+		}
+}
+
+unsigned int offload_waiting(const struct eg_sessions *s)
+{
+	const struct exec_request *r;
+	const struct eg_session *se;
+	unsigned int n;
+
+	if (!s->offload)
+		return 0;
+	n = s->offload->inflight;
+	for (se = s->list; se; se = se->next)
+		for (r = se->backlog; r; r = r->job_next)
+			n++;
+	return n;
+}
+
+/* Loop thread: a session ended; what waits in its backlog has nobody to answer it. */
+void offload_session_ended(struct eg_sessions *s, struct eg_session *se)
+{
+	struct exec_request **pp, *r;
+	struct eg_session *x;
+
+	if (!s->offload)
+		return;
+	for (x = s->list; x; x = x->next) {
+		for (pp = &x->backlog; (r = *pp);) {
+			if (r->lsession != se && r->session != se) {
+				pp = &r->job_next;
+				continue;
+			}
+			*pp = r->job_next;
+			release(s, r);
+			request_free(r);
+		}
+		x->backlog_tail = &x->backlog;
+		while (*x->backlog_tail)
+			x->backlog_tail = &(*x->backlog_tail)->job_next;
+	}
+}
+
+/*
+ * Loop thread, at exit. Idle workers go; a worker still inside a lookup
+ * (a file system that never answers) keeps the pool, which is then left
+ * for the process's exit to take.
+ */
+void offload_fini(struct eg_sessions *s)
+{
+	struct eg_offload *o = s->offload;
+	bool busy;
+	int i;
+
+	if (!o)
+		return;
+	s->offload = NULL;
+	loop_del(o->w_done);
+	loop_del(o->w_timer);
+	pthread_mutex_lock(&o->lock);
+	o->stopping = true;
+	/* every idle worker wakes, sees stopping and goes (the busy ones when back) */
+	for (struct worker *w = o->idlers; w; w = w->next_idle) {
+		w->claimed = true;
+		if (write(w->tok[1], "s", 1) < 0)
+			(void)0;
+	}
+	o->idlers = NULL;
+	pthread_mutex_unlock(&o->lock);
+	for (i = 0; i < 200; i++) {
+		pthread_mutex_lock(&o->lock);
+		busy = o->threads > 0;
+		pthread_mutex_unlock(&o->lock);
+		if (!busy)
+			break;
+		usleep(1000);
+	}
+	if (busy) {
+		p_warn("sessions: %s", "a worker is still inside a file system lookup at exit");
+		return;
+	}
+	/* what the workers gave back and nobody took */
+	while (o->done) {
+		struct exec_request *r = o->done;
+
+		o->done = r->job_next;
+		release(s, r);
+		request_free(r);
+	}
+	while (o->queue) {
+		struct exec_request *r = o->queue;
+
+		o->queue = r->job_next;
+		release(s, r);
+		request_free(r);
+	}
+	pthread_mutex_destroy(&o->lock);
+	for (i = 0; i < 2; i++)
+		close(o->done_pipe[i]);
+	if (o->roots.fd >= 0)
+		close(o->roots.fd);
+	free(o);
+}
