@@ -553,7 +553,7 @@ unsigned int offload_waiting(const struct eg_sessions *s)
 	return n;
 }
 
-/* Loop thread: a session ended; what waits in its backlog has nobody to answer it. */
+/* Loop thread: a session ended; what waits from its listener has nobody to answer it. */
 void offload_session_ended(struct eg_sessions *s, struct eg_session *se)
 {
 	struct exec_request **pp, *r;
@@ -563,7 +563,8 @@ void offload_session_ended(struct eg_sessions *s, struct eg_session *se)
 		return;
 	for (x = s->list; x; x = x->next) {
 		for (pp = &x->backlog; (r = *pp);) {
-			if (r->lsession != se && r->session != se) {
+			/* its listener closed: the exec already failed (ENOSYS) */
+			if (r->lsession != se) {
 				pp = &r->job_next;
 				continue;
 			}
