@@ -165,18 +165,15 @@ struct exec_request {
 	uint64_t max_argv_bytes;
 	/* in a worker (offload.c): set there, read by the loop once it is back */
 	int rc_read, rc_plan;
-	/* offload.c, loop thread only (job_state and job_next also under its lock) */
-	int job_state;
+	/* offload.c, loop thread only (job_next also under its lock) */
 	struct exec_request *job_next;
 	struct exec_request *live_next, **live_prev;
 	uint64_t queued_ms;
 	bool abandoned;			/* answered while a worker still has it */
 	struct eg_session *lsession;	/* the session whose listener it came from */
-	struct eg_session *tree;	/* the top-level session of that one */
 	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
 
-enum { JOB_NONE, JOB_BACKLOG, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 /* session.c */
 struct eg_session *session_find(struct eg_sessions *s, uint32_t id);

@@ -149,13 +149,11 @@ static void *worker(void *arg)
 		o->queue = r->job_next;
 		if (!o->queue)
 			o->queue_tail = &o->queue;
-		r->job_state = JOB_RUNNING;
 		pthread_mutex_unlock(&o->lock);
 
 		request_work(&o->roots, r);
 
 		pthread_mutex_lock(&o->lock);
-		r->job_state = JOB_DONE;
 		r->job_next = o->done;
 		o->done = r;
 		if (!o->signalled) {
@@ -183,7 +181,6 @@ static int enqueue(struct eg_offload *o, struct exec_request *r)
 	int err = 0;
 
 	pthread_mutex_lock(&o->lock);
-	r->job_state = JOB_QUEUED;
 	r->job_next = NULL;
 	*o->queue_tail = r;
 	o->queue_tail = &r->job_next;
@@ -224,7 +221,6 @@ static int enqueue(struct eg_offload *o, struct exec_request *r)
 			;
 		*pp = NULL;
 		o->queue_tail = pp;
-		r->job_state = JOB_NONE;
 	} else {
 		err = 0;
 	}
@@ -271,7 +267,6 @@ static struct eg_session *tree_of(struct eg_session *se)
 
 static void backlog_push(struct eg_session *t, struct exec_request *r)
 {
-	r->job_state = JOB_BACKLOG;
 	r->job_next = NULL;
 	if (!t->backlog)
 		t->backlog_tail = &t->backlog;
@@ -288,7 +283,6 @@ static struct exec_request *backlog_pop(struct eg_session *t)
 		if (!t->backlog)
 			t->backlog_tail = &t->backlog;
 		r->job_next = NULL;
-		r->job_state = JOB_NONE;
 	}
 	return r;
 }
@@ -296,16 +290,15 @@ static struct exec_request *backlog_pop(struct eg_session *t)
 /* Loop thread: the end of r's time here, whatever happened to it. */
 static void release(struct eg_sessions *s, struct exec_request *r)
 {
-	session_put(s, r->tree);
 	session_put(s, r->lsession);
 	session_put(s, r->session);
-	r->tree = r->lsession = NULL;
+	r->lsession = NULL;
 }
 
 static void start(struct eg_offload *o, struct exec_request *r)
 {
 	struct eg_sessions *s = o->s;
-	struct eg_session *t = r->tree;
+	struct eg_session *t = tree_of(r->lsession);
 
 	if (t->workers >= OFFLOAD_PER_TREE) {
 		backlog_push(t, r);
@@ -328,12 +321,10 @@ void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_ses
 	struct eg_offload *o = s->offload;
 
 	r->queued_ms = mono_ms();
-	/* held until r is done with: the session, the listener's, the tree's */
+	/* held until r is done with: its session, and the listener's (which holds its tree) */
 	r->session->refs++;
 	r->lsession = listener_se;
 	listener_se->refs++;
-	r->tree = tree_of(listener_se);
-	r->tree->refs++;
 	arm_timer(o);
 	start(o, r);
 }
@@ -342,7 +333,7 @@ void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_ses
 static void returned(struct eg_offload *o, struct exec_request *r)
 {
 	struct eg_sessions *s = o->s;
-	struct eg_session *se = r->session, *ls = r->lsession, *t = r->tree;
+	struct eg_session *se = r->session, *ls = r->lsession, *t = tree_of(ls);
 	struct exec_request *next;
 
 	live_del(o, r);
@@ -352,7 +343,6 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 	else
 		request_finish(s, r);	/* frees r, or an approval keeps it */
 	session_put(s, se);
-	session_put(s, ls);
 	/* the tree's next, if it still has a listener to answer through */
 	while (t->workers < OFFLOAD_PER_TREE && (next = backlog_pop(t))) {
 		if (next->lsession->ended) {
@@ -362,7 +352,7 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 		}
 		start(o, next);
 	}
-	session_put(s, t);
+	session_put(s, ls);	/* and with it, maybe, t */
 }
 
 static void take_done(struct eg_offload *o)
@@ -412,48 +402,60 @@ static void expire(struct eg_offload *o, struct exec_request *r)
 	request_refuse_early(o->s, r, &v);
 }
 
-static void expire_backlog(struct eg_offload *o, struct eg_session *t, uint64_t now)
+/*
+ * Takes out of t's backlog what has to go: with a listener that closed,
+ * dropped (its exec already failed with ENOSYS); past the timeout (when
+ * now is given) or everything (all), refused. The tail is where the walk
+ * ends.
+ */
+static void backlog_sweep(struct eg_offload *o, struct eg_session *t, uint64_t now, bool all)
 {
 	struct exec_request **pp = &t->backlog, *r;
 
 	while ((r = *pp)) {
-		if (now - r->queued_ms < OFFLOAD_TIMEOUT_MS && !r->lsession->ended) {
+		bool ended = r->lsession->ended;
+
+		if (!ended && !all && !(now && now - r->queued_ms >= OFFLOAD_TIMEOUT_MS)) {
 			pp = &r->job_next;
 			continue;
 		}
 		*pp = r->job_next;
-		if (!r->lsession->ended)
+		if (!ended)
 			expire(o, r);
 		release(o->s, r);
 		request_free(r);
 	}
-	t->backlog_tail = &t->backlog;
-	while (*t->backlog_tail)
-		t->backlog_tail = &(*t->backlog_tail)->job_next;
+	t->backlog_tail = pp;
+}
+
+/*
+ * What waited past the timeout (now), or everything (all), is refused:
+ * queued or in a worker, answered now and freed when it comes back; in a
+ * backlog, taken out.
+ */
+static void sweep(struct eg_offload *o, uint64_t now, bool all)
+{
+	struct exec_request *r;
+	struct eg_session *se;
+
+	for (r = o->live; r; r = r->live_next)
+		if (!r->abandoned && !r->lsession->ended &&
+		    (all || now - r->queued_ms >= OFFLOAD_TIMEOUT_MS))
+			expire(o, r);
+	for (se = o->s->list; se; se = se->next)
+		if (se->backlog)
+			backlog_sweep(o, se, now, all);
 }
 
 static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 {
 	struct eg_offload *o = arg;
-	struct eg_sessions *s = o->s;
-	struct exec_request *r;
-	struct eg_session *se;
-	uint64_t now = mono_ms();
-	bool backlog = false;
 
 	(void)w;
 	(void)n;
 	take_done(o);
-	/* queued or in a worker: answered now, freed when it comes back */
-	for (r = o->live; r && now - r->queued_ms >= OFFLOAD_TIMEOUT_MS; r = r->live_next)
-		if (!r->abandoned && !r->lsession->ended)
-			expire(o, r);
-	for (se = s->list; se; se = se->next) {
-		if (se->backlog)
-			expire_backlog(o, se, now);
-		backlog = backlog || se->backlog;
-	}
-	if (!o->inflight && !backlog) {
+	sweep(o, mono_ms(), false);
+	if (!offload_waiting(o->s)) {
 		loop_timer_set(o->w_timer, 0, 0);
 		o->timer_armed = false;
 	}
@@ -525,17 +527,7 @@ void offload_quiesce(struct eg_sessions *s, int timeout_ms)
 			break;
 		usleep(1000);
 	}
-	for (r = o->live; r; r = r->live_next)
-		if (!r->abandoned && !r->lsession->ended)
-			expire(o, r);
-	for (se = s->list; se; se = se->next)
-		while (se->backlog) {
-			r = backlog_pop(se);
-			if (!r->lsession->ended)
-				expire(o, r);
-			release(s, r);
-			request_free(r);
-		}
+	sweep(o, 0, true);
 }
 
 unsigned int offload_waiting(const struct eg_sessions *s)
@@ -553,29 +545,13 @@ unsigned int offload_waiting(const struct eg_sessions *s)
 	return n;
 }
 
-/* Loop thread: a session ended; what waits from its listener has nobody to answer it. */
+/* Loop thread: a session ended (se->ended set); what waits for its listener goes. */
 void offload_session_ended(struct eg_sessions *s, struct eg_session *se)
 {
-	struct exec_request **pp, *r;
-	struct eg_session *x;
+	struct eg_session *t = tree_of(se);
 
-	if (!s->offload)
-		return;
-	for (x = s->list; x; x = x->next) {
-		for (pp = &x->backlog; (r = *pp);) {
-			/* its listener closed: the exec already failed (ENOSYS) */
-			if (r->lsession != se) {
-				pp = &r->job_next;
-				continue;
-			}
-			*pp = r->job_next;
-			release(s, r);
-			request_free(r);
-		}
-		x->backlog_tail = &x->backlog;
-		while (*x->backlog_tail)
-			x->backlog_tail = &(*x->backlog_tail)->job_next;
-	}
+	if (s->offload && t->backlog)
+		backlog_sweep(s->offload, t, 0, false);
 }
 
 /*
