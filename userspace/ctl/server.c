@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "ctl/proto.h"
 #include "ctl/server.h"
+#include "util/clock.h"
 #include "util/jsonw.h"
 
 #define READ_CHUNK	65536
@@ -57,14 +58,6 @@ struct ctl_server {
 	unsigned int nconns;
 	struct ctl_server_stats st;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void conn_free(struct ctl_conn *c)
 {
@@ -259,7 +252,7 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	while (!c->dead && c->nfds)
 		close(ctl_take_fd(c));
 	if (!c->dead)
-		c->deadline = now_ms() + CTL_IDLE_MS;
+		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
 }
 
 static void take_fds(struct ctl_conn *c, struct msghdr *mh)
@@ -434,7 +427,7 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		c->peer.uid = cr.uid;
 		c->peer.gid = cr.gid;
 		c->peer.admin = admin;
-		c->deadline = now_ms() + CTL_IDLE_MS;
+		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
 		if (loop_add_fd(s->loop, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c, &c->w)) {
 			close(cfd);
 			free(c);
@@ -453,7 +446,7 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 {
 	struct ctl_server *s = arg;
 	struct ctl_conn *c, *next;
-	uint64_t now = now_ms();
+	uint64_t now = eg_mono_ms();
 
 	(void)w;
 	(void)n;

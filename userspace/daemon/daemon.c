@@ -40,6 +40,7 @@
 #include "util/fileid.h"
 #include "trace/progstats.h"
 #include "trace/tracer.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/mounts.h"
 #include "util/version.h"
@@ -71,14 +72,6 @@ static uint32_t ns_inode(const char *kind)
 	if (stat(path, &st))
 		snprintf(path, sizeof(path), "/proc/self/ns/%s", kind);
 	return stat(path, &st) ? 0 : (uint32_t)st.st_ino;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* ---- text mode ---------------------------------------------------------- */
@@ -411,7 +404,7 @@ static uint64_t recursion_misses(struct daemon *d, bool force)
 {
 	static uint64_t last_ms, last;
 	struct eg_prog_stat ps[EG_PROGS_MAX];
-	uint64_t now = mono_ms();
+	uint64_t now = eg_mono_ms();
 
 	if (force || !last_ms || now - last_ms >= 1000) {
 		last = prog_stats_misses(ps, tracer_prog_stats(d->skel, ps, EG_PROGS_MAX));
@@ -464,14 +457,6 @@ static void report_lost(struct daemon *d)
 	report_lost_now(d, false);
 }
 
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void drain_more(void *arg);
 
 /*
@@ -498,13 +483,13 @@ static void drain(struct daemon *d)
 		 */
 		loop_set_pending(d->loop, drain_more, d);
 	}
-	now = mono_ms();
+	now = eg_mono_ms();
 	if (rc == -EAGAIN && now - d->last_report_ms < DRAIN_INTERVAL_MS)
 		return;
 	d->last_report_ms = now;
 	/* PATH searches that no exec ended in time are written as they were */
 	if (d->collapse)
-		collapse_expire(d->collapse, boot_ns());
+		collapse_expire(d->collapse, eg_boot_ns());
 	report_lost(d);
 	flush_timed(d);
 }
@@ -733,7 +718,7 @@ static int drain_until(struct daemon *d, uint64_t deadline)
 		d->batch_records = 0;
 		rc = ring_buffer__consume(d->rb);
 		output_flush(d->out);
-	} while (rc == -EAGAIN && mono_ms() < deadline);
+	} while (rc == -EAGAIN && eg_mono_ms() < deadline);
 	collapse_flush(d->collapse);
 	report_lost_now(d, true);
 	return rc == -EAGAIN ? -EAGAIN : 0;
@@ -741,7 +726,7 @@ static int drain_until(struct daemon *d, uint64_t deadline)
 
 void daemon_drain_all(struct daemon *d)
 {
-	drain_until(d, mono_ms() + STOP_DRAIN_MS);
+	drain_until(d, eg_mono_ms() + STOP_DRAIN_MS);
 }
 
 /*
@@ -750,7 +735,7 @@ void daemon_drain_all(struct daemon *d)
  */
 static void stop_drain(struct daemon *d)
 {
-	if (drain_until(d, mono_ms() + STOP_DRAIN_MS) == -EAGAIN) {
+	if (drain_until(d, eg_mono_ms() + STOP_DRAIN_MS) == -EAGAIN) {
 		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events),
 							  count_only, d, NULL);
 
@@ -963,7 +948,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.inst.dir_fd = -1;
 	d.policy_fd = -1;
 	d.started_real_ns = clock_real_ns();
-	d.started_mono_ms = mono_ms();
+	d.started_mono_ms = eg_mono_ms();
 	stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
 	signal(SIGPIPE, SIG_IGN);
 

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "daemon/httpd.h"
+#include "util/clock.h"
 #include "util/prom.h"
 
 struct hconn {
@@ -36,14 +37,6 @@ struct eg_httpd {
 	unsigned int nconns;
 	uint64_t requests, rejected;
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- addresses ------------------------------------------------------------ */
 
@@ -322,7 +315,7 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		}
 		c->h = h;
 		c->fd = cfd;
-		c->deadline = now_ms() + HTTPD_TIMEOUT_MS;
+		c->deadline = eg_mono_ms() + HTTPD_TIMEOUT_MS;
 		if (loop_add_fd(h->loop, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c, &c->w)) {
 			close(cfd);
 			free(c);
@@ -340,7 +333,7 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 {
 	struct eg_httpd *h = arg;
 	struct hconn *c, *next;
-	uint64_t now = now_ms();
+	uint64_t now = eg_mono_ms();
 
 	(void)w;
 	(void)n;

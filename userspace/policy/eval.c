@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "policy/internal.h"
+#include "util/clock.h"
 #include "util/fileid.h"
 
 #define JOIN_INITIAL 4096
@@ -397,14 +398,6 @@ static bool content_of(struct eval *e, uint8_t out[32])
 	return !rc;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /*
  * 1 match, 0 no match, -1 no answer: PCRE2 gave up (step limit, memory)
  * or the exec's budget is spent; e->error says which.
@@ -414,7 +407,7 @@ static int re_match(struct eval *e, const struct eg_regex *re, const char *s, si
 	const struct eg_scratch *sc = e->p->scratch;
 	int rc;
 
-	if (mono_ns() > e->budget->deadline_ns) {
+	if (eg_mono_ns() > e->budget->deadline_ns) {
 		e->budget->exceeded = true;
 		e->error = "evaluation budget exceeded (regular expressions took too long)";
 		return -1;
@@ -767,7 +760,7 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 	e.req = req;
 	e.budget = req->budget ? req->budget : &local;
 	if (!e.budget->deadline_ns)
-		e.budget->deadline_ns = mono_ns() + EG_EVAL_BUDGET_NS;
+		e.budget->deadline_ns = eg_mono_ns() + EG_EVAL_BUDGET_NS;
 	e.filename = req->filename ? req->filename : "";
 	e.filename_len = strlen(e.filename);
 	slash = memrchr(e.filename, '/', e.filename_len);

@@ -33,6 +33,7 @@
 #include "procs/procs.h"
 #include "procs/text.h"
 #include "util/b64.h"
+#include "util/clock.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/sbuf.h"
@@ -126,14 +127,6 @@ struct eg_procs {
 	struct proc p[PROCS_MAX];
 	struct shstate st[STATES_MAX];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void strv_free(char **v, size_t n)
 {
@@ -517,7 +510,7 @@ static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		return;
 	p->exited = true;
 	p->ws = ws;
-	p->end_ms = now_ms();
+	p->end_ms = eg_mono_ms();
 	loop_del(p->pw);
 	p->pw = NULL;
 	close(p->pidfd);
@@ -534,7 +527,7 @@ static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			p_warn("run %s: out of memory; the shell state is not kept", p->id);
 		p->st->last = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 		p->st->busy = false;
-		p->st->used_ms = now_ms();
+		p->st->used_ms = eg_mono_ms();
 		p->st = NULL;
 		sbuf_free(&p->state);
 	}
@@ -583,7 +576,7 @@ static void proc_release(struct proc *p)
 static struct proc *proc_slot(struct eg_procs *ps)
 {
 	struct proc *oldest = NULL;
-	uint64_t now = now_ms();
+	uint64_t now = eg_mono_ms();
 	int i;
 
 	for (i = 0; i < PROCS_MAX; i++) {
@@ -1036,7 +1029,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		goto fail_p;
 	}
 	p->pid = pid;
-	p->start_ms = now_ms();
+	p->start_ms = eg_mono_ms();
 	p->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (p->pidfd < 0 || loop_add_fd(ps->o.loop, p->pidfd, EPOLLIN, on_exit_, p, &p->pw)) {
 		/* cannot watch it: it does not run unwatched */
@@ -1128,7 +1121,7 @@ out:
 
 static void proc_json(struct jsonw *w, const struct proc *p)
 {
-	uint64_t end = p->exited ? p->end_ms : now_ms();
+	uint64_t end = p->exited ? p->end_ms : eg_mono_ms();
 
 	jsonw_start_object(w);
 	jsonw_string_field(w, "id", p->id);
@@ -1618,7 +1611,7 @@ static int import_proc(struct eg_procs *ps, struct proc *p, const json_t *e)
 {
 	const json_t *lg = json_object_get(e, "log");
 	int64_t state;
-	uint64_t now = now_ms();
+	uint64_t now = eg_mono_ms();
 	size_t len;
 	char *data;
 	int err;

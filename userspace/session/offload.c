@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session/internal.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 /* One worker thread, woken through a pipe of its own. */
@@ -61,14 +62,6 @@ struct eg_offload {
 	struct exec_request *live, **live_tail;
 	unsigned int inflight;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
-}
 
 /*
  * Wakeups both ways go through pipes (a worker's own, and the done pipe
@@ -320,7 +313,7 @@ void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_ses
 {
 	struct eg_offload *o = s->offload;
 
-	r->queued_ms = mono_ms();
+	r->queued_ms = eg_mono_ms();
 	/* held until r is done with: its session, and the listener's (which holds its tree) */
 	r->session->refs++;
 	r->lsession = listener_se;
@@ -454,7 +447,7 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 	(void)w;
 	(void)n;
 	take_done(o);
-	sweep(o, mono_ms(), false);
+	sweep(o, eg_mono_ms(), false);
 	if (!offload_waiting(o->s)) {
 		loop_timer_set(o->w_timer, 0, 0);
 		o->timer_armed = false;
@@ -509,7 +502,7 @@ fail:
 void offload_quiesce(struct eg_sessions *s, int timeout_ms)
 {
 	struct eg_offload *o = s->offload;
-	uint64_t end = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	uint64_t end = eg_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	struct exec_request *r;
 	struct eg_session *se;
 
@@ -523,7 +516,7 @@ void offload_quiesce(struct eg_sessions *s, int timeout_ms)
 			waiting = waiting || !r->abandoned;
 		for (se = s->list; se; se = se->next)
 			waiting = waiting || se->backlog;
-		if (!waiting || mono_ms() >= end)
+		if (!waiting || eg_mono_ms() >= end)
 			break;
 		usleep(1000);
 	}

@@ -31,6 +31,7 @@
 #include "ctl/server.h"
 #include "events/meta.h"
 #include "session/internal.h"
+#include "util/clock.h"
 #include "util/digest.h"
 #include "util/log.h"
 
@@ -40,14 +41,6 @@
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
 #endif
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* ---- task storage -------------------------------------------------------- */
 
@@ -258,7 +251,7 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 	memset(v, 0, sizeof(*v));
 	v->tid = tid;
 	v->session = session;
-	v->at_ns = mono_ns();
+	v->at_ns = eg_mono_ns();
 	v->seq = ++seq;
 	v->dev = dev;
 	v->ino = ino;
@@ -339,7 +332,7 @@ bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct e
 static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 {
 	struct eg_sessions *s = arg;
-	uint64_t now = mono_ns();
+	uint64_t now = eg_mono_ns();
 	unsigned int i;
 
 	(void)w;
@@ -373,7 +366,7 @@ static uint32_t new_id(struct eg_sessions *s)
 
 	do {
 		if (eg_random(&id, sizeof(id)))
-			id = (uint32_t)mono_ns();
+			id = (uint32_t)eg_mono_ns();
 	} while (!id || session_find(s, id));
 	return id;
 }
@@ -481,7 +474,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	/* restrictions are inherited and cannot be lifted */
 	se->restricted = restricted || (outer && outer->restricted);
 	se->listener = -1;
-	se->started_ns = mono_ns();
+	se->started_ns = eg_mono_ns();
 	se->refs = 1;
 	rc = task_set_session(s, peer->pid, se->id);
 	if (rc) {
@@ -652,7 +645,7 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 	struct eg_session *se;
 	struct sbuf b = {};
 	struct jsonw w;
-	uint64_t now = mono_ns();
+	uint64_t now = eg_mono_ns();
 	char sid[16];
 
 	(void)req;
@@ -861,7 +854,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		if (json_is_null(json_object_get(e, "listener")))
 			se->listener = -1;
 		se->refs = 1;
-		se->started_ns = mono_ns();
+		se->started_ns = eg_mono_ns();
 		if (json_is_integer(pf)) {
 			struct eg_diags d = {};
 			int fd = json_integer_value(pf);

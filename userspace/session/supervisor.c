@@ -28,6 +28,7 @@
 #include <bpf/bpf.h>
 #include "events/meta.h"
 #include "session/internal.h"
+#include "util/clock.h"
 #include "util/fileid.h"
 #include "util/log.h"
 
@@ -55,14 +56,6 @@ _Static_assert(sizeof(struct eg_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 #define EG_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct eg_pidfd_info)
 #define EG_PIDFD_INFO_PID	(1ull << 0)
 #define EG_PIDFD_INFO_CREDS	(1ull << 1)
-
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 void request_free(struct exec_request *r)
 {
@@ -104,14 +97,9 @@ uint64_t latency_bucket_low(unsigned int b)
 
 void latency_record(struct eg_sessions *s, const struct exec_request *r)
 {
-	struct timespec ts;
-	uint64_t now;
-
 	if (r->parked || !r->received_ns)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	s->latency[latency_bucket((now - r->received_ns) / 1000)]++;
+	s->latency[latency_bucket((eg_mono_ns() - r->received_ns) / 1000)]++;
 }
 
 static int respond(const struct exec_request *r, int error, bool cont)
@@ -254,7 +242,7 @@ static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg
 		t->flags |= EG_TICKET_ARGV_PREFIX;
 	t->argv_len = full;
 	t->argv_stored = stored;
-	t->issued_ns = boot_ns();
+	t->issued_ns = eg_boot_ns();
 }
 
 /*
@@ -330,7 +318,7 @@ static void request_let_fail(struct eg_sessions *s, struct exec_request *r, int 
 
 	memset(s->ticket, 0, offsetof(struct eg_ticket, argv));
 	s->ticket->session = r->session->id;
-	s->ticket->issued_ns = boot_ns();
+	s->ticket->issued_ns = eg_boot_ns();
 	err = ticket_continue(s, r);
 	if (!err)
 		verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
@@ -844,14 +832,6 @@ static uint64_t argv_hash(const struct exec_request *r)
 	return h;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 void refusal_note(struct eg_sessions *s, const struct exec_request *r, const char *rule,
 		  const char *message, const char *action)
 {
@@ -865,7 +845,7 @@ void refusal_note(struct eg_sessions *s, const struct exec_request *r, const cha
 	f->dev = p->dev;
 	f->ino = p->ino;
 	f->argv_hash = argv_hash(r);
-	f->at_ns = mono_ns();
+	f->at_ns = eg_mono_ns();
 	snprintf(f->rule, sizeof(f->rule), "%s", rule ? rule : "");
 	snprintf(f->message, sizeof(f->message), "%s", message ? message : "");
 	snprintf(f->action, sizeof(f->action), "%s", action);
@@ -875,7 +855,7 @@ void refusal_note(struct eg_sessions *s, const struct exec_request *r, const cha
 static const struct refusal *refused_recently(struct eg_sessions *s, const struct exec_request *r)
 {
 	const struct eg_program *p = exec_plan_final(&r->plan);
-	uint64_t now = mono_ns(), h = argv_hash(r);
+	uint64_t now = eg_mono_ns(), h = argv_hash(r);
 	unsigned int i;
 
 	for (i = 0; i < REFUSALS_MAX; i++) {
@@ -921,12 +901,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		return;
 	}
 	memset(r, 0, offsetof(struct exec_request, plan));
-	{
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		r->received_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	}
+	r->received_ns = eg_mono_ns();
 	r->req = req;
 	r->listener = fd;
 	r->id = req->id;
