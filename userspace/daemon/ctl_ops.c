@@ -98,6 +98,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 		jsonw_uint_field(w, "approvals_pending", ss.pending);
 		jsonw_uint_field(w, "lookup_timeouts", ss.lookup_timeouts);
 		jsonw_uint_field(w, "lookups_waiting", ss.lookups_waiting);
+		jsonw_uint_field(w, "sync_wakeups", ss.sync_wakeups);
 		/* receipt to answer, approvals left out; bucket low ends (12% wide) */
 		jsonw_uint_field(w, "supervisor_latency_count", ss.latency_count);
 		jsonw_uint_field(w, "supervisor_latency_p50_us", ss.latency_p50_us);

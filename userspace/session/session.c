@@ -519,10 +519,12 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
  */
 static int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
 {
-	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	int rc;
 
-	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, &flags) && errno != EINVAL && errno != ENOTTY)
+	/* the flags go in the argument itself, not through a pointer */
+	if (!ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP))
+		s->st.sync_wakeups++;
+	else if (errno != EINVAL && errno != ENOTTY)
 		p_dbg("session s-%x: synchronous wakeups refused: %s", se->id, strerror(errno));
 	rc = loop_add_fd(s->o.loop, fd, EPOLLIN, supervise_listener, se, &se->w);
 	/* a process waits in every notification: served before the ring buffer's records */

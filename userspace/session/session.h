@@ -64,6 +64,7 @@ struct eg_sessions_stats {
 		 cancelled, errors;
 	uint64_t lookup_timeouts;	/* execs refused: reading or looking up took too long */
 	uint64_t lookups_waiting;	/* execs in a worker or waiting for one now */
+	uint64_t sync_wakeups;		/* listeners put in synchronous-wakeup mode (Linux 6.6) */
 	uint64_t pending;		/* approvals waiting now */
 	/* the supervisor's time per exec, receipt to answer (approvals left out) */
 	uint64_t latency_count;
