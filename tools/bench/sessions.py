@@ -8,9 +8,13 @@
    latency per exec (receipt of the notification to the answer, p50 and
    p99 in microseconds, from the daemon's stats). Also CPU time per exec,
    which other load on the machine moves far less than elapsed time: the
-   daemon's (all its threads, schedstat) in A and B, the difference being
+   daemon's (all its threads, its CPU-time clock) in A and B, the difference being
    what supervising costs it, and the spawn loop's own (the exec'ing
-   tasks: the trap, the BPF ticket check).
+   tasks: the trap, the BPF ticket check). A third loop (C), interleaved
+   with the others, supervises its own execs with the least a seccomp
+   supervisor can do (spawn -s: trap execve, answer CONTINUE at once,
+   nothing read, resolved or logged): C/A is the floor under B/A on this
+   machine.
 2. 50 sessions at once, 200 execs each, with mixed decisions (allowed,
    denied, audited): every verdict right, every exec logged exactly once,
    and the daemon's open file descriptors back to where they were once the
@@ -46,20 +50,23 @@ def overhead(o, work):
         f.write("default_decision: allow\n")
     d = eb.Daemon([])
     try:
-        pairs, dcpu, scpu = [], [], []
+        pairs, dcpu, scpu, floor = [], [], [], []
         for r in range(o.rounds):
             c0 = d.cpu_ns()
             a = eb.spawn_fields(o.execs)
             c1 = d.cpu_ns()
             b = eb.spawn_fields(o.execs, prefix=[eb.EXECGATE, "exec", "-p", d.pin, "--policy", allow, "--"])
             c2 = d.cpu_ns()
+            c = eb.spawn_fields(o.execs, args=["-s"])
             pairs.append((a["elapsed_ns"], b["elapsed_ns"]))
+            floor.append((a["elapsed_ns"], c["elapsed_ns"]))
             dcpu.append(((c1 - c0) / o.execs / 1e3, (c2 - c1) / o.execs / 1e3))
             scpu.append((a.get("cpu_ns", 0) / o.execs / 1e3, b.get("cpu_ns", 0) / o.execs / 1e3))
-            print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%  daemon CPU/exec A %.1f us B %.1f us  "
-                  "spawn CPU/exec A %.0f us B %.0f us"
+            print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%  C/A %+.2f%%  daemon CPU/exec A %.1f us "
+                  "B %.1f us  spawn CPU/exec A %.0f us B %.0f us"
                   % (r + 1, a["elapsed_ns"] / 1e6, b["elapsed_ns"] / 1e6,
-                     (b["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, dcpu[-1][0], dcpu[-1][1],
+                     (b["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
+                     (c["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, dcpu[-1][0], dcpu[-1][1],
                      scpu[-1][0], scpu[-1][1]))
         s = d.stats()["counters"]["sessions"]
     finally:
@@ -67,6 +74,9 @@ def overhead(o, work):
     med, q1, q3 = eb.median_pct(pairs)
     print("  median extra time in a session: %+.2f%% (quartiles %+.2f%% .. %+.2f%%); target <= %.1f%%: %s"
           % (med, q1, q3, TARGET_PCT, "met" if med <= TARGET_PCT else "NOT met"))
+    fmed, fq1, fq3 = eb.median_pct(floor)
+    print("  floor: a bare supervisor (trap, answer at once) adds %+.2f%% (quartiles %+.2f%% .. %+.2f%%)"
+          % (fmed, fq1, fq3))
     print("  CPU per exec (medians): daemon %.1f us in a session, %.1f us outside (supervising: %+.1f us); "
           "spawn loop %.0f us in a session, %.0f us outside (%+.1f us)"
           % (statistics.median(b for _, b in dcpu), statistics.median(a for a, _ in dcpu),

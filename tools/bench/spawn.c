@@ -19,6 +19,14 @@
  * child that does not exit 0 aborts the run with a message and exit 1: a
  * benchmark that quietly did less work would report a better time.
  *
+ * With -s the workers' execs are supervised by this process itself, the
+ * least a seccomp supervisor can do: a filter of four instructions traps
+ * execve with a user-notify listener, and a thread of this process answers
+ * each notification at once with CONTINUE (blocking receive, synchronous
+ * wakeups where the kernel has them), reading, resolving and logging
+ * nothing. tools/bench/sessions.py runs it beside a real session to show
+ * the floor under the supervisor's overhead on this machine.
+ *
  * Threads rather than processes: posix_spawn() freezes only the calling
  * thread (vfork semantics), and waitpid() on a given pid is per child, so
  * workers do not disturb each other, and the setup stays outside the timing.
@@ -31,7 +39,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +100,70 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
+#endif
+
+/* -s: answers every trapped execve at once; runs until the process exits. */
+static void *supervisor_run(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	struct seccomp_notif req;
+	struct seccomp_notif_resp resp;
+
+	for (;;) {
+		memset(&req, 0, sizeof(req));
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req))
+			continue;	/* EINTR, or the task died first (ENOENT) */
+		memset(&resp, 0, sizeof(resp));
+		resp.id = req.id;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) && errno != ENOENT)
+			fprintf(stderr, "spawn: SECCOMP_IOCTL_NOTIF_SEND: %s\n", strerror(errno));
+	}
+	return NULL;
+}
+
+/*
+ * The calling thread (and the threads it creates later) gets the filter;
+ * the supervisor thread, created here with the listener, does not need it
+ * and never execs. 0, or -1 with a message.
+ */
+static int supervise_self(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	pthread_t t;
+	int fd, err;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		fprintf(stderr, "spawn: PR_SET_NO_NEW_PRIVS: %s\n", strerror(errno));
+		return -1;
+	}
+	fd = syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (fd < 0) {
+		fprintf(stderr, "spawn: seccomp user-notify filter: %s\n", strerror(errno));
+		return -1;
+	}
+	/* the flags are the argument itself; kernels before 6.6 refuse it: usual wakeups */
+	ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	err = pthread_create(&t, NULL, supervisor_run, (void *)(intptr_t)fd);
+	if (err) {
+		fprintf(stderr, "spawn: pthread_create: %s\n", strerror(err));
+		return -1;
+	}
+	pthread_detach(t);
+	return 0;
+}
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -112,10 +190,12 @@ static uint64_t cpu_used_ns(void)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s -n N -p P [-q]\n"
+		"usage: %s -n N -p P [-q] [-s]\n"
 		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
 		"  -p P  parallel worker threads (default 1, at most %d)\n"
-		"  -q    print only the machine-readable result line\n",
+		"  -q    print only the machine-readable result line\n"
+		"  -s    supervise the execs here: trap execve (seccomp user-notify)\n"
+		"        and answer CONTINUE at once, the least a supervisor costs\n",
 		prog, MAX_WORKERS);
 }
 
@@ -137,12 +217,12 @@ int main(int argc, char **argv)
 {
 	unsigned long iterations = 1000, workers = 1, i, execs = 0;
 	struct worker *w = NULL;
-	bool quiet = false, failed = false, barrier = false;
+	bool quiet = false, failed = false, barrier = false, supervise = false;
 	uint64_t t0, t1, elapsed, cpu0, cpu1;
 	int opt, err, ret = 1;
 	unsigned long started = 0;
 
-	while ((opt = getopt(argc, argv, "n:p:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:qsh")) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_ulong(optarg, 1, 100000000ul, &iterations)) {
@@ -159,6 +239,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 's':
+			supervise = true;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -177,6 +260,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (supervise && supervise_self())
+		return 1;
 	w = calloc(workers, sizeof(*w));
 	if (!w) {
 		fprintf(stderr, "spawn: out of memory\n");
