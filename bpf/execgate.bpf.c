@@ -909,6 +909,11 @@ __noinline int kfacts_exec(__u32 prog)
 	eg_clamp(off, EG_EVENT_HDR + EG_FILENAME_MAX);
 	rq = buf + off;
 	f->flags = (e->flags & EG_F_DEPTH_KNOWN) ? 0 : KF_DEPTH_UNKNOWN;
+	/* a path cut short (too deep, too long) or unreadable: path rules cannot tell */
+	if (e->flags & (EG_F_FILENAME_FAULT |
+			(prog ? ((e->flags & EG_F_SCRIPT_FOUND) ? EG_F_SCRIPT_TRUNC : EG_F_REQUESTED_TRUNC)
+			      : EG_F_FILENAME_TRUNC)))
+		f->flags |= KF_PATH_CUT;
 	f->depth = e->depth < 0 ? 0 : e->depth;
 	f->euid = e->euid;
 	f->mnt_ns = e->mnt_ns;
@@ -1078,6 +1083,8 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 		f = kf_get(slot);
 		if (!f)
 			return -1;
+		if (w.flags & EG_F_FILENAME_TRUNC)
+			f->flags |= KF_PATH_CUT;
 	}
 	/* the name as spelled: bprm->interp is the path, or the '#!' line's interpreter */
 	r = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, BPF_CORE_READ(bprm, interp));
@@ -1185,11 +1192,12 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 		COUNT(lsm_deferred);
 		return 0;
 	}
+	/* an exec that goes on is judged (and counted) again at sched_process_exec */
+	if ((d != EG_KD_DENY && d != EG_KD_ERROR) || !kenforcing())
+		return 0;
 	COUNT(kjudged);
 	if (d == EG_KD_ERROR)
 		COUNT(kerrors);
-	if ((d != EG_KD_DENY && d != EG_KD_ERROR) || !kenforcing())
-		return 0;
 	COUNT(kdenied);
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	lsm_note(st, d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE, d, rule, seq, kfl);

@@ -27,6 +27,7 @@
 #define KF_NO_ARGV	(1u << 0)	/* argv not final (bprm_check_security): rules reading it wait */
 #define KF_NO_UID	(1u << 1)	/* the effective uid not final (a set-id file) */
 #define KF_DEPTH_UNKNOWN (1u << 2)	/* the tracer never saw the tree start */
+#define KF_PATH_CUT	(1u << 3)	/* the path is not whole (too deep or long, a fault) */
 
 #define KSLOT_EXEC	0
 #define KSLOT_LSM	1
@@ -50,7 +51,7 @@ struct kcmp { __u64 a, b; __u32 len, differ; };
 struct kglob_st { __u64 s, p; __u32 n, m, i, j; __s32 star; __u32 mark; __s32 result; __u32 pad; };
 struct kglobs_st { __u32 first, count, sel, n, g, cut, matched, pad; };
 struct kkn { __u64 kn; __u32 pos, fault; };
-struct kargs { __u64 p, end; __u32 rule, all, found, index, from, skipping; };
+struct kargs { __u64 p, end; __u32 rule, all, found, index, from, skipping, fault, pad; };
 struct kcand { __u64 a, b; __u32 kind, slen, rbase, chunk, i, pad; };
 struct kbyp { __u32 first, count, hit, pad; };
 
@@ -480,7 +481,8 @@ __noinline int kglob_match(__u32 slot, __u32 id, __u32 sel, __u32 n)
 	f->gl.j = 0;
 	f->gl.mark = 0;
 	f->gl.star = -1;
-	f->gl.result = 0;
+	/* a walk that does not finish (the loop's own bound hit first) fails closed */
+	f->gl.result = -1;
 	bpf_loop(KGLOB_STEPS, glob_step, &slot, 0);
 	f = kf_get(slot);
 	if (!f)
@@ -644,8 +646,10 @@ static long args_step(__u32 i, __u32 *slot)
 		return 1;
 	__builtin_memset(f->key.s, 0, sizeof(f->key.s));
 	n = bpf_probe_read_user_str(f->key.s, EG_KSTR_MAX, (const void *)w->p);
-	if (n <= 0)
+	if (n <= 0) {
+		w->fault = 1;
 		return 1;
+	}
 	if (n == EG_KSTR_MAX &&
 	    (bpf_probe_read_user(&last, 1, (const void *)(w->p + EG_KSTR_MAX - 1)) || last)) {
 		/* longer than any token: step over it a piece at a time */
@@ -689,14 +693,20 @@ static __always_inline bool kargs_match(__u32 slot, __u32 rule, __u32 groups)
 	f->ar.index = 0;
 	f->ar.found = 0;
 	f->ar.skipping = 0;
+	f->ar.fault = 0;
 	f->kflags |= EG_KF_ARGV_SCANNED;
 	bpf_loop(EG_KARGS_SCAN, args_step, &slot, 0);
 	f = kf_get(slot);
 	if (!f)
 		return false;
-	if (f->ar.p < f->ar.end && (f->ar.found & f->ar.all) != f->ar.all)
+	if ((f->ar.found & f->ar.all) == f->ar.all)
+		return true;
+	/* not all of argv was read (more arguments than a scan takes, a fault): cannot tell */
+	if (f->ar.p < f->ar.end || f->ar.fault) {
 		f->kflags |= EG_KF_ARGS_CUT;
-	return (f->ar.found & f->ar.all) == f->ar.all;
+		f->error = 1;
+	}
+	return false;
 }
 
 /* ---- one rule ---------------------------------------------------------------------- */
@@ -728,7 +738,7 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 	struct kfacts *f = kf_get(slot);
 	struct eg_krule *r;
 	__u32 idx, flags;
-	bool named;
+	bool named, unknown = false;
 
 	if (!f || k >= EG_KRULES_MAX)
 		return 0;
@@ -754,14 +764,20 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 	if (flags & EG_KR_CGROUPS) {
 		if (!f->cg_state)
 			kf_read_cgroup(slot);
-		if (f->cg_state != 1 || !kglobs_any(slot, r->cg_first, r->n_cgroups, KS_CGROUP, f->cg_len))
+		/* a cgroup path too deep or unreadable: the rule cannot be told (unknown) */
+		if (f->cg_state != 1)
+			unknown = true;
+		else if (!kglobs_any(slot, r->cg_first, r->n_cgroups, KS_CGROUP, f->cg_len))
 			return 0;
 	}
 	if (flags & (EG_KR_PATHS | EG_KR_IDENTS)) {
 		/* a literal path names its file: the same file by another path matches */
 		if (!(flags & EG_KR_IDENTS) || !f->ino || !kmember_id(f, EG_KK_IDENT, k, f->dev, f->ino)) {
-			if (!(flags & EG_KR_PATHS) ||
-			    !kglobs_any(slot, r->glob_first, r->n_globs, KS_PATH, f->path_len))
+			if (!(flags & EG_KR_PATHS))
+				return 0;
+			if (f->flags & KF_PATH_CUT)
+				unknown = true;
+			else if (!kglobs_any(slot, r->glob_first, r->n_globs, KS_PATH, f->path_len))
 				return 0;
 		}
 	}
@@ -772,6 +788,17 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 			return 2;
 		if (!kargs_match(slot, k, r->n_arg_groups))
 			return 0;
+	}
+	/*
+	 * The rule would match but for what could not be read: its verdict
+	 * cannot be known, so the judgement fails closed (an error), whether
+	 * the rule allows or denies.
+	 */
+	if (unknown) {
+		f = kf_get(slot);
+		if (f)
+			f->error = 1;
+		return 0;
 	}
 	return 1;
 }

@@ -254,6 +254,91 @@ commands:
     assert d.proc.wait(30) == 1
 
 
+def test_what_the_kernel_cannot_read_fails_closed(ctx):
+    """A rule the kernel cannot decide (a path cut short, a glob out of
+    steps, argv longer than a scan reads, a cgroup too deep to name) must
+    refuse the exec, never let it through as "no match"."""
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    # the first glob of a judgement, made to run out of steps by a long path
+    g = os.path.join(work, "g")
+    short = os.path.join(g, "a" * 100, "evil")
+    longp = os.path.join(g, *(["a" * 250] * 14 + ["a" * 100, "evil"]))
+    # a program deeper than a path walk reads
+    t = os.path.join(work, "t")
+    shallow = os.path.join(t, "b", "x")
+    deep = os.path.join(t, *(["b"] * 70 + ["x"]))
+    # the same depth, but a name no rule with a path names: judged as usual
+    deep_other = os.path.join(t, *(["b"] * 70 + ["other"]))
+    for p in (short, longp, shallow, deep, deep_other):
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        shutil.copy("/bin/true", p)
+        os.chmod(p, 0o755)
+    for root, dirs, _ in os.walk(work):
+        for x in dirs:
+            os.chmod(os.path.join(root, x), 0o755)
+    policy = """
+default_decision: allow
+commands:
+  - {name: no-evil-glob, paths: ['%s/*%s/evil'], decision: deny}
+  - {name: nothing-from-t, basenames: [x], paths: ['%s/*'], decision: deny}
+  - {name: no-force, basenames: [true], args: ["--force"], decision: deny}
+  - {name: not-in-box, cgroups: ['%%s/box'], basenames: [false], decision: deny}
+""" % (g, "a" * 100, t)
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, policy % rel)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    KILL = -signal.SIGKILL
+
+    def killed_as(tok, reason):
+        e = one(d, tok)
+        assert e["action"] == "killed" and e["reason"] == reason, e
+        return e
+
+    # the glob: the short path matches the rule; the long one is not let through
+    tk = token()
+    assert in_cg(cg, [short, tk]).returncode == KILL
+    killed_as(tk, "kernel-rule")
+    tk = token()
+    assert in_cg(cg, [longp, tk]).returncode == KILL
+    killed_as(tk, "kernel-error")
+    # the deep program: its path is cut, so the path rule cannot be told
+    tk = token()
+    assert in_cg(cg, [shallow, tk]).returncode == KILL
+    killed_as(tk, "kernel-rule")
+    tk = token()
+    assert in_cg(cg, [deep, tk]).returncode == KILL
+    e = killed_as(tk, "kernel-error")
+    assert e["filename_truncated"] is True, e
+    # ... while a rule whose name does not match is not at stake
+    tk = token()
+    assert in_cg(cg, [deep_other, tk]).returncode == 0
+    # argv words past what a scan reads
+    tk = token()
+    assert in_cg(cg, ["/bin/true", "--force", tk]).returncode == KILL
+    killed_as(tk, "kernel-rule")
+    tk = token()
+    assert in_cg(cg, ["/bin/true"] + ["a"] * 70000 + ["--force", tk]).returncode == KILL
+    tk2 = token()
+    assert in_cg(cg, ["/bin/true"] + ["a"] * 70000 + [tk2]).returncode == KILL
+    # a cgroup too deep to name: a cgroups rule cannot be told there
+    box = os.path.join(cg, "box")
+    os.mkdir(box)
+    deepcg = os.path.join(box, *(["c"] * 70))
+    os.makedirs(deepcg)
+    ctx.on_cleanup(lambda: [os.rmdir(os.path.join(box, *(["c"] * n))) for n in range(70, -1, -1)])
+    assert in_cg(box, ["/bin/false"]).returncode == KILL
+    tk = token()
+    assert in_cg(deepcg, ["/bin/false", tk]).returncode == KILL
+    killed_as(tk, "kernel-error")
+    tk = token()
+    assert in_cg(deepcg, ["/bin/true", tk]).returncode == 0
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]
+    assert st["kernel_errors"] >= 4, st
+
+
 def test_reload_refused_when_partial_keeps_everything(ctx):
     d, rel, cg = enforcing(ctx, DENY_CAT)
     write(ctx, "commands: [{name: x, basenames: [cat], args_patterns: [a], decision: deny}]",

@@ -50,6 +50,16 @@ case $st in
 *'"lsm_deferred":0,'*) fail "stats count no exec left by bprm_check to the check at exec: $st" ;;
 esac
 
+# one judgement counted per exec: one that goes on is counted at exec, not
+# also at bprm_check (each exec leaves one record, so records bound the count)
+for i in 1 2 3 4 5 6 7 8 9 10; do "$EG_HELPERS/static_true" count; done
+st=$("$EG" stats -j)
+k=$(printf '%s' "$st" | sed -n 's/.*"kernel_judged":\([0-9]*\).*/\1/p')
+sleep 1
+n=$(grep -c -e '"type":"exec"' -e '"layer":"kernel-lsm"' "$EV")
+[ -n "$k" ] && [ "$k" -gt 0 ] && [ "$k" -le "$n" ] ||
+	fail "kernel_judged $k for $n exec records: an exec counted twice? $st"
+
 daemon_stop
 expect_runs "$EG_HELPERS/marker" after || fail "the rule outlived an orderly stop without --persist"
 pass "EPERM at bprm_check_security (path, symlink, script); argv rule killed at exec; removed on stop"
