@@ -1015,11 +1015,14 @@ static __always_inline bool kenforcing(void)
 {
 	struct eg_kstate *st = kstate_get();
 	struct eg_kconf *c;
-	__u32 set;
+	__u32 set, seq;
 
-	if (!st || !st->seq)
+	if (!st)
 		return false;
-	set = st->active & 1;
+	seq = *(volatile __u32 *)&st->seq;
+	if (!seq)
+		return false;
+	set = EG_KSET_OF(seq);
 	c = bpf_map_lookup_elem(&kconf, &set);
 	return c && (c->flags & EG_KC_ENFORCE);
 }

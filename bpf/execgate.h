@@ -439,10 +439,18 @@ _Static_assert(sizeof(struct eg_kconf) == 112, "eg_kconf is ABI");
 
 /* Map "kstate", one entry: which set is in force. */
 struct eg_kstate {
-	__u32 active;		/* set in force */
+	__u32 active;		/* set in force: always EG_KSET_OF(seq), for readers of the map */
 	__u32 seq;		/* bumped at every switch; 0: no rules loaded */
 };
 _Static_assert(sizeof(struct eg_kstate) == 8, "eg_kstate is ABI");
+
+/*
+ * The set in force follows from seq alone (sets alternate, seq counts the
+ * switches from 1 and wraps to 2), so a judgement reads one 32-bit word:
+ * a map update copies the value bytewise, and two loads could pair an old
+ * set with a new seq (and then judge by a set being cleared).
+ */
+#define EG_KSET_OF(seq)	(((seq) - 1) & 1)
 
 /*
  * Size of one CPU's scratch record for a given argv cap: the largest record,

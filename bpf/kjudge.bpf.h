@@ -916,9 +916,9 @@ __noinline int kjudge_run(__u32 slot)
 
 	if (!f || !st)
 		return EG_KD_ERROR;
-	set = st->active & 1;
+	f->seq = *(volatile __u32 *)&st->seq;
+	set = EG_KSET_OF(f->seq);
 	f->set = set;
-	f->seq = st->seq;
 	f->best = ~0u;
 	f->defer = ~0u;
 	f->error = 0;

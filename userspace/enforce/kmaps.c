@@ -66,7 +66,7 @@ int kmaps_status(const struct kmaps *m, struct kmaps_status *ret)
 		return -errno;
 	ret->loaded = st.seq != 0;
 	ret->seq = st.seq;
-	ret->set = st.active & 1;
+	ret->set = EG_KSET_OF(st.seq);
 	if (ret->loaded && bpf_map_lookup_elem(m->kconf, &ret->set, &ret->conf))
 		return -errno;
 	return 0;
@@ -139,7 +139,7 @@ int kmaps_load(const struct kmaps *m, const struct kc_prog *k, bool enforce, uin
 
 	if (bpf_map_lookup_elem(m->kstate, &zero, &st))
 		return -errno;
-	set = st.seq ? (st.active & 1) ^ 1 : 0;
+	set = st.seq ? EG_KSET_OF(st.seq) ^ 1 : 0;
 	/* leftovers of a daemon that died halfway through a reload */
 	err = clear_sets(m, set);
 	if (err)
@@ -173,8 +173,8 @@ int kmaps_load(const struct kmaps *m, const struct kc_prog *k, bool enforce, uin
 	conf = k->conf;
 	if (enforce)
 		conf.flags |= EG_KC_ENFORCE;
-	nst.active = set;
-	nst.seq = st.seq + 1 ? st.seq + 1 : 1;
+	nst.seq = st.seq + 1 ? st.seq + 1 : 2;	/* EG_KSET_OF(seq) == set, wrapped or not */
+	nst.active = EG_KSET_OF(nst.seq);
 	conf.seq = nst.seq;
 	if (bpf_map_update_elem(m->kconf, &set, &conf, BPF_ANY))
 		return -errno;
