@@ -511,11 +511,12 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm 
 	if (bprm->interp == bprm->filename)
 		return 0;
 	f = find_script(task, 64);
-	if (!f)
-		return 0;
-	buf = scratch_get();
+	buf = f ? scratch_get() : NULL;
 	if (!buf) {
-		COUNT(scratch_missing);
+		if (f)
+			COUNT(scratch_missing);
+		/* what an earlier exec left (out of scope, or failed) never stands for this script */
+		bpf_task_storage_delete(&scripts, task);
 		return 0;
 	}
 	sc = bpf_task_storage_get(&scripts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

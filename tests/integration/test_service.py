@@ -519,6 +519,9 @@ def test_recursion_misses_reported(ctx):
     per = st["recursion_misses_by_program"]
     assert {"handle_exec", "handle_fork", "handle_exit", "handle_exit_execve"} <= set(per), per
     assert st["recursion_misses"] == sum(per.values())
+    # the kernel's early returns are all in stats, as in metrics
+    early = ("storage_failed", "scratch_missing", "record_too_big", "stash_lost", "procs_failed")
+    assert all(isinstance(st.get(k), int) for k in early), st
     fams = parse_prom(metrics(ctx, d))
     progs = {dict(k)["program"]: v for k, v in fams["execgate_bpf_recursion_misses_total"]["samples"].items()}
     assert set(progs) == set(per), (progs, per)

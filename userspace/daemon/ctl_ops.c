@@ -70,6 +70,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "scratch_missing", c.scratch_missing);
 	jsonw_uint_field(w, "record_too_big", c.record_too_big);
 	jsonw_uint_field(w, "stash_lost", c.stash_lost);
+	jsonw_uint_field(w, "procs_failed", c.procs_failed);
 	jsonw_uint_field(w, "policy_reloads", d->st.policy_reloads);
 	jsonw_uint_field(w, "policy_reload_failures", d->st.policy_reload_failures);
 	jsonw_uint_field(w, "killed", c.killed);
