@@ -11,6 +11,7 @@ shell or a program can spawn, self-approval, a dead daemon."""
 import json
 import os
 import signal
+import shutil
 import socket
 import subprocess
 import threading
@@ -698,6 +699,43 @@ def test_sessions_stack_never_weaken(ctx):
     assert e["depth"] >= 2, e
     sessions = [x for x in d.events() if x.get("type") == "session" and x.get("event") == "start"]
     assert sessions[-1]["parent"] is not None, sessions[-1]
+
+
+def test_every_outer_policy_judges_however_deep(ctx):
+    """64 permissive session policies stacked under one that denies: the
+    outer one still judges (the supervisor evaluates at most 63 session
+    policies, and refuses rather than leave one out)."""
+    d = daemon(ctx, "commands: []\n")
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    outer = write(ctx, "commands:\n  - {name: no-forbidden, basenames: [forbidden], decision: deny}\n",
+                  "outer.yaml")
+    allow = write(ctx, "default_decision: allow\ncommands: []\n", "allow.yaml")
+    prog = os.path.join(work, "forbidden")
+    shutil.copy("/bin/echo", prog)
+    os.chmod(prog, 0o755)
+    for k, ran in ((3, False), (64, False)):
+        argv = []
+        for _ in range(k):
+            argv += [ctx.execgate, "exec", "-p", d.pin_path, "--policy", allow, "--"]
+        r = session(ctx, d, argv + [prog, "forbidden-ran"], "--policy", outer, timeout=120)
+        assert b"forbidden-ran" not in r.stdout, (k, r.returncode, r.stderr[-300:])
+        assert r.returncode != 0, (k, r.returncode)
+
+
+def test_session_policy_cannot_raise_argv_limits(ctx):
+    """max_argc and max_argv_bytes bound what the daemon reads for each exec:
+    a session policy may lower them, not raise them past the daemon's."""
+    d = daemon(ctx, "sandbox: {seccomp: {execve: {max_argc: 100}}}\ncommands: []\n")
+    mine = write(ctx, "default_decision: allow\nsandbox: {seccomp: {execve: {max_argc: 2147483647, "
+                 "max_argv_bytes: 2147483647}}}\ncommands: []\n", "mine.yaml")
+    t = token()
+    r = session(ctx, d, ["sh", "-c", "/bin/true %s $(seq 200); echo rc=$?" % t], "--policy", mine)
+    assert "rc=126" in r.stdout.decode(), (r.stdout, r.stderr)
+    assert "truncated" in r.stderr.decode(), r.stderr
+    # and within the daemon's limit it runs
+    r = session(ctx, d, ["sh", "-c", "/bin/true %s $(seq 50); echo rc=$?" % t], "--policy", mine)
+    assert "rc=0" in r.stdout.decode(), (r.stdout, r.stderr)
 
 
 # ---- restricted ---------------------------------------------------------------------

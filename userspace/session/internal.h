@@ -45,6 +45,7 @@ struct eg_session {
 	bool first_seen;		/* the launcher's own exec came first */
 	bool compromised;		/* a notification broke the protocol: deny everything */
 	bool ended;
+	bool sync_wakeup;		/* its listener is in synchronous-wakeup mode */
 	bool needs_known;		/* needs: what its policy looks at beyond the exec */
 	unsigned int needs;		/* POLICY_NEEDS_* */
 	int refs;			/* children, approvals and the registry */

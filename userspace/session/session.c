@@ -522,9 +522,12 @@ static int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
 	int rc;
 
 	/* the flags go in the argument itself, not through a pointer */
-	if (!ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP))
+	if (se->sync_wakeup) {
+		/* watched again after a failed handover: the mode stays */
+	} else if (!ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)) {
+		se->sync_wakeup = true;
 		s->st.sync_wakeups++;
-	else if (errno != EINVAL && errno != ENOTTY)
+	} else if (errno != EINVAL && errno != ENOTTY)
 		p_dbg("session s-%x: synchronous wakeups refused: %s", se->id, strerror(errno));
 	rc = loop_add_fd(s->o.loop, fd, EPOLLIN, supervise_listener, se, &se->w);
 	/* a process waits in every notification: served before the ring buffer's records */

@@ -461,21 +461,38 @@ static bool fd_cloexec(pid_t tid, int fd)
 	return found && (flags & O_CLOEXEC);
 }
 
-/* The limits of argv reading: the innermost policy that has one, else the defaults. */
-static const struct eg_policy_settings *limits(struct eg_sessions *s, struct eg_session *se)
+/*
+ * The limits of argv reading: the smallest over the daemon's policy (the
+ * defaults without one) and every session policy above the exec. A
+ * session policy can lower them, never raise them: they bound what the
+ * daemon reads and holds for each exec a session makes, and the kernel
+ * itself takes no more than 6 MiB of argv and environment.
+ */
+#define ARGV_BYTES_CAP	(6u << 20)
+#define ARGC_CAP	(1u << 20)
+
+static void limits(struct eg_sessions *s, struct eg_session *se, uint32_t *ret_argc, uint32_t *ret_bytes)
 {
-	static struct eg_policy_settings defaults = {
-		.max_argc = 1000, .max_argv_bytes = 65536, .on_truncated = EG_DECISION_DENY,
-		.approval_timeout_ms = 10000, .on_error = EG_DECISION_DENY,
-	};
+	const struct eg_policy_settings *ps;
+	uint32_t argc = 1000, bytes = 65536;	/* the defaults of a policy */
 	struct eg_session *x;
 
-	for (x = se; x; x = x->parent)
-		if (x->policy)
-			return policy_settings(x->policy);
-	if (*s->o.global)
-		return policy_settings(*s->o.global);
-	return &defaults;
+	if (*s->o.global) {
+		ps = policy_settings(*s->o.global);
+		argc = ps->max_argc;
+		bytes = ps->max_argv_bytes;
+	}
+	for (x = se; x; x = x->parent) {
+		if (!x->policy)
+			continue;
+		ps = policy_settings(x->policy);
+		if (ps->max_argc < argc)
+			argc = ps->max_argc;
+		if (ps->max_argv_bytes < bytes)
+			bytes = ps->max_argv_bytes;
+	}
+	*ret_argc = argc < ARGC_CAP ? argc : ARGC_CAP;
+	*ret_bytes = bytes < ARGV_BYTES_CAP ? bytes : ARGV_BYTES_CAP;
 }
 
 /*
@@ -779,21 +796,30 @@ static void judge(struct eg_sessions *s, struct exec_request *r, struct eg_verdi
 
 	if (*s->o.global)
 		chain[n++] = *s->o.global;
-	for (x = r->session; x && n < 64; x = x->parent)
+	for (x = r->session; x; x = x->parent)
 		restricted |= x->restricted;
+	memset(ret, 0, sizeof(*ret));
+	ret->decision = EG_DECISION_ALLOW;
+	ret->rule_index = -1;
 	{
 		struct eg_session *stack[63];
 		unsigned int m = 0;
 
-		for (x = r->session; x && m < 63; x = x->parent)
-			if (x->policy)
-				stack[m++] = x;
+		for (x = r->session; x; x = x->parent) {
+			if (!x->policy)
+				continue;
+			if (m == 63) {
+				/* every policy above must judge: one that is left out would be weakened */
+				ret->decision = EG_DECISION_DENY;
+				ret->rule = "on_error";
+				ret->message = "more nested session policies than the supervisor evaluates (63)";
+				return;
+			}
+			stack[m++] = x;
+		}
 		while (m && n < 64)
 			chain[n++] = stack[--m]->policy;
 	}
-	memset(ret, 0, sizeof(*ret));
-	ret->decision = EG_DECISION_ALLOW;
-	ret->rule_index = -1;
 	if (restricted && r->depth >= 1) {
 		ret->decision = EG_DECISION_DENY;
 		ret->rule = "restricted";
@@ -952,13 +978,14 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 	}
 	{
 		const struct seccomp_data *d = &req->data;
-		const struct eg_policy_settings *lim = limits(s, r->session);
+		uint32_t argc, bytes;
 
+		limits(s, r->session, &argc, &bytes);
 		r->execveat = d->nr == __NR_execveat;
 		r->dirfd_num = r->execveat ? (int)d->args[0] : AT_FDCWD;
 		r->at_flags = r->execveat ? (int)d->args[4] : 0;
-		r->max_argc = lim->max_argc;
-		r->max_argv_bytes = lim->max_argv_bytes;
+		r->max_argc = argc;
+		r->max_argv_bytes = bytes;
 	}
 	facts_for_policy(s, r);
 	/* memory and files the session controls: read and looked up off the loop */
