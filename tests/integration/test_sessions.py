@@ -583,6 +583,54 @@ def test_stalled_file_system_stalls_only_its_session(ctx):
     assert r.returncode == 0, r.stderr
 
 
+def test_one_user_cannot_take_every_lookup_worker(ctx):
+    """Sixteen sessions of one user (root) stall their own lookups on FUSE
+    servers that never answer and are held: that user's trees share a
+    bounded number of workers, so another user's session is still served
+    at once (before, 16 such sessions took all 32 workers and every other
+    session's execs were refused after the lookup timeout)."""
+    if not os.path.exists("/dev/fuse"):
+        ctx.skip("no /dev/fuse on this machine")
+    with open("/proc/filesystems") as f:
+        if not any(l.split()[-1] == "fuse" for l in f if l.strip()):
+            ctx.skip("the kernel has no FUSE")
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    release = os.path.join(tmp, "release")
+    script = os.path.join(tmp, "stallfs.py")
+    with open(script, "w") as f:
+        f.write(STALLFS.replace("os.kill(server, 9)", "while not os.path.exists(%r):\n    time.sleep(0.2)\n"
+                                "os.kill(server, 9)" % release, 1))
+    procs, marks = [], []
+
+    def done():
+        with open(release, "w") as f:
+            f.write("x")
+        for p in procs:
+            try:
+                p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    ctx.on_cleanup(done)
+    for i in range(16):
+        mnt, mark = os.path.join(tmp, "mnt%d" % i), os.path.join(tmp, "stuck%d" % i)
+        os.mkdir(mnt)
+        marks.append(mark)
+        procs.append(subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", script, mnt, mark],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+    wait(lambda: all(os.path.exists(m) for m in marks) or any(p.poll() is not None for p in procs),
+         timeout=60, what="16 stalled sessions")
+    assert all(p.poll() is None for p in procs), [p.communicate() for p in procs if p.poll() is not None][:1]
+    t0 = time.monotonic()
+    r = session(ctx, d, ["/bin/echo", "innocent-ran"], user="nobody")
+    took = time.monotonic() - t0
+    assert r.returncode == 0 and b"innocent-ran" in r.stdout, (r.returncode, r.stderr[-300:])
+    assert took < 4.5, "another user's session waited %.1fs for a worker" % took
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]["sessions"]
+    assert st["lookups_waiting"] >= 16 * 3, st
+
+
 def test_exec_of_a_fifo_stalls_nobody(ctx):
     """A FIFO as the program (execve, execveat by name and by fd) or as a
     script's '#!' interpreter: the exec fails with EACCES, as the kernel

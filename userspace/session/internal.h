@@ -227,12 +227,14 @@ void strv_free(char **v, unsigned int n);
 
 /*
  * offload.c: the reads and lookups that can block, in worker threads. At
- * most OFFLOAD_PER_TREE of one session tree's requests at once, in at most
+ * most OFFLOAD_PER_TREE of one session tree's requests at once and
+ * OFFLOAD_PER_UID of one user's trees together, in at most
  * OFFLOAD_THREADS threads (OFFLOAD_IDLE kept waiting); a request not back
  * after OFFLOAD_TIMEOUT_MS is refused.
  */
 #define OFFLOAD_PER_TREE	2
-#define OFFLOAD_THREADS		32
+#define OFFLOAD_PER_UID		8	/* all the trees of one user */
+#define OFFLOAD_THREADS		64
 #define OFFLOAD_IDLE		2
 #define OFFLOAD_IDLE_MS		1000	/* an idle worker leaves after this */
 #define OFFLOAD_TIMEOUT_MS	5000

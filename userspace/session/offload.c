@@ -16,8 +16,10 @@
  * Bounds, so that one session cannot take the workers from the others:
  * at most OFFLOAD_PER_TREE requests of one session tree (a top-level
  * session and every session started inside it) are in a worker at once,
- * the rest wait in the tree's backlog; at most OFFLOAD_THREADS threads in
- * all. A request that has not come back after OFFLOAD_TIMEOUT_MS (queued,
+ * and OFFLOAD_PER_UID of all the trees of one user (a user may start many
+ * sessions); the rest wait in their tree's backlog; at most
+ * OFFLOAD_THREADS threads in all, so it takes that many users stalling
+ * their own lookups to starve the others. A request that has not come back after OFFLOAD_TIMEOUT_MS (queued,
  * in the backlog or stuck in a worker) is refused, failing closed; a
  * stuck worker keeps counting against its tree until it returns (the file
  * system answers or its server dies), so a tree that stalls its own
@@ -288,12 +290,29 @@ static void release(struct eg_sessions *s, struct exec_request *r)
 	r->lsession = NULL;
 }
 
+/* Requests of uid's trees in workers now. */
+static unsigned int uid_workers(struct eg_sessions *s, uid_t uid)
+{
+	struct eg_session *se;
+	unsigned int n = 0;
+
+	for (se = s->list; se; se = se->next)
+		if (!se->parent && se->uid == uid)
+			n += se->workers;
+	return n;
+}
+
+static bool may_start(struct eg_sessions *s, struct eg_session *t)
+{
+	return t->workers < OFFLOAD_PER_TREE && uid_workers(s, t->uid) < OFFLOAD_PER_UID;
+}
+
 static void start(struct eg_offload *o, struct exec_request *r)
 {
 	struct eg_sessions *s = o->s;
 	struct eg_session *t = tree_of(r->lsession);
 
-	if (t->workers >= OFFLOAD_PER_TREE) {
+	if (!may_start(s, t)) {
 		backlog_push(t, r);
 		return;
 	}
@@ -322,12 +341,27 @@ void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_ses
 	start(o, r);
 }
 
+/* Loop thread: starts what t's backlog holds, as far as the bounds let it. */
+static void kick(struct eg_offload *o, struct eg_session *t)
+{
+	struct eg_sessions *s = o->s;
+	struct exec_request *next;
+
+	while (may_start(s, t) && (next = backlog_pop(t))) {
+		if (next->lsession->ended) {
+			release(s, next);
+			request_free(next);
+			continue;
+		}
+		start(o, next);
+	}
+}
+
 /* Loop thread: r came back from a worker (answered already if abandoned). */
 static void returned(struct eg_offload *o, struct exec_request *r)
 {
 	struct eg_sessions *s = o->s;
-	struct eg_session *se = r->session, *ls = r->lsession, *t = tree_of(ls);
-	struct exec_request *next;
+	struct eg_session *se = r->session, *ls = r->lsession, *t = tree_of(ls), *x;
 
 	live_del(o, r);
 	t->workers--;
@@ -336,15 +370,11 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 	else
 		request_finish(s, r);	/* frees r, or an approval keeps it */
 	session_put(s, se);
-	/* the tree's next, if it still has a listener to answer through */
-	while (t->workers < OFFLOAD_PER_TREE && (next = backlog_pop(t))) {
-		if (next->lsession->ended) {
-			release(s, next);
-			request_free(next);
-			continue;
-		}
-		start(o, next);
-	}
+	/* the tree's next, if it still has a listener to answer through; then the user's other trees */
+	kick(o, t);
+	for (x = s->list; x; x = x->next)
+		if (x != t && !x->parent && x->uid == t->uid && x->backlog)
+			kick(o, x);
 	session_put(s, ls);	/* and with it, maybe, t */
 }
 
