@@ -786,6 +786,42 @@ def test_session_policy_cannot_raise_argv_limits(ctx):
     assert "rc=0" in r.stdout.decode(), (r.stdout, r.stderr)
 
 
+def test_nested_sessions_end_when_their_processes_do(ctx):
+    """A session started inside another has no listener of its own: it ends
+    once none of its processes is left (not while one still runs), and
+    with the tree. An agent that starts more nested sessions one after
+    another than a user may hold at once is not refused."""
+    d = daemon(ctx, "commands: []\n")
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o777)
+    go = os.path.join(tmp, "go")
+    t = token()
+    E, P = ctx.execgate, d.pin_path
+    # a nested session whose command exits at once, leaving a process behind that execs later
+    keeper = "%s exec -p %s --session keeper -- sh -c '(while [ ! -e %s ]; do sleep 0.2; done; " \
+             "/bin/true %s) >/dev/null 2>&1 &'" % (E, P, go, t)
+    loop = "i=0; while [ $i -lt 300 ]; do %s exec -p %s -- /bin/true || echo FAIL $i; i=$((i+1)); done" % (E, P)
+    script = "%s; %s; touch %s; sleep 1.5; echo finished" % (keeper, loop, go)
+    r = session(ctx, d, ["sh", "-c", script], timeout=300)
+    out = r.stdout.decode()
+    assert "finished" in out and "FAIL" not in out, (out[-500:], r.stderr.decode()[-500:])
+    # the process left behind was still judged as its session's member
+    e = wait(lambda: [x for x in evs(d, t, "exec")], what="the late exec")[0]
+    assert e["action"] == "allowed", e
+    starts = [x for x in d.events() if x.get("type") == "session" and x.get("event") == "start"]
+    keep = [x for x in starts if x.get("name") == "keeper"][0]
+    assert e["session"] == keep["session"], (e, keep)
+
+    def st():
+        return json.loads(ctx.run([E, "stats", "-j", "-p", P]).stdout)["counters"]["sessions"]
+    wait(lambda: st()["active"] == 0, timeout=20, what="every session ended")
+    ends = wait(lambda: [x for x in d.events() if x.get("type") == "session" and x.get("event") == "end"]
+                [301:] and [x for x in d.events() if x.get("type") == "session" and x.get("event") == "end"],
+                what="302 end records")
+    assert len(ends) == st()["started"] == 302, (len(ends), st())
+    assert len({x["session"] for x in ends}) == 302
+
+
 # ---- restricted ---------------------------------------------------------------------
 
 SPAWNS = {

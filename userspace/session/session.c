@@ -13,8 +13,10 @@
  * exec it reports must be the launcher's own. A session policy arrives as
  * an fd the launcher opened with the user's rights.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,11 +168,30 @@ static void emit_session(struct eg_sessions *s, struct eg_session *se, const cha
 
 void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 {
-	struct eg_session **pp;
+	struct eg_session **pp, *x;
+	bool tree_gone = se->listener >= 0;
 
 	if (se->ended)
 		return;
 	se->ended = true;
+	/*
+	 * A top-level session's listener is gone when no process of its tree
+	 * is left: the sessions started inside it end with it (they have no
+	 * listener of their own to say so).
+	 */
+	if (tree_gone) {
+	again:
+		for (x = s->list; x; x = x->next) {
+			struct eg_session *up;
+
+			for (up = x->parent; up && up != se; up = up->parent)
+				;
+			if (up && !x->ended) {
+				session_end(s, x, why);
+				goto again;	/* the list changed under us */
+			}
+		}
+	}
 	/* execs still trapped fail with ENOSYS once the listener is gone: closed, not open */
 	if (se->w)
 		loop_del(se->w);
@@ -329,6 +350,68 @@ bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct e
 	return true;
 }
 
+static bool pid_alive(pid_t pid)
+{
+	return !kill(pid, 0) || errno == EPERM;
+}
+
+/*
+ * A session started inside another has no listener of its own to tell
+ * when its processes are gone. Once its command (the launcher, which
+ * exec'd in place) has exited, every task's session as the kernel keeps
+ * it is read (/proc, then the task storage through a pidfd), and a nested
+ * session no task is in any more ends. Returns how many ended.
+ */
+static unsigned int end_gone_nested(struct eg_sessions *s)
+{
+	uint32_t cand[256];
+	unsigned int n = 0, i, ended = 0;
+	struct eg_session *se;
+	struct dirent *pe, *te;
+	DIR *proc, *tasks;
+	char dir[300];
+
+	for (se = s->list; se && n < 256; se = se->next)
+		if (se->listener < 0 && se->parent && !se->ended && !pid_alive(se->launcher))
+			cand[n++] = se->id;
+	if (!n)
+		return 0;
+	proc = opendir("/proc");
+	if (!proc)
+		return 0;
+	while (n && (pe = readdir(proc))) {
+		if (pe->d_name[0] < '1' || pe->d_name[0] > '9')
+			continue;
+		snprintf(dir, sizeof(dir), "/proc/%s/task", pe->d_name);
+		tasks = opendir(dir);
+		if (!tasks)
+			continue;
+		while (n && (te = readdir(tasks))) {
+			struct eg_task t;
+
+			if (te->d_name[0] < '1' || te->d_name[0] > '9' ||
+			    task_lookup(s, (pid_t)atoi(te->d_name), true, &t) || !t.session)
+				continue;
+			for (i = 0; i < n; i++) {
+				if (cand[i] == t.session) {
+					cand[i] = cand[--n];	/* still has a process: stays */
+					break;
+				}
+			}
+		}
+		closedir(tasks);
+	}
+	closedir(proc);
+	for (i = 0; i < n; i++) {
+		se = session_find(s, cand[i]);
+		if (se && !se->ended) {
+			session_end(s, se, "every process of the session exited");
+			ended++;
+		}
+	}
+	return ended;
+}
+
 static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 {
 	struct eg_sessions *s = arg;
@@ -337,6 +420,7 @@ static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 
 	(void)w;
 	(void)n;
+	end_gone_nested(s);
 	for (i = 0; i < VERDICTS_MAX; i++) {
 		struct verdict *v = &s->verdicts[i];
 
@@ -416,6 +500,12 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 				      t.session);
 			return 0;
 		}
+	}
+	/* sessions started inside others and since gone count until found gone: look now */
+	if ((s->nsessions >= SESSIONS_MAX || count_uid(s, peer->uid) >= SESSIONS_PER_UID) &&
+	    end_gone_nested(s) && t.session && !(outer = session_find(s, t.session))) {
+		ctl_reply_err(c, "session_open: the caller's session s-%x ended", t.session);
+		return 0;
 	}
 	if (s->nsessions >= SESSIONS_MAX || count_uid(s, peer->uid) >= SESSIONS_PER_UID) {
 		ctl_reply_err(c, "session_open: too many sessions (at most %d, %d per user)", SESSIONS_MAX,
