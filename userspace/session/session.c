@@ -905,6 +905,9 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		if (se->policy) {
 			size_t len;
 			const char *src = policy_source(se->policy, &len);
+
+			/* a policy that cannot go along must not be dropped: the next daemon refuses instead */
+			jsonw_bool_field(w, "has_policy", true);
 			int fd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
 
 			if (fd >= 0 && write(fd, src, len) == (ssize_t)len && *nfds < max) {
@@ -961,6 +964,8 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 				snprintf(se->policy_sha, sizeof(se->policy_sha), "%s", policy_sha256(se->policy));
 			eg_diags_free(&d);
 			close(fd);
+		} else if (json_is_true(json_object_get(e, "has_policy"))) {
+			se->compromised = true;	/* its policy did not come along: refuse its execs */
 		}
 		if (se->listener >= 0) {
 			int e;
