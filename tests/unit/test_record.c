@@ -210,6 +210,25 @@ static void test_format_text(void)
 	decoder_free(&d);
 }
 
+/* Valid UTF-8 goes whole; only bytes that are no part of one, and controls, are escaped. */
+static void test_format_text_utf8(void)
+{
+	static const char argv[] = "echo\0caf\xc3\xa9\0\xe2\x82\xac\xff\0\xc3\0\xc2\x85\0\xf0\x9f\x99\x82\0";
+	struct eg_decoder d = {};
+	struct eg_record r;
+	struct sbuf b = {};
+	size_t n = mkrec(rec, EG_EVENT_EXEC, 0, "echo\0bin\0", 9, "", 0, argv, sizeof(argv) - 1, 6);
+	const char *s;
+
+	ASSERT_OK(record_decode(&d, rec, n, &r), "decode");
+	format_record_text(&b, &r, &fc0, NULL);
+	s = sbuf_cstr(&b);
+	ASSERT_TRUE(strstr(s, " echo caf\xc3\xa9 \xe2\x82\xac\\xff \\xc3 \\xc2\\x85 \xf0\x9f\x99\x82\n") != NULL,
+		    "UTF-8 as it is, stray, truncated and C1 bytes escaped");
+	sbuf_free(&b);
+	decoder_free(&d);
+}
+
 static void test_decode_script_deleted_anon(void)
 {
 	struct eg_decoder d = {};
@@ -338,6 +357,7 @@ int main(void)
 	RUN(test_format_json_exec);
 	RUN(test_format_json_failed);
 	RUN(test_format_text);
+	RUN(test_format_text_utf8);
 	RUN(test_decode_script_deleted_anon);
 	RUN(test_text_does_not_wrap);
 	RUN(test_container_names);

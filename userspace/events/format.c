@@ -379,13 +379,24 @@ static void text_arg(struct sbuf *b, const char *p, size_t n)
 		sbuf_putc(b, '\'');
 	for (i = 0; i < n; i++) {
 		unsigned char c = p[i];
+		size_t l;
 
-		if (c == '\'' && quote)
+		if (c == '\'' && quote) {
 			sbuf_puts(b, "'\\''");
-		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && !utf8_seq_len((const unsigned char *)p + i, n - i)))
+		} else if (c < 0x20 || c == 0x7f) {
 			sbuf_printf(b, "\\x%02x", c);
-		else
+		} else if (c >= 0x80) {
+			/* a valid sequence goes whole; a C1 control (U+0080-U+009F) is unprintable too */
+			l = utf8_seq_len((const unsigned char *)p + i, n - i);
+			if (l && !(c == 0xc2 && (unsigned char)p[i + 1] < 0xa0)) {
+				sbuf_put(b, p + i, l);
+				i += l - 1;
+			} else {
+				sbuf_printf(b, "\\x%02x", c);
+			}
+		} else {
 			sbuf_putc(b, c);
+		}
 	}
 	if (quote)
 		sbuf_putc(b, '\'');
