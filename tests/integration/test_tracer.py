@@ -379,6 +379,31 @@ def test_exec_failed_execveat(ctx):
     assert "unreadable" not in e
 
 
+def test_exec_failed_argc_inexact(ctx):
+    """A failed exec's argv array is counted up to 65536 pointers: past that
+    argc is a lower bound and the record says so, in a field docs/events.md
+    explains (as every field of the record)."""
+    d = ctx.daemon()
+    tok = token()
+    missing = "/nosuch-" + tok
+    code = "import os\ntry:\n    os.execv(%r, [%r, %r] + ['a'] * 70000)\nexcept OSError:\n    pass\n"
+    ctx.run(["/usr/bin/python3", "-c", code % (missing, missing, tok)])
+    try:
+        subprocess.run([missing, tok, "few"])
+    except FileNotFoundError:
+        pass
+    evs = wait_execs(d, tok, n=2, typ="exec_failed")
+    many = [e for e in evs if "few" not in e["argv"]][0]
+    few = [e for e in evs if "few" in e["argv"]][0]
+    assert many["argc"] == 65536 and many["argc_inexact"] is True, {k: many[k] for k in many if k != "argv"}
+    assert many["truncated"] is True
+    assert few["argc"] == 3 and "argc_inexact" not in few, few
+    with open(os.path.join(ctx.root, "docs", "events.md")) as f:
+        doc = f.read()
+    undocumented = [k for k in many if "`%s`" % k not in doc and '"%s"' % k not in doc]
+    assert not undocumented, "fields not in docs/events.md: %s" % undocumented
+
+
 # ---- nothing lost silently ------------------------------------------------
 
 def test_lost_records_exact_accounting(ctx):
