@@ -8,12 +8,12 @@ import subprocess
 import eg
 
 
-def shell(ctx, dm, lines, env=None, name=None, cwd=None):
+def shell(ctx, dm, lines, env=None, name=None, cwd=None, timeout=120):
     args = [ctx.execgate, "shell", "-p", dm.pin_path] + (["--session", name] if name else [])
     base = {k: v for k, v in os.environ.items()}
     base.update(env or {})
     return subprocess.run(args, input=("\n".join(lines) + "\n").encode(), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, env=base, cwd=cwd or ctx.tmpdir(), timeout=120)
+                          stderr=subprocess.PIPE, env=base, cwd=cwd or ctx.tmpdir(), timeout=timeout)
 
 
 def test_shell_state_carries(ctx):
@@ -102,3 +102,19 @@ def test_shell_errors(ctx):
     assert r.returncode == 2 and r.stdout == b"" and b"execgate exec:" in r.stderr, r
     r = subprocess.run([ctx.execgate, "shell", "extra"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert r.returncode == 2 and r.stderr.startswith(b"execgate shell: "), r
+
+
+def test_shell_state_too_big_is_drained(ctx):
+    """A state past the cap (about 8 MiB read) is read to its end and dropped:
+    the shell that writes it is not left blocked on a full pipe, the previous
+    state is kept, and the next command runs."""
+    dm = ctx.daemon()
+    r = shell(ctx, dm, [
+        "export SMALL=kept",
+        "export BIG=$(head -c 9000000 /dev/zero | tr '\\0' a); echo big=${#BIG}",
+        "echo \"[${BIG-unset}][$SMALL]\"",
+    ], timeout=60)
+    out = r.stdout.decode().splitlines()
+    assert out == ["big=9000000", "[unset][kept]"], (out, r.stderr[-2000:])
+    assert b"the environment came back bigger than 4 MiB; the previous one is kept" in r.stderr, r.stderr
+    assert r.returncode == 0, r.returncode

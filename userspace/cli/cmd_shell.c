@@ -229,6 +229,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	char **env = NULL, status[16], pwdv[PATH_MAX + 8], oldv[PATH_MAX + 16], *buf = NULL;
 	size_t n = 0, len = 0, cap = 0, i;
 	int p[2], ws, rc;
+	bool over = false;	/* the state outgrew the buffer: read to the end, not kept */
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
@@ -300,31 +301,43 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	}
 	close(p[1]);
 	p[1] = -1;
+	/*
+	 * Read to the end even past the cap: the shell writes its state as it
+	 * exits, and a pipe nobody reads would stop it (and us, in waitpid).
+	 */
 	for (;;) {
+		char sink[4096];
 		ssize_t r;
 
-		if (len + 65536 > cap) {
-			char *nb;
+		if (!over && len + 65536 > cap) {
+			char *nb = NULL;
 
-			if (cap >= STATE_MAX + 65536)
-				break;
-			nb = realloc(buf, cap ? cap * 2 : 65536);
-			if (!nb)
-				break;
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
+			if (cap < STATE_MAX + 65536)
+				nb = realloc(buf, cap ? cap * 2 : 65536);
+			if (nb) {
+				buf = nb;
+				cap = cap ? cap * 2 : 65536;
+			} else {
+				over = true;	/* too big, or no memory: the rest is read and dropped */
+			}
 		}
-		r = read(p[0], buf + len, cap - len);
+		if (over)
+			r = read(p[0], sink, sizeof(sink));
+		else
+			r = read(p[0], buf + len, cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
-		len += r;
+		if (!over)
+			len += r;
 	}
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-	if (len && len <= STATE_MAX && state_load(st, buf, len))
+	if (over && len <= STATE_MAX)
+		p_warn("out of memory: the state of the last command is not kept");
+	else if (len && len <= STATE_MAX && state_load(st, buf, len))
 		p_warn("out of memory: the state of the last command is not kept");
 	else if (len > STATE_MAX)
 		p_warn("the environment came back bigger than %d MiB; the previous one is kept", STATE_MAX >> 20);
