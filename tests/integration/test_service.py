@@ -825,3 +825,93 @@ def test_rotation_gzip_and_continuation(ctx):
     numbers += [int(e["argv"][2]) for e in cur if e["type"] == "exec"]
     # across the kept files, the execs follow one another to the last: none lost or repeated
     assert numbers == list(range(numbers[0], last + 1)), numbers
+
+
+def rotated_names(out):
+    return sorted(n for n in os.listdir(out) if not n.endswith(".stderr"))
+
+
+def first_rotations(ctx, path):
+    """The gz files' first records' rotation numbers, newest first (.1.gz, .2.gz, ...)."""
+    got = []
+    for k in (1, 2, 3):
+        r = ctx.run(["zcat", "%s.%d.gz" % (path, k)])
+        first = json.loads(r.stdout.split(b"\n")[0])
+        assert first["event"] == "rotated", first
+        got.append(first["rotations"])
+    return got
+
+
+def test_rotation_failure_keeps_rotated_files(ctx):
+    """A rotation that cannot be done moves no kept file: the output removed
+    under the daemon is written again by its path, a new file that cannot be
+    made leaves everything where it is; each failure is counted, a streak is
+    said once on stderr, and the next try (seconds later, not at every
+    flush) rotates as usual."""
+    rel, cg, cgid = ctx.cgroup()
+    out = ctx.tmpdir()
+    path = os.path.join(out, "events.jsonl")
+    full = ["events.jsonl", "events.jsonl.1.gz", "events.jsonl.2.gz", "events.jsonl.3.gz"]
+    d = ctx.daemon("--cgroup", cg, "--output-max-size", "4096", "--output-keep", "3", output=path)
+    tok = token()
+    n = [0]
+
+    def execs(count):
+        for _ in range(count):
+            subprocess.run(["/bin/true", tok, str(n[0]), "y" * 1000], preexec_fn=in_cgroup(cg))
+            n[0] += 1
+        wait(lambda: stats(ctx, d)["written_exec"] >= n[0], what="%d execs written" % n[0])
+
+    def execs_until(pred, what):
+        # a rotation is tried when there is something to write past the size
+        for _ in range(100):
+            execs(1)
+            if pred():
+                return
+        raise AssertionError("no %s" % what)
+
+    execs_until(lambda: stats(ctx, d)["output_rotations"] >= 4, "four rotations")
+    wait(lambda: rotated_names(out) == full, what="three compressed generations")
+    kept = first_rotations(ctx, path)
+
+    # the output removed under the daemon: each flush past the size used to
+    # delete one more kept file
+    os.unlink(path)
+    try:
+        execs_until(lambda: os.path.exists(path), "output written again by its path")
+    finally:
+        assert rotated_names(out) == full, rotated_names(out)
+    assert first_rotations(ctx, path) == kept, "the kept files did not move"
+    c = stats(ctx, d)
+    assert c["output_rotation_failures"] == 1 and c["output_write_errors"] == 0, c
+    evs = d.events()
+    assert evs[0]["event"] == "rotated" and evs[0]["continues"] is None, evs[0]
+    assert evs[0]["rotations"] == kept[0] + 1, (evs[0], kept)  # no rotation since the removed file
+    again = [e for e in evs if e.get("type") == "exec" and tok in e["argv"]]
+    assert again and int(again[-1]["argv"][2]) == n[0] - 1, "the last exec is in the new file"
+    assert d.err().count("was removed or replaced") == 1, d.err()
+
+    # the new file cannot be made: nothing moves, the failure is said once
+    os.mkdir(path + ".new")
+    with open(os.path.join(path + ".new", "x"), "w"):
+        pass
+    rot = c["output_rotations"]
+    execs_until(lambda: stats(ctx, d)["output_rotation_failures"] >= 2, "the failure counted")
+    for _ in range(10):
+        execs(1)  # ten flushes past the size: no retry at each
+    c = stats(ctx, d)
+    assert c["output_rotations"] == rot and rotated_names(out) == full + ["events.jsonl.new"], (c, rotated_names(out))
+    assert c["output_rotation_failures"] <= 3, c
+    assert first_rotations(ctx, path) == kept
+    assert d.err().count("cannot rotate") == 1, d.err()
+    assert d.proc.poll() is None
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_output_rotation_failures_total") >= 2, fams["execgate_output_rotation_failures_total"]
+    # room again: a later try rotates, the newest kept file is the one just written
+    shutil.rmtree(path + ".new")
+    execs_until(lambda: stats(ctx, d)["output_rotations"] > rot, "a rotation again")
+    wait(lambda: rotated_names(out) == full, what="three compressed generations again")
+    now = first_rotations(ctx, path)
+    assert now[1:] == kept[:2], (now, kept)
+    wait(lambda: "rotates again" in d.err(), what="the end of the streak said")
+    assert d.stop() == 0

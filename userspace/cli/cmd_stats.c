@@ -97,6 +97,7 @@ static void print_counters(json_t *c)
 		{ "output dropped", "output_dropped" },
 		{ "output write errors", "output_write_errors" },
 		{ "output rotations", "output_rotations" },
+		{ "output rotation failures", "output_rotation_failures" },
 		{ "argv truncated", "argv_truncated" },
 		{ "read faults", "read_faults" },
 		{ "storage failures", "storage_failed" },

@@ -54,6 +54,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "output_dropped", output_dropped_total(d->out));
 	jsonw_uint_field(w, "output_write_errors", os->write_errors);
 	jsonw_uint_field(w, "output_rotations", os->rotations);
+	jsonw_uint_field(w, "output_rotation_failures", os->rotation_failures);
 	jsonw_uint_field(w, "malformed", d->st.malformed);
 	jsonw_uint_field(w, "filtered", filter_total(&d->filter));
 	jsonw_uint_field(w, "filtered_uid", d->filter.n[EG_FILTER_UID]);

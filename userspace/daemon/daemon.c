@@ -492,6 +492,7 @@ static void drain(struct daemon *d)
 		collapse_expire(d->collapse, eg_boot_ns());
 	report_lost(d);
 	flush_timed(d);
+	service_check_rotation(d);
 }
 
 static void drain_more(void *arg)

@@ -104,6 +104,8 @@ struct daemon {
 	struct eg_httpd *httpd;
 	struct eg_watch *textfile_timer;
 	uint64_t textfile_writes, textfile_errors;
+	uint64_t rotation_streak;	/* the last run of failed rotations logged */
+	bool rotation_fixed;		/* a rotation worked since */
 };
 
 /* daemon.c */
@@ -132,6 +134,7 @@ void service_collapse_out(void *arg, const char *line, size_t len);
 const char *daemon_exec_failed_mode(const struct daemon *d);
 void service_start_facts(struct daemon *d, struct jsonw *w);
 void service_on_rotated(struct eg_output *o, const char *prev, void *arg);
+void service_check_rotation(struct daemon *d);
 
 /* ctl_ops.c */
 int ctl_ops_register(struct daemon *d);

@@ -101,6 +101,9 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	one(b, "execgate_output_write_errors_total", C, "Failed writes to the output.", m->out.write_errors);
 	one(b, "execgate_output_rotations_total", C, "Rotations of --output (--output-max-size).",
 	    m->out.rotations);
+	one(b, "execgate_output_rotation_failures_total", C,
+	    "Rotations of --output that could not be done (no rotated file lost; tried again later).",
+	    m->out.rotation_failures);
 
 	prom_family(b, "execgate_filtered_total", C,
 		    "Records left out of the output by --uid, --exclude-comm, --exclude-path.");

@@ -3,7 +3,8 @@
  * The daemon as a host service, around the record path of daemon.c: what
  * the volume filters may never hide, the failed execs the collapser held
  * (events/collapse.c), the start record's facts about failed execs,
- * filters and metrics, and the record that starts a rotated file.
+ * filters and metrics, the record that starts a rotated file, and a
+ * rotation that failed.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -13,6 +14,7 @@
 #include "daemon/daemon_int.h"
 #include "events/meta.h"
 #include "util/jsonw.h"
+#include "util/log.h"
 #include "util/version.h"
 
 /* What no filter may hide: the kernel killed or refused it, or the policy refused or asked. */
@@ -119,4 +121,19 @@ void service_on_rotated(struct eg_output *o, const char *prev, void *arg)
 	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
 	jsonw_uint_field(&w, "output_dropped", output_dropped_total(o));
 	meta_close(&w, o);
+}
+
+/* Failed rotations are said once a run; the output counts every failure. */
+void service_check_rotation(struct daemon *d)
+{
+	uint64_t streak;
+	const char *e = output_rotation_error(d->out, &streak);
+
+	if (e && streak != d->rotation_streak) {
+		p_warn("%s", e);
+		d->rotation_streak = streak;
+	} else if (!e && d->rotation_streak && !d->rotation_fixed) {
+		p_info("%s rotates again", output_path(d->out));
+	}
+	d->rotation_fixed = !e;
 }

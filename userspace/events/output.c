@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,9 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "events/output.h"
+#include "util/clock.h"
+
+#define ROTATE_RETRY_MS	5000	/* after a failed rotation: not at every flush */
 
 struct mark {
 	size_t end;			/* offset just past the record's '\n' */
@@ -32,6 +36,10 @@ struct eg_output {
 	pthread_t zthread;
 	bool zrunning;
 	char *zpath;			/* the file the compressor works on */
+	uint64_t rotate_after_ms;	/* after a failure: no rotation before this (monotonic) */
+	char rotate_err[PATH_MAX + 256];	/* the last failure; "" once a rotation worked */
+	uint64_t rotate_streaks;	/* runs of failures begun */
+	bool rotate_failing;		/* in one now */
 };
 
 static int check_existing(int fd, const char *path, char *err, size_t errlen)
@@ -59,6 +67,28 @@ static int check_existing(int fd, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* A new file at path: an fd, or -errno with the reason in err. */
+static int create_file(const struct eg_output *o, const char *path, char *err, size_t errlen)
+{
+	int fd, rc;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+		return rc;
+	}
+	/* umask may have taken bits; the mode is part of the contract */
+	if (fchmod(fd, 0640) ||
+	    (o->o.gid != (gid_t)-1 && fchown(fd, 0, o->o.gid))) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot set the owner or mode of %s: %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 static int open_file(struct eg_output *o, char *err, size_t errlen)
 {
 	struct stat st;
@@ -72,20 +102,9 @@ static int open_file(struct eg_output *o, char *err, size_t errlen)
 			return rc;
 		}
 	} else if (errno == ENOENT) {
-		fd = open(o->path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
-		if (fd < 0) {
-			rc = -errno;
-			snprintf(err, errlen, "cannot create %s: %s", o->path, strerror(errno));
-			return rc;
-		}
-		/* umask may have taken bits; the mode is part of the contract */
-		if (fchmod(fd, 0640) ||
-		    (o->o.gid != (gid_t)-1 && fchown(fd, 0, o->o.gid))) {
-			rc = -errno;
-			snprintf(err, errlen, "cannot set the owner or mode of %s: %s", o->path, strerror(errno));
-			close(fd);
-			return rc;
-		}
+		fd = create_file(o, o->path, err, errlen);
+		if (fd < 0)
+			return fd;
 	} else {
 		rc = -errno;
 		snprintf(err, errlen, "cannot open %s: %s%s", o->path, strerror(errno),
@@ -189,6 +208,12 @@ const char *output_path(const struct eg_output *o)
 	return o->path ? o->path : "stdout";
 }
 
+const char *output_rotation_error(const struct eg_output *o, uint64_t *ret_streak)
+{
+	*ret_streak = o->rotate_streaks;
+	return o->rotate_err[0] ? o->rotate_err : NULL;
+}
+
 void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *, const char *, void *),
 			  void *arg)
 {
@@ -198,13 +223,31 @@ void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *, co
 
 /* ---- rotation ------------------------------------------------------------ */
 
+/* The directory entries of path reach the disk (a rename, before the unlink that relies on it). */
+static void sync_dir(const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int fd;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 static void *compress_main(void *arg)
 {
 	struct eg_output *o = arg;
 	char gz[PATH_MAX + 8], tmp[PATH_MAX + 16], buf[65536];
 	gzFile out = NULL;
 	ssize_t n;
-	int in, fd, ok = 0;
+	int in, fd, zfd = -1, ok = 0;
 
 	snprintf(gz, sizeof(gz), "%s.gz", o->zpath);
 	snprintf(tmp, sizeof(tmp), "%s.gz.tmp", o->zpath);
@@ -215,8 +258,11 @@ static void *compress_main(void *arg)
 	/* best effort: the plain file had the same owner */
 	if (fd >= 0 && o->o.gid != (gid_t)-1 && fchown(fd, 0, o->o.gid)) {
 	}
+	/* zlib closes its own copy; ours is for the fsync */
 	if (fd >= 0)
-		out = gzdopen(fd, "wb6");
+		zfd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (zfd >= 0 && !(out = gzdopen(zfd, "wb6")))
+		close(zfd);
 	if (out) {
 		ok = 1;
 		while ((n = read(in, buf, sizeof(buf))) > 0)
@@ -228,15 +274,20 @@ static void *compress_main(void *arg)
 			ok = 0;
 		if (gzclose(out) != Z_OK)
 			ok = 0;
-	} else if (fd >= 0) {
-		close(fd);
 	}
+	/* on the disk before it replaces the plain file: a crash must not leave an empty .gz alone */
+	if (ok && fsync(fd))
+		ok = 0;
+	if (fd >= 0)
+		close(fd);
 	close(in);
 	/* Only a complete .gz replaces the plain file; else the plain one stays. */
-	if (ok && !rename(tmp, gz))
+	if (ok && !rename(tmp, gz)) {
+		sync_dir(gz);
 		unlink(o->zpath);
-	else
+	} else {
 		unlink(tmp);
+	}
 	return NULL;
 }
 
@@ -250,33 +301,121 @@ static void wait_compressor(struct eg_output *o)
 	o->zpath = NULL;
 }
 
+/*
+ * The compressor renames .1 and unlinks it when done: no rotation while it
+ * runs. It is not waited for on the event loop (a large file takes
+ * seconds): the rotation waits for a later flush instead.
+ */
+static bool compressor_busy(struct eg_output *o)
+{
+	if (o->zrunning) {
+		if (pthread_tryjoin_np(o->zthread, NULL) == EBUSY)
+			return true;
+		o->zrunning = false;
+	}
+	free(o->zpath);
+	o->zpath = NULL;
+	return false;
+}
+
 static void rotated_name(const struct eg_output *o, unsigned int k, bool gz, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.%u%s", o->path, k, gz ? ".gz" : "");
 }
 
+static bool exists(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st);
+}
+
+/* Counted, kept for the caller to report (output_rotation_error()), and tried again later. */
+__attribute__((format(printf, 3, 4)))
+static int rotate_failed(struct eg_output *o, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->st.rotation_failures++;
+	if (!o->rotate_failing)
+		o->rotate_streaks++;
+	o->rotate_failing = true;
+	o->rotate_after_ms = eg_mono_ms() + ROTATE_RETRY_MS;
+	va_start(ap, fmt);
+	vsnprintf(o->rotate_err, sizeof(o->rotate_err), fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/*
+ * Nothing that is kept moves until the rotation is sure to work: the path
+ * must still be the file we write, and the new file must exist (under a
+ * name of its own). Generations shift only as far as the first gap, so a
+ * rotation that failed half-way and is tried again pushes no more files
+ * out.
+ */
 static int rotate(struct eg_output *o)
 {
-	char from[PATH_MAX + 32], to[PATH_MAX + 32], err[256];
-	unsigned int k;
-	int oldfd = o->fd, rc;
+	char from[PATH_MAX + 32], to[PATH_MAX + 32], tmp[PATH_MAX + 32], err[PATH_MAX + 64];
+	unsigned int k, gap;
+	int oldfd = o->fd, newfd, rc;
+	struct stat cur, st;
 
-	wait_compressor(o);
+	if (compressor_busy(o))
+		return 0;
 	if (o->o.keep == 0) {
 		/* keep nothing: start the file over */
 		if (ftruncate(o->fd, 0))
-			return -errno;
+			return rotate_failed(o, -errno, "cannot start %s over: %s", o->path, strerror(errno));
 		o->size = 0;
 		o->st.rotations++;
+		o->rotate_err[0] = '\0';
+		o->rotate_failing = false;
 		if (o->rotate_cb)
 			o->rotate_cb(o, NULL, o->rotate_arg);
 		return 0;
 	}
-	rotated_name(o, o->o.keep, true, to, sizeof(to));
-	unlink(to);
-	rotated_name(o, o->o.keep, false, to, sizeof(to));
-	unlink(to);
-	for (k = o->o.keep - 1; k >= 1; k--) {
+	if (fstat(o->fd, &cur))
+		return rotate_failed(o, -errno, "cannot rotate %s: %s", o->path, strerror(errno));
+	if (lstat(o->path, &st) || st.st_dev != cur.st_dev || st.st_ino != cur.st_ino) {
+		/* removed or replaced under us: write to the path again, as SIGHUP does; the kept files stay */
+		rc = open_file(o, err, sizeof(err));
+		if (rc) {
+			o->fd = oldfd;
+			return rotate_failed(o, rc, "cannot rotate %s: it was removed or replaced, and %s",
+					     o->path, err);
+		}
+		close(oldfd);
+		rotate_failed(o, -ESTALE, "%s was removed or replaced while the daemon wrote it: not rotated; "
+			      "writing to %s again, the rotated files are untouched", o->path, o->path);
+		/* that is over: the next failure is news */
+		o->rotate_failing = false;
+		o->rotate_after_ms = 0;
+		/* a new file still says who writes it; it continues no kept file */
+		if (o->rotate_cb)
+			o->rotate_cb(o, NULL, o->rotate_arg);
+		return 0;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.new", o->path);
+	unlink(tmp);	/* left by a crash */
+	newfd = create_file(o, tmp, err, sizeof(err));
+	if (newfd < 0)
+		return rotate_failed(o, newfd, "cannot rotate %s: %s; still writing to it", o->path, err);
+
+	for (gap = 1; gap < o->o.keep; gap++) {
+		rotated_name(o, gap, true, from, sizeof(from));
+		rotated_name(o, gap, false, to, sizeof(to));
+		if (!exists(from) && !exists(to))
+			break;
+	}
+	if (gap == o->o.keep) {
+		/* no gap: the oldest goes */
+		rotated_name(o, o->o.keep, true, to, sizeof(to));
+		unlink(to);
+		rotated_name(o, o->o.keep, false, to, sizeof(to));
+		unlink(to);
+	}
+	for (k = gap - 1; k >= 1; k--) {
 		rotated_name(o, k, true, from, sizeof(from));
 		rotated_name(o, k + 1, true, to, sizeof(to));
 		rename(from, to);
@@ -285,17 +424,21 @@ static int rotate(struct eg_output *o)
 		rename(from, to);
 	}
 	rotated_name(o, 1, false, to, sizeof(to));
-	if (rename(o->path, to))
-		return -errno;
-	rc = open_file(o, err, sizeof(err));
-	if (rc) {
-		/* put it back and keep writing the old file */
-		rename(to, o->path);
-		o->fd = oldfd;
-		return rc;
+	if (rename(o->path, to)) {
+		rc = -errno;
+		goto undo;
+	}
+	if (rename(tmp, o->path)) {
+		rc = -errno;
+		rename(to, o->path);	/* put it back and keep writing the old file */
+		goto undo;
 	}
 	close(oldfd);
+	o->fd = newfd;
+	o->size = 0;
 	o->st.rotations++;
+	o->rotate_err[0] = '\0';
+	o->rotate_failing = false;
 	o->zpath = strdup(to);
 	if (o->zpath && !pthread_create(&o->zthread, NULL, compress_main, o))
 		o->zrunning = true;
@@ -305,6 +448,10 @@ static int rotate(struct eg_output *o)
 		o->rotate_cb(o, slash ? slash + 1 : to, o->rotate_arg);
 	}
 	return 0;
+undo:
+	close(newfd);
+	unlink(tmp);
+	return rotate_failed(o, rc, "cannot rotate %s: %s; still writing to it", o->path, strerror(-rc));
 }
 
 /* ---- writing ------------------------------------------------------------- */
@@ -388,14 +535,11 @@ static void rotate_before(struct eg_output *o)
 	struct sbuf pending = o->buf;
 	struct mark *marks = o->marks;
 	size_t nmarks = o->nmarks, cap = o->cap_marks;
-	int r;
 
 	o->buf = (struct sbuf){};
 	o->marks = NULL;
 	o->nmarks = o->cap_marks = 0;
-	r = rotate(o);
-	if (r)
-		o->st.last_error = r;
+	rotate(o);
 	/* the rotation callback buffered the new file's first record */
 	if (o->buf.len)
 		write_buffer(o);
@@ -411,7 +555,8 @@ int output_flush(struct eg_output *o)
 {
 	if (!o)
 		return 0;
-	if (o->buf.len && o->o.max_size && o->path && o->size >= o->o.max_size)
+	if (o->buf.len && o->o.max_size && o->path && o->size >= o->o.max_size &&
+	    (!o->rotate_after_ms || eg_mono_ms() >= o->rotate_after_ms))
 		rotate_before(o);
 	return write_buffer(o);
 }

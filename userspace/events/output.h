@@ -40,6 +40,7 @@ struct eg_output_stats {
 	uint64_t dropped[EG_REC__COUNT];
 	uint64_t write_errors;
 	uint64_t rotations;
+	uint64_t rotation_failures;	/* nothing kept was lost; the file was written on */
 	int last_error;			/* -errno of the last failed write, 0 after a good one */
 };
 
@@ -62,13 +63,22 @@ const struct eg_output_stats *output_stats(const struct eg_output *o);
 uint64_t output_dropped_total(const struct eg_output *o);
 bool output_is_terminal(const struct eg_output *o);
 const char *output_path(const struct eg_output *o);
+/*
+ * Why the last rotation failed (one line), NULL once one worked; *ret_streak
+ * counts the runs of failures begun, to say each run once. A failed
+ * rotation moves no kept file and is tried again after a few seconds; a
+ * file removed or replaced under the daemon is not rotated but opened
+ * again by its path (a failure too, that ends its run: what the file held
+ * is in no kept file).
+ */
+const char *output_rotation_error(const struct eg_output *o, uint64_t *ret_streak);
 
 /*
  * Called after a rotation with the new file's empty buffer, to write the
  * record that starts it (a daemon record saying which file it continues).
  * prev is the previous file's new name ("events.jsonl.1", compressed to
  * "events.jsonl.1.gz" in the background), NULL with keep 0 (the file was
- * started over).
+ * started over) and when the file was removed under us (written anew).
  */
 void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *o, const char *prev,
 							   void *arg), void *arg);
