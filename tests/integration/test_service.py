@@ -792,6 +792,67 @@ def test_disk_full_whole_lines_and_resume(ctx):
     assert len(execs) + dropped_exec == c["exec"], (len(execs), dropped_exec, c["exec"])
 
 
+def test_handover_on_a_full_disk(ctx):
+    """SIGUSR2 while the output's disk is full: the new daemon goes on (its
+    start record and first --metrics-textfile write fail, counted), the
+    drops before the handover are carried over, and once there is room they
+    are reported."""
+    rel, cg, cgid = ctx.cgroup()
+    mnt = ctx.tmpdir()
+    ctx.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", mnt])
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", mnt]))
+    prom = os.path.join(mnt, "execgate.prom")
+    d = ctx.daemon("--cgroup", cg, "--metrics-textfile", prom, "--metrics-interval", "1",
+                   output=os.path.join(mnt, "events.jsonl"))
+    filler = os.path.join(mnt, "filler")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while os.write(fd, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    os.close(fd)
+    tok = token()
+    for i in range(30):
+        subprocess.run(["/bin/true", tok, str(i), "x" * 2000], preexec_fn=in_cgroup(cg))
+    before = wait(lambda: (lambda c: c["output_dropped"] > 0 and c["written_exec"] + c["output_dropped"] >= 30 and c)(
+        stats(ctx, d)), what="drops counted")
+    pid = d.proc.pid
+    d.proc.send_signal(signal.SIGUSR2)
+
+    def taken_over():
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return b"--takeover" in f.read().split(b"\0")
+    wait(lambda: d.proc.poll() is not None or taken_over(), what="the re-exec")
+    st = wait(lambda: d.proc.poll() is not None or (lambda st: "pid" in st and st)(
+        json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path], check=False).stdout)),
+        what="status from the new daemon")
+    assert d.proc.poll() is None, "the daemon died at the handover: %s" % d.err()
+    assert st["pid"] == pid and st["uptime_ms"] < 20000, (st, d.err())
+    c = stats(ctx, d)
+    assert c["output_dropped"] > before["output_dropped"], ("the drops carried over, and the start record's", c)
+    assert "cannot write the start record" in d.err() and "--metrics-textfile" in d.err(), d.err()
+    # room again: writing resumes, every drop is reported, the textfile is written again
+    os.unlink(filler)
+    subprocess.run(["/bin/true", tok, "resumed"], preexec_fn=in_cgroup(cg))
+    wait(lambda: [e for e in recs(d, tok) if "resumed" in e["argv"]], what="writing resumed")
+    c = stats(ctx, d)
+    wait(lambda: [e for e in d.events() if e["type"] == "lost" and e["output_dropped"] == c["output_dropped"]],
+         what="a lost record with every drop, those before the handover too")
+
+    def textfile():
+        with open(prom) as f:
+            fams = parse_prom(f.read())
+        # the new daemon's: its first write failed
+        return value(fams, "execgate_metrics_textfile_errors_total") >= 1 and fams
+    fams = wait(textfile, what="the textfile written again")
+    assert value(fams, "execgate_daemon_up") == 1
+    assert sum(fams["execgate_output_dropped_total"]["samples"].values()) == c["output_dropped"]
+    assert d.stop() == 0
+    stop = d.events()[-1]
+    assert stop["event"] == "stop" and stop["output_dropped"] == c["output_dropped"], (stop, c)
+
+
 def test_rotation_gzip_and_continuation(ctx):
     rel, cg, cgid = ctx.cgroup()
     out = ctx.tmpdir()

@@ -1025,6 +1025,8 @@ int daemon_run(const struct daemon_opts *o)
 		p_err("%s", err_msg);
 		goto cleanup;
 	}
+	if (state)
+		handoff_import_output(&d, state);
 	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
 	output_set_rotate_cb(d.out, service_on_rotated, &d);
 	if (d.text && output_is_terminal(d.out)) {
@@ -1109,9 +1111,15 @@ int daemon_run(const struct daemon_opts *o)
 	d.fc.boot_to_real = clock_boot_to_real();
 	emit_start(&d);
 	if (output_flush(d.out)) {
-		p_err("cannot write to %s: %s", output_path(d.out),
-		      strerror(-output_stats(d.out)->last_error));
-		goto cleanup;
+		/* a handover goes on: tracing and sessions run already, and drops are counted and reported */
+		if (o->takeover_fd < 0) {
+			p_err("cannot write to %s: %s", output_path(d.out),
+			      strerror(-output_stats(d.out)->last_error));
+			goto cleanup;
+		}
+		p_warn("cannot write the start record to %s: %s; going on, records that cannot be written "
+		       "are counted and reported once they can", output_path(d.out),
+		       strerror(-output_stats(d.out)->last_error));
 	}
 	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
 	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);

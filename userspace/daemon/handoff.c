@@ -37,6 +37,61 @@ static void keep(int fd, bool on)
 		fcntl(fd, F_SETFD, on ? 0 : FD_CLOEXEC);
 }
 
+static void uint_array(struct jsonw *w, const char *key, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	jsonw_key(w, key);
+	jsonw_start_array(w);
+	for (i = 0; i < n; i++)
+		jsonw_uint(w, v[i]);
+	jsonw_end_array(w);
+}
+
+/*
+ * The output's counters go on from where they were: records dropped on a
+ * full disk before the handover and not reported yet are reported by the
+ * new daemon, and written + dropped still add up to the kernel's counts.
+ */
+static void export_output(struct daemon *d, struct jsonw *w)
+{
+	const struct eg_output_stats *os;
+
+	output_flush(d->out);
+	os = output_stats(d->out);
+	jsonw_key(w, "output");
+	jsonw_start_object(w);
+	uint_array(w, "written", os->written, EG_REC__COUNT);
+	uint_array(w, "dropped", os->dropped, EG_REC__COUNT);
+	jsonw_uint_field(w, "write_errors", os->write_errors);
+	jsonw_uint_field(w, "rotations", os->rotations);
+	jsonw_uint_field(w, "rotation_failures", os->rotation_failures);
+	jsonw_uint_field(w, "dropped_reported", d->dropped_reported);
+	jsonw_end_object(w);
+}
+
+void handoff_import_output(struct daemon *d, const json_t *state)
+{
+	const json_t *o = json_object_get(state, "output");
+	struct eg_output_stats st = *output_stats(d->out);
+	json_t *v;
+	size_t i;
+
+	if (!json_is_object(o))
+		return;		/* from a daemon that did not hand them over */
+	json_array_foreach(json_object_get(o, "written"), i, v)
+		if (i < EG_REC__COUNT)
+			st.written[i] = json_integer_value(v);
+	json_array_foreach(json_object_get(o, "dropped"), i, v)
+		if (i < EG_REC__COUNT)
+			st.dropped[i] = json_integer_value(v);
+	st.write_errors = json_integer_value(json_object_get(o, "write_errors"));
+	st.rotations = json_integer_value(json_object_get(o, "rotations"));
+	st.rotation_failures = json_integer_value(json_object_get(o, "rotation_failures"));
+	output_restore_stats(d->out, &st);
+	d->dropped_reported = json_integer_value(json_object_get(o, "dropped_reported"));
+}
+
 int daemon_handoff(struct daemon *d)
 {
 	static int fds[MAX_KEEP];
@@ -91,6 +146,7 @@ int daemon_handoff(struct daemon *d)
 		jsonw_key(&w, "procs");
 		procs_export(d->procs, &w, fds, &n, MAX_KEEP - 1);
 	}
+	export_output(d, &w);
 	jsonw_end_object(&w);
 	if (b.oom)
 		goto fail;

@@ -11,5 +11,7 @@ struct daemon;
 int daemon_handoff(struct daemon *d);
 /* The new daemon's side: the state the previous one left in fd (closed). */
 int handoff_read(int fd, json_t **ret);
+/* ... its output's counters, unreported drops included, into the new output. */
+void handoff_import_output(struct daemon *d, const json_t *state);
 
 #endif

@@ -267,7 +267,8 @@ int metrics_write_file(const char *path, const char *data, size_t len)
 	return err;
 }
 
-static int write_textfile(struct daemon *d, bool up)
+/* quiet: the caller says what failed */
+static int write_textfile(struct daemon *d, bool up, bool quiet)
 {
 	struct eg_metrics m;
 	struct sbuf b = {};
@@ -279,8 +280,7 @@ static int write_textfile(struct daemon *d, bool up)
 	metrics_render(&b, &m);
 	err = b.oom ? -ENOMEM : metrics_write_file(d->o.metrics_textfile, b.data, b.len);
 	if (err) {
-		/* the first write's error is the caller's to report */
-		if (d->textfile_writes && (!d->textfile_errors++ || d->textfile_errors % 100 == 0))
+		if ((!d->textfile_errors++ || d->textfile_errors % 100 == 0) && !quiet)
 			p_warn("cannot write --metrics-textfile %s: %s (%llu failures so far)",
 			       d->o.metrics_textfile, strerror(-err), (unsigned long long)d->textfile_errors);
 	} else {
@@ -294,7 +294,7 @@ static void on_textfile_timer(struct eg_watch *w, uint64_t n, void *arg)
 {
 	(void)w;
 	(void)n;
-	write_textfile(arg, true);
+	write_textfile(arg, true, false);
 }
 
 int metrics_textfile_start(struct daemon *d)
@@ -305,9 +305,13 @@ int metrics_textfile_start(struct daemon *d)
 
 	if (!d->o.metrics_textfile)
 		return 0;
-	/* the first write tells a wrong path at once; later failures are counted and warned about */
-	err = write_textfile(d, true);
-	if (err)
+	/*
+	 * The first write tells a wrong path at once; later failures are
+	 * counted and warned about. So is a first one after a handover: the
+	 * daemon runs already, and a full disk must not stop it.
+	 */
+	err = write_textfile(d, true, d->o.takeover_fd < 0);
+	if (err && d->o.takeover_fd < 0)
 		return err;
 	return loop_add_timer(d->loop, ms, ms, on_textfile_timer, d, &d->textfile_timer);
 }
@@ -318,5 +322,5 @@ void metrics_textfile_stop(struct daemon *d)
 		return;
 	loop_del(d->textfile_timer);
 	d->textfile_timer = NULL;
-	write_textfile(d, false);
+	write_textfile(d, false, false);
 }

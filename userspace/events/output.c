@@ -188,6 +188,14 @@ const struct eg_output_stats *output_stats(const struct eg_output *o)
 	return &o->st;
 }
 
+void output_restore_stats(struct eg_output *o, const struct eg_output_stats *st)
+{
+	int last_error = o->st.last_error;
+
+	o->st = *st;
+	o->st.last_error = last_error;
+}
+
 uint64_t output_dropped_total(const struct eg_output *o)
 {
 	uint64_t n = 0;

@@ -60,6 +60,8 @@ int output_flush(struct eg_output *o);
 /* SIGHUP: reopens the path (after logrotate moved it). */
 int output_reopen(struct eg_output *o);
 const struct eg_output_stats *output_stats(const struct eg_output *o);
+/* A handover: the counters go on from the previous daemon's (last_error is not taken). */
+void output_restore_stats(struct eg_output *o, const struct eg_output_stats *st);
 uint64_t output_dropped_total(const struct eg_output *o);
 bool output_is_terminal(const struct eg_output *o);
 const char *output_path(const struct eg_output *o);
