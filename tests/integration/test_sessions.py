@@ -933,6 +933,36 @@ def test_handover_keeps_sessions(ctx):
     assert not [e for e in d.events() if e.get("type") == "lost"], "nothing lost"
 
 
+def test_approvals_watch_follows_a_handover(ctx):
+    """approvals --watch goes on with the new daemon after SIGUSR2 (which
+    closes every connection), and exits 1, saying so, when the daemon is gone."""
+    d = daemon(ctx)
+    w = subprocess.Popen([ctx.execgate, "approvals", "--watch", "-p", d.pin_path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (w.poll() is None and w.kill(), w.wait()))
+    out = []
+    reader = threading.Thread(target=lambda: out.extend(iter(w.stdout.readline, b"")), daemon=True)
+    reader.start()
+    wait(lambda: out, what="the watcher's header")
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: [e for e in d.events() if e.get("event") == "start" and e.get("takeover")],
+         what="the new daemon's start record")
+    f = os.path.join(ctx.tmpdir(), "w-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    got = wait(lambda: [l for l in out if a["approval_id"].encode() in l], what="the request watched: %s" % out)
+    assert b" requested " in got[0], got
+    ctx.run([ctx.execgate, "deny", a["approval_id"], "-p", d.pin_path])
+    p.communicate(timeout=20)
+    wait(lambda: [l for l in out if a["approval_id"].encode() in l and b" denied " in l], what="the answer watched")
+    assert w.poll() is None, (w.returncode, w.stderr.read())
+    assert d.stop() == 0
+    assert w.wait(30) == 1
+    err = w.stderr.read().decode()
+    assert "watching again" in err and "the daemon went away" in err, err
+
+
 def fd_count(pid):
     return len(os.listdir("/proc/%d/fd" % pid))
 

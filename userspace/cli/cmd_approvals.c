@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "ctl/client.h"
+#include "util/clock.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 
@@ -82,19 +83,95 @@ static void print_row(json_t *e)
 	putchar('\n');
 }
 
+#define RECONNECT_MS	10000	/* a handover takes well under a second */
+
+/*
+ * Asks fd for the list (and the events after it, with watch) and prints
+ * the list. 0, 1 with the daemon's refusal said, or -errno of the exchange.
+ */
+static int request(const struct appr_args *a, int fd, struct sbuf *line, bool header)
+{
+	json_error_t je;
+	json_t *reply, *list, *e;
+	size_t i;
+	const char *req = a->watch ? "{\"op\":\"approvals\",\"watch\":true}" : "{\"op\":\"approvals\"}";
+	int rc;
+
+	rc = ctl_send_request(fd, req, strlen(req), NULL, 0);
+	if (!rc)
+		rc = ctl_read_line(fd, line, 30000, 64u << 20);
+	if (rc)
+		return rc;
+	reply = json_loadb(line->data, line->len, 0, &je);
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		p_err("%s", json_string_value(json_object_get(reply, "error")) ?: "refused");
+		json_decref(reply);
+		return 1;
+	}
+	list = json_object_get(reply, "approvals");
+	if (a->common.json) {
+		/* one line per approval, then one per event while watching */
+		json_array_foreach(list, i, e) {
+			char *s = json_dumps(e, JSON_COMPACT);
+
+			printf("%s\n", s);
+			free(s);
+		}
+	} else {
+		if (header)
+			printf("%-20s %-11s %-7s %-5s %5s  %-20s %s\n", "ID", "SESSION", "PID", "DEPTH", "LEFT",
+			       "RULE", "COMMAND");
+		json_array_foreach(list, i, e)
+			print_row(e);
+	}
+	fflush(stdout);
+	json_decref(reply);
+	return 0;
+}
+
+/*
+ * The daemon hung up on a watcher: a handover (SIGUSR2, a package upgrade)
+ * does, and the new daemon answers on the same socket. The approvals
+ * waiting then are listed again. Returns the new connection, or -1 (said).
+ */
+static int rewatch(const struct appr_args *a, struct sbuf *line)
+{
+	uint64_t deadline = eg_mono_ms() + RECONNECT_MS;
+	int fd, rc;
+
+	p_info("the daemon closed the connection; watching again");
+	for (;;) {
+		fd = ctl_connect(a->common.pin_path);
+		rc = fd < 0 ? fd : request(a, fd, line, false);
+		if (!rc)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+		if (rc > 0)
+			return -1;
+		if (eg_mono_ms() >= deadline)
+			break;
+		usleep(100 * 1000);
+	}
+	p_err("the daemon went away and did not come back within %d s: %s", RECONNECT_MS / 1000,
+	      fd < 0 ? ctl_connect_hint(rc) : strerror(-rc));
+	return -1;
+}
+
 static int do_list(int argc, char **argv)
 {
 	static const char doc[] =
 		"List the execs that wait for an answer, with the seconds left before the\n"
 		"policy's approval_timeout decides. --watch keeps listening and prints each\n"
-		"approval event (requested, approved, denied, timeout, cancelled) as a line.";
+		"approval event (requested, approved, denied, timeout, cancelled) as a line;\n"
+		"it goes on with the new daemon after a handover (SIGUSR2), and exits 1 when\n"
+		"the daemon is gone.";
 	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
 	struct argp argp = { list_options, parse_opt, NULL, doc, children, NULL, NULL };
 	struct appr_args a = {};
 	struct sbuf line = {};
 	json_error_t je;
-	json_t *reply, *list, *e;
-	size_t i;
+	json_t *e;
 	int fd, rc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
@@ -104,42 +181,21 @@ static int do_list(int argc, char **argv)
 		p_err("%s", ctl_connect_hint(fd));
 		return 1;
 	}
-	rc = ctl_send_request(fd, a.watch ? "{\"op\":\"approvals\",\"watch\":true}" : "{\"op\":\"approvals\"}",
-			      a.watch ? 32 : 18, NULL, 0);
-	if (!rc)
-		rc = ctl_read_line(fd, &line, 30000, 64u << 20);
-	if (rc) {
+	rc = request(&a, fd, &line, true);
+	if (rc < 0)
 		p_err("no reply from the daemon: %s", strerror(-rc));
-		close(fd);
-		return 1;
-	}
-	reply = json_loadb(line.data, line.len, 0, &je);
-	if (!json_is_true(json_object_get(reply, "ok"))) {
-		p_err("%s", json_string_value(json_object_get(reply, "error")) ?: "refused");
-		json_decref(reply);
-		close(fd);
-		return 1;
-	}
-	list = json_object_get(reply, "approvals");
-	if (a.common.json) {
-		/* one line per approval, then one per event while watching */
-		json_array_foreach(list, i, e) {
-			char *s = json_dumps(e, JSON_COMPACT);
-
-			printf("%s\n", s);
-			free(s);
-		}
-	} else {
-		printf("%-20s %-11s %-7s %-5s %5s  %-20s %s\n", "ID", "SESSION", "PID", "DEPTH", "LEFT", "RULE", "COMMAND");
-		json_array_foreach(list, i, e)
-			print_row(e);
-	}
-	fflush(stdout);
-	json_decref(reply);
-	while (a.watch) {
+	while (!rc && a.watch) {
 		rc = ctl_read_line(fd, &line, -1, 64u << 20);
-		if (rc)
+		if (rc == -EPIPE || rc == -ECONNRESET) {
+			close(fd);
+			fd = rewatch(&a, &line);
+			rc = fd < 0;
+			continue;
+		}
+		if (rc) {
+			p_err("reading from the daemon: %s", strerror(-rc));
 			break;
+		}
 		if (a.common.json) {
 			printf("%.*s\n", (int)line.len, line.data);
 		} else {
@@ -155,8 +211,9 @@ static int do_list(int argc, char **argv)
 		fflush(stdout);
 	}
 	sbuf_free(&line);
-	close(fd);
-	return 0;
+	if (fd >= 0)
+		close(fd);
+	return rc ? 1 : 0;
 }
 
 static int do_answer(int argc, char **argv, bool approve)
