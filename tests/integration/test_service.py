@@ -468,6 +468,40 @@ def test_exec_failed_collapse(ctx):
     assert d.events()[-1]["exec_failed_collapsed"] >= 3
 
 
+def test_exec_failed_collapse_never_hides_a_deny(ctx):
+    """A failed exec the policy denies is a record the daemon must show:
+    --exec-failed=collapse neither folds it into the exec that ends the
+    PATH search nor leaves it out with an exec the filters drop."""
+    tok = token()
+    pol = write(ctx, "commands:\n  - {name: no-egtd, paths: [\"/egt-d1-%s/*\"], decision: deny}\n" % tok,
+                "policy.yaml")
+    bindir = ctx.tmpdir()
+    os.chmod(bindir, 0o755)
+    prog = os.path.join(bindir, "egtd-" + tok)
+    shutil.copy("/bin/true", prog)
+    d = ctx.daemon("--policy", pol, "--exec-failed", "collapse", "--exclude-path", bindir + "/*/dropped")
+    path = "/egt-d1-%s:/egt-d2-%s:%s" % (tok, tok, bindir)
+    subprocess.run(["/usr/bin/env", "PATH=" + path, "egtd-" + tok, tok])
+    e = wait(lambda: [e for e in recs(d, tok) if e["filename"] == prog], what="the exec")[0]
+    assert e["path_search"] == {"failed": 1, "dirs": ["/egt-d2-%s" % tok]}, e.get("path_search")
+    denied = wait(lambda: recs(d, tok, "exec_failed"), what="the denied failure")
+    assert [(x["filename"], x["decision"], x["rule"]) for x in denied] == \
+        [("/egt-d1-%s/egtd-%s" % (tok, tok), "deny", "no-egtd")], denied
+    # the exec that ends the search is filtered out: the denied failure is still written
+    sub = os.path.join(bindir, "x")
+    os.mkdir(sub)
+    os.chmod(sub, 0o755)
+    shutil.copy("/bin/true", os.path.join(sub, "dropped"))
+    path = "/egt-d1-%s:%s" % (tok, sub)
+    subprocess.run(["/usr/bin/env", "PATH=" + path, "dropped", tok, "filtered"])
+    subprocess.run(["/bin/true", tok, "last"])
+    wait(lambda: [x for x in recs(d, tok) if "last" in x["argv"]], what="the last exec")
+    wait(lambda: [x for x in recs(d, tok, "exec_failed") if "filtered" in x["argv"]],
+         what="the denied failure of a filtered exec")
+    assert not [x for x in recs(d, tok) if x["filename"].endswith("/dropped")], "the exec is filtered out"
+    assert d.stop() == 0
+
+
 def test_text_table_fits_the_terminal(ctx):
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))

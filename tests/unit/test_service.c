@@ -71,8 +71,8 @@ static void test_collapse_folds_a_path_search(void)
 	mk(&f1, EG_EVENT_EXEC_FAILED, 10, 1000, -ENOENT, "/usr/local/bin/curl", "", av);
 	mk(&f2, EG_EVENT_EXEC_FAILED, 10, 1001, -ENOENT, "/usr/sbin/curl", "", av);
 	mk(&ok, EG_EVENT_EXEC, 10, 1002, 0, "/usr/bin/curl", "/usr/bin/curl", av);
-	ASSERT_TRUE(collapse_failed(c, &f1.r, "F1\n", 3), "first miss held");
-	ASSERT_TRUE(collapse_failed(c, &f2.r, "F2\n", 3), "second miss held");
+	ASSERT_TRUE(collapse_failed(c, &f1.r, "F1\n", 3, false), "first miss held");
+	ASSERT_TRUE(collapse_failed(c, &f2.r, "F2\n", 3, false), "second miss held");
 	ASSERT_TRUE(collapse_exec(c, &ok.r, &ps), "the exec ends the search");
 	ASSERT_EQ(ps.failed, 2, "failed");
 	ASSERT_EQ(ps.ndirs, 2, "dirs");
@@ -96,7 +96,7 @@ static void test_collapse_writes_what_it_cannot_fold(void)
 	/* not found at all: written once the hold time is over, in order */
 	mk(&f1, EG_EVENT_EXEC_FAILED, 20, 1000, -ENOENT, "/a/nosuch", "", av);
 	mk(&f2, EG_EVENT_EXEC_FAILED, 20, 1001, -ENOENT, "/b/nosuch", "", av);
-	ASSERT_TRUE(collapse_failed(c, &f1.r, "A\n", 2) && collapse_failed(c, &f2.r, "B\n", 2), "held");
+	ASSERT_TRUE(collapse_failed(c, &f1.r, "A\n", 2, false) && collapse_failed(c, &f2.r, "B\n", 2, false), "held");
 	collapse_expire(c, 1001 * 1000000ull + COLLAPSE_HOLD_NS / 2);
 	ASSERT_EQ(s.n, 0, "not yet");
 	collapse_expire(c, 1000 * 1000000ull + COLLAPSE_HOLD_NS + 1);
@@ -105,20 +105,26 @@ static void test_collapse_writes_what_it_cannot_fold(void)
 	/* another program next: the failure goes out first, nothing folded */
 	mk(&f3, EG_EVENT_EXEC_FAILED, 21, 2000, -ENOENT, "/a/nosuch", "", av);
 	mk(&ok, EG_EVENT_EXEC, 21, 2001, 0, "/usr/bin/true", "/usr/bin/true", other);
-	ASSERT_TRUE(collapse_failed(c, &f3.r, "C\n", 2), "held");
+	ASSERT_TRUE(collapse_failed(c, &f3.r, "C\n", 2, false), "held");
 	ASSERT_FALSE(collapse_exec(c, &ok.r, &ps), "not its search");
 	ASSERT_EQ(s.n, 3, "written before the exec");
 	/* not ENOENT: never held; too late: not folded */
 	mk(&eacces, EG_EVENT_EXEC_FAILED, 22, 3000, -EACCES, "/a/x", "", av);
-	ASSERT_FALSE(collapse_failed(c, &eacces.r, "D\n", 2), "EACCES written now");
+	ASSERT_FALSE(collapse_failed(c, &eacces.r, "D\n", 2, false), "EACCES written now");
 	mk(&f1, EG_EVENT_EXEC_FAILED, 23, 4000, -ENOENT, "/a/nosuch", "", av);
 	mk(&ok, EG_EVENT_EXEC, 23, 4000 + COLLAPSE_HOLD_NS / 1000000 + 1, 0, "/b/nosuch", "/b/nosuch", av);
-	ASSERT_TRUE(collapse_failed(c, &f1.r, "E\n", 2), "held");
+	ASSERT_TRUE(collapse_failed(c, &f1.r, "E\n", 2, false), "held");
 	ASSERT_FALSE(collapse_exec(c, &ok.r, &ps), "too late to fold");
 	ASSERT_EQ(s.n, 4, "the late one written");
+	/* one the policy denied: never held, and what its thread held goes out first */
+	mk(&f1, EG_EVENT_EXEC_FAILED, 24, 5000, -ENOENT, "/a/nosuch", "", av);
+	mk(&f2, EG_EVENT_EXEC_FAILED, 24, 5001, -ENOENT, "/b/nosuch", "", av);
+	ASSERT_TRUE(collapse_failed(c, &f1.r, "F\n", 2, false), "held");
+	ASSERT_FALSE(collapse_failed(c, &f2.r, "G\n", 2, true), "a denied miss is written now");
+	ASSERT_EQ(s.n, 5, "after the one held before it");
 	collapse_stats(c, &st);
 	ASSERT_EQ(st.folded, 0, "folded");
-	ASSERT_EQ(st.written_late, 4, "written late");
+	ASSERT_EQ(st.written_late, 5, "written late");
 	ASSERT_EQ(st.held, 0, "held");
 	collapse_free(c);
 }
@@ -137,12 +143,12 @@ static void test_collapse_script_and_bounds(void)
 	mk(&f, EG_EVENT_EXEC_FAILED, 30, 1000, -ENOENT, "/usr/bin/myscript", "", av);
 	mk(&ok, EG_EVENT_EXEC, 30, 1001, 0, "/usr/bin/dash", "/opt/bin/myscript", committed);
 	ok.r.h.flags |= EG_F_SCRIPT;
-	ASSERT_TRUE(collapse_failed(c, &f.r, "S\n", 2), "held");
+	ASSERT_TRUE(collapse_failed(c, &f.r, "S\n", 2, false), "held");
 	ASSERT_TRUE(collapse_exec(c, &ok.r, &ps) && ps.failed == 1, "a script's search folds");
 	/* one thread past the per-thread bound: the held ones go out, nothing is lost */
 	for (i = 0; i <= COLLAPSE_CHAIN_MAX; i++) {
 		mk(&f, EG_EVENT_EXEC_FAILED, 31, 2000, -ENOENT, "/x/myscript", "", av);
-		collapse_failed(c, &f.r, "L\n", 2);
+		collapse_failed(c, &f.r, "L\n", 2, false);
 	}
 	collapse_stats(c, &st);
 	ASSERT_EQ(st.written_late, COLLAPSE_CHAIN_MAX, "the full chain written");

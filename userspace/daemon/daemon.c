@@ -367,7 +367,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		sbuf_reset(&d->held_line);
 		format_record(d, &d->held_line, &r, ap);
 		if (!d->held_line.oom &&
-		    collapse_failed(d->collapse, &r, d->held_line.data, d->held_line.len))
+		    collapse_failed(d->collapse, &r, d->held_line.data, d->held_line.len,
+				    service_must_show(&r, ap)))
 			goto next;
 		if (d->held_line.oom)
 			b->oom = true;	/* counted as dropped at the flush */

@@ -142,15 +142,16 @@ static bool same_key(const struct chain *ch, const struct eg_record *r)
 	return true;
 }
 
-bool collapse_failed(struct eg_collapse *c, const struct eg_record *r, const char *line, size_t len)
+bool collapse_failed(struct eg_collapse *c, const struct eg_record *r, const char *line, size_t len,
+		     bool must_show)
 {
 	struct eg_str base = last_component(&r->filename);
 	struct chain *ch;
 	ssize_t at = find(c, r->h.tid);
 	size_t i, dlen;
 
-	/* only a PATH search's misses, with a whole path to fold */
-	if (r->h.err != -ENOENT || !base.len || base.len == r->filename.len ||
+	/* only a PATH search's misses, with a whole path to fold, and nothing a filter may not hide */
+	if (must_show || r->h.err != -ENOENT || !base.len || base.len == r->filename.len ||
 	    (r->h.flags & (EG_F_FILENAME_FAULT | EG_F_FILENAME_TRUNC)) || memchr(r->filename.p, 0, r->filename.len)) {
 		flush_tid(c, r->h.tid);
 		return false;

@@ -43,9 +43,13 @@ void collapse_free(struct eg_collapse *c);	/* writes what is held first; NULL is
 
 /*
  * A failed exec, formatted as line[0..len). Returns true when it is held;
- * false: the caller writes it now (after anything this call wrote).
+ * false: the caller writes it now (after anything this call wrote). With
+ * must_show (the policy refused it, or asked, or could not judge) it is
+ * never held, so never folded or left out with a filtered exec: it ends
+ * its thread's search like any failure that cannot be held.
  */
-bool collapse_failed(struct eg_collapse *c, const struct eg_record *r, const char *line, size_t len);
+bool collapse_failed(struct eg_collapse *c, const struct eg_record *r, const char *line, size_t len,
+		     bool must_show);
 /*
  * A successful exec, before it is formatted. When it ends a PATH search,
  * the failures are folded: *ret describes them (valid until the next call)
