@@ -713,6 +713,135 @@ def test_ctl_one_user_cannot_take_every_connection(ctx):
     assert value(fams, "execgate_control_dropped_total", reason="too_many") >= 1500 - 320
 
 
+REQUESTS = r"""
+import socket, sys, threading
+path, n = sys.argv[1], int(sys.argv[2])
+blob = b'{"op":"whoami"}\n' * 16000
+
+
+def reader(s):
+    try:
+        while s.recv(1 << 20):
+            pass
+    except OSError:
+        pass
+
+
+def flood():
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+            threading.Thread(target=reader, args=(s,), daemon=True).start()
+            while True:
+                s.sendall(blob)
+        except OSError:
+            s.close()
+for _ in range(n):
+    threading.Thread(target=flood, daemon=True).start()
+print("flooding", flush=True)
+sys.stdin.read()
+"""
+
+
+def ask(d, line):
+    """One request on a connection of its own: (seconds to the answer, the answer)."""
+    t = time.monotonic()
+    s = ctl_socket(d)
+    s.sendall(line)
+    reply = s.makefile("rb").readline()
+    s.close()
+    return time.monotonic() - t, json.loads(reply)
+
+
+def test_ctl_request_flood_delays_nobody(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    # the smallest ring for the default argv cap: the tracer has no slack
+    d = ctx.daemon("--ringbuf-size", "128K", "--cgroup", cg)
+    p = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c", REQUESTS,
+                          d.events()[0]["socket"], "16"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    line = p.stdout.readline()
+    assert line == b"flooding\n", (line, p.stderr.read(2000) if p.poll() is not None else "")
+    # thousands of pipelined requests a connection, from 16 of them, while execs come in bursts
+    tok = token()
+    burst = subprocess.Popen([ctx.helper("burst"), cg, "1500", tok], stdout=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (burst.poll() is None and burst.kill(), burst.wait()))
+    worst = 0
+    for op in (b"whoami", b"status", b"whoami", b"status", b"whoami"):
+        took, reply = ask(d, b'{"op":"%s"}\n' % op)
+        assert reply["ok"] is True, reply
+        worst = max(worst, took)
+    assert int(burst.communicate(timeout=120)[0]) == 1500
+    # the kernel's counters, from the pinned maps if the daemon does not answer in time
+    lost = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]["lost"]
+    p.stdin.close()
+    p.wait(30)
+    # another peer is answered at once, and the tracer keeps up
+    assert worst < 1.0, "a request waited %.2fs behind another peer's flood" % worst
+    assert lost == 0, "records lost during the flood: %s" % lost
+    wait(lambda: len(recs(d, tok)) == 1500, what="every exec of the burst written")
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_ctl_half_closed_peer_costs_nothing(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg)  # nothing to trace: the daemon's CPU is the socket's
+    # replies we do not read, until the daemon holds some it cannot send
+    s = ctl_socket(d)
+    queued = -1
+    while True:
+        s.sendall(b'{"op":"whoami"}\n' * 100)
+        time.sleep(0.05)
+        q = struct.unpack("i", fcntl.ioctl(s, termios.FIONREAD, b"\0" * 4))[0]
+        if q == queued:
+            break
+        queued = q
+    # a bad request: the daemon answers it, then closes; we half-close and wait
+    s.sendall(b"garbage\n")
+    s.shutdown(socket.SHUT_WR)
+    c0 = cpu_seconds(d.proc.pid)
+    time.sleep(2)
+    used = cpu_seconds(d.proc.pid) - c0
+    assert used < 0.5, "the daemon spun on a half-closed peer: %.2fs of CPU in 2s" % used
+    lines = read_all(s).split(b"\n")
+    s.close()
+    assert lines[-1] == b"" and json.loads(lines[-2])["ok"] is False, lines[-2:]
+    assert all(json.loads(l)["ok"] for l in lines[:-2]), "every whoami answered"
+    # the same from a peer that stops reading and half-closes before its requests are read
+    s = ctl_socket(d)
+    s.setblocking(False)
+    try:
+        while True:
+            s.send(b'{"op":"whoami"}\n' * 100)
+    except BlockingIOError:
+        pass
+    s.shutdown(socket.SHUT_WR)
+    c0 = cpu_seconds(d.proc.pid)
+    time.sleep(2)
+    used = cpu_seconds(d.proc.pid) - c0
+    s.close()
+    assert used < 0.5, "the daemon spun on a half-closed peer: %.2fs of CPU in 2s" % used
+
+
+def test_ctl_answers_a_peer_that_half_closed(ctx):
+    d = ctx.daemon()
+    # printf '{"op":"whoami"}\n' | socat - UNIX-CONNECT:...: the request, then the end of it
+    for n in (1, 1, 1, 100, 100):
+        s = ctl_socket(d)
+        s.sendall(b'{"op":"whoami"}\n' * n)
+        s.shutdown(socket.SHUT_WR)
+        lines = read_all(s).split(b"\n")
+        s.close()
+        assert len(lines) == n + 1 and all(json.loads(l)["ok"] for l in lines[:-1]), (n, lines[-3:])
+
+
 def test_ctl_group_members_only(ctx):
     if not (shutil.which("groupadd") and shutil.which("useradd") and shutil.which("runuser")):
         raise eg.Skip("groupadd, useradd or runuser missing")

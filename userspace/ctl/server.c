@@ -16,8 +16,22 @@
 #include "util/clock.h"
 #include "util/jsonw.h"
 
-#define READ_CHUNK	65536
-#define READS_PER_WAKEUP 4
+#define READ_CHUNK		65536
+#define READS_PER_WAKEUP	4
+/*
+ * A connection is served this many requests a round: the loop that answers
+ * them also drains the ring buffer and answers seccomp notifications, and
+ * a 64 KiB read holds thousands of small requests.
+ */
+#define REQUESTS_PER_WAKEUP	32
+/*
+ * Connections with requests left over are served this many a round, so a
+ * round stays short however many wait; a peer that just sent a request
+ * is served in the round its request arrives.
+ */
+#define READY_PER_ROUND		8
+/* Replies the peer has not read yet, past which its requests wait. */
+#define OUT_PAUSE		65536
 
 struct handler {
 	char op[CTL_MAX_OP + 1];
@@ -30,7 +44,9 @@ struct ctl_conn {
 	struct ctl_server *s;
 	int fd;
 	struct eg_watch *w;
+	uint32_t events;		/* what the watch waits for now */
 	struct sbuf in;
+	size_t in_off;			/* in.data[0..in_off) is answered */
 	struct sbuf out;
 	size_t out_off;
 	uint64_t deadline;
@@ -40,10 +56,14 @@ struct ctl_conn {
 	bool held;
 	bool closing;			/* flush what is queued, then close */
 	bool dead;
+	bool ready;			/* on the ready queue: requests read and waiting */
+	bool paused;			/* requests wait until the peer reads its replies */
 	int in_dispatch;
 	void (*on_close)(struct ctl_conn *c, void *arg);
 	void *close_arg;
 	struct ctl_conn *prev, *next;
+	struct ctl_conn *rnext;		/* the ready queue */
+	uint64_t queued;		/* the round it was put on it */
 };
 
 struct ctl_server {
@@ -56,8 +76,43 @@ struct ctl_server {
 	size_t nh;
 	struct ctl_conn *conns;
 	unsigned int nconns;
+	struct ctl_conn *ready, **ready_tail;	/* served in turn, after the loop's events */
+	uint64_t round;				/* serve_ready() calls */
 	struct ctl_server_stats st;
 };
+
+static void serve_ready(void *arg);
+
+static void ready_add(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->s;
+
+	if (c->ready)
+		return;
+	c->ready = true;
+	c->rnext = NULL;
+	c->queued = s->round;
+	if (!s->ready)
+		s->ready_tail = &s->ready;
+	*s->ready_tail = c;
+	s->ready_tail = &c->rnext;
+	loop_set_pending(s->loop, serve_ready, s);
+}
+
+static void ready_del(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->s;
+	struct ctl_conn **pp;
+
+	if (!c->ready)
+		return;
+	for (pp = &s->ready; *pp != c; pp = &(*pp)->rnext)
+		;
+	*pp = c->rnext;
+	if (s->ready_tail == &c->rnext)
+		s->ready_tail = pp;
+	c->ready = false;
+}
 
 static void conn_free(struct ctl_conn *c)
 {
@@ -73,6 +128,7 @@ static void conn_free(struct ctl_conn *c)
 		c->on_close = NULL;
 		fn(c, c->close_arg);
 	}
+	ready_del(c);
 	loop_del(c->w);
 	close(c->fd);
 	for (i = 0; i < c->nfds; i++)
@@ -99,15 +155,28 @@ void ctl_close(struct ctl_conn *c)
 	}
 }
 
+/* Replies the peer does not read hold up its next requests (and our memory). */
+static bool backed_up(const struct ctl_conn *c)
+{
+	return c->out.len - c->out_off > OUT_PAUSE;
+}
+
 static void update_events(struct ctl_conn *c)
 {
-	uint32_t ev = EPOLLIN | EPOLLRDHUP;
+	uint32_t ev = 0;
 
 	if (c->out.len > c->out_off)
 		ev |= EPOLLOUT;
-	if (c->closing)
-		ev &= ~EPOLLIN;
-	loop_mod_fd(c->w, ev);
+	/*
+	 * Read only what can be answered now. EPOLLRDHUP goes with EPOLLIN:
+	 * it is level triggered, and a peer that half-closed would wake us
+	 * at once, again and again, for nothing to do (EPOLLHUP and EPOLLERR
+	 * are reported anyway).
+	 */
+	if (!c->closing && !c->ready && !backed_up(c))
+		ev |= EPOLLIN | EPOLLRDHUP;
+	if (ev != c->events && !loop_mod_fd(c->w, ev))
+		c->events = ev;
 }
 
 /* Writes what it can without blocking; drops the connection on error. */
@@ -134,6 +203,15 @@ static void flush_out(struct ctl_conn *c)
 			conn_free(c);
 			return;
 		}
+	} else if (c->out_off >= OUT_PAUSE) {
+		/* a peer that reads slowly but never all: keep only what is unsent */
+		memmove(c->out.data, c->out.data + c->out_off, c->out.len - c->out_off);
+		c->out.len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->paused && !backed_up(c)) {
+		c->paused = false;
+		ready_add(c);
 	}
 	update_events(c);
 }
@@ -275,70 +353,142 @@ static void take_fds(struct ctl_conn *c, struct msghdr *mh)
 	}
 }
 
-static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
+/* One read; false when there is nothing more to read now, or c is closing or gone. */
+static bool read_more(struct ctl_conn *c)
 {
-	struct ctl_conn *c = arg;
 	char cbuf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
-	int reads;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n;
 
-	(void)w;
-	c->in_dispatch++;
-	if (events & EPOLLOUT)
-		flush_out(c);
-	for (reads = 0; !c->dead && !c->closing && (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) &&
-		       reads < READS_PER_WAKEUP; reads++) {
-		struct iovec iov;
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
-		char *nl;
-		ssize_t n;
-		size_t start;
+	if (c->in_off) {
+		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
+		c->in.len -= c->in_off;
+		c->in_off = 0;
+	}
+	if (sbuf_reserve(&c->in, READ_CHUNK)) {
+		conn_free(c);
+		return false;
+	}
+	iov.iov_base = c->in.data + c->in.len;
+	iov.iov_len = READ_CHUNK;
+	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	if (n < 0 || (n == 0 && c->held)) {
+		/* the peer is gone (a held conn tells its owner) */
+		conn_free(c);
+		return false;
+	}
+	if (n == 0) {
+		/* the peer has sent all it will: answer what it asked, then close */
+		c->closing = true;
+		return false;
+	}
+	take_fds(c, &mh);
+	c->in.len += n;
+	return true;
+}
 
-		if (sbuf_reserve(&c->in, READ_CHUNK)) {
-			conn_free(c);
-			break;
-		}
-		iov.iov_base = c->in.data + c->in.len;
-		iov.iov_len = READ_CHUNK;
-		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n <= 0) {
-			/* EOF or error: the peer is gone (a held conn tells its owner) */
-			conn_free(c);
-			break;
-		}
-		take_fds(c, &mh);
-		start = c->in.len;
-		c->in.len += n;
-		/* every complete line is a request */
-		while (!c->dead && !c->closing &&
-		       (nl = memchr(c->in.data + start, '\n', c->in.len - start))) {
-			size_t len = nl - c->in.data;
+/*
+ * Answers at most REQUESTS_PER_WAKEUP requests, reads more (if readable)
+ * only when all that was read is answered, and none while the replies wait
+ * for the peer. Returns true when requests are left for a later round.
+ */
+static bool serve(struct ctl_conn *c, bool readable)
+{
+	int budget = REQUESTS_PER_WAKEUP, reads = 0;
 
-			dispatch(c, c->in.data, len);
-			if (c->dead)
-				break;
-			memmove(c->in.data, nl + 1, c->in.len - len - 1);
-			c->in.len -= len + 1;
-			start = 0;
-		}
-		if (!c->dead && c->in.len > CTL_MAX_REQUEST) {
+	while (!c->dead && !c->closing && !backed_up(c)) {
+		size_t avail = c->in.len - c->in_off;
+		char *line = avail ? c->in.data + c->in_off : NULL;
+		char *nl = avail ? memchr(line, '\n', avail) : NULL;
+		size_t len = nl ? (size_t)(nl - line) : avail;
+
+		if (len > CTL_MAX_REQUEST) {
 			char msg[96];
 
 			snprintf(msg, sizeof(msg), "request too large (more than %u bytes)", CTL_MAX_REQUEST);
 			c->s->st.too_large++;
 			sbuf_reset(&c->in);
+			c->in_off = 0;
 			reject(c, msg);
+			break;
 		}
+		if (nl) {
+			if (!budget)
+				return true;
+			budget--;
+			dispatch(c, line, len);
+			if (!c->dead)
+				c->in_off += len + 1;
+			continue;
+		}
+		if (!readable || reads++ == READS_PER_WAKEUP || !read_more(c))
+			break;
 	}
+	if (!c->dead && !c->closing && backed_up(c))
+		c->paused = true;
+	return false;
+}
+
+static void serve_and_flush(struct ctl_conn *c, bool readable)
+{
+	bool more;
+
+	c->in_dispatch++;
+	more = serve(c, readable);
 	c->in_dispatch--;
 	if (c->dead) {
 		if (!c->in_dispatch)
 			free(c);
 		return;
 	}
+	if (more)
+		ready_add(c);
 	flush_out(c);
+}
+
+/* Connections with requests left over: each is served in turn, one batch a round. */
+static void serve_ready(void *arg)
+{
+	struct ctl_server *s = arg;
+	unsigned int n = READY_PER_ROUND;
+	struct ctl_conn *c;
+
+	/*
+	 * One batch a connection a round: those queued since the last call
+	 * (served in this round's events, or put back just now) wait.
+	 */
+	while (n-- && (c = s->ready) && c->queued != s->round) {
+		ready_del(c);
+		serve_and_flush(c, false);
+	}
+	s->round++;
+	if (s->ready)
+		loop_set_pending(s->loop, serve_ready, s);
+}
+
+static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	(void)w;
+	(void)fd;
+	if (events & EPOLLOUT) {
+		c->in_dispatch++;
+		flush_out(c);
+		c->in_dispatch--;
+		if (c->dead) {
+			if (!c->in_dispatch)
+				free(c);
+			return;
+		}
+	}
+	/* one on the ready queue is served from there */
+	if (!c->ready)
+		serve_and_flush(c, events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR));
 }
 
 bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid)
@@ -428,7 +578,8 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		c->peer.gid = cr.gid;
 		c->peer.admin = admin;
 		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
-		if (loop_add_fd(s->loop, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c, &c->w)) {
+		c->events = EPOLLIN | EPOLLRDHUP;
+		if (loop_add_fd(s->loop, cfd, c->events, on_conn, c, &c->w)) {
 			close(cfd);
 			free(c);
 			continue;
@@ -516,6 +667,7 @@ void ctl_server_free(struct ctl_server *s)
 		return;
 	while (s->conns)
 		conn_free(s->conns);
+	loop_cancel_pending(s->loop, serve_ready, s);
 	loop_del(s->w);
 	loop_del(s->tick);
 	close(s->fd);

@@ -15,7 +15,9 @@
  * for root and --ctl-group, and at most CTL_MAX_CONNS_PER_UID for any
  * other user (more than the sessions one user may hold open); at most
  * CTL_MAX_FDS fds per message.
- * Reading is bounded per wakeup, so no peer delays another.
+ * A connection is served a bounded batch of requests a round of the loop,
+ * and is not read while its replies wait for the peer, so no peer delays
+ * another, the tracer or the output.
  */
 #ifndef EG_CTL_SERVER_H
 #define EG_CTL_SERVER_H
