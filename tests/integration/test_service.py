@@ -842,6 +842,39 @@ def test_ctl_answers_a_peer_that_half_closed(ctx):
         assert len(lines) == n + 1 and all(json.loads(l)["ok"] for l in lines[:-1]), (n, lines[-3:])
 
 
+def test_ctl_fds_go_with_their_request(ctx):
+    d = ctx.daemon()
+    run = json.dumps({"op": "run", "argv": ["/bin/true"], "background": False, "cwd": "/tmp",
+                      "environ": ["PATH=/usr/bin:/bin"]}).encode() + b"\n"
+    null = os.open("/dev/null", os.O_RDWR)
+    fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", null, null, null))]
+    try:
+        for i in range(10):
+            # a request, then one that carries fds: one read may bring both
+            s = ctl_socket(d)
+            s.sendmsg([b'{"op":"whoami"}\n'])
+            s.sendmsg([run], fds)
+            f = s.makefile("rb")
+            first, second = json.loads(f.readline()), json.loads(f.readline())
+            assert first["ok"] is True, first
+            assert second["ok"] is True, (i, second)
+            exit_ = json.loads(f.readline())
+            assert exit_["event"] == "exit" and exit_["exit_code"] == 0, exit_
+            f.close()
+            s.close()
+        # and fds that came with a request are not the next one's
+        s = ctl_socket(d)
+        s.sendmsg([b'{"op":"whoami"}\n'], fds)
+        s.sendmsg([run])
+        f = s.makefile("rb")
+        first, second = json.loads(f.readline()), json.loads(f.readline())
+        assert first["ok"] is True and second["ok"] is False and "SCM_RIGHTS" in second["error"], second
+        f.close()
+        s.close()
+    finally:
+        os.close(null)
+
+
 def test_ctl_group_members_only(ctx):
     if not (shutil.which("groupadd") and shutil.which("useradd") and shutil.which("runuser")):
         raise eg.Skip("groupadd, useradd or runuser missing")

@@ -40,6 +40,11 @@ struct handler {
 	void *arg;
 };
 
+struct ctl_fd {
+	int fd;
+	uint64_t at;			/* the stream offset of the last byte read with it */
+};
+
 struct ctl_conn {
 	struct ctl_server *s;
 	int fd;
@@ -47,11 +52,13 @@ struct ctl_conn {
 	uint32_t events;		/* what the watch waits for now */
 	struct sbuf in;
 	size_t in_off;			/* in.data[0..in_off) is answered */
+	uint64_t in_pos;		/* the stream offset of in.data[0] */
+	uint64_t line_end;		/* ... of the '\n' of the request being dispatched */
 	struct sbuf out;
 	size_t out_off;
 	uint64_t deadline;
 	struct ctl_peer peer;
-	int fds[CTL_MAX_FDS * 4];
+	struct ctl_fd fds[CTL_MAX_FDS * 4];
 	int nfds;
 	bool held;
 	bool closing;			/* flush what is queued, then close */
@@ -132,7 +139,7 @@ static void conn_free(struct ctl_conn *c)
 	loop_del(c->w);
 	close(c->fd);
 	for (i = 0; i < c->nfds; i++)
-		close(c->fds[i]);
+		close(c->fds[i].fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -274,10 +281,11 @@ int ctl_take_fd(struct ctl_conn *c)
 {
 	int fd;
 
-	if (!c->nfds)
+	/* those read with a later request are that request's */
+	if (!c->nfds || c->fds[0].at > c->line_end)
 		return -1;
-	fd = c->fds[0];
-	memmove(c->fds, c->fds + 1, (--c->nfds) * sizeof(int));
+	fd = c->fds[0].fd;
+	memmove(c->fds, c->fds + 1, (--c->nfds) * sizeof(c->fds[0]));
 	return fd;
 }
 
@@ -305,7 +313,7 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	json_t *req;
 	const char *op;
 	size_t i;
-	int rc;
+	int fd, rc;
 
 	req = ctl_parse_request(line, len, err, sizeof(err));
 	if (!req) {
@@ -327,13 +335,19 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	}
 	json_decref(req);
 	/* fds the handler did not take are not carried to the next request */
-	while (!c->dead && c->nfds)
-		close(ctl_take_fd(c));
+	while (!c->dead && (fd = ctl_take_fd(c)) >= 0)
+		close(fd);
 	if (!c->dead)
 		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
 }
 
-static void take_fds(struct ctl_conn *c, struct msghdr *mh)
+/*
+ * Without SO_PASSCRED, one read may join the data of several sends, but
+ * it ends with the first one that carries fds (unix_stream_read_generic()
+ * stops after it): fds belong to the request whose line holds the last
+ * byte of the read that brought them, not its first.
+ */
+static void take_fds(struct ctl_conn *c, struct msghdr *mh, uint64_t at)
 {
 	struct cmsghdr *cm;
 
@@ -345,10 +359,12 @@ static void take_fds(struct ctl_conn *c, struct msghdr *mh)
 		fds = (int *)CMSG_DATA(cm);
 		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (i = 0; i < n; i++) {
-			if (c->nfds < (int)(sizeof(c->fds) / sizeof(c->fds[0])))
-				c->fds[c->nfds++] = fds[i];
-			else
+			if (c->nfds < (int)(sizeof(c->fds) / sizeof(c->fds[0]))) {
+				c->fds[c->nfds].fd = fds[i];
+				c->fds[c->nfds++].at = at;
+			} else {
 				close(fds[i]);
+			}
 		}
 	}
 }
@@ -365,6 +381,7 @@ static bool read_more(struct ctl_conn *c)
 	if (c->in_off) {
 		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
 		c->in.len -= c->in_off;
+		c->in_pos += c->in_off;
 		c->in_off = 0;
 	}
 	if (sbuf_reserve(&c->in, READ_CHUNK)) {
@@ -386,7 +403,7 @@ static bool read_more(struct ctl_conn *c)
 		c->closing = true;
 		return false;
 	}
-	take_fds(c, &mh);
+	take_fds(c, &mh, c->in_pos + c->in.len + n - 1);
 	c->in.len += n;
 	return true;
 }
@@ -420,6 +437,7 @@ static bool serve(struct ctl_conn *c, bool readable)
 			if (!budget)
 				return true;
 			budget--;
+			c->line_end = c->in_pos + c->in_off + len;
 			dispatch(c, line, len);
 			if (!c->dead)
 				c->in_off += len + 1;
