@@ -38,6 +38,14 @@ static int op_ok(struct ctl_conn *c, const json_t *req, void *arg)
 	return 0;
 }
 
+static int op_fail(struct ctl_conn *c, const json_t *req, void *arg)
+{
+	(void)c;
+	(void)req;
+	(void)arg;
+	return -EIO;
+}
+
 static unsigned int lines(const struct bench *b)
 {
 	unsigned int n = 0;
@@ -84,7 +92,8 @@ static bool bench_init(struct bench *b)
 	b->loop = loop_new();
 	if (!ASSERT_OK_PTR(b->loop, "loop_new") ||
 	    !ASSERT_OK(ctl_server_new(b->loop, b->path, (gid_t)-1, -1, &b->s), "ctl_server_new") ||
-	    !ASSERT_OK(ctl_register(b->s, "ok", CTL_ANYONE, op_ok, b), "register ok"))
+	    !ASSERT_OK(ctl_register(b->s, "ok", CTL_ANYONE, op_ok, b), "register ok") ||
+	    !ASSERT_OK(ctl_register(b->s, "fail", CTL_ANYONE, op_fail, b), "register fail"))
 		return false;
 	strcpy(sa.sun_path, b->path);
 	b->peer = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -105,6 +114,20 @@ static void bench_fini(struct bench *b)
 	ctl_server_free(b->s);
 	loop_free(b->loop);
 	rmdir(b->dir);
+}
+
+static void test_failed_op_answered_behind_a_reply(void)
+{
+	static const char req[] = "{\"op\":\"ok\"}\n{\"op\":\"fail\"}\n{\"op\":\"ok\"}\n";
+	struct bench b;
+
+	if (bench_init(&b) && ASSERT_EQ(send(b.peer, req, sizeof(req) - 1, 0), sizeof(req) - 1, "send")) {
+		bench_run(&b, 3);
+		/* the first reply is still queued when the second handler fails */
+		ASSERT_STREQ(b.got, "{\"ok\":true}\n{\"ok\":false,\"error\":\"fail failed: Input/output error\"}\n"
+			     "{\"ok\":true}\n", "three answers, in order");
+	}
+	bench_fini(&b);
 }
 
 static void test_requests_dispatched_in_batches(void)
@@ -152,6 +175,7 @@ static void test_peer_gone_with_requests_waiting(void)
 
 int main(void)
 {
+	RUN(test_failed_op_answered_behind_a_reply);
 	RUN(test_requests_dispatched_in_batches);
 	RUN(test_peer_gone_with_requests_waiting);
 	return UNIT_DONE();

@@ -312,7 +312,7 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	char err[256];
 	json_t *req;
 	const char *op;
-	size_t i;
+	size_t i, queued;
 	int fd, rc;
 
 	req = ctl_parse_request(line, len, err, sizeof(err));
@@ -329,8 +329,10 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	} else if (s->h[i].access == CTL_ADMIN && !c->peer.admin) {
 		ctl_reply_err(c, "%s: permission denied: root or the daemon's --ctl-group only", op);
 	} else {
+		/* replies to earlier requests may still wait in c->out */
+		queued = c->out.len;
 		rc = s->h[i].fn(c, req, s->h[i].arg);
-		if (rc < 0 && !c->dead && c->out.len == c->out_off)
+		if (rc < 0 && !c->dead && c->out.len == queued)
 			ctl_reply_err(c, "%s failed: %s", op, strerror(-rc));
 	}
 	json_decref(req);
