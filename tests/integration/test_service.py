@@ -24,6 +24,7 @@ import subprocess
 import termios
 import threading
 import time
+import urllib.request
 
 import eg
 from eg import token
@@ -235,6 +236,40 @@ def test_metrics_http_endpoint(ctx):
     assert value(fams, "execgate_metrics_http_rejected_total") >= 4 + 4
     assert value(fams, "execgate_metrics_http_requests_total") >= 3
     assert d.proc.poll() is None
+
+
+def nfds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def scrape(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=20) as r:
+        assert r.status == 200
+        return r.read().decode()
+
+
+def test_out_of_fds_costs_nothing(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    d, port = http_daemon(ctx, "--cgroup", cg)  # nothing to trace: the daemon's CPU is the sockets'
+    limit = nfds(d.proc.pid) + 8
+    ctx.run(["prlimit", "--pid", str(d.proc.pid), "--nofile=%d:%d" % (limit, limit)])
+    # more peers than the daemon has fds for, on both sockets: the rest wait in the listen queues
+    peers = [ctl_socket(d) for _ in range(40)]
+    peers += [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]  # the queue holds 16
+    wait(lambda: nfds(d.proc.pid) >= limit, what="the daemon out of fds")
+    c0 = cpu_seconds(d.proc.pid)
+    time.sleep(2)
+    used = cpu_seconds(d.proc.pid) - c0
+    assert used < 0.5, "the daemon spun on a listening socket it has no fd to accept with: %.2fs in 2s" % used
+    for s in peers:
+        s.close()
+    # fds come back: both accept again
+    assert value(parse_prom(scrape(port)), "execgate_daemon_up") == 1
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_control_dropped_total", reason="no_fds") >= 1
+    err = d.err()
+    assert err.count("control socket: Too many open files") == 1, err
+    assert err.count("--metrics-listen: Too many open files") == 1, err
 
 
 def test_metrics_listen_addresses(ctx):

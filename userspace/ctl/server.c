@@ -15,6 +15,7 @@
 #include "ctl/server.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
+#include "util/log.h"
 
 #define READ_CHUNK		65536
 #define READS_PER_WAKEUP	4
@@ -30,6 +31,8 @@
  * is served in the round its request arrives.
  */
 #define READY_PER_ROUND		8
+/* Out of fds: how long the listening socket is left alone before accepting again. */
+#define ACCEPT_PAUSE_MS		100
 /* Replies the peer has not read yet, past which its requests wait. */
 #define OUT_PAUSE		65536
 
@@ -78,7 +81,8 @@ struct ctl_server {
 	int fd;
 	char path[108];
 	gid_t ctl_gid;
-	struct eg_watch *w, *tick;
+	struct eg_watch *w, *tick, *resume;
+	bool warned_fds;
 	struct handler *h;
 	size_t nh;
 	struct ctl_conn *conns;
@@ -563,6 +567,32 @@ static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool ad
 	return true;
 }
 
+/*
+ * Out of fds, the listening socket stays readable and epoll would report
+ * it at once, round after round: leave it alone for a while (peers wait
+ * in the listen queue) and say so once.
+ */
+static void pause_accept(struct ctl_server *s)
+{
+	s->st.no_fds++;
+	if (!s->warned_fds) {
+		p_warn("control socket: %s; accepting again every %d ms until fds are closed "
+		       "(raise RLIMIT_NOFILE, LimitNOFILE= in the unit)", strerror(errno), ACCEPT_PAUSE_MS);
+		s->warned_fds = true;
+	}
+	if (!loop_mod_fd(s->w, 0))
+		loop_timer_set(s->resume, ACCEPT_PAUSE_MS, 0);
+}
+
+static void on_resume(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct ctl_server *s = arg;
+
+	(void)w;
+	(void)n;
+	loop_mod_fd(s->w, EPOLLIN);
+}
+
 static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct ctl_server *s = arg;
@@ -577,8 +607,11 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		bool admin = false;
 		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				pause_accept(s);
 			return;
+		}
 		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
 		    !room_for(s, &cr, (admin = ctl_server_is_admin(s, cr.pid, cr.uid, cr.gid)))) {
 			s->st.refused++;
@@ -669,12 +702,15 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int ad
 	err = loop_add_fd(loop, s->fd, EPOLLIN, on_listen, s, &s->w);
 	if (!err)
 		err = loop_add_timer(loop, 1000, 1000, on_tick, s, &s->tick);
+	if (!err)
+		err = loop_add_timer(loop, 0, 0, on_resume, s, &s->resume);
 	if (err)
 		goto fail;
 	*ret = s;
 	return 0;
 fail:
 	loop_del(s->w);
+	loop_del(s->tick);
 	close(s->fd);
 	unlink(path);
 	free(s);
@@ -690,6 +726,7 @@ void ctl_server_free(struct ctl_server *s)
 	loop_cancel_pending(s->loop, serve_ready, s);
 	loop_del(s->w);
 	loop_del(s->tick);
+	loop_del(s->resume);
 	close(s->fd);
 	unlink(s->path);
 	free(s->h);

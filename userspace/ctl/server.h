@@ -78,6 +78,7 @@ struct ctl_server_stats {
 	uint64_t too_large;		/* a request line past CTL_MAX_REQUEST */
 	uint64_t bad_request;		/* not a JSON request object */
 	uint64_t slow_reader;		/* replies unread past CTL_MAX_OUTPUT */
+	uint64_t no_fds;		/* accepting paused: the daemon was out of fds */
 };
 void ctl_server_stats(const struct ctl_server *s, struct ctl_server_stats *ret);
 /* Whether peer may run admin ops: root, or in ctl_gid (primary or supplementary). */
