@@ -248,6 +248,33 @@ def scrape(port):
         return r.read().decode()
 
 
+def test_metrics_http_peers_that_hold_on_lock_nobody_out(ctx):
+    d, port = http_daemon(ctx)
+    base = nfds(d.proc.pid)
+    # every connection taken by peers that connect and send nothing ...
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+    wait(lambda: nfds(d.proc.pid) >= base + 16, what="the idle peers accepted")
+    for _ in range(3):
+        assert value(parse_prom(scrape(port)), "execgate_daemon_up") == 1
+    idle[0].settimeout(60)
+    assert idle[0].recv(100) == b"", "the oldest idle peer made room"
+    for s in idle:
+        s.close()
+    # ... or read their answer and do not close
+    held = []
+    for _ in range(16):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        s.settimeout(60)
+        while s.recv(65536):
+            pass
+        held.append(s)
+    for _ in range(3):
+        assert value(parse_prom(scrape(port)), "execgate_daemon_up") == 1
+    for s in held:
+        s.close()
+
+
 def test_out_of_fds_costs_nothing(ctx):
     rel, cg, cgid = ctx.cgroup()
     d, port = http_daemon(ctx, "--cgroup", cg)  # nothing to trace: the daemon's CPU is the sockets'

@@ -321,6 +321,29 @@ static void on_resume(struct eg_watch *w, uint64_t n, void *arg)
 	loop_mod_fd(h->w, EPOLLIN);
 }
 
+/*
+ * Full: the oldest connection that has not sent its request, or whose
+ * answer is all sent, makes room (a peer that connects and waits, or does
+ * not close, does not lock the scrapes out); one still being sent its
+ * answer is kept.
+ */
+static bool make_room(struct eg_httpd *h)
+{
+	struct hconn *c, *victim = NULL;
+
+	if (h->nconns < HTTPD_MAX_CONNS)
+		return true;
+	for (c = h->conns; c; c = c->next)	/* the newest first */
+		if (!c->replied || c->draining)
+			victim = c;
+	if (!victim)
+		return false;
+	if (!victim->replied)
+		h->rejected++;
+	conn_close(victim);
+	return true;
+}
+
 static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct eg_httpd *h = arg;
@@ -337,7 +360,7 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 				pause_accept(h);
 			return;
 		}
-		if (h->nconns >= HTTPD_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+		if (!make_room(h) || !(c = calloc(1, sizeof(*c)))) {
 			h->rejected++;
 			close(cfd);
 			continue;
