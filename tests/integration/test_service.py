@@ -972,6 +972,22 @@ def test_ctl_group_members_only(ctx):
     assert as_user(other, "head", "-c", "1", d.output).returncode != 0
 
 
+def test_ctl_group_among_many_groups(ctx):
+    gid = 3999999  # a number: --ctl-group takes one, no group file entry needed
+    out = ctx.tmpdir()
+    os.chmod(out, 0o755)
+    d = ctx.daemon("--ctl-group", str(gid), output=os.path.join(out, "events.jsonl"))
+    many = list(range(3000000, 3001200))  # "Groups:" in /proc/PID/status runs to 9.6 KB
+
+    def status(groups):
+        return subprocess.run([ctx.execgate, "status", "-j", "-p", d.pin_path], user=65534, group=65534,
+                              extra_groups=groups, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    r = status(many + [gid])
+    assert r.returncode == 0 and json.loads(r.stdout)["pid"] == d.proc.pid, r.stdout
+    r = status(many)
+    assert r.returncode == 1 and "permission denied" in json.loads(r.stdout)["error"], r.stdout
+
+
 # ---- the output: disk full, rotation ------------------------------------------
 
 def test_disk_full_whole_lines_and_resume(ctx):

@@ -515,39 +515,34 @@ static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		serve_and_flush(c, events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR));
 }
 
-bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid)
+/*
+ * Root, or ctl_gid among the peer's groups: primary, or supplementary as
+ * the kernel recorded them when it connected (SO_PEERGROUPS, however many).
+ */
+static bool peer_is_admin(const struct ctl_server *s, int fd, const struct ucred *cr)
 {
-	char path[64], line[4096];
+	gid_t some[64], *groups = some;
+	socklen_t len = sizeof(some);
 	bool found = false;
-	FILE *f;
+	size_t i;
 
-	if (uid == 0)
+	if (cr->uid == 0)
 		return true;
 	if (s->ctl_gid == (gid_t)-1)
 		return false;
-	if (gid == s->ctl_gid)
+	if (cr->gid == s->ctl_gid)
 		return true;
-	/* supplementary groups, as the process has them now */
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		for (p = line + 7; *p; p = end) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (g == s->ctl_gid)
-				found = true;
-		}
-		break;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len)) {
+		/* ERANGE: len is what they need (NGROUPS_MAX of them at most) */
+		if (errno != ERANGE || !(groups = malloc(len)))
+			return false;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+			len = 0;
 	}
-	fclose(f);
+	for (i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = groups[i] == s->ctl_gid;
+	if (groups != some)
+		free(groups);
 	return found;
 }
 
@@ -613,7 +608,7 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			return;
 		}
 		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
-		    !room_for(s, &cr, (admin = ctl_server_is_admin(s, cr.pid, cr.uid, cr.gid)))) {
+		    !room_for(s, &cr, (admin = peer_is_admin(s, cfd, &cr)))) {
 			s->st.refused++;
 			close(cfd);
 			continue;

@@ -81,8 +81,6 @@ struct ctl_server_stats {
 	uint64_t no_fds;		/* accepting paused: the daemon was out of fds */
 };
 void ctl_server_stats(const struct ctl_server *s, struct ctl_server_stats *ret);
-/* Whether peer may run admin ops: root, or in ctl_gid (primary or supplementary). */
-bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid);
 
 const struct ctl_peer *ctl_peer(const struct ctl_conn *c);
 int ctl_conn_fd(const struct ctl_conn *c);
