@@ -24,6 +24,7 @@ import subprocess
 import termios
 import threading
 import time
+import urllib.request
 
 import eg
 from eg import token
@@ -235,6 +236,67 @@ def test_metrics_http_endpoint(ctx):
     assert value(fams, "execgate_metrics_http_rejected_total") >= 4 + 4
     assert value(fams, "execgate_metrics_http_requests_total") >= 3
     assert d.proc.poll() is None
+
+
+def nfds(pid):
+    return len(os.listdir("/proc/%d/fd" % pid))
+
+
+def scrape(port):
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=20) as r:
+        assert r.status == 200
+        return r.read().decode()
+
+
+def test_metrics_http_peers_that_hold_on_lock_nobody_out(ctx):
+    d, port = http_daemon(ctx)
+    base = nfds(d.proc.pid)
+    # every connection taken by peers that connect and send nothing ...
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+    wait(lambda: nfds(d.proc.pid) >= base + 16, what="the idle peers accepted")
+    for _ in range(3):
+        assert value(parse_prom(scrape(port)), "execgate_daemon_up") == 1
+    idle[0].settimeout(60)
+    assert idle[0].recv(100) == b"", "the oldest idle peer made room"
+    for s in idle:
+        s.close()
+    # ... or read their answer and do not close
+    held = []
+    for _ in range(16):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        s.settimeout(60)
+        while s.recv(65536):
+            pass
+        held.append(s)
+    for _ in range(3):
+        assert value(parse_prom(scrape(port)), "execgate_daemon_up") == 1
+    for s in held:
+        s.close()
+
+
+def test_out_of_fds_costs_nothing(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    d, port = http_daemon(ctx, "--cgroup", cg)  # nothing to trace: the daemon's CPU is the sockets'
+    limit = nfds(d.proc.pid) + 8
+    ctx.run(["prlimit", "--pid", str(d.proc.pid), "--nofile=%d:%d" % (limit, limit)])
+    # more peers than the daemon has fds for, on both sockets: the rest wait in the listen queues
+    peers = [ctl_socket(d) for _ in range(40)]
+    peers += [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]  # the queue holds 16
+    wait(lambda: nfds(d.proc.pid) >= limit, what="the daemon out of fds")
+    c0 = cpu_seconds(d.proc.pid)
+    time.sleep(2)
+    used = cpu_seconds(d.proc.pid) - c0
+    assert used < 0.5, "the daemon spun on a listening socket it has no fd to accept with: %.2fs in 2s" % used
+    for s in peers:
+        s.close()
+    # fds come back: both accept again
+    assert value(parse_prom(scrape(port)), "execgate_daemon_up") == 1
+    fams = parse_prom(metrics(ctx, d))
+    assert value(fams, "execgate_control_dropped_total", reason="no_fds") >= 1
+    err = d.err()
+    assert err.count("control socket: Too many open files") == 1, err
+    assert err.count("--metrics-listen: Too many open files") == 1, err
 
 
 def test_metrics_listen_addresses(ctx):
@@ -750,6 +812,168 @@ def test_ctl_one_user_cannot_take_every_connection(ctx):
     assert value(fams, "execgate_control_dropped_total", reason="too_many") >= 1500 - 320
 
 
+REQUESTS = r"""
+import socket, sys, threading
+path, n = sys.argv[1], int(sys.argv[2])
+blob = b'{"op":"whoami"}\n' * 16000
+
+
+def reader(s):
+    try:
+        while s.recv(1 << 20):
+            pass
+    except OSError:
+        pass
+
+
+def flood():
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(path)
+            threading.Thread(target=reader, args=(s,), daemon=True).start()
+            while True:
+                s.sendall(blob)
+        except OSError:
+            s.close()
+for _ in range(n):
+    threading.Thread(target=flood, daemon=True).start()
+print("flooding", flush=True)
+sys.stdin.read()
+"""
+
+
+def ask(d, line):
+    """One request on a connection of its own: (seconds to the answer, the answer)."""
+    t = time.monotonic()
+    s = ctl_socket(d)
+    s.sendall(line)
+    reply = s.makefile("rb").readline()
+    s.close()
+    return time.monotonic() - t, json.loads(reply)
+
+
+def test_ctl_request_flood_delays_nobody(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    # the smallest ring for the default argv cap: the tracer has no slack
+    d = ctx.daemon("--ringbuf-size", "128K", "--cgroup", cg)
+    p = subprocess.Popen(["runuser", "-u", "nobody", "--", "python3", "-c", REQUESTS,
+                          d.events()[0]["socket"], "16"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    line = p.stdout.readline()
+    assert line == b"flooding\n", (line, p.stderr.read(2000) if p.poll() is not None else "")
+    # thousands of pipelined requests a connection, from 16 of them, while execs come in bursts
+    tok = token()
+    burst = subprocess.Popen([ctx.helper("burst"), cg, "1500", tok], stdout=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (burst.poll() is None and burst.kill(), burst.wait()))
+    worst = 0
+    for op in (b"whoami", b"status", b"whoami", b"status", b"whoami"):
+        took, reply = ask(d, b'{"op":"%s"}\n' % op)
+        assert reply["ok"] is True, reply
+        worst = max(worst, took)
+    assert int(burst.communicate(timeout=120)[0]) == 1500
+    # the kernel's counters, from the pinned maps if the daemon does not answer in time
+    lost = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]["lost"]
+    p.stdin.close()
+    p.wait(30)
+    # another peer is answered at once, and the tracer keeps up
+    assert worst < 1.0, "a request waited %.2fs behind another peer's flood" % worst
+    assert lost == 0, "records lost during the flood: %s" % lost
+    wait(lambda: len(recs(d, tok)) == 1500, what="every exec of the burst written")
+
+
+def cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_ctl_half_closed_peer_costs_nothing(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg)  # nothing to trace: the daemon's CPU is the socket's
+    # replies we do not read, until the daemon holds some it cannot send
+    s = ctl_socket(d)
+    queued = -1
+    while True:
+        s.sendall(b'{"op":"whoami"}\n' * 100)
+        time.sleep(0.05)
+        q = struct.unpack("i", fcntl.ioctl(s, termios.FIONREAD, b"\0" * 4))[0]
+        if q == queued:
+            break
+        queued = q
+    # a bad request: the daemon answers it, then closes; we half-close and wait
+    s.sendall(b"garbage\n")
+    s.shutdown(socket.SHUT_WR)
+    c0 = cpu_seconds(d.proc.pid)
+    time.sleep(2)
+    used = cpu_seconds(d.proc.pid) - c0
+    assert used < 0.5, "the daemon spun on a half-closed peer: %.2fs of CPU in 2s" % used
+    lines = read_all(s).split(b"\n")
+    s.close()
+    assert lines[-1] == b"" and json.loads(lines[-2])["ok"] is False, lines[-2:]
+    assert all(json.loads(l)["ok"] for l in lines[:-2]), "every whoami answered"
+    # the same from a peer that stops reading and half-closes before its requests are read
+    s = ctl_socket(d)
+    s.setblocking(False)
+    try:
+        while True:
+            s.send(b'{"op":"whoami"}\n' * 100)
+    except BlockingIOError:
+        pass
+    s.shutdown(socket.SHUT_WR)
+    c0 = cpu_seconds(d.proc.pid)
+    time.sleep(2)
+    used = cpu_seconds(d.proc.pid) - c0
+    s.close()
+    assert used < 0.5, "the daemon spun on a half-closed peer: %.2fs of CPU in 2s" % used
+
+
+def test_ctl_answers_a_peer_that_half_closed(ctx):
+    d = ctx.daemon()
+    # printf '{"op":"whoami"}\n' | socat - UNIX-CONNECT:...: the request, then the end of it
+    for n in (1, 1, 1, 100, 100):
+        s = ctl_socket(d)
+        s.sendall(b'{"op":"whoami"}\n' * n)
+        s.shutdown(socket.SHUT_WR)
+        lines = read_all(s).split(b"\n")
+        s.close()
+        assert len(lines) == n + 1 and all(json.loads(l)["ok"] for l in lines[:-1]), (n, lines[-3:])
+
+
+def test_ctl_fds_go_with_their_request(ctx):
+    d = ctx.daemon()
+    run = json.dumps({"op": "run", "argv": ["/bin/true"], "background": False, "cwd": "/tmp",
+                      "environ": ["PATH=/usr/bin:/bin"]}).encode() + b"\n"
+    null = os.open("/dev/null", os.O_RDWR)
+    fds = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("3i", null, null, null))]
+    try:
+        for i in range(10):
+            # a request, then one that carries fds: one read may bring both
+            s = ctl_socket(d)
+            s.sendmsg([b'{"op":"whoami"}\n'])
+            s.sendmsg([run], fds)
+            f = s.makefile("rb")
+            first, second = json.loads(f.readline()), json.loads(f.readline())
+            assert first["ok"] is True, first
+            assert second["ok"] is True, (i, second)
+            exit_ = json.loads(f.readline())
+            assert exit_["event"] == "exit" and exit_["exit_code"] == 0, exit_
+            f.close()
+            s.close()
+        # and fds that came with a request are not the next one's
+        s = ctl_socket(d)
+        s.sendmsg([b'{"op":"whoami"}\n'], fds)
+        s.sendmsg([run])
+        f = s.makefile("rb")
+        first, second = json.loads(f.readline()), json.loads(f.readline())
+        assert first["ok"] is True and second["ok"] is False and "SCM_RIGHTS" in second["error"], second
+        f.close()
+        s.close()
+    finally:
+        os.close(null)
+
+
 def test_ctl_group_members_only(ctx):
     if not (shutil.which("groupadd") and shutil.which("useradd") and shutil.which("runuser")):
         raise eg.Skip("groupadd, useradd or runuser missing")
@@ -783,6 +1007,22 @@ def test_ctl_group_members_only(ctx):
     assert st.st_gid == gid and stat.S_IMODE(st.st_mode) == 0o640, (st.st_gid, oct(st.st_mode))
     assert as_user(member, "head", "-c", "1", d.output).returncode == 0
     assert as_user(other, "head", "-c", "1", d.output).returncode != 0
+
+
+def test_ctl_group_among_many_groups(ctx):
+    gid = 3999999  # a number: --ctl-group takes one, no group file entry needed
+    out = ctx.tmpdir()
+    os.chmod(out, 0o755)
+    d = ctx.daemon("--ctl-group", str(gid), output=os.path.join(out, "events.jsonl"))
+    many = list(range(3000000, 3001200))  # "Groups:" in /proc/PID/status runs to 9.6 KB
+
+    def status(groups):
+        return subprocess.run([ctx.execgate, "status", "-j", "-p", d.pin_path], user=65534, group=65534,
+                              extra_groups=groups, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    r = status(many + [gid])
+    assert r.returncode == 0 and json.loads(r.stdout)["pid"] == d.proc.pid, r.stdout
+    r = status(many)
+    assert r.returncode == 1 and "permission denied" in json.loads(r.stdout)["error"], r.stdout
 
 
 # ---- the output: disk full, rotation ------------------------------------------

@@ -15,9 +15,26 @@
 #include "ctl/server.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
+#include "util/log.h"
 
-#define READ_CHUNK	65536
-#define READS_PER_WAKEUP 4
+#define READ_CHUNK		65536
+#define READS_PER_WAKEUP	4
+/*
+ * A connection is served this many requests a round: the loop that answers
+ * them also drains the ring buffer and answers seccomp notifications, and
+ * a 64 KiB read holds thousands of small requests.
+ */
+#define REQUESTS_PER_WAKEUP	32
+/*
+ * Connections with requests left over are served this many a round, so a
+ * round stays short however many wait; a peer that just sent a request
+ * is served in the round its request arrives.
+ */
+#define READY_PER_ROUND		8
+/* Out of fds: how long the listening socket is left alone before accepting again. */
+#define ACCEPT_PAUSE_MS		100
+/* Replies the peer has not read yet, past which its requests wait. */
+#define OUT_PAUSE		65536
 
 struct handler {
 	char op[CTL_MAX_OP + 1];
@@ -26,24 +43,37 @@ struct handler {
 	void *arg;
 };
 
+struct ctl_fd {
+	int fd;
+	uint64_t at;			/* the stream offset of the last byte read with it */
+};
+
 struct ctl_conn {
 	struct ctl_server *s;
 	int fd;
 	struct eg_watch *w;
+	uint32_t events;		/* what the watch waits for now */
 	struct sbuf in;
+	size_t in_off;			/* in.data[0..in_off) is answered */
+	uint64_t in_pos;		/* the stream offset of in.data[0] */
+	uint64_t line_end;		/* ... of the '\n' of the request being dispatched */
 	struct sbuf out;
 	size_t out_off;
 	uint64_t deadline;
 	struct ctl_peer peer;
-	int fds[CTL_MAX_FDS * 4];
+	struct ctl_fd fds[CTL_MAX_FDS * 4];
 	int nfds;
 	bool held;
 	bool closing;			/* flush what is queued, then close */
 	bool dead;
+	bool ready;			/* on the ready queue: requests read and waiting */
+	bool paused;			/* requests wait until the peer reads its replies */
 	int in_dispatch;
 	void (*on_close)(struct ctl_conn *c, void *arg);
 	void *close_arg;
 	struct ctl_conn *prev, *next;
+	struct ctl_conn *rnext;		/* the ready queue */
+	uint64_t queued;		/* the round it was put on it */
 };
 
 struct ctl_server {
@@ -51,13 +81,49 @@ struct ctl_server {
 	int fd;
 	char path[108];
 	gid_t ctl_gid;
-	struct eg_watch *w, *tick;
+	struct eg_watch *w, *tick, *resume;
+	bool warned_fds;
 	struct handler *h;
 	size_t nh;
 	struct ctl_conn *conns;
 	unsigned int nconns;
+	struct ctl_conn *ready, **ready_tail;	/* served in turn, after the loop's events */
+	uint64_t round;				/* serve_ready() calls */
 	struct ctl_server_stats st;
 };
+
+static void serve_ready(void *arg);
+
+static void ready_add(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->s;
+
+	if (c->ready)
+		return;
+	c->ready = true;
+	c->rnext = NULL;
+	c->queued = s->round;
+	if (!s->ready)
+		s->ready_tail = &s->ready;
+	*s->ready_tail = c;
+	s->ready_tail = &c->rnext;
+	loop_set_pending(s->loop, serve_ready, s);
+}
+
+static void ready_del(struct ctl_conn *c)
+{
+	struct ctl_server *s = c->s;
+	struct ctl_conn **pp;
+
+	if (!c->ready)
+		return;
+	for (pp = &s->ready; *pp != c; pp = &(*pp)->rnext)
+		;
+	*pp = c->rnext;
+	if (s->ready_tail == &c->rnext)
+		s->ready_tail = pp;
+	c->ready = false;
+}
 
 static void conn_free(struct ctl_conn *c)
 {
@@ -73,10 +139,11 @@ static void conn_free(struct ctl_conn *c)
 		c->on_close = NULL;
 		fn(c, c->close_arg);
 	}
+	ready_del(c);
 	loop_del(c->w);
 	close(c->fd);
 	for (i = 0; i < c->nfds; i++)
-		close(c->fds[i]);
+		close(c->fds[i].fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -99,15 +166,28 @@ void ctl_close(struct ctl_conn *c)
 	}
 }
 
+/* Replies the peer does not read hold up its next requests (and our memory). */
+static bool backed_up(const struct ctl_conn *c)
+{
+	return c->out.len - c->out_off > OUT_PAUSE;
+}
+
 static void update_events(struct ctl_conn *c)
 {
-	uint32_t ev = EPOLLIN | EPOLLRDHUP;
+	uint32_t ev = 0;
 
 	if (c->out.len > c->out_off)
 		ev |= EPOLLOUT;
-	if (c->closing)
-		ev &= ~EPOLLIN;
-	loop_mod_fd(c->w, ev);
+	/*
+	 * Read only what can be answered now. EPOLLRDHUP goes with EPOLLIN:
+	 * it is level triggered, and a peer that half-closed would wake us
+	 * at once, again and again, for nothing to do (EPOLLHUP and EPOLLERR
+	 * are reported anyway).
+	 */
+	if (!c->closing && !c->ready && !backed_up(c))
+		ev |= EPOLLIN | EPOLLRDHUP;
+	if (ev != c->events && !loop_mod_fd(c->w, ev))
+		c->events = ev;
 }
 
 /* Writes what it can without blocking; drops the connection on error. */
@@ -134,6 +214,15 @@ static void flush_out(struct ctl_conn *c)
 			conn_free(c);
 			return;
 		}
+	} else if (c->out_off >= OUT_PAUSE) {
+		/* a peer that reads slowly but never all: keep only what is unsent */
+		memmove(c->out.data, c->out.data + c->out_off, c->out.len - c->out_off);
+		c->out.len -= c->out_off;
+		c->out_off = 0;
+	}
+	if (c->paused && !backed_up(c)) {
+		c->paused = false;
+		ready_add(c);
 	}
 	update_events(c);
 }
@@ -196,10 +285,11 @@ int ctl_take_fd(struct ctl_conn *c)
 {
 	int fd;
 
-	if (!c->nfds)
+	/* those read with a later request are that request's */
+	if (!c->nfds || c->fds[0].at > c->line_end)
 		return -1;
-	fd = c->fds[0];
-	memmove(c->fds, c->fds + 1, (--c->nfds) * sizeof(int));
+	fd = c->fds[0].fd;
+	memmove(c->fds, c->fds + 1, (--c->nfds) * sizeof(c->fds[0]));
 	return fd;
 }
 
@@ -226,8 +316,8 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	char err[256];
 	json_t *req;
 	const char *op;
-	size_t i;
-	int rc;
+	size_t i, queued;
+	int fd, rc;
 
 	req = ctl_parse_request(line, len, err, sizeof(err));
 	if (!req) {
@@ -243,19 +333,27 @@ static void dispatch(struct ctl_conn *c, const char *line, size_t len)
 	} else if (s->h[i].access == CTL_ADMIN && !c->peer.admin) {
 		ctl_reply_err(c, "%s: permission denied: root or the daemon's --ctl-group only", op);
 	} else {
+		/* replies to earlier requests may still wait in c->out */
+		queued = c->out.len;
 		rc = s->h[i].fn(c, req, s->h[i].arg);
-		if (rc < 0 && !c->dead && c->out.len == c->out_off)
+		if (rc < 0 && !c->dead && c->out.len == queued)
 			ctl_reply_err(c, "%s failed: %s", op, strerror(-rc));
 	}
 	json_decref(req);
 	/* fds the handler did not take are not carried to the next request */
-	while (!c->dead && c->nfds)
-		close(ctl_take_fd(c));
+	while (!c->dead && (fd = ctl_take_fd(c)) >= 0)
+		close(fd);
 	if (!c->dead)
 		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
 }
 
-static void take_fds(struct ctl_conn *c, struct msghdr *mh)
+/*
+ * Without SO_PASSCRED, one read may join the data of several sends, but
+ * it ends with the first one that carries fds (unix_stream_read_generic()
+ * stops after it): fds belong to the request whose line holds the last
+ * byte of the read that brought them, not its first.
+ */
+static void take_fds(struct ctl_conn *c, struct msghdr *mh, uint64_t at)
 {
 	struct cmsghdr *cm;
 
@@ -267,113 +365,184 @@ static void take_fds(struct ctl_conn *c, struct msghdr *mh)
 		fds = (int *)CMSG_DATA(cm);
 		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
 		for (i = 0; i < n; i++) {
-			if (c->nfds < (int)(sizeof(c->fds) / sizeof(c->fds[0])))
-				c->fds[c->nfds++] = fds[i];
-			else
+			if (c->nfds < (int)(sizeof(c->fds) / sizeof(c->fds[0]))) {
+				c->fds[c->nfds].fd = fds[i];
+				c->fds[c->nfds++].at = at;
+			} else {
 				close(fds[i]);
+			}
 		}
 	}
 }
 
-static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
+/* One read; false when there is nothing more to read now, or c is closing or gone. */
+static bool read_more(struct ctl_conn *c)
 {
-	struct ctl_conn *c = arg;
 	char cbuf[CMSG_SPACE(CTL_MAX_FDS * sizeof(int))];
-	int reads;
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			     .msg_controllen = sizeof(cbuf) };
+	ssize_t n;
 
-	(void)w;
-	c->in_dispatch++;
-	if (events & EPOLLOUT)
-		flush_out(c);
-	for (reads = 0; !c->dead && !c->closing && (events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP)) &&
-		       reads < READS_PER_WAKEUP; reads++) {
-		struct iovec iov;
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-				     .msg_controllen = sizeof(cbuf) };
-		char *nl;
-		ssize_t n;
-		size_t start;
+	if (c->in_off) {
+		memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
+		c->in.len -= c->in_off;
+		c->in_pos += c->in_off;
+		c->in_off = 0;
+	}
+	if (sbuf_reserve(&c->in, READ_CHUNK)) {
+		conn_free(c);
+		return false;
+	}
+	iov.iov_base = c->in.data + c->in.len;
+	iov.iov_len = READ_CHUNK;
+	n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return false;
+	if (n < 0 || (n == 0 && c->held)) {
+		/* the peer is gone (a held conn tells its owner) */
+		conn_free(c);
+		return false;
+	}
+	if (n == 0) {
+		/* the peer has sent all it will: answer what it asked, then close */
+		c->closing = true;
+		return false;
+	}
+	take_fds(c, &mh, c->in_pos + c->in.len + n - 1);
+	c->in.len += n;
+	return true;
+}
 
-		if (sbuf_reserve(&c->in, READ_CHUNK)) {
-			conn_free(c);
-			break;
-		}
-		iov.iov_base = c->in.data + c->in.len;
-		iov.iov_len = READ_CHUNK;
-		n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n <= 0) {
-			/* EOF or error: the peer is gone (a held conn tells its owner) */
-			conn_free(c);
-			break;
-		}
-		take_fds(c, &mh);
-		start = c->in.len;
-		c->in.len += n;
-		/* every complete line is a request */
-		while (!c->dead && !c->closing &&
-		       (nl = memchr(c->in.data + start, '\n', c->in.len - start))) {
-			size_t len = nl - c->in.data;
+/*
+ * Answers at most REQUESTS_PER_WAKEUP requests, reads more (if readable)
+ * only when all that was read is answered, and none while the replies wait
+ * for the peer. Returns true when requests are left for a later round.
+ */
+static bool serve(struct ctl_conn *c, bool readable)
+{
+	int budget = REQUESTS_PER_WAKEUP, reads = 0;
 
-			dispatch(c, c->in.data, len);
-			if (c->dead)
-				break;
-			memmove(c->in.data, nl + 1, c->in.len - len - 1);
-			c->in.len -= len + 1;
-			start = 0;
-		}
-		if (!c->dead && c->in.len > CTL_MAX_REQUEST) {
+	while (!c->dead && !c->closing && !backed_up(c)) {
+		size_t avail = c->in.len - c->in_off;
+		char *line = avail ? c->in.data + c->in_off : NULL;
+		char *nl = avail ? memchr(line, '\n', avail) : NULL;
+		size_t len = nl ? (size_t)(nl - line) : avail;
+
+		if (len > CTL_MAX_REQUEST) {
 			char msg[96];
 
 			snprintf(msg, sizeof(msg), "request too large (more than %u bytes)", CTL_MAX_REQUEST);
 			c->s->st.too_large++;
 			sbuf_reset(&c->in);
+			c->in_off = 0;
 			reject(c, msg);
+			break;
 		}
+		if (nl) {
+			if (!budget)
+				return true;
+			budget--;
+			c->line_end = c->in_pos + c->in_off + len;
+			dispatch(c, line, len);
+			if (!c->dead)
+				c->in_off += len + 1;
+			continue;
+		}
+		if (!readable || reads++ == READS_PER_WAKEUP || !read_more(c))
+			break;
 	}
+	if (!c->dead && !c->closing && backed_up(c))
+		c->paused = true;
+	return false;
+}
+
+static void serve_and_flush(struct ctl_conn *c, bool readable)
+{
+	bool more;
+
+	c->in_dispatch++;
+	more = serve(c, readable);
 	c->in_dispatch--;
 	if (c->dead) {
 		if (!c->in_dispatch)
 			free(c);
 		return;
 	}
+	if (more)
+		ready_add(c);
 	flush_out(c);
 }
 
-bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid)
+/* Connections with requests left over: each is served in turn, one batch a round. */
+static void serve_ready(void *arg)
 {
-	char path[64], line[4096];
-	bool found = false;
-	FILE *f;
+	struct ctl_server *s = arg;
+	unsigned int n = READY_PER_ROUND;
+	struct ctl_conn *c;
 
-	if (uid == 0)
+	/*
+	 * One batch a connection a round: those queued since the last call
+	 * (served in this round's events, or put back just now) wait.
+	 */
+	while (n-- && (c = s->ready) && c->queued != s->round) {
+		ready_del(c);
+		serve_and_flush(c, false);
+	}
+	s->round++;
+	if (s->ready)
+		loop_set_pending(s->loop, serve_ready, s);
+}
+
+static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct ctl_conn *c = arg;
+
+	(void)w;
+	(void)fd;
+	if (events & EPOLLOUT) {
+		c->in_dispatch++;
+		flush_out(c);
+		c->in_dispatch--;
+		if (c->dead) {
+			if (!c->in_dispatch)
+				free(c);
+			return;
+		}
+	}
+	/* one on the ready queue is served from there */
+	if (!c->ready)
+		serve_and_flush(c, events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR));
+}
+
+/*
+ * Root, or ctl_gid among the peer's groups: primary, or supplementary as
+ * the kernel recorded them when it connected (SO_PEERGROUPS, however many).
+ */
+static bool peer_is_admin(const struct ctl_server *s, int fd, const struct ucred *cr)
+{
+	gid_t some[64], *groups = some;
+	socklen_t len = sizeof(some);
+	bool found = false;
+	size_t i;
+
+	if (cr->uid == 0)
 		return true;
 	if (s->ctl_gid == (gid_t)-1)
 		return false;
-	if (gid == s->ctl_gid)
+	if (cr->gid == s->ctl_gid)
 		return true;
-	/* supplementary groups, as the process has them now */
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *end;
-
-		if (strncmp(line, "Groups:", 7))
-			continue;
-		for (p = line + 7; *p; p = end) {
-			unsigned long g = strtoul(p, &end, 10);
-
-			if (end == p)
-				break;
-			if (g == s->ctl_gid)
-				found = true;
-		}
-		break;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len)) {
+		/* ERANGE: len is what they need (NGROUPS_MAX of them at most) */
+		if (errno != ERANGE || !(groups = malloc(len)))
+			return false;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+			len = 0;
 	}
-	fclose(f);
+	for (i = 0; i < len / sizeof(gid_t) && !found; i++)
+		found = groups[i] == s->ctl_gid;
+	if (groups != some)
+		free(groups);
 	return found;
 }
 
@@ -393,6 +562,32 @@ static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool ad
 	return true;
 }
 
+/*
+ * Out of fds, the listening socket stays readable and epoll would report
+ * it at once, round after round: leave it alone for a while (peers wait
+ * in the listen queue) and say so once.
+ */
+static void pause_accept(struct ctl_server *s)
+{
+	s->st.no_fds++;
+	if (!s->warned_fds) {
+		p_warn("control socket: %s; accepting again every %d ms until fds are closed "
+		       "(raise RLIMIT_NOFILE, LimitNOFILE= in the unit)", strerror(errno), ACCEPT_PAUSE_MS);
+		s->warned_fds = true;
+	}
+	if (!loop_mod_fd(s->w, 0))
+		loop_timer_set(s->resume, ACCEPT_PAUSE_MS, 0);
+}
+
+static void on_resume(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct ctl_server *s = arg;
+
+	(void)w;
+	(void)n;
+	loop_mod_fd(s->w, EPOLLIN);
+}
+
 static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct ctl_server *s = arg;
@@ -407,10 +602,13 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		bool admin = false;
 		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				pause_accept(s);
 			return;
+		}
 		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
-		    !room_for(s, &cr, (admin = ctl_server_is_admin(s, cr.pid, cr.uid, cr.gid)))) {
+		    !room_for(s, &cr, (admin = peer_is_admin(s, cfd, &cr)))) {
 			s->st.refused++;
 			close(cfd);
 			continue;
@@ -428,7 +626,8 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		c->peer.gid = cr.gid;
 		c->peer.admin = admin;
 		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
-		if (loop_add_fd(s->loop, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c, &c->w)) {
+		c->events = EPOLLIN | EPOLLRDHUP;
+		if (loop_add_fd(s->loop, cfd, c->events, on_conn, c, &c->w)) {
 			close(cfd);
 			free(c);
 			continue;
@@ -498,12 +697,15 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int ad
 	err = loop_add_fd(loop, s->fd, EPOLLIN, on_listen, s, &s->w);
 	if (!err)
 		err = loop_add_timer(loop, 1000, 1000, on_tick, s, &s->tick);
+	if (!err)
+		err = loop_add_timer(loop, 0, 0, on_resume, s, &s->resume);
 	if (err)
 		goto fail;
 	*ret = s;
 	return 0;
 fail:
 	loop_del(s->w);
+	loop_del(s->tick);
 	close(s->fd);
 	unlink(path);
 	free(s);
@@ -516,8 +718,10 @@ void ctl_server_free(struct ctl_server *s)
 		return;
 	while (s->conns)
 		conn_free(s->conns);
+	loop_cancel_pending(s->loop, serve_ready, s);
 	loop_del(s->w);
 	loop_del(s->tick);
+	loop_del(s->resume);
 	close(s->fd);
 	unlink(s->path);
 	free(s->h);

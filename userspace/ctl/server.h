@@ -15,7 +15,9 @@
  * for root and --ctl-group, and at most CTL_MAX_CONNS_PER_UID for any
  * other user (more than the sessions one user may hold open); at most
  * CTL_MAX_FDS fds per message.
- * Reading is bounded per wakeup, so no peer delays another.
+ * A connection is served a bounded batch of requests a round of the loop,
+ * and is not read while its replies wait for the peer, so no peer delays
+ * another, the tracer or the output.
  */
 #ifndef EG_CTL_SERVER_H
 #define EG_CTL_SERVER_H
@@ -76,10 +78,9 @@ struct ctl_server_stats {
 	uint64_t too_large;		/* a request line past CTL_MAX_REQUEST */
 	uint64_t bad_request;		/* not a JSON request object */
 	uint64_t slow_reader;		/* replies unread past CTL_MAX_OUTPUT */
+	uint64_t no_fds;		/* accepting paused: the daemon was out of fds */
 };
 void ctl_server_stats(const struct ctl_server *s, struct ctl_server_stats *ret);
-/* Whether peer may run admin ops: root, or in ctl_gid (primary or supplementary). */
-bool ctl_server_is_admin(const struct ctl_server *s, pid_t pid, uid_t uid, gid_t gid);
 
 const struct ctl_peer *ctl_peer(const struct ctl_conn *c);
 int ctl_conn_fd(const struct ctl_conn *c);

@@ -10,7 +10,11 @@
 #include <unistd.h>
 #include "daemon/httpd.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/prom.h"
+
+/* Out of fds: how long the listening socket is left alone before accepting again. */
+#define ACCEPT_PAUSE_MS		100
 
 struct hconn {
 	struct eg_httpd *h;
@@ -30,7 +34,8 @@ struct hconn {
 struct eg_httpd {
 	struct eg_loop *loop;
 	int fd;
-	struct eg_watch *w, *tick;
+	struct eg_watch *w, *tick, *resume;
+	bool warned_fds;
 	httpd_render_fn render;
 	void *arg;
 	struct hconn *conns;
@@ -295,6 +300,50 @@ static void on_conn(struct eg_watch *w, int fd, uint32_t events, void *arg)
 	}
 }
 
+/* Out of fds: the listening socket stays readable; leave it alone for a while. */
+static void pause_accept(struct eg_httpd *h)
+{
+	if (!h->warned_fds) {
+		p_warn("--metrics-listen: %s; accepting again every %d ms until fds are closed "
+		       "(raise RLIMIT_NOFILE, LimitNOFILE= in the unit)", strerror(errno), ACCEPT_PAUSE_MS);
+		h->warned_fds = true;
+	}
+	if (!loop_mod_fd(h->w, 0))
+		loop_timer_set(h->resume, ACCEPT_PAUSE_MS, 0);
+}
+
+static void on_resume(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct eg_httpd *h = arg;
+
+	(void)w;
+	(void)n;
+	loop_mod_fd(h->w, EPOLLIN);
+}
+
+/*
+ * Full: the oldest connection that has not sent its request, or whose
+ * answer is all sent, makes room (a peer that connects and waits, or does
+ * not close, does not lock the scrapes out); one still being sent its
+ * answer is kept.
+ */
+static bool make_room(struct eg_httpd *h)
+{
+	struct hconn *c, *victim = NULL;
+
+	if (h->nconns < HTTPD_MAX_CONNS)
+		return true;
+	for (c = h->conns; c; c = c->next)	/* the newest first */
+		if (!c->replied || c->draining)
+			victim = c;
+	if (!victim)
+		return false;
+	if (!victim->replied)
+		h->rejected++;
+	conn_close(victim);
+	return true;
+}
+
 static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct eg_httpd *h = arg;
@@ -306,9 +355,12 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		struct hconn *c;
 		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				pause_accept(h);
 			return;
-		if (h->nconns >= HTTPD_MAX_CONNS || !(c = calloc(1, sizeof(*c)))) {
+		}
+		if (!make_room(h) || !(c = calloc(1, sizeof(*c)))) {
 			h->rejected++;
 			close(cfd);
 			continue;
@@ -374,12 +426,15 @@ int httpd_new(struct eg_loop *loop, const struct httpd_addr *a, httpd_render_fn 
 	err = loop_add_fd(loop, h->fd, EPOLLIN, on_listen, h, &h->w);
 	if (!err)
 		err = loop_add_timer(loop, 1000, 1000, on_tick, h, &h->tick);
+	if (!err)
+		err = loop_add_timer(loop, 0, 0, on_resume, h, &h->resume);
 	if (err)
 		goto fail;
 	*ret = h;
 	return 0;
 fail:
 	loop_del(h->w);
+	loop_del(h->tick);
 	close(h->fd);
 	free(h);
 	return err;
@@ -393,6 +448,7 @@ void httpd_free(struct eg_httpd *h)
 		conn_close(h->conns);
 	loop_del(h->w);
 	loop_del(h->tick);
+	loop_del(h->resume);
 	close(h->fd);
 	free(h);
 }

@@ -5,7 +5,8 @@
  * and nothing else, one request per connection, then closes. A peer is
  * bounded like a control socket peer: HTTPD_MAX_REQUEST bytes of request
  * head, HTTPD_TIMEOUT_MS to send it and read the answer, HTTPD_MAX_CONNS
- * connections at a time; no peer delays another or the tracer.
+ * connections at a time (a new one evicts the oldest that is idle); no
+ * peer delays another or the tracer.
  */
 #ifndef EG_HTTPD_H
 #define EG_HTTPD_H

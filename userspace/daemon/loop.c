@@ -33,8 +33,11 @@ struct eg_loop {
 	unsigned int live;
 	unsigned int urgent;		/* live urgent watches */
 	struct eg_watch *dead;		/* freed after the current dispatch */
-	void (*pending)(void *arg);	/* leftover work: runs after the next round */
-	void *pending_arg;
+	struct pending {		/* leftover work: runs after the next round */
+		void (*fn)(void *arg);
+		void *arg;
+	} pending[LOOP_MAX_PENDING];
+	unsigned int npending;
 };
 
 #define MAX_EVENTS 64
@@ -245,10 +248,32 @@ bool loop_has_urgent(const struct eg_loop *l)
 	return l->urgent != 0;
 }
 
-void loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg)
+int loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg)
 {
-	l->pending = fn;
-	l->pending_arg = arg;
+	unsigned int i;
+
+	for (i = 0; i < l->npending; i++)
+		if (l->pending[i].fn == fn && l->pending[i].arg == arg)
+			return 0;
+	if (l->npending == LOOP_MAX_PENDING)
+		return -ENOSPC;
+	l->pending[l->npending].fn = fn;
+	l->pending[l->npending].arg = arg;
+	l->npending++;
+	return 0;
+}
+
+void loop_cancel_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->npending; i++) {
+		if (l->pending[i].fn == fn && l->pending[i].arg == arg) {
+			l->npending--;
+			memmove(&l->pending[i], &l->pending[i + 1], (l->npending - i) * sizeof(l->pending[0]));
+			return;
+		}
+	}
 }
 
 int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *arg)
@@ -259,7 +284,7 @@ int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *
 	while (!l->stop) {
 		unsigned int urgent = 0;
 
-		n = epoll_wait(l->epfd, evs, MAX_EVENTS, l->pending ? 0 : max_wait_ms);
+		n = epoll_wait(l->epfd, evs, MAX_EVENTS, l->npending ? 0 : max_wait_ms);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -279,7 +304,7 @@ int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *
 		 * The process just answered was woken on this CPU: let it run
 		 * now rather than after the rest of the round.
 		 */
-		if (urgent && (urgent < (unsigned int)n || l->pending))
+		if (urgent && (urgent < (unsigned int)n || l->npending))
 			sched_yield();
 		for (i = 0; i < n; i++) {
 			struct eg_watch *w = evs[i].data.ptr;
@@ -289,11 +314,15 @@ int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *
 		}
 		l->dispatching = false;
 		reap(l);
-		if (l->pending) {
-			void (*fn)(void *) = l->pending;
+		if (l->npending) {
+			/* those set again while they run wait for the next round */
+			struct pending run[LOOP_MAX_PENDING];
+			unsigned int k = l->npending;
 
-			l->pending = NULL;
-			fn(l->pending_arg);
+			memcpy(run, l->pending, k * sizeof(run[0]));
+			l->npending = 0;
+			for (i = 0; i < (int)k; i++)
+				run[i].fn(run[i].arg);
 		}
 		if (idle)
 			idle(arg);

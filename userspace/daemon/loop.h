@@ -54,10 +54,15 @@ bool loop_has_urgent(const struct eg_loop *l);
 
 /*
  * Work left over that should not hold up the next events: fn(arg) runs
- * after the next round's events, and that round does not wait. One at a
- * time; fn may set it again to go on.
+ * after the next round's events, and that round does not wait. Setting
+ * the same fn and arg again is a no-op; fn may set it again to go on. At
+ * most LOOP_MAX_PENDING at a time (-ENOSPC): one per module that yields
+ * (the ring buffer's drain, the control server's queued requests).
  */
-void loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg);
+#define LOOP_MAX_PENDING 4
+int loop_set_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg);
+/* Forgets fn(arg) if it is set (its owner is going away). */
+void loop_cancel_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg);
 
 /* Stops watching; a timer's timerfd is closed. Safe inside callbacks; NULL is fine. */
 void loop_del(struct eg_watch *w);

@@ -152,6 +152,7 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_control_dropped_total", "reason", "too_large", NULL, NULL, m->ctl.too_large);
 	prom_u64_l(b, "execgate_control_dropped_total", "reason", "bad_request", NULL, NULL, m->ctl.bad_request);
 	prom_u64_l(b, "execgate_control_dropped_total", "reason", "slow_reader", NULL, NULL, m->ctl.slow_reader);
+	prom_u64_l(b, "execgate_control_dropped_total", "reason", "no_fds", NULL, NULL, m->ctl.no_fds);
 	one(b, "execgate_metrics_http_requests_total", C, "Requests served on --metrics-listen.",
 	    m->http_requests);
 	one(b, "execgate_metrics_http_rejected_total", C,
