@@ -10,6 +10,7 @@ sessions with a laxer policy, restricted sessions through every way a
 shell or a program can spawn, self-approval, a dead daemon."""
 import json
 import os
+import shlex
 import signal
 import shutil
 import socket
@@ -726,6 +727,102 @@ def test_policy_from_a_pipe_stalls_nobody(ctx):
 
 
 # ---- stacking ---------------------------------------------------------------------
+
+# Run inside a session: asks the daemon through a connection whose connecting
+# process is gone (mode "reaped": exited and reaped; "zombie": exited, not
+# reaped yet) or still there ("direct"), and prints the reply.
+PEER_LEFT = r"""
+import json, os, socket, sys
+sock, mode, req = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if req.get("id") == "PENDING":
+    # the pending approval's id (listing is not answering)
+    while True:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock)
+        s.sendall(b'{"op":"approvals"}\n')
+        a = json.loads(s.makefile().readline())["approvals"]
+        s.close()
+        if a:
+            req["id"] = a[0]["approval_id"]
+            break
+go_r, go_w = os.pipe()
+res_r, res_w = os.pipe()
+a = os.fork()
+if a == 0:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)                     # SO_PEERCRED and SO_PEERPIDFD: this process
+    if mode != "direct" and os.fork() == 0:
+        os.close(go_w)
+        os.read(go_r, 1)                # EOF: the connecting process has exited
+    elif mode != "direct":
+        os._exit(0)
+    s.sendall(json.dumps(req).encode() + b"\n")
+    os.write(res_w, s.makefile().readline().encode())
+    os._exit(0)
+os.close(go_r)
+os.close(res_w)
+if mode == "reaped":
+    os.waitpid(a, 0)
+elif mode == "zombie":
+    os.waitid(os.P_PID, a, os.WEXITED | os.WNOWAIT)
+os.close(go_w)
+print(mode, os.read(res_r, 65536).decode().strip(), flush=True)
+if mode != "reaped":
+    os.waitpid(a, 0)
+"""
+
+
+def peer_left(ctx, d, mode, req, *opts, user=None, pre=""):
+    """The reply to req sent from inside a session (python3 its command, or
+    a shell's after pre) over the connection of a process that left."""
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    helper = os.path.join(tmp, "peer.py")
+    with open(helper, "w") as f:
+        f.write(PEER_LEFT)
+    os.chmod(helper, 0o644)
+    sock = json.loads(open(d.output).readline())["socket"]
+    cmd = ["python3", helper, sock, mode, json.dumps(req)]
+    if pre:
+        cmd = ["sh", "-c", pre + " exec " + " ".join(shlex.quote(a) for a in cmd)]
+    r = session(ctx, d, cmd, *opts, user=user)
+    line = [l for l in r.stdout.decode().splitlines() if l.startswith(mode + " ")]
+    assert line, (r.returncode, r.stdout, r.stderr)
+    return json.loads(line[-1].split(" ", 1)[1])
+
+
+def test_a_peer_that_left_is_still_in_its_session(ctx):
+    """A session process connects, forks and exits; its child asks. The
+    daemon must not take the gone (or reused) pid for a process outside
+    every session: it asks the socket for its peer's pidfd, and refuses
+    what it cannot place."""
+    d = daemon(ctx, POLICY, "--state-dir", ctx.tmpdir())
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o777)
+    out = os.path.join(tmp, "escaped")
+    run = {"op": "run", "argv": ["/bin/sh", "-c", "id > %s" % out], "background": True, "cwd": "/"}
+    for mode in ("reaped", "zombie", "direct"):
+        reply = peer_left(ctx, d, mode, run, "--restricted", user="nobody")
+        assert reply["ok"] is False and "inside a supervised session" in reply["error"], (mode, reply)
+    for op in ({"op": "write", "id": "p-1", "data": "x"}, {"op": "send_keys", "id": "p-1", "keys": ["Enter"]},
+               {"op": "wait", "id": "p-1"}):
+        reply = peer_left(ctx, d, "reaped", op, "--restricted", user="nobody")
+        assert reply["ok"] is False and "inside a supervised session" in reply["error"], (op, reply)
+    time.sleep(0.5)
+    assert not os.path.exists(out), "a run from inside a restricted session escaped it"
+    # from outside every session, run works as before
+    r = ctx.run([ctx.execgate, "run", "-p", d.pin_path, "--", "sh", "-c", "echo outside"])
+    assert r.stdout == b"outside\n", r
+    # no self-approval through a child either: the request times out, nobody answered it
+    f = os.path.join(tmp, "self-" + token())
+    for mode in ("reaped", "zombie"):
+        reply = peer_left(ctx, d, mode, {"op": "approve", "id": "PENDING"}, pre="touch %s &" % f)
+        assert reply["ok"] is False, (mode, reply)
+        assert ("inside session" if mode == "zombie" else "cannot tell whether") in reply["error"], reply
+        assert not os.path.exists(f), mode
+    answered = [e for e in d.events() if e.get("type") == "approval" and e["event"] == "approved"]
+    assert not answered, answered
+
 
 def test_sessions_stack_never_weaken(ctx):
     d = daemon(ctx, POLICY + "  - {name: tools, paths: [\"%s\"], decision: allow}\n" % ctx.execgate)

@@ -884,11 +884,13 @@ static int start_sessions(struct daemon *d)
 	return sessions_new(&so, &d->sessions);
 }
 
-static bool procs_in_session(void *arg, pid_t pid)
+/* A peer the kernel cannot place (its connecting process has exited) counts as inside. */
+static bool procs_in_session(void *arg, const struct ctl_conn *c)
 {
 	struct daemon *d = arg;
+	uint32_t in = 0;
 
-	return d->sessions && sessions_of_pid(d->sessions, pid) != 0;
+	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
 }
 
 static int start_procs(struct daemon *d, const json_t *state)

@@ -778,7 +778,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	(void)pidfd_err;
 	for (i = 0; i < 3; i++)
 		fds[i] = ctl_take_fd(c);
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, peer->pid)) {
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
 		ctl_reply_err(c, "run: a process inside a supervised session cannot start processes outside it");
 		goto out;
 	}
@@ -1294,7 +1294,7 @@ static int op_write(struct ctl_conn *c, const json_t *req, void *arg)
 	bool eof = false;
 	char err[256];
 
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, ctl_peer(c)->pid)) {
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
 		ctl_reply_err(c, "write: a process inside a supervised session cannot drive other processes");
 		return 0;
 	}
@@ -1329,7 +1329,7 @@ static int op_send_keys(struct ctl_conn *c, const json_t *req, void *arg)
 	size_t n = 0, i;
 	char err[256];
 
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, ctl_peer(c)->pid)) {
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
 		ctl_reply_err(c, "send-keys: a process inside a supervised session cannot drive other processes");
 		return 0;
 	}
@@ -1391,7 +1391,7 @@ static int op_wait(struct ctl_conn *c, const json_t *req, void *arg)
 	struct proc *p;
 	char extra[64];
 
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, ctl_peer(c)->pid)) {
+	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
 		ctl_reply_err(c, "wait: a process inside a supervised session cannot drive other processes");
 		return 0;
 	}

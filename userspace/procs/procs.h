@@ -24,6 +24,7 @@
 #include "daemon/loop.h"
 
 struct ctl_server;
+struct ctl_conn;
 struct eg_procs;
 
 #define PROCS_MAX		256		/* registry entries */
@@ -38,8 +39,11 @@ struct eg_procs_opts {
 	const char *pin;		/* the daemon's pin path, for the launcher's -p */
 	const char *state_dir;		/* logs under STATE_DIR/procs */
 	const char *workspace;		/* NULL: no bound on --cwd */
-	/* whether a pid is inside a supervised session (such peers may not start or drive processes) */
-	bool (*in_session)(void *arg, pid_t pid);
+	/*
+	 * whether the peer of c is inside a supervised session, or cannot be
+	 * told to be outside one (such peers may not start or drive processes)
+	 */
+	bool (*in_session)(void *arg, const struct ctl_conn *c);
 	/* one complete JSON line (with '\n'), and a short text for a terminal */
 	void (*emit)(void *arg, const char *json, size_t len, const char *text);
 	void *arg;

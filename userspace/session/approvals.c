@@ -350,8 +350,9 @@ static int answer(struct ctl_conn *c, const json_t *req, struct eg_sessions *s, 
 	const struct ctl_peer *peer = ctl_peer(c);
 	const char *id = NULL, *reason = NULL;
 	struct approval *a;
-	uint32_t in;
+	uint32_t in = 0;
 	char err[128];
+	int rc;
 
 	if (ctl_get_str(req, "id", true, 23, &id, err, sizeof(err)) ||
 	    ctl_get_str(req, "reason", false, 512, &reason, err, sizeof(err)) == -EINVAL) {
@@ -359,7 +360,12 @@ static int answer(struct ctl_conn *c, const json_t *req, struct eg_sessions *s, 
 		return 0;
 	}
 	/* the kernel says whether the caller runs inside a session: no self-approval */
-	in = sessions_of_pid(s, peer->pid);
+	rc = sessions_of_peer(s, c, &in);
+	if (rc) {
+		ctl_reply_err(c, "cannot tell whether pid %d, which connected, runs inside a session (%s): "
+			      "refused as if it did", (int)peer->pid, strerror(-rc));
+		return 0;
+	}
 	if (in) {
 		ctl_reply_err(c, "pid %d runs inside session s-%x: a process in a session cannot answer approvals",
 			      (int)peer->pid, in);

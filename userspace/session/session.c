@@ -16,12 +16,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -42,6 +44,9 @@
 #endif
 #ifndef __NR_pidfd_open
 #define __NR_pidfd_open 434
+#endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77		/* Linux 6.5; the system headers may be older */
 #endif
 
 /* ---- task storage -------------------------------------------------------- */
@@ -88,11 +93,41 @@ static int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id)
 	return rc;
 }
 
-uint32_t sessions_of_pid(const struct eg_sessions *s, pid_t pid)
+/*
+ * Through the socket's own pidfd of the process that connected (Linux
+ * 6.5): a pid the kernel gave to another process since cannot stand in for
+ * it. No storage is no session only if the process is alive after the
+ * lookup said so (a reaped task has no storage either).
+ */
+int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint32_t *ret_session)
 {
 	struct eg_task t;
+	socklen_t len = sizeof(int);
+	int fd = -1, rc = 0;
 
-	return task_lookup(s, pid, false, &t) ? 0 : t.session;
+	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
+		if (errno != ENOPROTOOPT)
+			return -errno;		/* the peer has exited */
+		/* older kernels: by number, as SO_PEERCRED gave it */
+		fd = pidfd_of(ctl_peer(c)->pid, false);
+		if (fd < 0)
+			return fd;
+	}
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		rc = -errno;
+		if (rc == -ENOENT && poll(&p, 1, 0) == 0) {
+			t.session = 0;
+			rc = 0;
+		} else if (rc == -ENOENT) {
+			rc = -ESRCH;
+		}
+	}
+	close(fd);
+	if (!rc)
+		*ret_session = t.session;
+	return rc;
 }
 
 /* ---- registry ------------------------------------------------------------ */

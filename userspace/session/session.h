@@ -79,7 +79,13 @@ int sessions_import(struct eg_sessions *s, json_t *arr);
 /* After a failed handover: answer the listeners again. */
 void sessions_resume(struct eg_sessions *s);
 
-/* The session a process is in, by the kernel's task storage (0: none). */
-uint32_t sessions_of_pid(const struct eg_sessions *s, pid_t pid);
+/*
+ * The session the peer of control connection c runs in, by the kernel's
+ * task storage (0: none). -errno when that cannot be told (the process
+ * that connected has exited, a lookup failed): callers refuse, as they
+ * refuse a process inside a session.
+ */
+struct ctl_conn;
+int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint32_t *ret_session);
 
 #endif
