@@ -418,6 +418,63 @@ def test_approve_deny_timeout_cancel(ctx):
     wait(lambda: not approvals(ctx, d), what="no approval left")
 
 
+def test_watching_twice_on_one_connection(ctx):
+    """A second `approvals --watch` on the same connection is answered and
+    changes nothing: each event comes once, and once the connection is
+    closed nothing is sent where it was (a connection opened later, by
+    another user, gets no approval records; the daemon stays up)."""
+    d = daemon(ctx)
+    sock = json.loads(open(d.output).readline())["socket"]
+    watch = b'{"op":"approvals","watch":true}\n' * 2
+    gone = socket.socket(socket.AF_UNIX)
+    gone.connect(sock)
+    gone.sendall(watch)
+    kept = socket.socket(socket.AF_UNIX)
+    kept.connect(sock)
+    kept.sendall(watch)
+    kf = kept.makefile("rb")
+    for c in (gone.makefile("rb"), kf):
+        for _ in range(2):
+            reply = json.loads(c.readline())
+            assert reply["ok"] is True and reply["approvals"] == [], reply
+    gone.close()
+    time.sleep(0.3)
+    code = ("import socket, sys, time\n"
+            "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+            "s.sendall(b'{\"op\":\"whoami\"}\\n'); time.sleep(float(sys.argv[2])); s.settimeout(0.5)\n"
+            "d = b''\n"
+            "try:\n"
+            "    while True:\n"
+            "        x = s.recv(65536)\n"
+            "        if not x: break\n"
+            "        d += x\n"
+            "except OSError: pass\n"
+            "sys.stdout.write(d.decode())\n")
+    other = subprocess.Popen(["python3", "-c", code, sock, "3"], user="nobody", group="nogroup", extra_groups=[],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    f = os.path.join(ctx.tmpdir(), "watched-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    ctx.run([ctx.execgate, "deny", a["approval_id"], "-p", d.pin_path])
+    p.communicate(timeout=20)
+    out, err = other.communicate(timeout=20)
+    lines = out.decode().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["uid"] == 65534, (lines, err)
+    assert d.proc.poll() is None, "the daemon died: %s" % d.err()[-500:]
+    kept.settimeout(5)
+    got = [json.loads(kf.readline()) for _ in range(2)]
+    assert [e["event"] for e in got] == ["requested", "denied"], got
+    kept.settimeout(0.5)
+    try:
+        more = kf.readline()
+    except OSError:
+        more = b""
+    assert not more, "an event came twice: %r" % more
+    kept.close()
+
+
 def test_signal_while_waiting_asks_once(ctx):
     d = daemon(ctx)
     f = os.path.join(ctx.tmpdir(), "sig-" + token())

@@ -306,6 +306,7 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 	struct jsonw w;
 	bool watch = false;
 	uint64_t now = clock_real_ns();
+	unsigned int i;
 	char err[128];
 
 	if (ctl_get_bool(req, "watch", &watch, err, sizeof(err)) == -EINVAL) {
@@ -331,6 +332,9 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_end_object(&w);
 	ctl_send(c, b.data, b.len);
 	sbuf_free(&b);
+	for (i = 0; watch && i < s->nwatchers; i++)
+		if (s->watchers[i] == c)
+			watch = false;	/* watching already: one entry, one on_close */
 	if (watch) {
 		struct ctl_conn **nw = realloc(s->watchers, (s->nwatchers + 1) * sizeof(*nw));
 
