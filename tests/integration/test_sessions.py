@@ -976,6 +976,48 @@ def test_nested_sessions_end_when_their_processes_do(ctx):
     assert len({x["session"] for x in ends}) == 302
 
 
+def test_session_policy_cannot_loosen_approval_timeout(ctx):
+    """What nobody's answer comes to is every policy's word, not the
+    innermost one's: a session policy that allows after 1 s does not make
+    the daemon's approvals (20 s, then deny) pass unanswered."""
+    d = daemon(ctx, """
+sandbox: {seccomp: {execve: {approval_timeout: 20s, approval_timeout_action: deny}}}
+commands:
+  - {name: ask-touch, basenames: [touch], context: [nested], decision: approval, message: "needs a human"}
+""")
+    weak = write(ctx, "sandbox: {seccomp: {execve: {approval_timeout: 1s, approval_timeout_action: allow}}}\n"
+                 "commands: []\n", "weak.yaml")
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o777)
+    f = os.path.join(tmp, "weak-" + token())
+    # the agent (uid nobody) nests a session of its own with the weak policy
+    inner = "%s exec -p %s --policy %s -- sh -c 'touch %s; echo touch-rc=$?'" % (ctx.execgate, d.pin_path, weak, f)
+    t0 = time.monotonic()
+    r = session(ctx, d, ["sh", "-c", inner], user="nobody")
+    took = time.monotonic() - t0
+    assert b"touch-rc=126" in r.stdout and not os.path.exists(f), (r.stdout, r.stderr)
+    assert b"no answer to the approval request in time" in r.stderr, r.stderr
+    assert took < 15, "refused at the shortest timeout in the chain, %.1fs" % took
+    ev = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and e["event"] == "timeout"],
+              what="the timeout record")[0]
+    assert ev["timeout_ms"] == 1000 and ev["timeout_action"] == "deny", ev
+    # every policy allows on timeout: allowed, once the longest timeout has passed
+    d.stop()
+    d = daemon(ctx, """
+sandbox: {seccomp: {execve: {approval_timeout: 2s, approval_timeout_action: allow}}}
+commands:
+  - {name: ask-touch, basenames: [touch], context: [nested], decision: approval}
+""")
+    f = os.path.join(tmp, "both-" + token())
+    t0 = time.monotonic()
+    r = session(ctx, d, ["sh", "-c", "touch %s; echo touch-rc=$?" % f], "--policy", weak)
+    assert b"touch-rc=0" in r.stdout and os.path.exists(f), (r.stdout, r.stderr)
+    assert time.monotonic() - t0 >= 1.9, "not at the session policy's 1 s"
+    ev = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and e["event"] == "timeout"],
+              what="the timeout record")[0]
+    assert ev["timeout_ms"] == 2000 and ev["timeout_action"] == "allow", ev
+
+
 # ---- restricted ---------------------------------------------------------------------
 
 SPAWNS = {

@@ -2,11 +2,11 @@
 /*
  * Approvals: an exec whose verdict is `approval` is parked, its thread
  * waiting in the kernel, until a person answers (`execgate approve|deny
- * ID`), the policy's approval_timeout passes (approval_timeout_action,
- * deny by default), or the process dies. Parking costs no other exec
- * anything: the event loop goes on. Only root or --ctl-group members may
- * answer, and never a process the kernel counts as inside a session: an
- * agent cannot approve its own request, whatever its uid.
+ * ID`), the policies' approval_timeout passes (approval_timeout(): deny
+ * unless every policy says allow), or the process dies. Parking costs no
+ * other exec anything: the event loop goes on. Only root or --ctl-group
+ * members may answer, and never a process the kernel counts as inside a
+ * session: an agent cannot approve its own request, whatever its uid.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -169,20 +169,55 @@ static void on_gone(struct eg_watch *w, int fd, uint32_t events, void *arg)
 	finish(a->s, a, OUT_CANCELLED, 0, 0, "the waiting process exited");
 }
 
-/* The limits that apply to a session: the innermost policy that has settings. */
-static const struct eg_policy_settings *settings(struct eg_sessions *s, struct eg_session *se)
-{
-	static const struct eg_policy_settings defaults = {
-		.approval_timeout_ms = 10000, .approval_timeout_action = EG_TIMEOUT_DENY,
-	};
-	struct eg_session *x;
+struct timeout {
+	uint64_t shortest;		/* of the approval_timeouts set; 0: none is */
+	uint64_t longest;		/* of every policy's, set or default */
+	bool allow;			/* every policy allows on timeout */
+};
 
-	for (x = se; x; x = x->parent)
-		if (x->policy)
-			return policy_settings(x->policy);
-	if (*s->o.global)
-		return policy_settings(*s->o.global);
-	return &defaults;
+static void timeout_add(struct timeout *t, const struct eg_policy *p)
+{
+	const struct eg_policy_settings *st = policy_settings(p);
+	uint64_t ms = st->approval_timeout_ms ? st->approval_timeout_ms : APPROVAL_TIMEOUT_MS;
+
+	t->allow &= st->approval_timeout_action == EG_TIMEOUT_ALLOW;
+	if (ms > t->longest)
+		t->longest = ms;
+	if (st->approval_timeout_set && (!t->shortest || ms < t->shortest))
+		t->shortest = ms;
+}
+
+/*
+ * What nobody's answer comes to, by every policy the judge chains for the
+ * session (the daemon's, and each session's from the innermost out), not
+ * by the innermost alone: a session policy must not loosen the timeout of
+ * an approval its outer policies asked for. Allowed only if each of them
+ * allows on timeout, and then once the longest of their timeouts has
+ * passed; else refused after the shortest approval_timeout any of them
+ * sets (APPROVAL_TIMEOUT_MS if none does).
+ */
+static void approval_timeout(struct eg_sessions *s, struct eg_session *se, uint64_t *ret_ms,
+			     bool *ret_allow)
+{
+	struct timeout t = { .allow = true };
+	struct eg_session *x;
+	bool any = false;
+
+	if (*s->o.global) {
+		timeout_add(&t, *s->o.global);
+		any = true;
+	}
+	for (x = se; x; x = x->parent) {
+		if (x->policy) {
+			timeout_add(&t, x->policy);
+			any = true;
+		}
+	}
+	*ret_allow = any && t.allow;
+	if (*ret_allow)
+		*ret_ms = t.longest;
+	else
+		*ret_ms = t.shortest ? t.shortest : APPROVAL_TIMEOUT_MS;
 }
 
 void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
@@ -190,7 +225,6 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 	r->parked = true;
 	/* the records of the approval name it, read while the task surely waits */
 	request_cgroup(r);
-	const struct eg_policy_settings *st = settings(s, r->session);
 	struct approval *a;
 	uint8_t rnd[8];
 
@@ -213,8 +247,7 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 	a->decision = v->decision;
 	a->rule = v->rule ? strdup(v->rule) : NULL;
 	a->message = v->message ? strdup(v->message) : NULL;
-	a->timeout_ms = st->approval_timeout_ms ? st->approval_timeout_ms : 10000;
-	a->allow_on_timeout = st->approval_timeout_action == EG_TIMEOUT_ALLOW;
+	approval_timeout(s, r->session, &a->timeout_ms, &a->allow_on_timeout);
 	a->requested_real_ns = clock_real_ns();
 	a->deadline_real_ns = a->requested_real_ns + a->timeout_ms * 1000000ull;
 	a->next = s->approvals;
