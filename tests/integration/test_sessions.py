@@ -14,6 +14,7 @@ import shlex
 import signal
 import shutil
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -473,6 +474,84 @@ def test_watching_twice_on_one_connection(ctx):
         more = b""
     assert not more, "an event came twice: %r" % more
     kept.close()
+
+
+def test_approvals_per_session_tree(ctx):
+    """One session tree cannot fill the daemon's pool of approvals: past 64
+    pending, its requests are refused at once; another session still asks."""
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    script = ('i=0; while [ $i -lt 70 ]; do /usr/bin/touch %s/f$i & i=$((i+1)); done; wait' % tmp)
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", script],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        wait(lambda: len([e for e in d.events() if e.get("type") == "exec_failed" and
+                          e.get("message") == "too many approvals pending in this session tree"]) >= 6,
+             what="6 refusals")
+        assert len(approvals(ctx, d)) == 64, len(approvals(ctx, d))
+        # another tree is not refused
+        f = os.path.join(tmp, "other")
+        q = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait(lambda: len(approvals(ctx, d)) == 65, what="a 65th approval, from another session")
+        q.communicate(timeout=20)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert err.count(b"too many approvals pending in this session tree") == 6, err[-600:]
+    assert not os.listdir(tmp), os.listdir(tmp)
+
+
+def fill_map(path):
+    """Fills the pinned hash map at path with zeroed entries under keys no
+    thread has (bpf(2) through ctypes: 8192 bpftool runs would take long)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def bpf(cmd, attr):
+        buf = ctypes.create_string_buffer(attr, 128)
+        rc = libc.syscall(321, cmd, buf, 128)
+        return rc if rc >= 0 else -ctypes.get_errno()
+    name = ctypes.create_string_buffer(path.encode())
+    fd = bpf(7, struct.pack("QI", ctypes.addressof(name), 0))  # BPF_OBJ_GET
+    assert fd >= 0, fd
+    info = ctypes.create_string_buffer(80)
+    assert bpf(15, struct.pack("IIQ", fd, 80, ctypes.addressof(info))) == 0  # BPF_OBJ_GET_INFO_BY_FD
+    value = ctypes.create_string_buffer(struct.unpack_from("IIII", info.raw)[3])
+    key = ctypes.c_uint32()
+    n = 0
+    for k in range(0x40000000, 0x40100000):
+        key.value = k
+        rc = bpf(2, struct.pack("IIQQQ", fd, 0, ctypes.addressof(key), ctypes.addressof(value), 1))
+        if rc == -7:    # E2BIG: full
+            break
+        assert rc == 0, rc
+        n += 1
+    os.close(fd)
+    return n
+
+
+def test_approved_without_a_ticket_is_a_refusal(ctx):
+    """An approved exec that cannot get its ticket is refused, and recorded
+    as such (denied, with the reason), not as cancelled."""
+    d = daemon(ctx)
+    f = os.path.join(ctx.tmpdir(), "noticket-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    assert fill_map(os.path.join(d.pin_path, "tickets_small")) > 0
+    ctx.run([ctx.execgate, "approve", a["approval_id"], "--reason", "fine", "-p", d.pin_path])
+    out, err = p.communicate(timeout=20)
+    assert b"rc=126" in out and not os.path.exists(f), (out, err)
+    assert b"no ticket" in err, err
+    ev = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and
+                       e["approval_id"] == a["approval_id"] and e["event"] != "requested"], what="the outcome")
+    assert ev[0]["event"] == "denied" and "no ticket" in ev[0]["reason"], ev
+    assert ev[0]["answered_by"]["uid"] == 0 and ev[0]["reason"].startswith("fine; "), ev
+    blocked = wait(lambda: [e for e in d.events() if e.get("type") == "exec_failed" and
+                            e.get("argv") == ["touch", f]], what="the refusal")
+    assert blocked[0]["decision"] == "error" and blocked[0]["approval_id"] == a["approval_id"], blocked
 
 
 def test_signal_while_waiting_asks_once(ctx):

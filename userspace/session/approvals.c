@@ -106,7 +106,8 @@ static void unlink_approval(struct eg_sessions *s, struct approval *a)
 	free(a);
 }
 
-enum outcome { OUT_APPROVED, OUT_DENIED, OUT_TIMEOUT, OUT_CANCELLED };
+/* OUT_FAILED: allowed, then refused all the same (no ticket could be written) */
+enum outcome { OUT_APPROVED, OUT_DENIED, OUT_TIMEOUT, OUT_CANCELLED, OUT_FAILED };
 
 static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, uid_t by_uid,
 		   pid_t by_pid, const char *reason)
@@ -120,10 +121,25 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 	const char *action = o == OUT_APPROVED ? "approved" : o == OUT_TIMEOUT ? "timed-out" : "blocked";
 
 	if (o != OUT_CANCELLED && allow) {
-		if (request_allow(s, r)) {
+		int rc = request_allow(s, r);
+
+		if (rc == -ESRCH) {
 			/* it died while we answered */
 			o = OUT_CANCELLED;
 			event = "cancelled";
+		} else if (rc) {
+			/* refused after all (request_allow said so on its stderr): no ticket */
+			snprintf(line, sizeof(line), "%s%sno ticket for the exec (%s): refused",
+				 reason ? reason : "", reason ? "; " : "", strerror(-rc));
+			reason = line;
+			o = OUT_FAILED;
+			event = "denied";
+			v.decision = EG_DECISION_ERROR;
+			v.message = "no ticket for the exec";
+			refusal_note(s, r, a->rule, v.message, "blocked");
+			emit_blocked(s, r, &v, "blocked", a->id);
+			s->st.denied++;
+			r->session->denied++;
 		} else {
 			verdict_put(s, r->tid, r->session->id, "approval", action, a->rule, a->message, a->id,
 				    s->ticket->dev, s->ticket->ino);
@@ -145,6 +161,7 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 	case OUT_DENIED: s->st.approval_denied++; break;
 	case OUT_TIMEOUT: s->st.timed_out++; break;
 	case OUT_CANCELLED: s->st.cancelled++; break;
+	case OUT_FAILED: s->st.approval_denied++; break;
 	}
 	emit(s, a, event, by_uid, by_pid, reason);
 	unlink_approval(s, a);
@@ -220,6 +237,26 @@ static void approval_timeout(struct eg_sessions *s, struct eg_session *se, uint6
 		*ret_ms = t.shortest ? t.shortest : APPROVAL_TIMEOUT_MS;
 }
 
+static struct eg_session *tree_of(struct eg_session *se)
+{
+	while (se->parent)
+		se = se->parent;
+	return se;
+}
+
+/* Approvals pending for a session tree (a session and every one started inside it). */
+static unsigned int tree_pending(struct eg_sessions *s, struct eg_session *se)
+{
+	struct eg_session *top = tree_of(se);
+	struct approval *a;
+	unsigned int n = 0;
+
+	for (a = s->approvals; a; a = a->next)
+		if (tree_of(a->r->session) == top)
+			n++;
+	return n;
+}
+
 void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
 {
 	r->parked = true;
@@ -228,13 +265,22 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 	struct approval *a;
 	uint8_t rnd[8];
 
-	if (s->napprovals >= APPROVALS_MAX || !(a = calloc(1, sizeof(*a)))) {
+	if (s->napprovals >= APPROVALS_MAX || tree_pending(s, r->session) >= APPROVALS_PER_TREE ||
+	    !(a = calloc(1, sizeof(*a)))) {
 		struct eg_verdict d = *v;
+		char line[256];
 
 		d.decision = EG_DECISION_DENY;
-		d.message = "too many approvals pending";
-		request_deny(s, r, "execgate: denied: too many approvals pending\n");
+		d.message = s->napprovals >= APPROVALS_MAX ? "too many approvals pending" :
+			    "too many approvals pending in this session tree";
+		snprintf(line, sizeof(line), "execgate: denied: %s (at most %u at once%s)\n", d.message,
+			 s->napprovals >= APPROVALS_MAX ? APPROVALS_MAX : APPROVALS_PER_TREE,
+			 s->napprovals >= APPROVALS_MAX ? "" : ": answer or wait for those first");
+		request_deny(s, r, line);
+		refusal_note(s, r, d.rule, d.message, "blocked");
 		emit_blocked(s, r, &d, "blocked", NULL);
+		s->st.denied++;
+		r->session->denied++;
 		request_free(r);
 		return;
 	}

@@ -25,6 +25,7 @@
 #define SESSIONS_MAX		4096	/* live sessions, all users */
 #define SESSIONS_PER_UID	256
 #define APPROVALS_MAX		1024	/* pending at once */
+#define APPROVALS_PER_TREE	64	/* ... of them for one session tree */
 #define APPROVAL_TIMEOUT_MS	10000	/* when no policy sets approval_timeout */
 #define VERDICTS_MAX		65536	/* verdicts waiting for their exec record */
 #define VERDICT_TTL_NS		(120ull * 1000000000ull)
