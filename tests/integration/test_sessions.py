@@ -825,6 +825,98 @@ def test_policy_from_a_pipe_stalls_nobody(ctx):
         os.close(wr)
 
 
+# Outside any session: a FUSE file system whose server never answers READ,
+# in a mount namespace of its own, and `execgate exec --policy MNT/p.yaml`.
+STALLPOL = r"""
+import ctypes, os, struct, subprocess, sys
+mnt, mark, execgate, pin = sys.argv[1:5]
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000) or libc.mount(None, b"/", None, 0x4000 | 0x40000, None):
+    sys.exit("unshare: %d" % ctypes.get_errno())
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"stallfs", mnt.encode(), b"fuse.stallfs", 0, opts):
+    sys.exit("mount: %d" % ctypes.get_errno())
+
+def attr(ino, mode, size=0):
+    return struct.pack("<QQQQQQIIIIIIIIII", ino, size, 1, 0, 0, 0, 0, 0, 0, mode, 1, 0, 0, 0, 4096, 0)
+
+server = os.fork()
+if server == 0:
+    while True:
+        buf = os.read(fd, 1 << 20)
+        length, opcode, unique, nodeid = struct.unpack("<IIQQ", buf[:24])
+        def reply(err, out=b""):
+            os.write(fd, struct.pack("<IiQ", 16 + len(out), err, unique) + out)
+        if opcode == 26:                                       # INIT
+            reply(0, struct.pack("<IIIIHHI", 7, 31, 0, 0, 16, 12, 65536))
+        elif opcode == 1:                                      # LOOKUP "p.yaml"
+            reply(0, struct.pack("<QQQQII", 2, 0, 60, 60, 0, 0) + attr(2, 0o100644, 100))
+        elif opcode == 3:                                      # GETATTR
+            reply(0, struct.pack("<QII", 60, 0, 0) + (attr(1, 0o40755) if nodeid == 1 else attr(2, 0o100644, 100)))
+        elif opcode == 14:                                     # OPEN
+            reply(0, struct.pack("<QIi", 1, 0, 0))
+        elif opcode in (2, 15):                                # FORGET; READ: never answered
+            pass
+        else:
+            reply(-38)
+os.close(fd)
+with open(mark + ".srv", "w") as f:
+    f.write(str(server))
+p = subprocess.Popen([execgate, "exec", "-p", pin, "--policy", os.path.join(mnt, "p.yaml"), "--", "true"])
+open(mark, "w").write("started\n")
+p.wait()
+"""
+
+
+def test_policy_on_a_stalled_file_system_stalls_nobody(ctx):
+    """The daemon reads a session policy only from a sealed memfd: the
+    launcher copies the file, with the caller's rights, so a policy on a
+    FUSE mount whose server never answers makes only that launcher wait.
+    A launcher that passes the file itself is refused."""
+    if not os.path.exists("/dev/fuse"):
+        ctx.skip("no /dev/fuse on this machine")
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    mnt, mark = os.path.join(tmp, "mnt"), os.path.join(tmp, "started")
+    os.mkdir(mnt)
+    script = os.path.join(tmp, "stallpol.py")
+    with open(script, "w") as f:
+        f.write(STALLPOL)
+
+    def unstick():
+        try:
+            os.kill(int(open(mark + ".srv").read()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    p = subprocess.Popen(["python3", script, mnt, mark, ctx.execgate, d.pin_path],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    try:
+        wait(lambda: os.path.exists(mark) or p.poll() is not None, timeout=20, what="the launcher")
+        time.sleep(1)                    # it reads the policy (and waits for ever)
+        t0 = time.monotonic()
+        r = session(ctx, d, ["sh", "-c", "/bin/true; echo served"], timeout=10)
+        assert r.stdout.decode().strip() == "served", r.stderr
+        assert time.monotonic() - t0 < 3, "another session waited %.1f s" % (time.monotonic() - t0)
+    finally:
+        unstick()
+    p.wait(timeout=20)
+    # the policy as an open file, not a memfd: refused before anything reads it
+    sock = json.loads(open(d.output).readline())["socket"]
+    pol = write(ctx, "default_decision: allow\ncommands: []\n", "plain.yaml")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_session_open"), EG_TEST_SOCKET=sock,
+               EG_TEST_POLICY=pol)
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "true"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    reply = json.loads(r.stdout)
+    assert reply["ok"] is False and "sealed memfd" in reply["error"], (reply, r.stderr)
+    # the launcher's own copy still goes through
+    r = session(ctx, d, ["sh", "-c", "/bin/true && echo fine"], "--policy", pol, timeout=10)
+    assert r.stdout.decode().strip() == "fine", r.stderr
+
+
 # ---- stacking ---------------------------------------------------------------------
 
 def test_sessions_stack_never_weaken(ctx):

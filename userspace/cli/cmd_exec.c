@@ -224,10 +224,11 @@ out:
 
 /*
  * The daemon reads the session policy in the thread that serves every
- * session, so it takes only a regular file (a pipe's writer could make it
- * wait for ever). A pipe, a FIFO, /dev/stdin: copied here into a memfd.
+ * session, so it takes only a sealed memfd: what we read here (with the
+ * caller's rights, from a file, a pipe, /dev/stdin, a FUSE mount) is
+ * copied into one, and nothing can change it or make its reader wait.
  */
-static int policy_as_file(int fd)
+static int policy_to_memfd(int fd)
 {
 	static char buf[65536];
 	size_t total = 0;
@@ -236,11 +237,9 @@ static int policy_as_file(int fd)
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (S_ISREG(st.st_mode))
-		return fd;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	mfd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
+	mfd = memfd_create("execgate-session-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
 		return -errno;
 	for (;;) {
@@ -254,9 +253,15 @@ static int policy_as_file(int fd)
 			return n;
 		}
 		total += n;
-		/* past the daemon's limit: it says so */
+		/* past the daemon's limit (16 MiB): it says so */
 		if (!n || total > (16u << 20))
 			break;
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
+		int e = -errno;
+
+		close(mfd);
+		return e;
 	}
 	close(fd);
 	/* the daemon reads from the shared offset */
@@ -286,7 +291,7 @@ static int session_start(struct exec_args *a)
 			p_err("cannot read the session policy %s: %s", a->policy, strerror(errno));
 			return 1;
 		}
-		rc = policy_as_file(pol);
+		rc = policy_to_memfd(pol);
 		if (rc < 0) {
 			p_err("cannot read the session policy %s: %s", a->policy, strerror(-rc));
 			close(pol);
