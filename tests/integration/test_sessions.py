@@ -996,6 +996,39 @@ def test_restricted_everywhere(ctx):
 
 # ---- fail closed -----------------------------------------------------------------
 
+def test_session_cannot_signal_the_daemon(ctx):
+    """A (root) session process cannot signal the daemon or open a pidfd
+    on it by its pid, however it spells the pid: the kernel reads 32 bits
+    of the register, the filter compares those (kill((1 << 32) | pid) went
+    through a 64-bit comparison), and every call that names a pid is
+    covered, the daemon's process group too."""
+    d = daemon(ctx)
+    prog = r"""
+import ctypes, os, sys
+dp = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+info = ctypes.create_string_buffer(128)          # a siginfo_t, si_code SI_QUEUE
+ctypes.memmove(ctypes.addressof(info) + 8, ctypes.byref(ctypes.c_int(-1)), 4)
+def call(nr, *args):
+    r = libc.syscall(ctypes.c_long(nr), *[a if isinstance(a, ctypes.Array) else ctypes.c_long(a) for a in args])
+    return "ok" if r >= 0 else "errno%d" % ctypes.get_errno()
+hi = (1 << 32) | dp
+calls = [("kill", 62, dp, 0), ("kill_hi", 62, hi, 0), ("kill_group", 62, -dp, 0),
+         ("tkill", 200, dp, 0), ("tkill_hi", 200, hi, 0), ("tgkill_hi", 234, hi, dp, 0),
+         ("rt_sigqueueinfo", 129, dp, 0, info), ("rt_sigqueueinfo_hi", 129, hi, 0, info),
+         ("rt_tgsigqueueinfo", 297, dp, dp, 0, info), ("pidfd_open_hi", 434, hi, 0),
+         ("kill_self", 62, os.getpid(), 0)]
+print(" ".join("%s=%s" % (c[0], call(*c[1:])) for c in calls))
+"""
+    r = session(ctx, d, ["python3", "-c", prog, str(d.proc.pid)], check_rc=0)
+    got = dict(kv.split("=") for kv in r.stdout.decode().split())
+    assert got.pop("kill_self") == "ok", got
+    assert os.getpgid(d.proc.pid) == d.proc.pid, "the test daemon leads its process group"
+    assert set(got.values()) == {"errno1"} and len(got) == 10, got
+    assert d.proc.poll() is None
+
+
 def test_daemon_killed_fails_closed(ctx):
     d = daemon(ctx)
     f = os.path.join(ctx.tmpdir(), "dead-" + token())
