@@ -97,6 +97,11 @@ $(OUTPUT)/tests/helpers/static_%: tests/helpers/static_%.c | $(OUTPUT)/tests/hel
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -static $< -o $@
 
+# preload_*: shared objects for LD_PRELOAD
+$(OUTPUT)/tests/helpers/preload_%: tests/helpers/preload_%.c | $(OUTPUT)/tests/helpers
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -shared -fPIC $< -o $@
+
 $(OUTPUT)/tests/helpers/%: tests/helpers/%.c | $(OUTPUT)/tests/helpers
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< -o $@

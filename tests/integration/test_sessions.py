@@ -768,6 +768,155 @@ def test_one_user_cannot_take_every_lookup_worker(ctx):
     assert st["lookups_waiting"] >= 16 * 3, st
 
 
+# A session process's stderr on a FUSE file system it serves itself, whose
+# server never answers the daemon (nor its helper): a refusal's line would
+# poll (FUSE_POLL), fstat (GETATTR), write (WRITE) and close (FUSE_FLUSH)
+# that file. The session's own requests are answered. Three children are
+# refused: one whose stderr is a file on this machine's disk (it gets the
+# line), one whose stderr is the FUSE file, one whose second thread swaps
+# fd 2 between a pipe and the FUSE file as fast as it can.
+STDERRFS = r"""
+import ctypes, os, struct, sys, threading
+mnt, mark, local = sys.argv[1], sys.argv[2], sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000):                                   # CLONE_NEWNS
+    sys.exit("unshare: %d" % ctypes.get_errno())
+if libc.mount(None, b"/", None, 0x4000 | 0x40000, None):      # MS_REC | MS_PRIVATE
+    sys.exit("make-private: %d" % ctypes.get_errno())
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"stallfs", mnt.encode(), b"fuse.stallfs", 0, opts):
+    sys.exit("mount: %d" % ctypes.get_errno())
+
+def attr(ino, mode):
+    return struct.pack("<QQQQQQIIIIIIIIII", ino, 0, 0, 0, 0, 0, 0, 0, 0, mode, 1, 0, 0, 0, 4096, 0)
+
+server = os.fork()
+if server == 0:
+    null = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    while True:
+        buf = os.read(fd, 1 << 20)
+        length, opcode, unique, nodeid, uid, gid, pid = struct.unpack("<IIQQIII", buf[:36])
+        def reply(err, out=b""):
+            os.write(fd, struct.pack("<IiQ", 16 + len(out), err, unique) + out)
+        try:
+            with open("/proc/%d/comm" % pid) as f:
+                comm = f.read()
+        except OSError:
+            comm = ""
+        if opcode == 26:                                       # INIT
+            reply(0, struct.pack("<IIIIHHI", 7, 31, 0, 0, 16, 12, 65536))
+        elif opcode == 2 or comm.startswith("execgate"):       # FORGET; the daemon: never
+            pass
+        elif opcode == 1:                                      # LOOKUP "err"
+            reply(0, struct.pack("<QQQQII", 2, 0, 0, 0, 0, 0) + attr(2, 0o100666))
+        elif opcode == 3:                                      # GETATTR
+            reply(0, struct.pack("<QII", 0, 0, 0) + (attr(1, 0o40755) if nodeid == 1 else attr(2, 0o100666)))
+        elif opcode == 14:                                     # OPEN
+            reply(0, struct.pack("<QIi", 1, 0, 0))
+        elif opcode == 16:                                     # WRITE
+            reply(0, struct.pack("<II", struct.unpack("<I", buf[56:60])[0], 0))
+        elif opcode in (18, 25):                               # RELEASE, FLUSH
+            reply(0)
+        else:
+            reply(-38)
+os.close(fd)                             # the server alone holds /dev/fuse
+pids = open(mark + ".pids", "w")         # for the test to kill should the daemon get stuck
+pids.write("%d\n" % server)
+pids.flush()
+
+def refused(stderr_to, tries=1):
+    pid = os.fork()
+    if pid:
+        pids.write("%d\n" % pid)
+        pids.flush()
+    else:
+        if stderr_to != "race":
+            os.dup2(os.open(stderr_to, os.O_WRONLY | os.O_CREAT, 0o644), 2)
+        else:
+            fuse, (_, pipe) = os.open(os.path.join(mnt, "err"), os.O_WRONLY), os.pipe()
+            def swap():                  # ctypes lets go of the GIL: this runs while execv waits
+                while True:
+                    libc.dup2(fuse, 2)
+                    libc.usleep(30)      # replacing it waits for FLUSH: the FUSE file stays a while
+                    libc.dup2(pipe, 2)
+            threading.Thread(target=swap, daemon=True).start()
+        got = set()
+        for i in range(tries):           # a new argv each time: a new question, a new line
+            libc.execv(b"/bin/true", (ctypes.c_char_p * 3)(b"true", b"%d" % i, None))
+            got.add(ctypes.get_errno())
+        os._exit(13 if got == {13} else 1)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+res = [refused(local), refused(os.path.join(mnt, "err")), refused("race", tries=300)]
+print(" ".join(map(str, res)), flush=True)
+open(mark, "w").write("done\n")
+sys.stdin.read()                         # the other sessions are checked meanwhile
+try:
+    os.kill(server, 9)
+except OSError:
+    pass
+os.waitpid(server, 0)
+"""
+
+
+def test_stderr_on_a_stalled_file_system_stalls_nobody(ctx):
+    """A refused task's stderr line is never written to a file on a file
+    system the session may serve itself (nor polled, stat'ed or closed by
+    the daemon): with its stderr on a FUSE file whose server never answers
+    the daemon, or swapped to one in a race, the exec is refused (EACCES)
+    and other sessions are answered meanwhile. A file on a local disk still
+    gets the line."""
+    if not os.path.exists("/dev/fuse"):
+        ctx.skip("no /dev/fuse on this machine")
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    mnt, mark, local = os.path.join(tmp, "mnt"), os.path.join(tmp, "done"), os.path.join(tmp, "local-err")
+    os.mkdir(mnt)
+    script = os.path.join(tmp, "stderrfs.py")
+    with open(script, "w") as f:
+        f.write(STDERRFS)
+
+    def unstick():
+        # the FUSE server gone, the connection is aborted and what waits on it fails
+        try:
+            pids = [int(x) for x in open(mark + ".pids").read().split()]
+        except OSError:
+            pids = []
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--restricted", "--", "python3", script,
+                          mnt, mark, local], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    ok = False
+    try:
+        wait(lambda: os.path.exists(mark) or p.poll() is not None, timeout=20,
+             what="the three refusals answered (the daemon stuck on the FUSE file?)")
+        assert p.poll() is None, p.communicate()
+        for _ in range(3):
+            t0 = time.monotonic()
+            r = session(ctx, d, ["sh", "-c", "/bin/true; wget x; echo served"], timeout=10)
+            assert r.stdout.decode().strip() == "served", r.stderr
+            assert time.monotonic() - t0 < 3, "another session waited %.1f s" % (time.monotonic() - t0)
+        ok = True
+    finally:
+        if not ok:
+            unstick()
+    out, err = p.communicate(b"", timeout=30)
+    assert out.decode().split() == ["13", "13", "13"], (out, err[-500:])
+    with open(local) as f:
+        assert "execgate: denied:" in f.read(), "a file on a local disk gets the line"
+    r = session(ctx, d, ["sh", "-c", "/bin/true && echo still"], timeout=10)
+    assert r.stdout.decode().strip() == "still", r.stderr
+
+
 def test_exec_of_a_fifo_stalls_nobody(ctx):
     """A FIFO as the program (execve, execveat by name and by fd) or as a
     script's '#!' interpreter: the exec fails with EACCES, as the kernel
@@ -860,6 +1009,98 @@ def test_policy_from_a_pipe_stalls_nobody(ctx):
     finally:
         os.close(rd)
         os.close(wr)
+
+
+# Outside any session: a FUSE file system whose server never answers READ,
+# in a mount namespace of its own, and `execgate exec --policy MNT/p.yaml`.
+STALLPOL = r"""
+import ctypes, os, struct, subprocess, sys
+mnt, mark, execgate, pin = sys.argv[1:5]
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x00020000) or libc.mount(None, b"/", None, 0x4000 | 0x40000, None):
+    sys.exit("unshare: %d" % ctypes.get_errno())
+fd = os.open("/dev/fuse", os.O_RDWR)
+opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
+if libc.mount(b"stallfs", mnt.encode(), b"fuse.stallfs", 0, opts):
+    sys.exit("mount: %d" % ctypes.get_errno())
+
+def attr(ino, mode, size=0):
+    return struct.pack("<QQQQQQIIIIIIIIII", ino, size, 1, 0, 0, 0, 0, 0, 0, mode, 1, 0, 0, 0, 4096, 0)
+
+server = os.fork()
+if server == 0:
+    while True:
+        buf = os.read(fd, 1 << 20)
+        length, opcode, unique, nodeid = struct.unpack("<IIQQ", buf[:24])
+        def reply(err, out=b""):
+            os.write(fd, struct.pack("<IiQ", 16 + len(out), err, unique) + out)
+        if opcode == 26:                                       # INIT
+            reply(0, struct.pack("<IIIIHHI", 7, 31, 0, 0, 16, 12, 65536))
+        elif opcode == 1:                                      # LOOKUP "p.yaml"
+            reply(0, struct.pack("<QQQQII", 2, 0, 60, 60, 0, 0) + attr(2, 0o100644, 100))
+        elif opcode == 3:                                      # GETATTR
+            reply(0, struct.pack("<QII", 60, 0, 0) + (attr(1, 0o40755) if nodeid == 1 else attr(2, 0o100644, 100)))
+        elif opcode == 14:                                     # OPEN
+            reply(0, struct.pack("<QIi", 1, 0, 0))
+        elif opcode in (2, 15):                                # FORGET; READ: never answered
+            pass
+        else:
+            reply(-38)
+os.close(fd)
+with open(mark + ".srv", "w") as f:
+    f.write(str(server))
+p = subprocess.Popen([execgate, "exec", "-p", pin, "--policy", os.path.join(mnt, "p.yaml"), "--", "true"])
+open(mark, "w").write("started\n")
+p.wait()
+"""
+
+
+def test_policy_on_a_stalled_file_system_stalls_nobody(ctx):
+    """The daemon reads a session policy only from a sealed memfd: the
+    launcher copies the file, with the caller's rights, so a policy on a
+    FUSE mount whose server never answers makes only that launcher wait.
+    A launcher that passes the file itself is refused."""
+    if not os.path.exists("/dev/fuse"):
+        ctx.skip("no /dev/fuse on this machine")
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    mnt, mark = os.path.join(tmp, "mnt"), os.path.join(tmp, "started")
+    os.mkdir(mnt)
+    script = os.path.join(tmp, "stallpol.py")
+    with open(script, "w") as f:
+        f.write(STALLPOL)
+
+    def unstick():
+        try:
+            os.kill(int(open(mark + ".srv").read()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    p = subprocess.Popen(["python3", script, mnt, mark, ctx.execgate, d.pin_path],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    try:
+        wait(lambda: os.path.exists(mark) or p.poll() is not None, timeout=20, what="the launcher")
+        time.sleep(1)                    # it reads the policy (and waits for ever)
+        t0 = time.monotonic()
+        r = session(ctx, d, ["sh", "-c", "/bin/true; echo served"], timeout=10)
+        assert r.stdout.decode().strip() == "served", r.stderr
+        assert time.monotonic() - t0 < 3, "another session waited %.1f s" % (time.monotonic() - t0)
+    finally:
+        unstick()
+    p.wait(timeout=20)
+    # the policy as an open file, not a memfd: refused before anything reads it
+    sock = json.loads(open(d.output).readline())["socket"]
+    pol = write(ctx, "default_decision: allow\ncommands: []\n", "plain.yaml")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_session_open"), EG_TEST_SOCKET=sock,
+               EG_TEST_POLICY=pol)
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "true"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    reply = json.loads(r.stdout)
+    assert reply["ok"] is False and "sealed memfd" in reply["error"], (reply, r.stderr)
+    # the launcher's own copy still goes through
+    r = session(ctx, d, ["sh", "-c", "/bin/true && echo fine"], "--policy", pol, timeout=10)
+    assert r.stdout.decode().strip() == "fine", r.stderr
 
 
 # ---- stacking ---------------------------------------------------------------------
@@ -1151,6 +1392,39 @@ def test_restricted_everywhere(ctx):
 
 
 # ---- fail closed -----------------------------------------------------------------
+
+def test_session_cannot_signal_the_daemon(ctx):
+    """A (root) session process cannot signal the daemon or open a pidfd
+    on it by its pid, however it spells the pid: the kernel reads 32 bits
+    of the register, the filter compares those (kill((1 << 32) | pid) went
+    through a 64-bit comparison), and every call that names a pid is
+    covered, the daemon's process group too."""
+    d = daemon(ctx)
+    prog = r"""
+import ctypes, os, sys
+dp = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+info = ctypes.create_string_buffer(128)          # a siginfo_t, si_code SI_QUEUE
+ctypes.memmove(ctypes.addressof(info) + 8, ctypes.byref(ctypes.c_int(-1)), 4)
+def call(nr, *args):
+    r = libc.syscall(ctypes.c_long(nr), *[a if isinstance(a, ctypes.Array) else ctypes.c_long(a) for a in args])
+    return "ok" if r >= 0 else "errno%d" % ctypes.get_errno()
+hi = (1 << 32) | dp
+calls = [("kill", 62, dp, 0), ("kill_hi", 62, hi, 0), ("kill_group", 62, -dp, 0),
+         ("tkill", 200, dp, 0), ("tkill_hi", 200, hi, 0), ("tgkill_hi", 234, hi, dp, 0),
+         ("rt_sigqueueinfo", 129, dp, 0, info), ("rt_sigqueueinfo_hi", 129, hi, 0, info),
+         ("rt_tgsigqueueinfo", 297, dp, dp, 0, info), ("pidfd_open_hi", 434, hi, 0),
+         ("kill_self", 62, os.getpid(), 0)]
+print(" ".join("%s=%s" % (c[0], call(*c[1:])) for c in calls))
+"""
+    r = session(ctx, d, ["python3", "-c", prog, str(d.proc.pid)], check_rc=0)
+    got = dict(kv.split("=") for kv in r.stdout.decode().split())
+    assert got.pop("kill_self") == "ok", got
+    assert os.getpgid(d.proc.pid) == d.proc.pid, "the test daemon leads its process group"
+    assert set(got.values()) == {"errno1"} and len(got) == 10, got
+    assert d.proc.poll() is None
+
 
 def test_daemon_killed_fails_closed(ctx):
     d = daemon(ctx)

@@ -103,6 +103,33 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * The supervisor itself is out of reach of the session's signals: every
+ * call that names it by pid fails. The kernel reads a pid as the low 32
+ * bits of the register, so the comparison is masked to those: a plain
+ * SCMP_CMP_EQ compares all 64 and let kill((1 << 32) | pid) through, and
+ * libseccomp 2.5's SCMP_A0_32 only casts the value, comparing all 64 still.
+ * kill(-pid) is its process group, which it leads under systemd. What no
+ * pid names (kill(-1), the daemon's other threads, a pidfd from /proc/PID)
+ * is in docs/sessions.md, "What a session process can and cannot do".
+ */
+static int deny_signals_to(scmp_filter_ctx ctx, pid_t pid)
+{
+	static const int by_pid[] = { SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill),
+				      SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo),
+				      SCMP_SYS(pidfd_open) };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < sizeof(by_pid) / sizeof(by_pid[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), by_pid[i], 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)pid));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, (uint32_t)-pid));
+	return rc;
+}
+
 /* The filter: execve/execveat wait for the supervisor; a few calls that would reach around it fail. */
 static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem)
 {
@@ -126,17 +153,8 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_writev), 0);
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
-	/* the supervisor itself is out of reach of the session's signals */
-	if (!rc && daemon_pid > 0) {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(kill), 1,
-				      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)daemon_pid));
-		if (!rc)
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(tgkill), 1,
-					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)daemon_pid));
-		if (!rc)
-			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(pidfd_open), 1,
-					      SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)daemon_pid));
-	}
+	if (!rc && daemon_pid > 0)
+		rc = deny_signals_to(ctx, daemon_pid);
 	if (rc)
 		goto out;
 	/* libseccomp 2.5 cannot ask for WAIT_KILLABLE_RECV: export and load by hand */
@@ -224,10 +242,11 @@ out:
 
 /*
  * The daemon reads the session policy in the thread that serves every
- * session, so it takes only a regular file (a pipe's writer could make it
- * wait for ever). A pipe, a FIFO, /dev/stdin: copied here into a memfd.
+ * session, so it takes only a sealed memfd: what we read here (with the
+ * caller's rights, from a file, a pipe, /dev/stdin, a FUSE mount) is
+ * copied into one, and nothing can change it or make its reader wait.
  */
-static int policy_as_file(int fd)
+static int policy_to_memfd(int fd)
 {
 	static char buf[65536];
 	size_t total = 0;
@@ -236,11 +255,9 @@ static int policy_as_file(int fd)
 
 	if (fstat(fd, &st))
 		return -errno;
-	if (S_ISREG(st.st_mode))
-		return fd;
 	if (S_ISDIR(st.st_mode))
 		return -EISDIR;
-	mfd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
+	mfd = memfd_create("execgate-session-policy", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
 		return -errno;
 	for (;;) {
@@ -254,9 +271,15 @@ static int policy_as_file(int fd)
 			return n;
 		}
 		total += n;
-		/* past the daemon's limit: it says so */
+		/* past the daemon's limit (16 MiB): it says so */
 		if (!n || total > (16u << 20))
 			break;
+	}
+	if (fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
+		int e = -errno;
+
+		close(mfd);
+		return e;
 	}
 	close(fd);
 	/* the daemon reads from the shared offset */
@@ -286,7 +309,7 @@ static int session_start(struct exec_args *a)
 			p_err("cannot read the session policy %s: %s", a->policy, strerror(errno));
 			return 1;
 		}
-		rc = policy_as_file(pol);
+		rc = policy_to_memfd(pol);
 		if (rc < 0) {
 			p_err("cannot read the session policy %s: %s", a->policy, strerror(-rc));
 			close(pol);

@@ -106,10 +106,12 @@ struct eg_roots {
 };
 
 struct eg_offload;
+struct eg_teller;
 
 struct eg_sessions {
 	struct eg_sessions_opts o;
 	struct eg_offload *offload;	/* the workers that read and look up (offload.c) */
+	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
 	struct eg_session *list;
 	unsigned int nsessions;
 	struct eg_sessions_stats st;
@@ -249,6 +251,15 @@ void offload_session_ended(struct eg_sessions *s, struct eg_session *se);
 void offload_quiesce(struct eg_sessions *s, int timeout_ms);
 /* Requests in a worker or waiting for one. */
 unsigned int offload_waiting(const struct eg_sessions *s);
+
+/*
+ * tell.c: the line on a refused task's stderr, written by a helper process
+ * (the teller) that judges the task's fd 2 from /proc first; the loop
+ * waits for it briefly, never for a file system.
+ */
+int tell_init(struct eg_sessions *s);
+void tell_fini(struct eg_sessions *s);
+void tell_target(struct eg_sessions *s, struct exec_request *r, const char *line);
 
 /* approvals.c */
 int approvals_init(struct eg_sessions *s);

@@ -548,10 +548,11 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		return 0;
 	}
 	if (has_policy) {
+		const int sealed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE;
 		struct eg_diags d = {};
 		int fd = ctl_take_fd(c);
 		char line[600];
-		struct stat st;
+		int seals;
 
 		if (fd < 0) {
 			ctl_reply_err(c, "session_open: \"policy\" is set but no file descriptor came with it");
@@ -559,14 +560,20 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		}
 		/*
 		 * Read here, in the thread that serves every session: only a
-		 * regular file (a memfd is one), never a pipe or a FIFO whose
-		 * writer could keep us waiting (the launcher copies those).
+		 * sealed memfd (F_GET_SEALS fails on anything but shmem, and
+		 * only memfd_create makes shmem that takes these seals), so no
+		 * file system is read, nobody can make us wait (a pipe's
+		 * writer, a FUSE server that never answers) and nobody changes
+		 * the bytes. The launcher copies its file into one.
 		 */
-		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		seals = fcntl(fd, F_GET_SEALS);
+		if (seals < 0 || (seals & sealed) != sealed) {
 			close(fd);
-			ctl_reply_err(c, "session_open: the session policy must come as a regular file or a memfd");
+			ctl_reply_err(c, "session_open: the session policy must come as a sealed memfd "
+				      "(execgate exec copies the file into one)");
 			return 0;
 		}
+		lseek(fd, 0, SEEK_SET);
 		rc = policy_load_fd(fd, "session policy", &pol, &d);
 		close(fd);
 		if (rc) {

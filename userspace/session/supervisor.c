@@ -12,16 +12,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 #include <seccomp.h>
@@ -142,63 +139,12 @@ void request_cgroup(struct exec_request *r)
 	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
 }
 
-/*
- * Writes line to fd (the target's, shared with it) without ever waiting:
- * another of its threads may fill a pipe between our poll and our write,
- * and its reader may never read. The file's flags are the target's, so
- * O_NONBLOCK is not ours to set: RWF_NOWAIT where the file takes it, a
- * socket's MSG_DONTWAIT, a terminal reopened non-blocking; else nothing.
- */
-static void write_nowait(int fd, const char *line)
-{
-	struct iovec v = { .iov_base = (void *)line, .iov_len = strlen(line) };
-	char proc[64];
-	struct stat st;
-	ssize_t n;
-	int wfd;
-
-	n = pwritev2(fd, &v, 1, -1, RWF_NOWAIT);
-	if (n >= 0 || errno != EOPNOTSUPP || fstat(fd, &st))
-		return;
-	if (S_ISSOCK(st.st_mode)) {
-		n = send(fd, line, v.iov_len, MSG_DONTWAIT | MSG_NOSIGNAL);
-	} else if (S_ISREG(st.st_mode)) {
-		n = write(fd, line, v.iov_len);
-	} else if (S_ISCHR(st.st_mode) && isatty(fd)) {
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		wfd = open(proc, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-		if (wfd < 0)
-			return;
-		n = write(wfd, line, v.iov_len);
-		close(wfd);
-	}
-	(void)n;
-}
-
-/* One line on the target's stderr, if it can take it without blocking us. */
-static void tell_target(struct exec_request *r, const char *line)
-{
-	struct pollfd pfd = { .events = POLLOUT };
-	int fd;
-
-	if (request_pidfd(r) < 0)
-		return;
-	fd = syscall(__NR_pidfd_getfd, r->pidfd, 2, 0);
-	if (fd < 0)
-		return;
-	pfd.fd = fd;
-	if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLOUT))
-		write_nowait(fd, line);
-	close(fd);
-}
-
 void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line)
 {
-	(void)s;
 	/* for the record of the refusal, while the task is surely there */
 	request_cgroup(r);
 	if (line)
-		tell_target(r, line);
+		tell_target(s, r, line);
 	if (respond(r, -EACCES, false))
 		p_dbg("session: answer for tid %d failed (it is gone)", (int)r->tid);
 }
@@ -571,7 +517,13 @@ static int root_id_of(int dirfd, const char *path, int flags, struct root_id *re
 int supervisor_init(struct eg_sessions *s)
 {
 	struct root_id id;
+	int err;
 
+	/* first, while the daemon holds nothing a session controls: the teller forks */
+	err = tell_init(s);
+	if (err)
+		p_warn("session: cannot start the stderr helper (%s): refusals go without their line",
+		       strerror(-err));
 	s->roots.fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->roots.fd < 0)
 		return -errno;
@@ -588,6 +540,7 @@ int supervisor_init(struct eg_sessions *s)
 void supervisor_fini(struct eg_sessions *s)
 {
 	offload_fini(s);
+	tell_fini(s);
 	if (s->roots.fd >= 0)
 		close(s->roots.fd);
 	s->roots.fd = -1;
