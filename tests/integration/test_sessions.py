@@ -58,6 +58,15 @@ def evs(d, tok, typ=None):
             tok in e.get("argv", [])]
 
 
+def need_fuse(ctx):
+    """Skips the test (saying why) where FUSE cannot be served here."""
+    if not os.path.exists("/dev/fuse"):
+        ctx.skip("no /dev/fuse on this machine")
+    with open("/proc/filesystems") as f:
+        if not any(l.split()[-1] == "fuse" for l in f if l.strip()):
+            ctx.skip("the kernel has no FUSE")
+
+
 def wait(pred, timeout=10, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -677,11 +686,7 @@ def test_stalled_file_system_stalls_only_its_session(ctx):
     and names a program inside it makes the lookup wait for ever. Other
     sessions go on meanwhile; the stuck execs are refused (EACCES) after
     the lookup timeout, counted, and nothing of them runs."""
-    if not os.path.exists("/dev/fuse"):
-        ctx.skip("no /dev/fuse on this machine")
-    with open("/proc/filesystems") as f:
-        if not any(l.split()[-1] == "fuse" for l in f if l.strip()):
-            ctx.skip("the kernel has no FUSE")
+    need_fuse(ctx)
     d = daemon(ctx)
     tmp = ctx.tmpdir()
     os.chmod(tmp, 0o755)
@@ -726,11 +731,7 @@ def test_one_user_cannot_take_every_lookup_worker(ctx):
     bounded number of workers, so another user's session is still served
     at once (before, 16 such sessions took all 32 workers and every other
     session's execs were refused after the lookup timeout)."""
-    if not os.path.exists("/dev/fuse"):
-        ctx.skip("no /dev/fuse on this machine")
-    with open("/proc/filesystems") as f:
-        if not any(l.split()[-1] == "fuse" for l in f if l.strip()):
-            ctx.skip("the kernel has no FUSE")
+    need_fuse(ctx)
     d = daemon(ctx)
     tmp = ctx.tmpdir()
     os.chmod(tmp, 0o755)
@@ -869,8 +870,7 @@ def test_stderr_on_a_stalled_file_system_stalls_nobody(ctx):
     the daemon, or swapped to one in a race, the exec is refused (EACCES)
     and other sessions are answered meanwhile. A file on a local disk still
     gets the line."""
-    if not os.path.exists("/dev/fuse"):
-        ctx.skip("no /dev/fuse on this machine")
+    need_fuse(ctx)
     d = daemon(ctx)
     tmp = ctx.tmpdir()
     os.chmod(tmp, 0o755)
@@ -1060,8 +1060,7 @@ def test_policy_on_a_stalled_file_system_stalls_nobody(ctx):
     launcher copies the file, with the caller's rights, so a policy on a
     FUSE mount whose server never answers makes only that launcher wait.
     A launcher that passes the file itself is refused."""
-    if not os.path.exists("/dev/fuse"):
-        ctx.skip("no /dev/fuse on this machine")
+    need_fuse(ctx)
     d = daemon(ctx)
     tmp = ctx.tmpdir()
     os.chmod(tmp, 0o755)
