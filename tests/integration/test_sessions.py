@@ -621,15 +621,9 @@ def test_no_head_of_line_blocking(ctx):
     p.wait()
 
 
-# A FUSE file system whose server answers INIT and then never answers a
-# lookup: what a session process that may mount FUSE can put in front of
-# the supervisor. It runs in the session, in a mount namespace of its own,
-# and execs a program inside its mount, then tries once more from a second
-# thread (the tree's second worker) and a third time (the tree's backlog).
-STALLFS = r"""
-import ctypes, os, struct, sys, threading, time
-mnt, mark = sys.argv[1], sys.argv[2]
-libc = ctypes.CDLL(None, use_errno=True)
+# The start of a FUSE server in a session (the scripts below): a mount
+# namespace of its own, /dev/fuse mounted at mnt (sys.argv[1]).
+FUSE_MOUNT = r"""libc = ctypes.CDLL(None, use_errno=True)
 if libc.unshare(0x00020000):                                   # CLONE_NEWNS
     sys.exit("unshare: %d" % ctypes.get_errno())
 if libc.mount(None, b"/", None, 0x4000 | 0x40000, None):      # MS_REC | MS_PRIVATE
@@ -638,7 +632,18 @@ fd = os.open("/dev/fuse", os.O_RDWR)
 opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
 if libc.mount(b"stallfs", mnt.encode(), b"fuse.stallfs", 0, opts):
     sys.exit("mount: %d" % ctypes.get_errno())
-rd, wr = os.pipe()
+"""
+
+
+# A FUSE file system whose server answers INIT and then never answers a
+# lookup: what a session process that may mount FUSE can put in front of
+# the supervisor. It runs in the session, in a mount namespace of its own,
+# and execs a program inside its mount, then tries once more from a second
+# thread (the tree's second worker) and a third time (the tree's backlog).
+STALLFS = r"""
+import ctypes, os, struct, sys, threading, time
+mnt, mark = sys.argv[1], sys.argv[2]
+""" + FUSE_MOUNT + r"""rd, wr = os.pipe()
 server = os.fork()
 if server == 0:                          # the server: INIT, then silence
     os.close(rd)
@@ -779,16 +784,7 @@ def test_one_user_cannot_take_every_lookup_worker(ctx):
 STDERRFS = r"""
 import ctypes, os, struct, sys, threading
 mnt, mark, local = sys.argv[1], sys.argv[2], sys.argv[3]
-libc = ctypes.CDLL(None, use_errno=True)
-if libc.unshare(0x00020000):                                   # CLONE_NEWNS
-    sys.exit("unshare: %d" % ctypes.get_errno())
-if libc.mount(None, b"/", None, 0x4000 | 0x40000, None):      # MS_REC | MS_PRIVATE
-    sys.exit("make-private: %d" % ctypes.get_errno())
-fd = os.open("/dev/fuse", os.O_RDWR)
-opts = ("fd=%d,rootmode=40000,user_id=0,group_id=0" % fd).encode()
-if libc.mount(b"stallfs", mnt.encode(), b"fuse.stallfs", 0, opts):
-    sys.exit("mount: %d" % ctypes.get_errno())
-
+""" + FUSE_MOUNT + r"""
 def attr(ino, mode):
     return struct.pack("<QQQQQQIIIIIIIIII", ino, 0, 0, 0, 0, 0, 0, 0, 0, mode, 1, 0, 0, 0, 4096, 0)
 
