@@ -1333,6 +1333,32 @@ commands:
     assert ev["timeout_ms"] == 2000 and ev["timeout_action"] == "allow", ev
 
 
+EXECVEAT_FDCWD = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+arr = lambda xs: (ctypes.c_char_p * (len(xs) + 1))(*[x.encode() for x in xs], None)
+argv = arr(["s.sh", "one", "two"])
+libc.syscall(322, -100, b"s.sh", argv, arr([]), 0)       # execveat(AT_FDCWD, "s.sh", ...)
+sys.exit("execveat: %d" % ctypes.get_errno())
+"""
+
+
+def test_execveat_from_the_cwd_runs_a_script_as_the_kernel_names_it(ctx):
+    """execveat(AT_FDCWD, "s.sh") of a '#!' script: the kernel gives the
+    interpreter the name as spelled (not /dev/fd/N/s.sh), and so must the
+    supervisor, or the ticket's argv differs and the exec is killed."""
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    with open(os.path.join(tmp, "s.sh"), "w") as f:
+        f.write("#!/bin/sh\necho \"ran: $0 $*\"\n")
+    os.chmod(os.path.join(tmp, "s.sh"), 0o755)
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", "-c", EXECVEAT_FDCWD],
+                       cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    assert r.returncode == 0 and r.stdout.decode().strip() == "ran: s.sh one two", (r.returncode, r.stdout,
+                                                                                     r.stderr[-300:])
+
+
 # ---- restricted ---------------------------------------------------------------------
 
 SPAWNS = {

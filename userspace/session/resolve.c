@@ -295,7 +295,7 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	plan->n = 0;
 	plan->err = 0;
 	/* the kernel's name for the file: what a script's interpreter receives */
-	if (!s->execveat || s->path[0] == '/')
+	if (!s->execveat || s->dir_fd_num == AT_FDCWD || s->path[0] == '/')
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "%s", s->path);
 	else if (!*s->path)
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "/dev/fd/%d", s->dir_fd_num);
