@@ -1359,6 +1359,26 @@ def test_execveat_from_the_cwd_runs_a_script_as_the_kernel_names_it(ctx):
                                                                                      r.stderr[-300:])
 
 
+def test_session_policy_naming_a_fifo_stalls_nobody(ctx):
+    """A session policy is someone else's word: the files its literal paths
+    name are not opened by the daemon (a FIFO would keep it waiting for a
+    writer, as root). `policy check` looks before it opens, too."""
+    d = daemon(ctx)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    fifo = os.path.join(tmp, "fifo")
+    os.mkfifo(fifo)
+    pol = write(ctx, "default_decision: allow\ncommands:\n  - {name: f, paths: [%s], decision: deny}\n" % fifo,
+                "fifo.yaml")
+    r = session(ctx, d, ["/bin/echo", "ran"], "--policy", pol, timeout=20)
+    assert r.returncode == 0 and r.stdout.strip() == b"ran", (r.returncode, r.stderr[-300:])
+    r = session(ctx, d, ["/bin/true"], timeout=20)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([ctx.execgate, "policy", "check", pol], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=20)
+    assert r.returncode == 0, r.stderr
+
+
 # ---- restricted ---------------------------------------------------------------------
 
 SPAWNS = {

@@ -101,6 +101,8 @@ void eg_bypass_refresh(struct eg_policy *p)
 	int k;
 
 	p->n_bypass_ids = 0;
+	if (p->no_files)
+		return;		/* no file of it is looked at: it bypasses nothing */
 	for (i = 0; i < p->bypass.n; i++) {
 		const char *e = p->bypass.v[i];
 
@@ -141,7 +143,7 @@ bool policy_bypass_allowed(const struct eg_policy *cp, const char *filename, uin
 	struct stat st;
 	size_t i;
 
-	if (!p || !p->bypass.n || foreign_ns || !filename || filename[0] != '/')
+	if (!p || !p->bypass.n || p->no_files || foreign_ns || !filename || filename[0] != '/')
 		return false;
 	if (!path_matches(p, filename, strlen(filename)))
 		return false;

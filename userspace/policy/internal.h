@@ -138,6 +138,7 @@ struct eg_file_key {
 
 struct eg_policy {
 	struct eg_policy_settings settings;
+	bool no_files;			/* POLICY_LOAD_NO_FILES: no file is opened or hashed */
 	struct eg_rule *rules;
 	size_t n_rules, cap_rules;
 	struct eg_strv bypass;		/* internal_bypass globs on the filename */

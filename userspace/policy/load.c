@@ -1205,6 +1205,12 @@ static void settings_defaults(struct eg_policy_settings *s)
 int policy_load_buf(const char *buf, size_t len, const char *name,
 		    struct eg_policy **ret_policy, struct eg_diags *diags)
 {
+	return policy_load_buf_flags(buf, len, name, 0, ret_policy, diags);
+}
+
+int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigned int flags,
+			  struct eg_policy **ret_policy, struct eg_diags *diags)
+{
 	struct loader l = {};
 	struct eg_policy *p;
 	int rc;
@@ -1222,6 +1228,7 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 		return -ENOMEM;
 	}
 	settings_defaults(&p->settings);
+	p->no_files = flags & POLICY_LOAD_NO_FILES;
 	sha256_hex(buf, len, p->sha256);
 	/* kept: a daemon handing a session over passes its policy on as it was */
 	p->source = malloc(len ? len : 1);
@@ -1266,6 +1273,12 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 }
 
 int policy_load_fd(int fd, const char *path, struct eg_policy **ret_policy, struct eg_diags *diags)
+{
+	return policy_load_fd_flags(fd, path, 0, ret_policy, diags);
+}
+
+int policy_load_fd_flags(int fd, const char *path, unsigned int flags, struct eg_policy **ret_policy,
+			 struct eg_diags *diags)
 {
 	size_t len = 0, cap;
 	struct stat st;
@@ -1335,7 +1348,7 @@ int policy_load_fd(int fd, const char *path, struct eg_policy **ret_policy, stru
 		free(buf);
 		return -EFBIG;
 	}
-	rc = policy_load_buf(buf, len, path, ret_policy, diags);
+	rc = policy_load_buf_flags(buf, len, path, flags, ret_policy, diags);
 	free(buf);
 	return rc;
 }

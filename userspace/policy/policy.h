@@ -125,6 +125,18 @@ struct eg_policy;
 int policy_load_file(const char *path, struct eg_policy **ret_policy, struct eg_diags *diags);
 /* The same from an open file (a session policy the launcher opened with the user's rights). */
 int policy_load_fd(int fd, const char *name, struct eg_policy **ret_policy, struct eg_diags *diags);
+/*
+ * POLICY_LOAD_NO_FILES: a policy from someone the daemon does not trust
+ * with its files (a session's): the files its literal paths and
+ * internal_bypass name are not opened, stat'ed or hashed (opening a file
+ * as root can wait for ever on a FIFO or a FUSE server, or run a device's
+ * open), so its paths match by name only and its internal_bypass is void.
+ */
+#define POLICY_LOAD_NO_FILES	(1u << 0)
+int policy_load_fd_flags(int fd, const char *name, unsigned int flags, struct eg_policy **ret_policy,
+			 struct eg_diags *diags);
+int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigned int flags,
+			  struct eg_policy **ret_policy, struct eg_diags *diags);
 int policy_load_buf(const char *buf, size_t len, const char *name,
 		    struct eg_policy **ret_policy, struct eg_diags *diags);
 void policy_free(struct eg_policy *p);

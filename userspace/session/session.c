@@ -574,7 +574,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 			return 0;
 		}
 		lseek(fd, 0, SEEK_SET);
-		rc = policy_load_fd(fd, "session policy", &pol, &d);
+		rc = policy_load_fd_flags(fd, "session policy", POLICY_LOAD_NO_FILES, &pol, &d);
 		close(fd);
 		if (rc) {
 			line[0] = '\0';
@@ -1000,7 +1000,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 			int fd = json_integer_value(pf);
 
 			lseek(fd, 0, SEEK_SET);
-			if (policy_load_fd(fd, "session policy", &se->policy, &d))
+			if (policy_load_fd_flags(fd, "session policy", POLICY_LOAD_NO_FILES, &se->policy, &d))
 				se->compromised = true;	/* fail closed: refuse its execs */
 			else
 				snprintf(se->policy_sha, sizeof(se->policy_sha), "%s", policy_sha256(se->policy));
