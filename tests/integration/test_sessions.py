@@ -1379,6 +1379,30 @@ def test_session_policy_naming_a_fifo_stalls_nobody(ctx):
     assert r.returncode == 0, r.stderr
 
 
+def test_no_user_namespace_to_rename_a_program(ctx):
+    """In a user namespace of its own an unprivileged process can mount, and
+    bind a denied program over an allowed path: the name the policy
+    matches would be its to choose. Sessions refuse user namespaces
+    (unshare, clone, setns; clone3 falls back to clone); ordinary threads
+    and spawns still work."""
+    d = daemon(ctx, "default_decision: deny\ncommands:\n"
+                    "  - {name: ok, basenames: [sh, dash, true, echo, unshare, setpriv, python3, python3.11, mount],"
+                    " decision: allow}\n")
+    trick = ("unshare -Urm /bin/sh -c 'mount --bind /usr/bin/id /usr/bin/true && /usr/bin/true'; "
+             "echo rc=$?")
+    r = session(ctx, d, ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/bin/sh", "-c", trick])
+    out = r.stdout.decode()
+    assert "uid=" not in out and "rc=0" not in out and "rc=" in out, (out, r.stderr[-300:])
+    probe = ("import ctypes, os, threading, subprocess\n"
+             "libc = ctypes.CDLL(None, use_errno=True)\n"
+             "if libc.unshare(0x10000000) == 0:\n    print('unshared')\n"
+             "else:\n    print('refused', ctypes.get_errno())\n"
+             "t = threading.Thread(target=print, args=('thread',)); t.start(); t.join()\n"
+             "print(subprocess.run(['/bin/echo', 'spawned'], capture_output=True).stdout.decode().strip())\n")
+    r = session(ctx, d, ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "python3", "-c", probe])
+    assert r.stdout.decode().split("\n")[:3] == ["refused 1", "thread", "spawned"], (r.stdout, r.stderr[-300:])
+
+
 # ---- restricted ---------------------------------------------------------------------
 
 SPAWNS = {

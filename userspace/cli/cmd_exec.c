@@ -10,6 +10,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,37 @@ static int deny_signals_to(scmp_filter_ctx ctx, pid_t pid)
 	return rc;
 }
 
+/*
+ * No user namespace inside a session. With one, an unprivileged process
+ * gets a mount namespace of its own and can bind any file over any path
+ * (unshare -Urm, then mount --bind /usr/bin/id /usr/bin/true): the path
+ * and name a policy matches would be its to choose. unshare and clone
+ * with CLONE_NEWUSER fail, and so does setns into a user namespace (or
+ * into whatever an fd names, type 0); clone3 keeps its flags in memory the
+ * filter cannot read, so it fails with ENOSYS, and glibc falls back to
+ * clone. Root needs no user namespace to mount: docs/sessions.md says
+ * what a root session can do.
+ */
+static int deny_user_namespaces(scmp_filter_ctx ctx)
+{
+	int rc;
+
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(unshare), 1,
+			      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setns), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+	return rc;
+}
+
 /* The filter: execve/execveat wait for the supervisor; a few calls that would reach around it fail. */
 static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem)
 {
@@ -155,6 +187,8 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
 	if (!rc && daemon_pid > 0)
 		rc = deny_signals_to(ctx, daemon_pid);
+	if (!rc)
+		rc = deny_user_namespaces(ctx);
 	if (rc)
 		goto out;
 	/* libseccomp 2.5 cannot ask for WAIT_KILLABLE_RECV: export and load by hand */
