@@ -4,6 +4,7 @@ the working directory and the exported environment carried between them."""
 import os
 import shutil
 import subprocess
+import time
 
 import eg
 
@@ -118,3 +119,65 @@ def test_shell_state_too_big_is_drained(ctx):
     assert out == ["big=9000000", "[unset][kept]"], (out, r.stderr[-2000:])
     assert b"the environment came back bigger than 4 MiB; the previous one is kept" in r.stderr, r.stderr
     assert r.returncode == 0, r.returncode
+
+
+# Run inside a session: writes the parent's waitpid() in libc, through /proc/PPID/mem, with code
+# that execs CMD (argv[1]) -- outside the session, if the parent lets us.
+ESCAPE = r'''
+import ctypes, os, struct, sys
+cmd = sys.argv[1].encode()
+pp = os.getppid()
+if sys.argv[2:] == ["grandparent"]:  # past the shell that runs us
+    pp = int(open("/proc/%d/stat" % pp).read().rsplit(")", 1)[1].split()[1])
+def libc_base(pid):
+    for l in open("/proc/%s/maps" % pid):
+        if "libc.so.6" in l and " 00000000 " in l:
+            return int(l.split("-")[0], 16)
+try:
+    addr = libc_base(pp) + ctypes.cast(ctypes.CDLL("libc.so.6").waitpid, ctypes.c_void_p).value - libc_base("self")
+    fd = os.open("/proc/%d/mem" % pp, os.O_RDWR)
+except OSError as e:
+    print("refused:", e.strerror)
+    sys.exit(1)
+# lea rdi,[sh]; lea rax,[-c]; lea rbx,[cmd]; xor edx,edx; push rdx,rbx,rax,rdi; mov rsi,rsp; mov eax,59; syscall
+hdr = 37
+code = b"".join(op + struct.pack("<i", tgt - end) for op, end, tgt in
+                ((b"\x48\x8d\x3d", 7, hdr), (b"\x48\x8d\x05", 14, hdr + 8), (b"\x48\x8d\x1d", 21, hdr + 11)))
+code += b"\x31\xd2\x52\x53\x50\x57\x48\x89\xe6\xb8\x3b\x00\x00\x00\x0f\x05"
+assert len(code) == hdr
+os.pwrite(fd, code + b"/bin/sh\0-c\0" + cmd + b"\0", addr)
+print("patched", pp)
+'''
+
+USER = ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups"]
+
+
+def test_shell_parent_out_of_reach(ctx):
+    """A command cannot write the memory of `execgate shell` (outside the session, same uid)
+    to make it run a denied program unsupervised: the parent is not dumpable."""
+    if os.uname().machine != "x86_64":
+        ctx.skip("the escape's code is x86-64")
+    d = ctx.tmpdir()
+    os.chmod(d, 0o777)
+    pol = os.path.join(d, "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: no-denyme, basenames: [denyme], decision: deny, message: not here}\n")
+    shutil.copy("/bin/echo", os.path.join(d, "denyme"))
+    with open(os.path.join(d, "escape.py"), "w") as f:
+        f.write(ESCAPE)
+    dm = ctx.daemon("--policy", pol)
+    mark = os.path.join(d, "escaped")
+    esc = "python3 %s/escape.py '%s/denyme ran > %s' grandparent" % (d, d, mark)
+    r = subprocess.run(USER + [ctx.execgate, "shell", "-p", dm.pin_path],
+                       input=("%s/denyme inside; echo rc=$?\n%s\necho after\n" % (d, esc)).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d, timeout=60)
+    time.sleep(0.5)
+    assert not os.path.exists(mark), (open(mark).read(), r)
+    assert r.stdout.decode().splitlines() == ["rc=126", "refused: Permission denied", "after"], r
+    # the same for the relay of exec --pty, CMD's parent
+    r = subprocess.run(USER + [ctx.execgate, "exec", "--pty", "-p", dm.pin_path, "--"] +
+                       ["python3", os.path.join(d, "escape.py"), "%s/denyme ran > %s" % (d, mark)],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d, timeout=60)
+    time.sleep(0.5)
+    assert not os.path.exists(mark), (open(mark).read(), r)
+    assert b"refused: Permission denied" in r.stdout and r.returncode == 1, r

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -383,6 +384,15 @@ int do_shell(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s", a.name);
 	else
 		snprintf(name, sizeof(name), "shell-%d", (int)getpid());
+	/*
+	 * We stay outside the session, the parent of its commands, with their
+	 * uid: not dumpable, they cannot write our memory (/proc/PID/mem) or
+	 * trace us to run something unsupervised.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		p_err("cannot make this process undumpable: %s", strerror(errno));
+		return 1;
+	}
 	if (state_init(&st)) {
 		p_err("out of memory");
 		return 1;
