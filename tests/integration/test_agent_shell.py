@@ -65,6 +65,20 @@ def test_shell_sanitizes_every_cycle(ctx):
     assert out == ["start: unset unset unset yes", "none-passed", "ok=1"], (out, r.stderr)
 
 
+def test_shell_blocklist_as_run_stateful(ctx):
+    """The same blocklist as run --stateful: private keys, DATABASE_URL, names in any case."""
+    dm = ctx.daemon()
+    env = {"DATABASE_URL": "postgres://secret", "SSH_PRIVATE_KEY": "pk", "github_token": "ghp_x"}
+    r = shell(ctx, dm, [
+        "echo \"start: ${DATABASE_URL-unset} ${SSH_PRIVATE_KEY-unset} ${github_token-unset}\"",
+        "export AWS_PRIVATE_KEY_X=k DATABASE_URL=postgres://u:pw@h/db openai_api_key=sk-1 Db_Password=p OK=1",
+        "echo \"carried: ${AWS_PRIVATE_KEY_X-unset} ${DATABASE_URL-unset} ${openai_api_key-unset} "
+        "${Db_Password-unset} $OK\"",
+    ], env=env)
+    out = r.stdout.decode().splitlines()
+    assert out == ["start: unset unset unset", "carried: unset unset unset unset 1"], (out, r.stderr)
+
+
 def test_shell_state_pipe_is_the_shells_own(ctx):
     """A program the command starts cannot write a state: fd 63 is closed for it."""
     dm = ctx.daemon()

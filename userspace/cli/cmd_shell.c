@@ -16,7 +16,6 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "procs/text.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
@@ -36,15 +36,6 @@
 #define LINE_MAX_BYTES	(1 << 20)
 
 extern char **environ;
-
-/* Never carried into the next command (exact names and fnmatch patterns). */
-static const char *const blocked[] = {
-	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND",
-	"PYTHONPATH", "BASH_FUNC_*", "*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*",
-	"SHELLOPTS", "BASHOPTS", "CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
-	/* the wrapper's own */
-	"__EG_*", "_",
-};
 
 static const char wrapper[] =
 	"__eg_dump() {\n"
@@ -119,20 +110,11 @@ struct state {
 	int last_status;
 };
 
+/* Never carried into the next command: run --stateful's blocklist, and the wrapper's own variables. */
 static bool is_blocked(const char *kv)
 {
-	char name[256];
-	const char *eq = strchr(kv, '=');
-	size_t n = eq ? (size_t)(eq - kv) : strlen(kv), i;
-
-	if (!n || n >= sizeof(name))
-		return true;
-	memcpy(name, kv, n);
-	name[n] = 0;
-	for (i = 0; i < sizeof(blocked) / sizeof(blocked[0]); i++)
-		if (!fnmatch(blocked[i], name, 0))
-			return true;
-	return false;
+	return eg_env_blocked(kv, true) || !strncmp(kv, "__EG_", 5) || !strncmp(kv, "_=", 2) ||
+	       !strcmp(kv, "_");
 }
 
 static void strv_free(char **v, size_t n)
