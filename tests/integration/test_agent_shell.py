@@ -3,6 +3,7 @@
 the working directory and the exported environment carried between them."""
 import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -94,6 +95,31 @@ def test_shell_state_pipe_is_the_shells_own(ctx):
                         "ls -l /proc/self/fd | grep -c pipe: || true"])
     out = r.stdout.decode().splitlines()
     assert out[:3] == ["tried", "FAKE=unset", d], (out, r.stderr)
+
+
+def test_shell_background_jobs_do_not_stall(ctx):
+    """A background job holds bash's copy of the state pipe: the next command does not wait for it."""
+    dm = ctx.daemon()
+    d = ctx.tmpdir()
+    pids = os.path.join(d, "pids")
+
+    def kill():
+        for p in open(pids).read().split():
+            try:
+                os.kill(int(p), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    ctx.on_cleanup(kill)
+    t0 = time.monotonic()
+    r = shell(ctx, dm, [
+        "(sleep 10; true) >/dev/null 2>&1 & echo $! >> %s" % pids,
+        "cd /usr; export AFTER=1",
+        "(while :; do sleep 0.1; done) >/dev/null 2>&1 & echo $! >> %s" % pids,
+        "echo \"$AFTER $PWD\"",
+    ], timeout=60)
+    took = time.monotonic() - t0
+    assert r.stdout.decode().splitlines() == ["1 /usr"], r
+    assert took < 5, took
 
 
 def test_shell_policy_applies(ctx):

@@ -17,12 +17,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli/commands.h"
@@ -211,8 +213,9 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 {
 	char **env = NULL, status[16], pwdv[PATH_MAX + 8], oldv[PATH_MAX + 16], *buf = NULL;
 	size_t n = 0, len = 0, cap = 0, i;
-	int p[2], ws, rc;
+	int p[2], ws, rc, pidfd;
 	bool over = false;	/* the state outgrew the buffer: read to the end, not kept */
+	long left = -1;		/* once the shell is gone: what the pipe can still hold of its state */
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
@@ -287,7 +290,11 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	/*
 	 * Read to the end even past the cap: the shell writes its state as it
 	 * exits, and a pipe nobody reads would stop it (and us, in waitpid).
+	 * The end is the shell's exit, not EOF: a background job the command
+	 * left (a subshell) holds bash's saved copy of the pipe for as long as
+	 * it runs. What the shell wrote is in the pipe by then, at most its size.
 	 */
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		char sink[4096];
 		ssize_t r;
@@ -304,17 +311,35 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 				over = true;	/* too big, or no memory: the rest is read and dropped */
 			}
 		}
+		if (pidfd >= 0 && left < 0) {
+			struct pollfd pf[2] = { { .fd = p[0], .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+
+			if (poll(pf, 2, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				close(pidfd);	/* read to EOF, then */
+				pidfd = -1;
+			} else if (pf[1].revents) {
+				left = fcntl(p[0], F_GETPIPE_SZ);
+				if (left < 0 || fcntl(p[0], F_SETFL, O_NONBLOCK))
+					left = 0;
+			}
+		}
 		if (over)
-			r = read(p[0], sink, sizeof(sink));
+			r = read(p[0], sink, left >= 0 && left < (long)sizeof(sink) ? (size_t)left : sizeof(sink));
 		else
-			r = read(p[0], buf + len, cap - len);
+			r = read(p[0], buf + len, left >= 0 && (size_t)left < cap - len ? (size_t)left : cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		if (!over)
 			len += r;
+		if (left >= 0 && !(left -= r))
+			break;
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
