@@ -221,3 +221,23 @@ def test_shell_parent_out_of_reach(ctx):
     time.sleep(0.5)
     assert not os.path.exists(mark), (open(mark).read(), r)
     assert b"refused: Permission denied" in r.stdout and r.returncode == 1, r
+
+
+def test_shell_state_an_exec_cannot_take(ctx):
+    """A variable over 128 KiB (MAX_ARG_STRLEN) or past 1 MiB of them is dropped with a warning,
+    not kept to fail every later exec (E2BIG); an exec that fails says why."""
+    dm = ctx.daemon()
+    r = shell(ctx, dm, [
+        "export BIG=$(head -c 200000 /dev/zero | tr '\\0' x) SMALL=kept; echo set",
+        "echo \"hello ${BIG-unset} $SMALL\"",
+        "for i in $(seq 1 12); do export V$i=$(head -c 100000 /dev/zero | tr '\\0' y); done",
+        "echo carried=$(env | grep -c '^V[0-9]*=y')",
+        "echo " + "z" * 140000,
+        "echo \"rc=$?\"",
+    ], timeout=60)
+    out = r.stdout.decode().splitlines()
+    assert out == ["set", "hello unset kept", "carried=10", "rc=126"], (out, r.stderr[-2000:])
+    err = r.stderr.decode()
+    assert "BIG (200004 bytes) is not carried: longer than one variable of an exec can be" in err, err
+    assert err.count("(100003 bytes) is not carried: the environment would pass 1 MiB") == 2, err
+    assert "cannot run the command: Argument list too long" in err, err

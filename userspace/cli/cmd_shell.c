@@ -36,6 +36,8 @@
 #define STATE_FD	63
 #define STATE_MAX	(4 << 20)	/* a state bigger than this is refused, the old one kept */
 #define LINE_MAX_BYTES	(1 << 20)
+#define VAR_MAX		(32 * 4096)	/* MAX_ARG_STRLEN: a longer NAME=VALUE fails the exec (E2BIG) */
+#define ENV_MAX		(1 << 20)	/* what the carried variables take of the exec's room (ARG_MAX) */
 
 extern char **environ;
 
@@ -146,7 +148,7 @@ static int strv_add(char ***v, size_t *n, const char *s, size_t len)
 static int state_load(struct state *st, const char *buf, size_t len)
 {
 	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
-	size_t n = 0, nd = 0, off = 0;
+	size_t n = 0, nd = 0, off = 0, room = ENV_MAX;
 	struct stat sb;
 
 	while (off < len) {
@@ -165,6 +167,14 @@ static int state_load(struct state *st, const char *buf, size_t len)
 			if (strv_add(&dirs, &nd, s + 9, l - 9))
 				goto fail;
 		} else if (memchr(s, '=', l) && !is_blocked(s) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
+			/* one the next exec cannot take would fail every command after it */
+			if (l >= VAR_MAX || l + 1 + sizeof(char *) > room) {
+				p_warn("%.*s (%zu bytes) is not carried: %s", (int)strcspn(s, "="), s, l,
+				       l >= VAR_MAX ? "longer than one variable of an exec can be (128 KiB)"
+						    : "the environment would pass 1 MiB");
+				continue;
+			}
+			room -= l + 1 + sizeof(char *);
 			if (strv_add(&env, &n, s, l))
 				goto fail;
 		}
@@ -283,6 +293,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 		argv[k++] = status;
 		argv[k] = NULL;
 		execve(self, (char **)argv, env);
+		p_err("cannot run the command: %s", strerror(errno));
 		_exit(126);
 	}
 	close(p[1]);
