@@ -3,7 +3,9 @@
 the working directory and the exported environment carried between them."""
 import os
 import shutil
+import signal
 import subprocess
+import time
 
 import eg
 
@@ -64,6 +66,20 @@ def test_shell_sanitizes_every_cycle(ctx):
     assert out == ["start: unset unset unset yes", "none-passed", "ok=1"], (out, r.stderr)
 
 
+def test_shell_blocklist_as_run_stateful(ctx):
+    """The same blocklist as run --stateful: private keys, DATABASE_URL, names in any case."""
+    dm = ctx.daemon()
+    env = {"DATABASE_URL": "postgres://secret", "SSH_PRIVATE_KEY": "pk", "github_token": "ghp_x"}
+    r = shell(ctx, dm, [
+        "echo \"start: ${DATABASE_URL-unset} ${SSH_PRIVATE_KEY-unset} ${github_token-unset}\"",
+        "export AWS_PRIVATE_KEY_X=k DATABASE_URL=postgres://u:pw@h/db openai_api_key=sk-1 Db_Password=p OK=1",
+        "echo \"carried: ${AWS_PRIVATE_KEY_X-unset} ${DATABASE_URL-unset} ${openai_api_key-unset} "
+        "${Db_Password-unset} $OK\"",
+    ], env=env)
+    out = r.stdout.decode().splitlines()
+    assert out == ["start: unset unset unset", "carried: unset unset unset unset 1"], (out, r.stderr)
+
+
 def test_shell_state_pipe_is_the_shells_own(ctx):
     """A program the command starts cannot write a state: fd 63 is closed for it."""
     dm = ctx.daemon()
@@ -79,6 +95,31 @@ def test_shell_state_pipe_is_the_shells_own(ctx):
                         "ls -l /proc/self/fd | grep -c pipe: || true"])
     out = r.stdout.decode().splitlines()
     assert out[:3] == ["tried", "FAKE=unset", d], (out, r.stderr)
+
+
+def test_shell_background_jobs_do_not_stall(ctx):
+    """A background job holds bash's copy of the state pipe: the next command does not wait for it."""
+    dm = ctx.daemon()
+    d = ctx.tmpdir()
+    pids = os.path.join(d, "pids")
+
+    def kill():
+        for p in open(pids).read().split():
+            try:
+                os.kill(int(p), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    ctx.on_cleanup(kill)
+    t0 = time.monotonic()
+    r = shell(ctx, dm, [
+        "(sleep 10; true) >/dev/null 2>&1 & echo $! >> %s" % pids,
+        "cd /usr; export AFTER=1",
+        "(while :; do sleep 0.1; done) >/dev/null 2>&1 & echo $! >> %s" % pids,
+        "echo \"$AFTER $PWD\"",
+    ], timeout=60)
+    took = time.monotonic() - t0
+    assert r.stdout.decode().splitlines() == ["1 /usr"], r
+    assert took < 5, took
 
 
 def test_shell_policy_applies(ctx):
@@ -118,3 +159,85 @@ def test_shell_state_too_big_is_drained(ctx):
     assert out == ["big=9000000", "[unset][kept]"], (out, r.stderr[-2000:])
     assert b"the environment came back bigger than 4 MiB; the previous one is kept" in r.stderr, r.stderr
     assert r.returncode == 0, r.returncode
+
+
+# Run inside a session: writes the parent's waitpid() in libc, through /proc/PPID/mem, with code
+# that execs CMD (argv[1]) -- outside the session, if the parent lets us.
+ESCAPE = r'''
+import ctypes, os, struct, sys
+cmd = sys.argv[1].encode()
+pp = os.getppid()
+if sys.argv[2:] == ["grandparent"]:  # past the shell that runs us
+    pp = int(open("/proc/%d/stat" % pp).read().rsplit(")", 1)[1].split()[1])
+def libc_base(pid):
+    for l in open("/proc/%s/maps" % pid):
+        if "libc.so.6" in l and " 00000000 " in l:
+            return int(l.split("-")[0], 16)
+try:
+    addr = libc_base(pp) + ctypes.cast(ctypes.CDLL("libc.so.6").waitpid, ctypes.c_void_p).value - libc_base("self")
+    fd = os.open("/proc/%d/mem" % pp, os.O_RDWR)
+except OSError as e:
+    print("refused:", e.strerror)
+    sys.exit(1)
+# lea rdi,[sh]; lea rax,[-c]; lea rbx,[cmd]; xor edx,edx; push rdx,rbx,rax,rdi; mov rsi,rsp; mov eax,59; syscall
+hdr = 37
+code = b"".join(op + struct.pack("<i", tgt - end) for op, end, tgt in
+                ((b"\x48\x8d\x3d", 7, hdr), (b"\x48\x8d\x05", 14, hdr + 8), (b"\x48\x8d\x1d", 21, hdr + 11)))
+code += b"\x31\xd2\x52\x53\x50\x57\x48\x89\xe6\xb8\x3b\x00\x00\x00\x0f\x05"
+assert len(code) == hdr
+os.pwrite(fd, code + b"/bin/sh\0-c\0" + cmd + b"\0", addr)
+print("patched", pp)
+'''
+
+USER = ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups"]
+
+
+def test_shell_parent_out_of_reach(ctx):
+    """A command cannot write the memory of `execgate shell` (outside the session, same uid)
+    to make it run a denied program unsupervised: the parent is not dumpable."""
+    if os.uname().machine != "x86_64":
+        ctx.skip("the escape's code is x86-64")
+    d = ctx.tmpdir()
+    os.chmod(d, 0o777)
+    pol = os.path.join(d, "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: no-denyme, basenames: [denyme], decision: deny, message: not here}\n")
+    shutil.copy("/bin/echo", os.path.join(d, "denyme"))
+    with open(os.path.join(d, "escape.py"), "w") as f:
+        f.write(ESCAPE)
+    dm = ctx.daemon("--policy", pol)
+    mark = os.path.join(d, "escaped")
+    esc = "python3 %s/escape.py '%s/denyme ran > %s' grandparent" % (d, d, mark)
+    r = subprocess.run(USER + [ctx.execgate, "shell", "-p", dm.pin_path],
+                       input=("%s/denyme inside; echo rc=$?\n%s\necho after\n" % (d, esc)).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d, timeout=60)
+    time.sleep(0.5)
+    assert not os.path.exists(mark), (open(mark).read(), r)
+    assert r.stdout.decode().splitlines() == ["rc=126", "refused: Permission denied", "after"], r
+    # the same for the relay of exec --pty, CMD's parent
+    r = subprocess.run(USER + [ctx.execgate, "exec", "--pty", "-p", dm.pin_path, "--"] +
+                       ["python3", os.path.join(d, "escape.py"), "%s/denyme ran > %s" % (d, mark)],
+                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=d, timeout=60)
+    time.sleep(0.5)
+    assert not os.path.exists(mark), (open(mark).read(), r)
+    assert b"refused: Permission denied" in r.stdout and r.returncode == 1, r
+
+
+def test_shell_state_an_exec_cannot_take(ctx):
+    """A variable over 128 KiB (MAX_ARG_STRLEN) or past 1 MiB of them is dropped with a warning,
+    not kept to fail every later exec (E2BIG); an exec that fails says why."""
+    dm = ctx.daemon()
+    r = shell(ctx, dm, [
+        "export BIG=$(head -c 200000 /dev/zero | tr '\\0' x) SMALL=kept; echo set",
+        "echo \"hello ${BIG-unset} $SMALL\"",
+        "for i in $(seq 1 12); do export V$i=$(head -c 100000 /dev/zero | tr '\\0' y); done",
+        "echo carried=$(env | grep -c '^V[0-9]*=y')",
+        "echo " + "z" * 140000,
+        "echo \"rc=$?\"",
+    ], timeout=60)
+    out = r.stdout.decode().splitlines()
+    assert out == ["set", "hello unset kept", "carried=10", "rc=126"], (out, r.stderr[-2000:])
+    err = r.stderr.decode()
+    assert "BIG (200004 bytes) is not carried: longer than one variable of an exec can be" in err, err
+    assert err.count("(100003 bytes) is not carried: the environment would pass 1 MiB") == 2, err
+    assert "cannot run the command: Argument list too long" in err, err

@@ -440,6 +440,11 @@ static int exec_pty(struct exec_args *a, const char *path)
 	pid_t pid;
 	char b;
 
+	/* the relay stays outside the session, CMD's parent: out of its reach (/proc/PID/mem, ptrace) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		p_err("cannot make this process undumpable: %s", strerror(errno));
+		return 1;
+	}
 	rc = pty_open(have_tio ? &tio : NULL, have_ws ? &ws : NULL, &master, &slave);
 	if (rc) {
 		p_err("cannot open a pseudo-terminal: %s", strerror(-rc));

@@ -16,34 +16,30 @@
 #include <argp.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "procs/text.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
 #define STATE_FD	63
 #define STATE_MAX	(4 << 20)	/* a state bigger than this is refused, the old one kept */
 #define LINE_MAX_BYTES	(1 << 20)
+#define VAR_MAX		(32 * 4096)	/* MAX_ARG_STRLEN: a longer NAME=VALUE fails the exec (E2BIG) */
+#define ENV_MAX		(1 << 20)	/* what the carried variables take of the exec's room (ARG_MAX) */
 
 extern char **environ;
-
-/* Never carried into the next command (exact names and fnmatch patterns). */
-static const char *const blocked[] = {
-	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND",
-	"PYTHONPATH", "BASH_FUNC_*", "*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*",
-	"SHELLOPTS", "BASHOPTS", "CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
-	/* the wrapper's own */
-	"__EG_*", "_",
-};
 
 static const char wrapper[] =
 	"__eg_dump() {\n"
@@ -118,20 +114,11 @@ struct state {
 	int last_status;
 };
 
+/* Never carried into the next command: run --stateful's blocklist, and the wrapper's own variables. */
 static bool is_blocked(const char *kv)
 {
-	char name[256];
-	const char *eq = strchr(kv, '=');
-	size_t n = eq ? (size_t)(eq - kv) : strlen(kv), i;
-
-	if (!n || n >= sizeof(name))
-		return true;
-	memcpy(name, kv, n);
-	name[n] = 0;
-	for (i = 0; i < sizeof(blocked) / sizeof(blocked[0]); i++)
-		if (!fnmatch(blocked[i], name, 0))
-			return true;
-	return false;
+	return eg_env_blocked(kv, true) || !strncmp(kv, "__EG_", 5) || !strncmp(kv, "_=", 2) ||
+	       !strcmp(kv, "_");
 }
 
 static void strv_free(char **v, size_t n)
@@ -161,7 +148,7 @@ static int strv_add(char ***v, size_t *n, const char *s, size_t len)
 static int state_load(struct state *st, const char *buf, size_t len)
 {
 	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
-	size_t n = 0, nd = 0, off = 0;
+	size_t n = 0, nd = 0, off = 0, room = ENV_MAX;
 	struct stat sb;
 
 	while (off < len) {
@@ -180,6 +167,14 @@ static int state_load(struct state *st, const char *buf, size_t len)
 			if (strv_add(&dirs, &nd, s + 9, l - 9))
 				goto fail;
 		} else if (memchr(s, '=', l) && !is_blocked(s) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
+			/* one the next exec cannot take would fail every command after it */
+			if (l >= VAR_MAX || l + 1 + sizeof(char *) > room) {
+				p_warn("%.*s (%zu bytes) is not carried: %s", (int)strcspn(s, "="), s, l,
+				       l >= VAR_MAX ? "longer than one variable of an exec can be (128 KiB)"
+						    : "the environment would pass 1 MiB");
+				continue;
+			}
+			room -= l + 1 + sizeof(char *);
 			if (strv_add(&env, &n, s, l))
 				goto fail;
 		}
@@ -228,8 +223,9 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 {
 	char **env = NULL, status[16], pwdv[PATH_MAX + 8], oldv[PATH_MAX + 16], *buf = NULL;
 	size_t n = 0, len = 0, cap = 0, i;
-	int p[2], ws, rc;
+	int p[2], ws, rc, pidfd;
 	bool over = false;	/* the state outgrew the buffer: read to the end, not kept */
+	long left = -1;		/* once the shell is gone: what the pipe can still hold of its state */
 	pid_t pid;
 
 	if (pipe2(p, O_CLOEXEC))
@@ -297,6 +293,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 		argv[k++] = status;
 		argv[k] = NULL;
 		execve(self, (char **)argv, env);
+		p_err("cannot run the command: %s", strerror(errno));
 		_exit(126);
 	}
 	close(p[1]);
@@ -304,7 +301,11 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	/*
 	 * Read to the end even past the cap: the shell writes its state as it
 	 * exits, and a pipe nobody reads would stop it (and us, in waitpid).
+	 * The end is the shell's exit, not EOF: a background job the command
+	 * left (a subshell) holds bash's saved copy of the pipe for as long as
+	 * it runs. What the shell wrote is in the pipe by then, at most its size.
 	 */
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
 	for (;;) {
 		char sink[4096];
 		ssize_t r;
@@ -321,17 +322,35 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 				over = true;	/* too big, or no memory: the rest is read and dropped */
 			}
 		}
+		if (pidfd >= 0 && left < 0) {
+			struct pollfd pf[2] = { { .fd = p[0], .events = POLLIN }, { .fd = pidfd, .events = POLLIN } };
+
+			if (poll(pf, 2, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				close(pidfd);	/* read to EOF, then */
+				pidfd = -1;
+			} else if (pf[1].revents) {
+				left = fcntl(p[0], F_GETPIPE_SZ);
+				if (left < 0 || fcntl(p[0], F_SETFL, O_NONBLOCK))
+					left = 0;
+			}
+		}
 		if (over)
-			r = read(p[0], sink, sizeof(sink));
+			r = read(p[0], sink, left >= 0 && left < (long)sizeof(sink) ? (size_t)left : sizeof(sink));
 		else
-			r = read(p[0], buf + len, cap - len);
+			r = read(p[0], buf + len, left >= 0 && (size_t)left < cap - len ? (size_t)left : cap - len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		if (!over)
 			len += r;
+		if (left >= 0 && !(left -= r))
+			break;
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
 		;
 	rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
@@ -383,6 +402,15 @@ int do_shell(int argc, char **argv)
 		snprintf(name, sizeof(name), "%s", a.name);
 	else
 		snprintf(name, sizeof(name), "shell-%d", (int)getpid());
+	/*
+	 * We stay outside the session, the parent of its commands, with their
+	 * uid: not dumpable, they cannot write our memory (/proc/PID/mem) or
+	 * trace us to run something unsupervised.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		p_err("cannot make this process undumpable: %s", strerror(errno));
+		return 1;
+	}
 	if (state_init(&st)) {
 		p_err("out of memory");
 		return 1;
