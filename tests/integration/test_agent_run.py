@@ -376,3 +376,40 @@ def test_registry_survives_a_handover(ctx):
         assert len(evs) == 1, evs
     ev = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == timed][0]
     assert ev["timed_out"] and ev["signal"] == "SIGKILL", ev
+
+
+USER = ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups"]
+
+
+def test_cwd_is_entered_as_the_user(ctx):
+    """--cwd and a stateful session's directory are entered with the user's
+    rights: a directory below one the user may not traverse stays shut."""
+    e = Env(ctx)
+    priv = os.path.join(e.ws, "priv")
+    pub = os.path.join(priv, "pub")
+    os.makedirs(pub)
+    os.chmod(priv, 0o700)
+    os.chmod(pub, 0o755)
+    with open(os.path.join(pub, "secret"), "w") as f:
+        f.write("TOP SECRET\n")
+    os.chmod(os.path.join(pub, "secret"), 0o644)
+    r = e.run("run", "--cwd", "priv/pub", "--", "cat", "secret", pre=USER)
+    assert r.returncode == 1 and b"TOP" not in r.stdout, r
+    assert r.stderr.decode().startswith("execgate run: --cwd ") and b"Permission denied" in r.stderr, r
+    # a saved directory the user could not enter is not taken
+    s = "st-" + token()
+    e.ok("run", "--stateful", "--session", s, "--", "export PWD=%s" % pub, pre=USER)
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd; cat secret", pre=USER)
+    assert b"TOP" not in r.stdout and r.stdout == (e.ws + "\n").encode(), r
+    # a saved directory shut later: refused once with the reason, then forgotten
+    os.mkdir(os.path.join(e.ws, "open"))
+    os.mkdir(os.path.join(e.ws, "open", "in"))
+    assert e.ok("run", "--stateful", "--session", s, "--", "cd open/in; pwd", pre=USER) == e.ws + "/open/in\n"
+    os.chmod(os.path.join(e.ws, "open"), 0o700)
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd", pre=USER)
+    assert r.returncode == 1 and b"the session's directory" in r.stderr, r
+    assert e.ok("run", "--stateful", "--session", s, "--", "pwd", pre=USER) == e.ws + "\n"
+    os.chmod(os.path.join(e.ws, "open"), 0o755)
+    # a directory the user may enter still works, and root's runs are as before
+    assert e.ok("run", "--cwd", "open/in", "--", "pwd", pre=USER) == e.ws + "/open/in\n"
+    assert e.ok("run", "--cwd", "priv/pub", "--", "cat", "secret") == "TOP SECRET\n"

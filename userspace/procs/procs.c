@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,6 +41,7 @@
 #include "util/sbuf.h"
 
 #define STATE_FD	63
+#define ERR_FD		62	/* the child's report of a failure before exec (struct spawn_err) */
 #define STATE_MAX	(4u << 20)
 #define STATES_MAX	64
 #define CHUNK_MAX	(64u << 10)	/* output bytes per poll/log reply */
@@ -78,6 +81,7 @@ static const char wrapper[] =
 struct shstate {
 	bool used, busy;
 	uid_t uid;
+	gid_t gid;
 	char name[64];
 	char **env;
 	size_t n;
@@ -174,6 +178,27 @@ static bool may(const struct ctl_conn *c, const struct proc *p)
 	const struct ctl_peer *peer = ctl_peer(c);
 
 	return peer->uid == 0 || peer->uid == p->uid;
+}
+
+/*
+ * A path looked up with uid's and gid's rights (setfsuid: this thread only),
+ * so the daemon does not go where its caller may not: the child checks
+ * again with the caller's supplementary groups (spawn).
+ */
+static int open_as(uid_t uid, gid_t gid, const char *path, int flags)
+{
+	int fd, e;
+
+	if (!uid)
+		return open(path, flags);
+	setfsgid(gid);
+	setfsuid(uid);
+	fd = open(path, flags);
+	e = errno;
+	setfsuid(geteuid());
+	setfsgid(getegid());
+	errno = e;
+	return fd;
 }
 
 static void status_text(const struct proc *p, char *buf, size_t len)
@@ -311,6 +336,13 @@ static void last_lines_json(struct jsonw *w, struct proc *p)
 
 /* ---- stateful shells ------------------------------------------------------ */
 
+static void state_drop(struct shstate *s)
+{
+	strv_free(s->env, s->n);
+	strv_free(s->dirs, s->nd);
+	memset(s, 0, sizeof(*s));
+}
+
 static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *name, bool create)
 {
 	struct shstate *free_slot = NULL, *oldest = NULL;
@@ -330,9 +362,7 @@ static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *nam
 		return NULL;
 	if (!free_slot && oldest) {
 		/* the least recently used state goes */
-		strv_free(oldest->env, oldest->n);
-		strv_free(oldest->dirs, oldest->nd);
-		memset(oldest, 0, sizeof(*oldest));
+		state_drop(oldest);
 		free_slot = oldest;
 	}
 	if (free_slot) {
@@ -349,7 +379,7 @@ static int state_load(struct shstate *st, const char *buf, size_t len)
 {
 	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
 	size_t n = 0, nd = 0, off = 0;
-	struct stat sb;
+	int fd;
 
 	while (off < len) {
 		const char *s = buf + off, *z = memchr(s, 0, len - off);
@@ -378,8 +408,11 @@ static int state_load(struct shstate *st, const char *buf, size_t len)
 	st->n = n;
 	st->dirs = dirs;
 	st->nd = nd;
-	if (pwd[0] == '/' && !stat(pwd, &sb) && S_ISDIR(sb.st_mode))
+	/* a directory its user may enter (the next run checks again, as the user) */
+	if (pwd[0] == '/' && (fd = open_as(st->uid, st->gid, pwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		snprintf(st->cwd, sizeof(st->cwd), "%s", pwd);
+		close(fd);
+	}
 	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", old);
 	return 0;
 fail:
@@ -622,7 +655,8 @@ static struct proc *proc_find(struct eg_procs *ps, struct ctl_conn *c, const jso
 /* ---- run ------------------------------------------------------------------ */
 
 /* Resolves dir (absolute) and checks it is inside the workspace; an O_PATH fd or -errno with a message. */
-static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, char *err, size_t errlen)
+static int resolve_cwd(struct eg_procs *ps, const struct ctl_peer *peer, const char *dir, bool explicit_,
+		       char *err, size_t errlen)
 {
 	char lnk[64], real[PATH_MAX];
 	struct stat sb;
@@ -630,7 +664,7 @@ static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, cha
 	size_t wl;
 	int fd;
 
-	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = open_as(peer->uid, peer->gid, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "--cwd %s: %s", dir, strerror(errno));
 		return -errno;
@@ -698,7 +732,11 @@ static void caller_nproc(pid_t pid, int64_t *soft, int64_t *hard)
 struct spawn {
 	char **argv;
 	char **env;
-	int cwd_fd;
+	int cwd_fd;			/* the directory the daemon checked (--workspace) */
+	const char *cwd;		/* entered by its path, as the user, */
+	dev_t cwd_dev;			/* and it must be the directory the daemon checked */
+	ino_t cwd_ino;
+	int err_fd;			/* the write end of the failure report's pipe */
 	int fd0, fd1, fd2;		/* the child's stdio */
 	int ctty;			/* -1, or the pty's slave to make the controlling terminal */
 	int state_fd;			/* -1, or the child's end of the state socket */
@@ -707,9 +745,28 @@ struct spawn {
 	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited, -2 unknown */
 };
 
+/* What a child that failed before exec reports (no formatting after fork: the daemon has threads). */
+enum spawn_stage { SPAWN_SETUP = 1, SPAWN_IDENTITY, SPAWN_CWD, SPAWN_CWD_CHANGED, SPAWN_EXEC };
+
+struct spawn_err {
+	int stage;
+	int err;
+};
+
+static void __attribute__((noreturn)) spawn_fail(int stage, int err)
+{
+	struct spawn_err e = { stage, err };
+
+	ssize_t r = write(ERR_FD, &e, sizeof(e));
+
+	(void)r;	/* nobody else to tell */
+	_exit(126);
+}
+
 static pid_t spawn(const struct spawn *s)
 {
 	pid_t pid = fork();
+	struct stat sb;
 	sigset_t none;
 	int sig;
 
@@ -722,29 +779,70 @@ static pid_t spawn(const struct spawn *s)
 	setsid();
 	if (s->ctty >= 0)
 		ioctl(s->ctty, TIOCSCTTY, 0);
-	if (dup2(s->fd0, 100) < 0 || dup2(s->fd1, 101) < 0 || dup2(s->fd2, 102) < 0)
-		_exit(126);
-	if (s->state_fd >= 0 && dup2(s->state_fd, 103) < 0)
-		_exit(126);
-	if (fchdir(s->cwd_fd))
+	if (dup2(s->fd0, 100) < 0 || dup2(s->fd1, 101) < 0 || dup2(s->fd2, 102) < 0 ||
+	    (s->state_fd >= 0 && dup2(s->state_fd, 103) < 0) || dup2(s->err_fd, 104) < 0 ||
+	    dup2(104, ERR_FD) < 0 || fcntl(ERR_FD, F_SETFD, FD_CLOEXEC))
 		_exit(126);
 	if (dup2(100, 0) < 0 || dup2(101, 1) < 0 || dup2(102, 2) < 0)
-		_exit(126);
+		spawn_fail(SPAWN_SETUP, errno);
 	if (s->state_fd >= 0 && dup2(103, STATE_FD) < 0)
-		_exit(126);
-	if (s->state_fd >= 0) {
-		syscall(SYS_close_range, 3, STATE_FD - 1, 0);
-		syscall(SYS_close_range, STATE_FD + 1, ~0U, 0);
-	} else {
-		syscall(SYS_close_range, 3, ~0U, 0);
-	}
+		spawn_fail(SPAWN_SETUP, errno);
+	syscall(SYS_close_range, 3, ERR_FD - 1, 0);
+	syscall(SYS_close_range, s->state_fd >= 0 ? STATE_FD + 1 : ERR_FD + 1, ~0U, 0);
 	apply_nproc(s->nproc, s->nproc_max);
 	if (s->uid) {
 		if (setgroups(1, &s->gid) || setgid(s->gid) || setuid(s->uid))
-			_exit(126);
+			spawn_fail(SPAWN_IDENTITY, errno);
 	}
+	/* as the user: a directory below one it may not enter stays shut */
+	if (chdir(s->cwd))
+		spawn_fail(SPAWN_CWD, errno);
+	if (stat(".", &sb) || sb.st_dev != s->cwd_dev || sb.st_ino != s->cwd_ino)
+		spawn_fail(SPAWN_CWD_CHANGED, 0);
 	execve(s->argv[0], s->argv, s->env);
-	_exit(126);
+	spawn_fail(SPAWN_EXEC, errno);
+}
+
+/*
+ * Waits (at most 5 s) for the child to exec or to say why it could not;
+ * 0 once it runs, else -errno with the reason in err (the child has gone).
+ */
+static int spawn_wait(const struct spawn *s, int rfd, pid_t pid, char *err, size_t errlen)
+{
+	struct pollfd pf = { .fd = rfd, .events = POLLIN };
+	struct spawn_err e;
+	ssize_t r;
+
+	if (poll(&pf, 1, 5000) <= 0)
+		return 0;	/* still on its way: its exit status will tell */
+	do
+		r = read(rfd, &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	if (r != sizeof(e))
+		return 0;	/* closed by the exec */
+	waitpid(pid, NULL, 0);
+	switch (e.stage) {
+	case SPAWN_IDENTITY:
+		snprintf(err, errlen, "cannot become uid %u gid %u: %s (the daemon needs CAP_SETUID and CAP_SETGID)",
+			 (unsigned int)s->uid, (unsigned int)s->gid, strerror(e.err));
+		break;
+	case SPAWN_CWD:
+		snprintf(err, errlen, "cannot enter the directory %.1024s as uid %u: %s", s->cwd,
+			 (unsigned int)s->uid, strerror(e.err));
+		break;
+	case SPAWN_CWD_CHANGED:
+		snprintf(err, errlen, "cannot enter the directory %.1024s: it is not the one checked (it was replaced)",
+			 s->cwd);
+		break;
+	case SPAWN_EXEC:
+		snprintf(err, errlen, "cannot run %.1024s: %s%s", s->argv[0], strerror(e.err),
+			 e.err == E2BIG ? " (the command and its environment are too large)" : "");
+		break;
+	default:
+		snprintf(err, errlen, "cannot set up the process: %s", strerror(e.err));
+		break;
+	}
+	return -(e.err ? e.err : EPERM);
 }
 
 struct run_req {
@@ -763,13 +861,15 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	const struct ctl_peer *peer = ctl_peer(c);
 	struct run_req r = {};
 	struct spawn sp = { .cwd_fd = -1, .fd0 = -1, .fd1 = -1, .fd2 = -1, .ctty = -1, .state_fd = -1 };
-	char err[PATH_MAX + 256], name[64], pidfd_err[64], status[16];
+	char err[PATH_MAX + 256], name[64], pidfd_err[64], status[16], cwd[PATH_MAX] = "";
+	bool saved_cwd = false, new_state = false;
 	const char *launch[32];
 	char **argv = NULL, **env = NULL;
 	size_t nargv = 0, nenv = 0, i;
 	struct shstate *st = NULL;
 	struct proc *p = NULL;
 	int fds[3] = { -1, -1, -1 }, in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, sv[2] = { -1, -1 };
+	int err_pipe[2] = { -1, -1 };
 	int master = -1, slave = -1, k = 0, e;
 	struct sbuf b = {}, dirs = {};
 	struct jsonw w;
@@ -843,7 +943,9 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			ctl_reply_err(c, "run: session %s is running a command already", name);
 			goto out;
 		}
-		if (!st->cwd[0]) {
+		st->gid = peer->gid;
+		new_state = !st->cwd[0];
+		if (new_state) {
 			/* a new state: the caller's environment (cleaned) and directory */
 			for (i = 0; i < r.nenviron; i++)
 				if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], true) &&
@@ -857,24 +959,43 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	{
 		const char *dir = r.cwd;
 
-		if (st && !r.cwd_explicit && st->cwd[0])
+		if (st && !r.cwd_explicit && st->cwd[0]) {
 			dir = st->cwd;
+			saved_cwd = true;
+		}
 		if (!dir)
 			dir = ps->ws_fd >= 0 ? ps->ws_path : "/";
-		sp.cwd_fd = resolve_cwd(ps, dir, r.cwd_explicit, err, sizeof(err));
+		sp.cwd_fd = resolve_cwd(ps, peer, dir, r.cwd_explicit, err, sizeof(err));
 		if (sp.cwd_fd < 0) {
-			ctl_reply_err(c, "run: %s", err);
-			if (st && !st->cwd[0])
-				st->used = false;
+			if (saved_cwd) {
+				/* gone, or shut to its user: forgotten, not refused for good */
+				snprintf(st->cwd, sizeof(st->cwd), "%s", ps->ws_fd >= 0 ? ps->ws_path : "/");
+				ctl_reply_err(c, "run: the session's directory %s (its next command starts in %s)",
+					      err, st->cwd);
+			} else {
+				ctl_reply_err(c, "run: %s", err);
+			}
+			if (new_state)
+				state_drop(st);
 			goto out;
 		}
-		if (st) {
+		{
 			char lnk[64];
+			struct stat sb;
 			ssize_t n;
 
 			snprintf(lnk, sizeof(lnk), "/proc/self/fd/%d", sp.cwd_fd);
-			n = readlink(lnk, st->cwd, sizeof(st->cwd) - 1);
-			st->cwd[n > 0 ? n : 0] = 0;
+			n = readlink(lnk, cwd, sizeof(cwd) - 1);
+			cwd[n > 0 ? n : 0] = 0;
+			if (n <= 0 || cwd[0] != '/' || fstat(sp.cwd_fd, &sb)) {
+				ctl_reply_err(c, "run: %s: cannot resolve it", dir);
+				goto out;
+			}
+			sp.cwd = cwd;
+			sp.cwd_dev = sb.st_dev;
+			sp.cwd_ino = sb.st_ino;
+			if (st)
+				snprintf(st->cwd, sizeof(st->cwd), "%s", cwd);
 		}
 	}
 	/* the environment */
@@ -1023,9 +1144,29 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	sp.uid = peer->uid;
 	sp.gid = peer->gid;
 	caller_nproc(peer->pid, &sp.nproc, &sp.nproc_max);
+	if (pipe2(err_pipe, O_CLOEXEC)) {
+		ctl_reply_err(c, "run: cannot make a pipe: %s", strerror(errno));
+		goto fail_p;
+	}
+	sp.err_fd = err_pipe[1];
 	pid = spawn(&sp);
 	if (pid < 0) {
 		ctl_reply_err(c, "run: fork: %s", strerror(errno));
+		goto fail_p;
+	}
+	close(err_pipe[1]);
+	err_pipe[1] = -1;
+	if (spawn_wait(&sp, err_pipe[0], pid, err, sizeof(err))) {
+		if (saved_cwd && !strncmp(err, "cannot enter", 12)) {
+			/* the session's saved directory: forgotten, the next run starts afresh there */
+			snprintf(st->cwd, sizeof(st->cwd), "%s", ps->ws_fd >= 0 ? ps->ws_path : "/");
+			ctl_reply_err(c, "run: %s (the session's directory; its next command starts in %s)", err,
+				      st->cwd);
+		} else {
+			ctl_reply_err(c, "run: %s", err);
+			if (new_state)
+				state_drop(st);
+		}
 		goto fail_p;
 	}
 	p->pid = pid;
@@ -1101,6 +1242,8 @@ out:
 			close(out_pipe[i]);
 		if (sv[i] >= 0)
 			close(sv[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
 	}
 	if (master >= 0)
 		close(master);
@@ -1521,6 +1664,7 @@ int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int 
 		if (st->used) {
 			jsonw_bool_field(w, "busy", st->busy);
 			jsonw_uint_field(w, "uid", st->uid);
+			jsonw_uint_field(w, "gid", st->gid);
 			jsonw_string_field(w, "name", st->name);
 			b64_strv(w, "env", st->env, st->n);
 			b64_field(w, "cwd", st->cwd, strlen(st->cwd));
@@ -1701,6 +1845,7 @@ static int procs_import(struct eg_procs *ps, const json_t *o)
 		st->used = true;
 		st->busy = json_is_true(json_object_get(e, "busy"));
 		st->uid = json_integer_value(json_object_get(e, "uid"));
+		st->gid = json_integer_value(json_object_get(e, "gid"));
 		snprintf(st->name, sizeof(st->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
 		st->last = json_integer_value(json_object_get(e, "last"));
 		st->used_ms = json_integer_value(json_object_get(e, "used_ms"));
