@@ -413,3 +413,42 @@ def test_cwd_is_entered_as_the_user(ctx):
     # a directory the user may enter still works, and root's runs are as before
     assert e.ok("run", "--cwd", "open/in", "--", "pwd", pre=USER) == e.ws + "/open/in\n"
     assert e.ok("run", "--cwd", "priv/pub", "--", "cat", "secret") == "TOP SECRET\n"
+
+
+GONE_CALLER = r"""
+import json, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+if os.fork():
+    os._exit(0)          # the process that connected is gone before the request comes
+while os.getppid() == int(sys.argv[3]):
+    time.sleep(0.01)
+time.sleep(0.2)
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline(), flush=True)
+"""
+
+
+def test_nproc_is_the_callers_or_refused(ctx):
+    """The caller's limits come through the connection's pidfd; when they
+    cannot be read the run is refused, it does not get the daemon's."""
+    e = Env(ctx)
+    out = os.path.join(e.ws, "nproc.out")
+    req = {"op": "run", "argv": ["/bin/sh", "-c", "ulimit -Hu > " + out], "background": True, "cwd": e.ws}
+    sock = [x for x in e.d.events() if x.get("type") == "daemon" and x.get("event") == "start"][0]["socket"]
+    r = subprocess.Popen(["prlimit", "--nproc=100:300", "sh", "-c", 'exec python3 -c "$1" "$2" "$3" $$ & wait',
+                          "sh", GONE_CALLER, sock, json.dumps(req)], stdout=subprocess.PIPE)
+    reply = json.loads(r.communicate(timeout=30)[0].decode().strip().split("\n")[-1])
+    time.sleep(0.5)
+    assert not reply.get("ok"), reply
+    assert not os.path.exists(out), open(out).read()
+    # a daemon without CAP_SYS_RESOURCE cannot prlimit another user's process: it reads
+    # the limits all the same (/proc/PID/limits), it does not hand out its own
+    from test_packaging import CapDaemon
+    caps = ["bpf", "perfmon", "syslog", "sys_ptrace", "dac_read_search", "chown", "setuid", "setgid", "kill"]
+    d = CapDaemon(ctx, caps, args=("--state-dir", e.state))
+    os.chmod(e.ws, 0o777)
+    r = subprocess.run(USER + ["prlimit", "--nproc=100:300", ctx.execgate, "run", "-p", d.pin_path, "--",
+                               "bash", "-c", "ulimit -Hu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, cwd=e.ws)
+    assert r.returncode == 0 and r.stdout == b"300\n", r

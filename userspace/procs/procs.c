@@ -49,6 +49,10 @@
 #define LOG_MAX_AGE_S	(7 * 24 * 3600)
 #define ENV_MAX		1024
 
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77		/* Linux 6.5; the system headers may be older */
+#endif
+
 /*
  * The stateful wrapper: restores OLDPWD and the pushd stack, sets $?,
  * runs the command with fd 63 closed (bash keeps its own copy close-on-exec
@@ -698,8 +702,7 @@ static int resolve_cwd(struct eg_procs *ps, const struct ctl_peer *peer, const c
  * RLIMIT_NPROC: PROCS_NPROC_DEFAULT, or the caller's soft limit when that
  * is higher (unlimited included): an inherited limit is never lowered. The
  * hard limit is the caller's too, and the soft one never passes it: a run
- * gets no more than its caller could give itself. -1 is unlimited; -2 (the
- * caller's limits unknown) keeps the daemon's hard limit.
+ * gets no more than its caller could give itself. -1 is unlimited.
  */
 static void apply_nproc(int64_t soft, int64_t hard)
 {
@@ -707,8 +710,7 @@ static void apply_nproc(int64_t soft, int64_t hard)
 
 	if (getrlimit(RLIMIT_NPROC, &rl))
 		return;
-	if (hard != -2)
-		rl.rlim_max = hard == -1 ? RLIM_INFINITY : (rlim_t)hard;
+	rl.rlim_max = hard == -1 ? RLIM_INFINITY : (rlim_t)hard;
 	rl.rlim_cur = soft == -1 ? RLIM_INFINITY : soft >= 0 ? (rlim_t)soft : 0;
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < PROCS_NPROC_DEFAULT)
 		rl.rlim_cur = PROCS_NPROC_DEFAULT;
@@ -717,16 +719,84 @@ static void apply_nproc(int64_t soft, int64_t hard)
 	setrlimit(RLIMIT_NPROC, &rl);
 }
 
-/* The caller's RLIMIT_NPROC, from the kernel (a request could claim anything); -2 when it is gone. */
-static void caller_nproc(pid_t pid, int64_t *soft, int64_t *hard)
+/* A pidfd's pid as the kernel says it (/proc/self/fdinfo); -ESRCH once the process has gone. */
+static pid_t pidfd_pid(int fd)
 {
-	struct rlimit rl;
+	char path[64], line[128];
+	pid_t pid = -ESRCH;
+	FILE *f;
 
-	*soft = *hard = -2;
-	if (pid <= 0 || prlimit(pid, RLIMIT_NPROC, NULL, &rl))
-		return;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid > 0 ? pid : -ESRCH;
+}
+
+/* RLIMIT_NPROC of pid: prlimit (CAP_SYS_RESOURCE for another uid's process), else /proc/PID/limits. */
+static int nproc_of(pid_t pid, struct rlimit *rl)
+{
+	char path[64], line[256], soft[32], hard[32];
+	int err = -ENOENT;
+	FILE *f;
+
+	if (!prlimit(pid, RLIMIT_NPROC, NULL, rl))
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Max processes %31s %31s", soft, hard) == 2) {
+			rl->rlim_cur = strcmp(soft, "unlimited") ? strtoull(soft, NULL, 10) : RLIM_INFINITY;
+			rl->rlim_max = strcmp(hard, "unlimited") ? strtoull(hard, NULL, 10) : RLIM_INFINITY;
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+/*
+ * The caller's RLIMIT_NPROC, from the kernel (a request could claim
+ * anything), through the connection's pidfd: the process at the other end,
+ * not whoever has its pid now. -errno when it cannot be read (the caller
+ * has exited): the run is refused, it does not get the daemon's limits.
+ */
+static int caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard)
+{
+	struct pollfd pf = { .events = POLLIN };
+	socklen_t len = sizeof(int);
+	struct rlimit rl;
+	int fd = -1, err;
+	pid_t pid;
+
+	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
+		if (errno != ENOPROTOOPT)
+			return -errno;
+		/* older kernels: by the number SO_PEERCRED gave */
+		fd = syscall(SYS_pidfd_open, ctl_peer(c)->pid, 0);
+		if (fd < 0)
+			return -errno;
+	}
+	pid = pidfd_pid(fd);
+	err = pid < 0 ? pid : nproc_of(pid, &rl);
+	/* a pid given to another process since cannot answer: the pidfd's process is alive after the read */
+	pf.fd = fd;
+	if (!err && poll(&pf, 1, 0) != 0)
+		err = -ESRCH;
+	close(fd);
+	if (err)
+		return err;
 	*soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur;
 	*hard = rl.rlim_max == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_max;
+	return 0;
 }
 
 struct spawn {
@@ -742,7 +812,7 @@ struct spawn {
 	int state_fd;			/* -1, or the child's end of the state socket */
 	uid_t uid;
 	gid_t gid;
-	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited, -2 unknown */
+	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited */
 };
 
 /* What a child that failed before exec reports (no formatting after fork: the daemon has threads). */
@@ -892,6 +962,12 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	    ctl_get_strv(req, "env", false, ENV_MAX, 65536, &r.env, &r.nenv, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "environ", false, ENV_MAX, 65536, &r.environ_, &r.nenviron, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "run: %s", err);
+		goto out;
+	}
+	e = caller_nproc(c, &sp.nproc, &sp.nproc_max);
+	if (e) {
+		ctl_reply_err(c, "run: cannot read your process limit (RLIMIT_NPROC): %s; nothing was started",
+			      e == -ESRCH ? "your process has exited" : strerror(-e));
 		goto out;
 	}
 	if (!json_object_get(req, "timeout_ms"))
@@ -1143,7 +1219,6 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	sp.env = env;
 	sp.uid = peer->uid;
 	sp.gid = peer->gid;
-	caller_nproc(peer->pid, &sp.nproc, &sp.nproc_max);
 	if (pipe2(err_pipe, O_CLOEXEC)) {
 		ctl_reply_err(c, "run: cannot make a pipe: %s", strerror(errno));
 		goto fail_p;
