@@ -452,3 +452,40 @@ def test_nproc_is_the_callers_or_refused(ctx):
                                "bash", "-c", "ulimit -Hu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=60, cwd=e.ws)
     assert r.returncode == 0 and r.stdout == b"300\n", r
+
+
+def test_what_a_run_leaves_behind(ctx):
+    """The timeout, kill and a foreground caller's going away reach the
+    process group after its first process has exited (`cmd & exit 0`)."""
+    e = Env(ctx)
+    t = "%d.%d" % (400 + os.getpid() % 100, time.monotonic_ns() % 1000)
+
+    def left(n):
+        return subprocess.run(["pgrep", "-f", "sleep %s%d" % (t, n)], stdout=subprocess.PIPE).stdout
+
+    def gone(n, within=5):
+        deadline = time.monotonic() + within
+        while left(n) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not left(n), "sleep %s%d runs on" % (t, n)
+
+    # the timeout of a background run
+    pid = e.bg("sh", "-c", "sleep %s1 >/dev/null 2>&1 & exit 0" % t, opts=("--timeout", "2s"))
+    e.wait_status(pid, "exited 0")
+    assert left(1)
+    gone(1)
+    # kill on an entry whose first process has exited
+    pid = e.bg("sh", "-c", "sleep %s2 >/dev/null 2>&1 & exit 0" % t)
+    e.wait_status(pid, "exited 0")
+    assert left(2)
+    e.ok("kill", pid)
+    gone(2)
+    deadline = time.monotonic() + 5    # until whoever reaps orphans has reaped it
+    while e.run("kill", pid).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    r = e.run("kill", pid)
+    assert r.returncode == 1 and b"has exited already" in r.stderr, r
+    # a foreground run: what it left behind goes when its caller does
+    r = e.run("run", "--timeout", "30s", "--", "sh", "-c", "sleep %s3 >/dev/null 2>&1 & exit 0" % t)
+    assert r.returncode == 0, r
+    gone(3)

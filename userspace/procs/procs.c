@@ -177,6 +177,16 @@ static int strv_set(char ***v, size_t *n, const char *kv)
 	return strv_add(v, n, kv, strlen(kv));
 }
 
+/*
+ * Whether what the run started still runs: its first process, or the
+ * process group it led (what it left behind when it exited: `cmd &`). The
+ * group's number is not given to another process while it has members.
+ */
+static bool proc_alive(const struct proc *p)
+{
+	return !p->exited || !kill(-p->pid, 0);
+}
+
 static bool may(const struct ctl_conn *c, const struct proc *p)
 {
 	const struct ctl_peer *peer = ctl_peer(c);
@@ -552,8 +562,11 @@ static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
 	p->pw = NULL;
 	close(p->pidfd);
 	p->pidfd = -1;
-	loop_del(p->timer);
-	p->timer = NULL;
+	if (!proc_alive(p)) {
+		/* else the timeout still applies to what it left behind */
+		loop_del(p->timer);
+		p->timer = NULL;
+	}
 	if (p->out_fd >= 0 && !out_drain(p, 64))
 		out_close(p);
 	if (p->st) {
@@ -579,11 +592,15 @@ static void on_timeout(struct eg_watch *w, uint64_t exp, void *arg)
 
 	(void)w;
 	(void)exp;
-	if (p->exited)
+	loop_del(p->timer);
+	p->timer = NULL;
+	if (!proc_alive(p))
 		return;
-	p->timed_out = true;
+	if (!p->exited)
+		p->timed_out = true;
 	kill(-p->pid, SIGKILL);		/* the whole process group */
-	kill(p->pid, SIGKILL);
+	if (!p->exited)
+		kill(p->pid, SIGKILL);
 }
 
 static void on_fg_close(struct ctl_conn *c, void *arg)
@@ -593,15 +610,17 @@ static void on_fg_close(struct ctl_conn *c, void *arg)
 	if (p->fg != c)
 		return;
 	p->fg = NULL;
-	if (!p->exited && !p->background) {
-		/* the client went away: so does what it ran */
+	if (!p->background && proc_alive(p)) {
+		/* the client went away: so does what it ran, and what that left behind */
 		kill(-p->pid, SIGTERM);
-		kill(p->pid, SIGTERM);
+		if (!p->exited)
+			kill(p->pid, SIGTERM);
 	}
 }
 
 static void proc_release(struct proc *p)
 {
+	loop_del(p->timer);
 	plog_close(&p->log, true);
 	if (p->in_fd >= 0)
 		close(p->in_fd);
@@ -1585,11 +1604,12 @@ static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "kill: unknown signal %s", s);
 		return 0;
 	}
-	if (p->exited) {
-		ctl_reply_err(c, "kill: %s has exited already", p->id);
+	if (!proc_alive(p)) {
+		ctl_reply_err(c, "kill: %s has exited already (and its process group too)", p->id);
 		return 0;
 	}
-	if (kill(-p->pid, sig) && kill(p->pid, sig)) {
+	/* an exited first process: what it left behind in its group */
+	if (kill(-p->pid, sig) && (p->exited || kill(p->pid, sig))) {
 		ctl_reply_err(c, "kill: %s: %s", p->id, strerror(errno));
 		return 0;
 	}
@@ -1898,7 +1918,7 @@ static int import_proc(struct eg_procs *ps, struct proc *p, const json_t *e)
 		err = -errno;
 	if (p->state_fd >= 0 && loop_add_fd(ps->o.loop, p->state_fd, EPOLLIN, on_state, p, &p->sw))
 		err = -errno;
-	if (!p->exited && p->deadline_ms &&
+	if (proc_alive(p) && p->deadline_ms &&
 	    loop_add_timer(ps->o.loop, p->deadline_ms > now ? p->deadline_ms - now : 1, 0, on_timeout, p, &p->timer))
 		err = -errno;
 	return err;
