@@ -489,3 +489,37 @@ def test_what_a_run_leaves_behind(ctx):
     r = e.run("run", "--timeout", "30s", "--", "sh", "-c", "sleep %s3 >/dev/null 2>&1 & exit 0" % t)
     assert r.returncode == 0, r
     gone(3)
+
+
+def test_one_user_cannot_take_the_registry(ctx):
+    """Each user has a share of the registry (32 entries) and of the shell
+    states (16): past it, its own oldest finished entries go, never another
+    user's, and a share that is all running refuses a new run."""
+    e = Env(ctx)
+    os.chmod(e.ws, 0o777)
+    other = ["setpriv", "--reuid", "12346", "--regid", "12346", "--clear-groups"]
+    victim = e.ok("run", "--background", "--", "echo", "victim-output", pre=other).strip().split()[-1]
+    e.wait_status(victim, "exited 0")
+    s = "mine-" + token()
+    e.ok("run", "--stateful", "--session", s, "--", "export KEEP=victim-state", pre=other)
+    ids = []
+    ctx.on_cleanup(lambda: [e.run("kill", i, "--signal", "KILL") for i in ids])
+    for i in range(32):
+        ids.append(e.ok("run", "--background", "--", "sleep", "600", pre=USER).strip().split()[-1])
+    r = e.run("run", "--background", "--", "sleep", "600", pre=USER)
+    assert r.returncode == 1 and b"32 runs" in r.stderr, r
+    assert "victim-output" in e.ok("log", victim, pre=other)
+    for i in ids:
+        e.ok("kill", i, pre=USER)
+    for i in ids:
+        e.wait_status(i, "killed by SIGTERM")
+    # finished: they make room for the same user's next runs
+    for i in range(8):
+        e.ok("run", "--", "true", pre=USER)
+    r = e.run("poll", ids[0], pre=USER)
+    assert r.returncode == 1 and b"no process" in r.stderr, r
+    assert "victim-output" in e.ok("log", victim, pre=other)
+    # shell states: the user's own least recently used goes
+    for i in range(70):
+        e.ok("run", "--stateful", "--session", "s%d" % i, "--", "true", pre=USER)
+    assert e.ok("run", "--stateful", "--session", s, "--", "echo $KEEP", pre=other) == "victim-state\n"

@@ -43,7 +43,8 @@
 #define STATE_FD	63
 #define ERR_FD		62	/* the child's report of a failure before exec (struct spawn_err) */
 #define STATE_MAX	(4u << 20)
-#define STATES_MAX	64
+#define STATES_MAX	128
+#define STATES_PER_UID	16		/* a user's share of them (root's: all) */
 #define CHUNK_MAX	(64u << 10)	/* output bytes per poll/log reply */
 #define REAP_MS		(3600u * 1000)	/* exited entries are kept this long */
 #define LOG_MAX_AGE_S	(7 * 24 * 3600)
@@ -357,10 +358,14 @@ static void state_drop(struct shstate *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/*
+ * A new state takes a free slot unless uid has STATES_PER_UID already; else
+ * uid's own least recently used state goes. Another user's never does.
+ */
 static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *name, bool create)
 {
 	struct shstate *free_slot = NULL, *oldest = NULL;
-	int i;
+	int i, mine = 0;
 
 	for (i = 0; i < STATES_MAX; i++) {
 		struct shstate *s = &ps->st[i];
@@ -369,13 +374,18 @@ static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *nam
 			return s;
 		if (!s->used && !free_slot)
 			free_slot = s;
-		if (s->used && !s->busy && (!oldest || s->used_ms < oldest->used_ms))
-			oldest = s;
+		if (s->used && s->uid == uid) {
+			mine++;
+			if (!s->busy && (!oldest || s->used_ms < oldest->used_ms))
+				oldest = s;
+		}
 	}
 	if (!create)
 		return NULL;
+	if (uid && mine >= STATES_PER_UID)
+		free_slot = NULL;
 	if (!free_slot && oldest) {
-		/* the least recently used state goes */
+		/* the least recently used of the user's own states goes */
 		state_drop(oldest);
 		free_slot = oldest;
 	}
@@ -629,11 +639,17 @@ static void proc_release(struct proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static struct proc *proc_slot(struct eg_procs *ps)
+/*
+ * A registry entry for uid: a free one unless uid has PROCS_PER_UID
+ * entries already; else uid's own oldest finished entry (and its log) goes.
+ * Another user's entries never do. NULL: no room (-ENOSPC, or -EUSERS when
+ * uid's own share is running).
+ */
+static struct proc *proc_slot(struct eg_procs *ps, uid_t uid, int *ret_err)
 {
-	struct proc *oldest = NULL;
+	struct proc *oldest = NULL, *free_slot = NULL;
 	uint64_t now = eg_mono_ms();
-	int i;
+	int i, mine = 0;
 
 	for (i = 0; i < PROCS_MAX; i++) {
 		struct proc *p = &ps->p[i];
@@ -641,10 +657,24 @@ static struct proc *proc_slot(struct eg_procs *ps)
 		if (p->used && p->exited && !p->fg && p->ow == NULL && now - p->end_ms > REAP_MS)
 			proc_release(p);
 	}
-	for (i = 0; i < PROCS_MAX; i++)
-		if (!ps->p[i].used)
-			return &ps->p[i];
 	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (!p->used) {
+			if (!free_slot)
+				free_slot = p;
+			continue;
+		}
+		if (p->uid != uid)
+			continue;
+		mine++;
+		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
+			oldest = p;
+	}
+	if (free_slot && (!uid || mine < PROCS_PER_UID))
+		return free_slot;
+	for (i = 0; !uid && !oldest && i < PROCS_MAX; i++) {
+		/* root: anyone's oldest finished entry, as before the shares */
 		struct proc *p = &ps->p[i];
 
 		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
@@ -652,6 +682,7 @@ static struct proc *proc_slot(struct eg_procs *ps)
 	}
 	if (oldest)
 		proc_release(oldest);
+	*ret_err = uid && mine >= PROCS_PER_UID ? -EUSERS : -ENOSPC;
 	return oldest;
 }
 
@@ -1031,7 +1062,8 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	if (r.stateful) {
 		st = state_get(ps, peer->uid, name, true);
 		if (!st) {
-			ctl_reply_err(c, "run: too many shell states (%d)", STATES_MAX);
+			ctl_reply_err(c, "run: no room for another shell state (%d of yours at most, all busy; %d in all)",
+				      STATES_PER_UID, STATES_MAX);
 			goto out;
 		}
 		if (st->busy) {
@@ -1156,9 +1188,15 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			if (strv_add(&argv, &nargv, r.argv[i], strlen(r.argv[i])))
 				goto oom;
 	}
-	p = proc_slot(ps);
+	p = proc_slot(ps, peer->uid, &e);
+	if (!p && e == -EUSERS) {
+		ctl_reply_err(c, "run: you have %d runs in the registry, all still running; no room for another "
+			      "(wait for one, or 'execgate kill' one)", PROCS_PER_UID);
+		goto out;
+	}
 	if (!p) {
-		ctl_reply_err(c, "run: %d processes are running; no room for another", PROCS_MAX);
+		ctl_reply_err(c, "run: the registry is full (%d entries, none of yours finished); no room for another",
+			      PROCS_MAX);
 		goto out;
 	}
 	memset(p, 0, sizeof(*p));
