@@ -523,3 +523,24 @@ def test_one_user_cannot_take_the_registry(ctx):
     for i in range(70):
         e.ok("run", "--stateful", "--session", "s%d" % i, "--", "true", pre=USER)
     assert e.ok("run", "--stateful", "--session", s, "--", "echo $KEEP", pre=other) == "victim-state\n"
+
+
+def test_a_state_too_big_for_exec(ctx):
+    """A variable over 128 KiB (or a state over 1 MiB) is not kept, with a
+    warning: the next command starts (execve would refuse it with E2BIG)."""
+    e = Env(ctx)
+    s = "big-" + token()
+
+    def st(cmd):
+        return e.run("run", "--stateful", "--session", s, "--", cmd)
+
+    r = st('export BIG=$(head -c 200000 /dev/zero | tr "\\0" x) SMALL=1; echo set')
+    assert r.returncode == 0 and r.stdout == b"set\n", r
+    assert b"does not keep BIG (200004 bytes)" in r.stderr, r
+    r = st('echo "hello ${BIG-unset} $SMALL"')
+    assert r.returncode == 0 and r.stdout == b"hello unset 1\n", r
+    # many variables under the limit each, over ARG_MAX together
+    r = st('for i in $(seq 20); do export V$i=$(head -c 120000 /dev/zero | tr "\\0" y); done; echo set')
+    assert r.returncode == 0 and b"does not keep V" in r.stderr, r
+    r = st('echo hello ${#V1}')
+    assert r.returncode == 0 and r.stdout == b"hello 120000\n", r

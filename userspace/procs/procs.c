@@ -49,6 +49,8 @@
 #define REAP_MS		(3600u * 1000)	/* exited entries are kept this long */
 #define LOG_MAX_AGE_S	(7 * 24 * 3600)
 #define ENV_MAX		1024
+#define ENV_STR_MAX	(32u * 4096 - 1)	/* MAX_ARG_STRLEN less the NUL: execve's E2BIG past it */
+#define ENV_BYTES_MAX	(1u << 20)	/* a kept state's environment in all (ARG_MAX is 2 MiB or less) */
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD	77		/* Linux 6.5; the system headers may be older */
@@ -121,6 +123,7 @@ struct proc {
 	struct eg_watch *sw;
 	struct sbuf state;
 	bool state_bad;
+	char state_warn[256];		/* what the state did not keep, for the caller */
 	struct shstate *st;
 	bool exited;
 	int ws;
@@ -398,11 +401,16 @@ static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *nam
 	return free_slot;
 }
 
-/* Replaces st's environment and directories with what buf says; unchanged on failure. */
-static int state_load(struct shstate *st, const char *buf, size_t len)
+/*
+ * Replaces st's environment and directories with what buf says; unchanged
+ * on failure. A variable execve would refuse (E2BIG: longer than
+ * MAX_ARG_STRLEN, or past ENV_BYTES_MAX in all) is dropped and named in
+ * warn, so that the next command can start.
+ */
+static int state_load(struct shstate *st, const char *buf, size_t len, char *warn, size_t warnlen)
 {
 	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
-	size_t n = 0, nd = 0, off = 0;
+	size_t n = 0, nd = 0, off = 0, total = 0, wl = 0;
 	int fd;
 
 	while (off < len) {
@@ -422,8 +430,15 @@ static int state_load(struct shstate *st, const char *buf, size_t len)
 				goto fail;
 		} else if (memchr(s, '=', l) && !eg_env_blocked(s, true) && strncmp(s, "__EG_", 5) &&
 			   strncmp(s, "_=", 2) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
+			if (l > ENV_STR_MAX || total + l + 1 > ENV_BYTES_MAX) {
+				if (wl < warnlen)
+					wl += snprintf(warn + wl, warnlen - wl, "%s%.*s (%zu bytes)", wl ? ", " : "",
+						       (int)strcspn(s, "=") > 64 ? 64 : (int)strcspn(s, "="), s, l);
+				continue;
+			}
 			if (n < ENV_MAX && strv_add(&env, &n, s, l))
 				goto fail;
+			total += l + 1;
 		}
 	}
 	strv_free(st->env, st->n);
@@ -548,6 +563,8 @@ static void send_exit_line(struct ctl_conn *c, const struct proc *p)
 	jsonw_string_field(&jw, "event", "exit");
 	jsonw_string_field(&jw, "id", p->id);
 	status_json(&jw, p);
+	if (p->state_warn[0])
+		jsonw_string_field(&jw, "warning", p->state_warn);
 	jsonw_end_object(&jw);
 	if (!b.oom)
 		ctl_send(c, b.data, b.len);
@@ -583,7 +600,8 @@ static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		if (p->state_fd >= 0)
 			state_drain(p);
 		state_close(p);
-		if (!p->state_bad && p->state.len && state_load(p->st, p->state.data, p->state.len))
+		if (!p->state_bad && p->state.len &&
+		    state_load(p->st, p->state.data, p->state.len, p->state_warn, sizeof(p->state_warn)))
 			p_warn("run %s: out of memory; the shell state is not kept", p->id);
 		p->st->last = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 		p->st->busy = false;
