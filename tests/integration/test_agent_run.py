@@ -376,3 +376,171 @@ def test_registry_survives_a_handover(ctx):
         assert len(evs) == 1, evs
     ev = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == timed][0]
     assert ev["timed_out"] and ev["signal"] == "SIGKILL", ev
+
+
+USER = ["setpriv", "--reuid", "12345", "--regid", "12345", "--clear-groups"]
+
+
+def test_cwd_is_entered_as_the_user(ctx):
+    """--cwd and a stateful session's directory are entered with the user's
+    rights: a directory below one the user may not traverse stays shut."""
+    e = Env(ctx)
+    priv = os.path.join(e.ws, "priv")
+    pub = os.path.join(priv, "pub")
+    os.makedirs(pub)
+    os.chmod(priv, 0o700)
+    os.chmod(pub, 0o755)
+    with open(os.path.join(pub, "secret"), "w") as f:
+        f.write("TOP SECRET\n")
+    os.chmod(os.path.join(pub, "secret"), 0o644)
+    r = e.run("run", "--cwd", "priv/pub", "--", "cat", "secret", pre=USER)
+    assert r.returncode == 1 and b"TOP" not in r.stdout, r
+    assert r.stderr.decode().startswith("execgate run: --cwd ") and b"Permission denied" in r.stderr, r
+    # a saved directory the user could not enter is not taken
+    s = "st-" + token()
+    e.ok("run", "--stateful", "--session", s, "--", "export PWD=%s" % pub, pre=USER)
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd; cat secret", pre=USER)
+    assert b"TOP" not in r.stdout and r.stdout == (e.ws + "\n").encode(), r
+    # a saved directory shut later: refused once with the reason, then forgotten
+    os.mkdir(os.path.join(e.ws, "open"))
+    os.mkdir(os.path.join(e.ws, "open", "in"))
+    assert e.ok("run", "--stateful", "--session", s, "--", "cd open/in; pwd", pre=USER) == e.ws + "/open/in\n"
+    os.chmod(os.path.join(e.ws, "open"), 0o700)
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd", pre=USER)
+    assert r.returncode == 1 and b"the session's directory" in r.stderr, r
+    assert e.ok("run", "--stateful", "--session", s, "--", "pwd", pre=USER) == e.ws + "\n"
+    os.chmod(os.path.join(e.ws, "open"), 0o755)
+    # a directory the user may enter still works, and root's runs are as before
+    assert e.ok("run", "--cwd", "open/in", "--", "pwd", pre=USER) == e.ws + "/open/in\n"
+    assert e.ok("run", "--cwd", "priv/pub", "--", "cat", "secret") == "TOP SECRET\n"
+
+
+GONE_CALLER = r"""
+import json, os, socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+if os.fork():
+    os._exit(0)          # the process that connected is gone before the request comes
+while os.getppid() == int(sys.argv[3]):
+    time.sleep(0.01)
+time.sleep(0.2)
+s.sendall(sys.argv[2].encode() + b"\n")
+print(s.makefile().readline(), flush=True)
+"""
+
+
+def test_nproc_is_the_callers_or_refused(ctx):
+    """The caller's limits come through the connection's pidfd; when they
+    cannot be read the run is refused, it does not get the daemon's."""
+    e = Env(ctx)
+    out = os.path.join(e.ws, "nproc.out")
+    req = {"op": "run", "argv": ["/bin/sh", "-c", "ulimit -Hu > " + out], "background": True, "cwd": e.ws}
+    sock = [x for x in e.d.events() if x.get("type") == "daemon" and x.get("event") == "start"][0]["socket"]
+    r = subprocess.Popen(["prlimit", "--nproc=100:300", "sh", "-c", 'exec python3 -c "$1" "$2" "$3" $$ & wait',
+                          "sh", GONE_CALLER, sock, json.dumps(req)], stdout=subprocess.PIPE)
+    reply = json.loads(r.communicate(timeout=30)[0].decode().strip().split("\n")[-1])
+    time.sleep(0.5)
+    assert not reply.get("ok"), reply
+    assert not os.path.exists(out), open(out).read()
+    # a daemon without CAP_SYS_RESOURCE cannot prlimit another user's process: it reads
+    # the limits all the same (/proc/PID/limits), it does not hand out its own
+    from test_packaging import CapDaemon
+    caps = ["bpf", "perfmon", "syslog", "sys_ptrace", "dac_read_search", "chown", "setuid", "setgid", "kill"]
+    d = CapDaemon(ctx, caps, args=("--state-dir", e.state))
+    os.chmod(e.ws, 0o777)
+    r = subprocess.run(USER + ["prlimit", "--nproc=100:300", ctx.execgate, "run", "-p", d.pin_path, "--",
+                               "bash", "-c", "ulimit -Hu"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60, cwd=e.ws)
+    assert r.returncode == 0 and r.stdout == b"300\n", r
+
+
+def test_what_a_run_leaves_behind(ctx):
+    """The timeout, kill and a foreground caller's going away reach the
+    process group after its first process has exited (`cmd & exit 0`)."""
+    e = Env(ctx)
+    t = "%d.%d" % (400 + os.getpid() % 100, time.monotonic_ns() % 1000)
+
+    def left(n):
+        return subprocess.run(["pgrep", "-f", "sleep %s%d" % (t, n)], stdout=subprocess.PIPE).stdout
+
+    def gone(n, within=5):
+        deadline = time.monotonic() + within
+        while left(n) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not left(n), "sleep %s%d runs on" % (t, n)
+
+    # the timeout of a background run
+    pid = e.bg("sh", "-c", "sleep %s1 >/dev/null 2>&1 & exit 0" % t, opts=("--timeout", "2s"))
+    e.wait_status(pid, "exited 0")
+    assert left(1)
+    gone(1)
+    # kill on an entry whose first process has exited
+    pid = e.bg("sh", "-c", "sleep %s2 >/dev/null 2>&1 & exit 0" % t)
+    e.wait_status(pid, "exited 0")
+    assert left(2)
+    e.ok("kill", pid)
+    gone(2)
+    deadline = time.monotonic() + 5    # until whoever reaps orphans has reaped it
+    while e.run("kill", pid).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    r = e.run("kill", pid)
+    assert r.returncode == 1 and b"has exited already" in r.stderr, r
+    # a foreground run: what it left behind goes when its caller does
+    r = e.run("run", "--timeout", "30s", "--", "sh", "-c", "sleep %s3 >/dev/null 2>&1 & exit 0" % t)
+    assert r.returncode == 0, r
+    gone(3)
+
+
+def test_one_user_cannot_take_the_registry(ctx):
+    """Each user has a share of the registry (32 entries) and of the shell
+    states (16): past it, its own oldest finished entries go, never another
+    user's, and a share that is all running refuses a new run."""
+    e = Env(ctx)
+    os.chmod(e.ws, 0o777)
+    other = ["setpriv", "--reuid", "12346", "--regid", "12346", "--clear-groups"]
+    victim = e.ok("run", "--background", "--", "echo", "victim-output", pre=other).strip().split()[-1]
+    e.wait_status(victim, "exited 0")
+    s = "mine-" + token()
+    e.ok("run", "--stateful", "--session", s, "--", "export KEEP=victim-state", pre=other)
+    ids = []
+    ctx.on_cleanup(lambda: [e.run("kill", i, "--signal", "KILL") for i in ids])
+    for i in range(32):
+        ids.append(e.ok("run", "--background", "--", "sleep", "600", pre=USER).strip().split()[-1])
+    r = e.run("run", "--background", "--", "sleep", "600", pre=USER)
+    assert r.returncode == 1 and b"32 runs" in r.stderr, r
+    assert "victim-output" in e.ok("log", victim, pre=other)
+    for i in ids:
+        e.ok("kill", i, pre=USER)
+    for i in ids:
+        e.wait_status(i, "killed by SIGTERM")
+    # finished: they make room for the same user's next runs
+    for i in range(8):
+        e.ok("run", "--", "true", pre=USER)
+    r = e.run("poll", ids[0], pre=USER)
+    assert r.returncode == 1 and b"no process" in r.stderr, r
+    assert "victim-output" in e.ok("log", victim, pre=other)
+    # shell states: the user's own least recently used goes
+    for i in range(70):
+        e.ok("run", "--stateful", "--session", "s%d" % i, "--", "true", pre=USER)
+    assert e.ok("run", "--stateful", "--session", s, "--", "echo $KEEP", pre=other) == "victim-state\n"
+
+
+def test_a_state_too_big_for_exec(ctx):
+    """A variable over 128 KiB (or a state over 1 MiB) is not kept, with a
+    warning: the next command starts (execve would refuse it with E2BIG)."""
+    e = Env(ctx)
+    s = "big-" + token()
+
+    def st(cmd):
+        return e.run("run", "--stateful", "--session", s, "--", cmd)
+
+    r = st('export BIG=$(head -c 200000 /dev/zero | tr "\\0" x) SMALL=1; echo set')
+    assert r.returncode == 0 and r.stdout == b"set\n", r
+    assert b"does not keep BIG (200004 bytes)" in r.stderr, r
+    r = st('echo "hello ${BIG-unset} $SMALL"')
+    assert r.returncode == 0 and r.stdout == b"hello unset 1\n", r
+    # many variables under the limit each, over ARG_MAX together
+    r = st('for i in $(seq 20); do export V$i=$(head -c 120000 /dev/zero | tr "\\0" y); done; echo set')
+    assert r.returncode == 0 and b"does not keep V" in r.stderr, r
+    r = st('echo hello ${#V1}')
+    assert r.returncode == 0 and r.stdout == b"hello 120000\n", r

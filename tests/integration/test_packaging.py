@@ -429,6 +429,12 @@ def session_in_private_dir(ctx, dm):
     return r, prog
 
 
+def run_as_nobody(ctx, dm, *args, pre=()):
+    return subprocess.run(list(pre) + [ctx.execgate, "run", "-p", dm.pin_path] + list(args), cwd="/",
+                          user=65534, group=65534, extra_groups=[], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, timeout=60)
+
+
 def test_unit_capabilities_suffice(ctx):
     """The daemon, with only the unit's capabilities, does all it does as root."""
     caps = unit_caps()
@@ -439,7 +445,7 @@ def test_unit_capabilities_suffice(ctx):
     with open(pol, "w") as f:
         f.write("default_decision: allow\ncommands:\n  - name: deny-it\n    basenames: [%s]\n"
                 "    decision: deny\n" % deny)
-    dm = CapDaemon(ctx, caps, ["--policy", pol, "--enforce", "--ctl-group", "nogroup"])
+    dm = CapDaemon(ctx, caps, ["--policy", pol, "--enforce", "--ctl-group", "nogroup", "--state-dir", d])
     assert dm.start["mode"]["tracer"] == "tp_btf", dm.start
     # CAP_CHOWN: the output belongs to --ctl-group
     st = os.stat(dm.output)
@@ -468,6 +474,14 @@ def test_unit_capabilities_suffice(ctx):
     e = dm.wait(lambda e: e.get("filename") == bin_, what="denied exec")[0]
     assert e["decision"] == "deny", e
 
+    # CAP_SETUID, CAP_SETGID, CAP_KILL, CAP_SYS_RESOURCE: `execgate run` for another user,
+    # with that user's process limit, and its timeout
+    r = run_as_nobody(ctx, dm, "--", "bash", "-c", "id -u; ulimit -Hu", pre=["prlimit", "--nproc=100:300"])
+    assert r.returncode == 0 and r.stdout == b"65534\n300\n", (r, dm.err())
+    start = time.monotonic()
+    r = run_as_nobody(ctx, dm, "--timeout", "1s", "--", "sleep", "30")
+    assert r.returncode == 128 + 9 and time.monotonic() - start < 20, r
+
     # ExecReload, through the control socket
     r = ctx.run([ctx.execgate, "policy", "reload", "-p", dm.pin_path], check=False)
     assert r.returncode == 0, (r.stdout, r.stderr)
@@ -494,6 +508,13 @@ def test_unit_capabilities_needed(ctx):
         r, prog = session_in_private_dir(ctx, dm)
         assert r.returncode != 0, "CAP_%s is not needed after all" % cap.upper()
         dm.kill()
+
+    # without CAP_SETUID a run for another user cannot start, and says why
+    dm = CapDaemon(ctx, [c for c in caps if c != "setuid"], ["--state-dir", d])
+    r = run_as_nobody(ctx, dm, "--", "true")
+    assert r.returncode == 1 and r.stderr.startswith(b"execgate run: cannot become uid 65534"), \
+        ("CAP_SETUID is not needed after all", r)
+    dm.kill()
 
     dm = None
     out = os.path.join(d, "out.jsonl")

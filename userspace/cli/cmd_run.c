@@ -471,6 +471,9 @@ int do_run(int argc, char **argv)
 	if (json_is_true(json_object_get(ev, "timed_out")))
 		p_err("timed out: the process group was killed (%s)",
 		      json_string_value(json_object_get(ev, "status")));
+	if (json_string_value(json_object_get(ev, "warning")))
+		p_err("the session does not keep %s: too long for the next command's exec (128 KiB a "
+		      "variable, 1 MiB in all)", json_string_value(json_object_get(ev, "warning")));
 	json_decref(ev);
 	return rc;
 }

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,12 +41,20 @@
 #include "util/sbuf.h"
 
 #define STATE_FD	63
+#define ERR_FD		62	/* the child's report of a failure before exec (struct spawn_err) */
 #define STATE_MAX	(4u << 20)
-#define STATES_MAX	64
+#define STATES_MAX	128
+#define STATES_PER_UID	16		/* a user's share of them (root's: all) */
 #define CHUNK_MAX	(64u << 10)	/* output bytes per poll/log reply */
 #define REAP_MS		(3600u * 1000)	/* exited entries are kept this long */
 #define LOG_MAX_AGE_S	(7 * 24 * 3600)
 #define ENV_MAX		1024
+#define ENV_STR_MAX	(32u * 4096 - 1)	/* MAX_ARG_STRLEN less the NUL: execve's E2BIG past it */
+#define ENV_BYTES_MAX	(1u << 20)	/* a kept state's environment in all (ARG_MAX is 2 MiB or less) */
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77		/* Linux 6.5; the system headers may be older */
+#endif
 
 /*
  * The stateful wrapper: restores OLDPWD and the pushd stack, sets $?,
@@ -78,6 +88,7 @@ static const char wrapper[] =
 struct shstate {
 	bool used, busy;
 	uid_t uid;
+	gid_t gid;
 	char name[64];
 	char **env;
 	size_t n;
@@ -112,6 +123,7 @@ struct proc {
 	struct eg_watch *sw;
 	struct sbuf state;
 	bool state_bad;
+	char state_warn[256];		/* what the state did not keep, for the caller */
 	struct shstate *st;
 	bool exited;
 	int ws;
@@ -169,11 +181,42 @@ static int strv_set(char ***v, size_t *n, const char *kv)
 	return strv_add(v, n, kv, strlen(kv));
 }
 
+/*
+ * Whether what the run started still runs: its first process, or the
+ * process group it led (what it left behind when it exited: `cmd &`). The
+ * group's number is not given to another process while it has members.
+ */
+static bool proc_alive(const struct proc *p)
+{
+	return !p->exited || !kill(-p->pid, 0);
+}
+
 static bool may(const struct ctl_conn *c, const struct proc *p)
 {
 	const struct ctl_peer *peer = ctl_peer(c);
 
 	return peer->uid == 0 || peer->uid == p->uid;
+}
+
+/*
+ * A path looked up with uid's and gid's rights (setfsuid: this thread only),
+ * so the daemon does not go where its caller may not: the child checks
+ * again with the caller's supplementary groups (spawn).
+ */
+static int open_as(uid_t uid, gid_t gid, const char *path, int flags)
+{
+	int fd, e;
+
+	if (!uid)
+		return open(path, flags);
+	setfsgid(gid);
+	setfsuid(uid);
+	fd = open(path, flags);
+	e = errno;
+	setfsuid(geteuid());
+	setfsgid(getegid());
+	errno = e;
+	return fd;
 }
 
 static void status_text(const struct proc *p, char *buf, size_t len)
@@ -311,10 +354,21 @@ static void last_lines_json(struct jsonw *w, struct proc *p)
 
 /* ---- stateful shells ------------------------------------------------------ */
 
+static void state_drop(struct shstate *s)
+{
+	strv_free(s->env, s->n);
+	strv_free(s->dirs, s->nd);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * A new state takes a free slot unless uid has STATES_PER_UID already; else
+ * uid's own least recently used state goes. Another user's never does.
+ */
 static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *name, bool create)
 {
 	struct shstate *free_slot = NULL, *oldest = NULL;
-	int i;
+	int i, mine = 0;
 
 	for (i = 0; i < STATES_MAX; i++) {
 		struct shstate *s = &ps->st[i];
@@ -323,16 +377,19 @@ static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *nam
 			return s;
 		if (!s->used && !free_slot)
 			free_slot = s;
-		if (s->used && !s->busy && (!oldest || s->used_ms < oldest->used_ms))
-			oldest = s;
+		if (s->used && s->uid == uid) {
+			mine++;
+			if (!s->busy && (!oldest || s->used_ms < oldest->used_ms))
+				oldest = s;
+		}
 	}
 	if (!create)
 		return NULL;
+	if (uid && mine >= STATES_PER_UID)
+		free_slot = NULL;
 	if (!free_slot && oldest) {
-		/* the least recently used state goes */
-		strv_free(oldest->env, oldest->n);
-		strv_free(oldest->dirs, oldest->nd);
-		memset(oldest, 0, sizeof(*oldest));
+		/* the least recently used of the user's own states goes */
+		state_drop(oldest);
 		free_slot = oldest;
 	}
 	if (free_slot) {
@@ -344,12 +401,17 @@ static struct shstate *state_get(struct eg_procs *ps, uid_t uid, const char *nam
 	return free_slot;
 }
 
-/* Replaces st's environment and directories with what buf says; unchanged on failure. */
-static int state_load(struct shstate *st, const char *buf, size_t len)
+/*
+ * Replaces st's environment and directories with what buf says; unchanged
+ * on failure. A variable execve would refuse (E2BIG: longer than
+ * MAX_ARG_STRLEN, or past ENV_BYTES_MAX in all) is dropped and named in
+ * warn, so that the next command can start.
+ */
+static int state_load(struct shstate *st, const char *buf, size_t len, char *warn, size_t warnlen)
 {
 	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
-	size_t n = 0, nd = 0, off = 0;
-	struct stat sb;
+	size_t n = 0, nd = 0, off = 0, total = 0, wl = 0;
+	int fd;
 
 	while (off < len) {
 		const char *s = buf + off, *z = memchr(s, 0, len - off);
@@ -368,8 +430,15 @@ static int state_load(struct shstate *st, const char *buf, size_t len)
 				goto fail;
 		} else if (memchr(s, '=', l) && !eg_env_blocked(s, true) && strncmp(s, "__EG_", 5) &&
 			   strncmp(s, "_=", 2) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
+			if (l > ENV_STR_MAX || total + l + 1 > ENV_BYTES_MAX) {
+				if (wl < warnlen)
+					wl += snprintf(warn + wl, warnlen - wl, "%s%.*s (%zu bytes)", wl ? ", " : "",
+						       (int)strcspn(s, "=") > 64 ? 64 : (int)strcspn(s, "="), s, l);
+				continue;
+			}
 			if (n < ENV_MAX && strv_add(&env, &n, s, l))
 				goto fail;
+			total += l + 1;
 		}
 	}
 	strv_free(st->env, st->n);
@@ -378,8 +447,11 @@ static int state_load(struct shstate *st, const char *buf, size_t len)
 	st->n = n;
 	st->dirs = dirs;
 	st->nd = nd;
-	if (pwd[0] == '/' && !stat(pwd, &sb) && S_ISDIR(sb.st_mode))
+	/* a directory its user may enter (the next run checks again, as the user) */
+	if (pwd[0] == '/' && (fd = open_as(st->uid, st->gid, pwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
 		snprintf(st->cwd, sizeof(st->cwd), "%s", pwd);
+		close(fd);
+	}
 	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", old);
 	return 0;
 fail:
@@ -491,6 +563,8 @@ static void send_exit_line(struct ctl_conn *c, const struct proc *p)
 	jsonw_string_field(&jw, "event", "exit");
 	jsonw_string_field(&jw, "id", p->id);
 	status_json(&jw, p);
+	if (p->state_warn[0])
+		jsonw_string_field(&jw, "warning", p->state_warn);
 	jsonw_end_object(&jw);
 	if (!b.oom)
 		ctl_send(c, b.data, b.len);
@@ -515,15 +589,19 @@ static void on_exit_(struct eg_watch *w, int fd, uint32_t events, void *arg)
 	p->pw = NULL;
 	close(p->pidfd);
 	p->pidfd = -1;
-	loop_del(p->timer);
-	p->timer = NULL;
+	if (!proc_alive(p)) {
+		/* else the timeout still applies to what it left behind */
+		loop_del(p->timer);
+		p->timer = NULL;
+	}
 	if (p->out_fd >= 0 && !out_drain(p, 64))
 		out_close(p);
 	if (p->st) {
 		if (p->state_fd >= 0)
 			state_drain(p);
 		state_close(p);
-		if (!p->state_bad && p->state.len && state_load(p->st, p->state.data, p->state.len))
+		if (!p->state_bad && p->state.len &&
+		    state_load(p->st, p->state.data, p->state.len, p->state_warn, sizeof(p->state_warn)))
 			p_warn("run %s: out of memory; the shell state is not kept", p->id);
 		p->st->last = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
 		p->st->busy = false;
@@ -542,11 +620,15 @@ static void on_timeout(struct eg_watch *w, uint64_t exp, void *arg)
 
 	(void)w;
 	(void)exp;
-	if (p->exited)
+	loop_del(p->timer);
+	p->timer = NULL;
+	if (!proc_alive(p))
 		return;
-	p->timed_out = true;
+	if (!p->exited)
+		p->timed_out = true;
 	kill(-p->pid, SIGKILL);		/* the whole process group */
-	kill(p->pid, SIGKILL);
+	if (!p->exited)
+		kill(p->pid, SIGKILL);
 }
 
 static void on_fg_close(struct ctl_conn *c, void *arg)
@@ -556,15 +638,17 @@ static void on_fg_close(struct ctl_conn *c, void *arg)
 	if (p->fg != c)
 		return;
 	p->fg = NULL;
-	if (!p->exited && !p->background) {
-		/* the client went away: so does what it ran */
+	if (!p->background && proc_alive(p)) {
+		/* the client went away: so does what it ran, and what that left behind */
 		kill(-p->pid, SIGTERM);
-		kill(p->pid, SIGTERM);
+		if (!p->exited)
+			kill(p->pid, SIGTERM);
 	}
 }
 
 static void proc_release(struct proc *p)
 {
+	loop_del(p->timer);
 	plog_close(&p->log, true);
 	if (p->in_fd >= 0)
 		close(p->in_fd);
@@ -573,11 +657,17 @@ static void proc_release(struct proc *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static struct proc *proc_slot(struct eg_procs *ps)
+/*
+ * A registry entry for uid: a free one unless uid has PROCS_PER_UID
+ * entries already; else uid's own oldest finished entry (and its log) goes.
+ * Another user's entries never do. NULL: no room (-ENOSPC, or -EUSERS when
+ * uid's own share is running).
+ */
+static struct proc *proc_slot(struct eg_procs *ps, uid_t uid, int *ret_err)
 {
-	struct proc *oldest = NULL;
+	struct proc *oldest = NULL, *free_slot = NULL;
 	uint64_t now = eg_mono_ms();
-	int i;
+	int i, mine = 0;
 
 	for (i = 0; i < PROCS_MAX; i++) {
 		struct proc *p = &ps->p[i];
@@ -585,10 +675,24 @@ static struct proc *proc_slot(struct eg_procs *ps)
 		if (p->used && p->exited && !p->fg && p->ow == NULL && now - p->end_ms > REAP_MS)
 			proc_release(p);
 	}
-	for (i = 0; i < PROCS_MAX; i++)
-		if (!ps->p[i].used)
-			return &ps->p[i];
 	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (!p->used) {
+			if (!free_slot)
+				free_slot = p;
+			continue;
+		}
+		if (p->uid != uid)
+			continue;
+		mine++;
+		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
+			oldest = p;
+	}
+	if (free_slot && (!uid || mine < PROCS_PER_UID))
+		return free_slot;
+	for (i = 0; !uid && !oldest && i < PROCS_MAX; i++) {
+		/* root: anyone's oldest finished entry, as before the shares */
 		struct proc *p = &ps->p[i];
 
 		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
@@ -596,6 +700,7 @@ static struct proc *proc_slot(struct eg_procs *ps)
 	}
 	if (oldest)
 		proc_release(oldest);
+	*ret_err = uid && mine >= PROCS_PER_UID ? -EUSERS : -ENOSPC;
 	return oldest;
 }
 
@@ -622,7 +727,8 @@ static struct proc *proc_find(struct eg_procs *ps, struct ctl_conn *c, const jso
 /* ---- run ------------------------------------------------------------------ */
 
 /* Resolves dir (absolute) and checks it is inside the workspace; an O_PATH fd or -errno with a message. */
-static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, char *err, size_t errlen)
+static int resolve_cwd(struct eg_procs *ps, const struct ctl_peer *peer, const char *dir, bool explicit_,
+		       char *err, size_t errlen)
 {
 	char lnk[64], real[PATH_MAX];
 	struct stat sb;
@@ -630,7 +736,7 @@ static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, cha
 	size_t wl;
 	int fd;
 
-	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = open_as(peer->uid, peer->gid, dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(err, errlen, "--cwd %s: %s", dir, strerror(errno));
 		return -errno;
@@ -664,8 +770,7 @@ static int resolve_cwd(struct eg_procs *ps, const char *dir, bool explicit_, cha
  * RLIMIT_NPROC: PROCS_NPROC_DEFAULT, or the caller's soft limit when that
  * is higher (unlimited included): an inherited limit is never lowered. The
  * hard limit is the caller's too, and the soft one never passes it: a run
- * gets no more than its caller could give itself. -1 is unlimited; -2 (the
- * caller's limits unknown) keeps the daemon's hard limit.
+ * gets no more than its caller could give itself. -1 is unlimited.
  */
 static void apply_nproc(int64_t soft, int64_t hard)
 {
@@ -673,8 +778,7 @@ static void apply_nproc(int64_t soft, int64_t hard)
 
 	if (getrlimit(RLIMIT_NPROC, &rl))
 		return;
-	if (hard != -2)
-		rl.rlim_max = hard == -1 ? RLIM_INFINITY : (rlim_t)hard;
+	rl.rlim_max = hard == -1 ? RLIM_INFINITY : (rlim_t)hard;
 	rl.rlim_cur = soft == -1 ? RLIM_INFINITY : soft >= 0 ? (rlim_t)soft : 0;
 	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < PROCS_NPROC_DEFAULT)
 		rl.rlim_cur = PROCS_NPROC_DEFAULT;
@@ -683,33 +787,124 @@ static void apply_nproc(int64_t soft, int64_t hard)
 	setrlimit(RLIMIT_NPROC, &rl);
 }
 
-/* The caller's RLIMIT_NPROC, from the kernel (a request could claim anything); -2 when it is gone. */
-static void caller_nproc(pid_t pid, int64_t *soft, int64_t *hard)
+/* A pidfd's pid as the kernel says it (/proc/self/fdinfo); -ESRCH once the process has gone. */
+static pid_t pidfd_pid(int fd)
 {
-	struct rlimit rl;
+	char path[64], line[128];
+	pid_t pid = -ESRCH;
+	FILE *f;
 
-	*soft = *hard = -2;
-	if (pid <= 0 || prlimit(pid, RLIMIT_NPROC, NULL, &rl))
-		return;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid > 0 ? pid : -ESRCH;
+}
+
+/* RLIMIT_NPROC of pid: prlimit (CAP_SYS_RESOURCE for another uid's process), else /proc/PID/limits. */
+static int nproc_of(pid_t pid, struct rlimit *rl)
+{
+	char path[64], line[256], soft[32], hard[32];
+	int err = -ENOENT;
+	FILE *f;
+
+	if (!prlimit(pid, RLIMIT_NPROC, NULL, rl))
+		return 0;
+	if (errno != EPERM)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/%d/limits", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Max processes %31s %31s", soft, hard) == 2) {
+			rl->rlim_cur = strcmp(soft, "unlimited") ? strtoull(soft, NULL, 10) : RLIM_INFINITY;
+			rl->rlim_max = strcmp(hard, "unlimited") ? strtoull(hard, NULL, 10) : RLIM_INFINITY;
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+/*
+ * The caller's RLIMIT_NPROC, from the kernel (a request could claim
+ * anything), through the connection's pidfd: the process at the other end,
+ * not whoever has its pid now. -errno when it cannot be read (the caller
+ * has exited): the run is refused, it does not get the daemon's limits.
+ */
+static int caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard)
+{
+	struct pollfd pf = { .events = POLLIN };
+	socklen_t len = sizeof(int);
+	struct rlimit rl;
+	int fd = -1, err;
+	pid_t pid;
+
+	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
+		if (errno != ENOPROTOOPT)
+			return -errno;
+		/* older kernels: by the number SO_PEERCRED gave */
+		fd = syscall(SYS_pidfd_open, ctl_peer(c)->pid, 0);
+		if (fd < 0)
+			return -errno;
+	}
+	pid = pidfd_pid(fd);
+	err = pid < 0 ? pid : nproc_of(pid, &rl);
+	/* a pid given to another process since cannot answer: the pidfd's process is alive after the read */
+	pf.fd = fd;
+	if (!err && poll(&pf, 1, 0) != 0)
+		err = -ESRCH;
+	close(fd);
+	if (err)
+		return err;
 	*soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur;
 	*hard = rl.rlim_max == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_max;
+	return 0;
 }
 
 struct spawn {
 	char **argv;
 	char **env;
-	int cwd_fd;
+	int cwd_fd;			/* the directory the daemon checked (--workspace) */
+	const char *cwd;		/* entered by its path, as the user, */
+	dev_t cwd_dev;			/* and it must be the directory the daemon checked */
+	ino_t cwd_ino;
+	int err_fd;			/* the write end of the failure report's pipe */
 	int fd0, fd1, fd2;		/* the child's stdio */
 	int ctty;			/* -1, or the pty's slave to make the controlling terminal */
 	int state_fd;			/* -1, or the child's end of the state socket */
 	uid_t uid;
 	gid_t gid;
-	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited, -2 unknown */
+	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited */
 };
+
+/* What a child that failed before exec reports (no formatting after fork: the daemon has threads). */
+enum spawn_stage { SPAWN_SETUP = 1, SPAWN_IDENTITY, SPAWN_CWD, SPAWN_CWD_CHANGED, SPAWN_EXEC };
+
+struct spawn_err {
+	int stage;
+	int err;
+};
+
+static void __attribute__((noreturn)) spawn_fail(int stage, int err)
+{
+	struct spawn_err e = { stage, err };
+
+	ssize_t r = write(ERR_FD, &e, sizeof(e));
+
+	(void)r;	/* nobody else to tell */
+	_exit(126);
+}
 
 static pid_t spawn(const struct spawn *s)
 {
 	pid_t pid = fork();
+	struct stat sb;
 	sigset_t none;
 	int sig;
 
@@ -722,29 +917,70 @@ static pid_t spawn(const struct spawn *s)
 	setsid();
 	if (s->ctty >= 0)
 		ioctl(s->ctty, TIOCSCTTY, 0);
-	if (dup2(s->fd0, 100) < 0 || dup2(s->fd1, 101) < 0 || dup2(s->fd2, 102) < 0)
-		_exit(126);
-	if (s->state_fd >= 0 && dup2(s->state_fd, 103) < 0)
-		_exit(126);
-	if (fchdir(s->cwd_fd))
+	if (dup2(s->fd0, 100) < 0 || dup2(s->fd1, 101) < 0 || dup2(s->fd2, 102) < 0 ||
+	    (s->state_fd >= 0 && dup2(s->state_fd, 103) < 0) || dup2(s->err_fd, 104) < 0 ||
+	    dup2(104, ERR_FD) < 0 || fcntl(ERR_FD, F_SETFD, FD_CLOEXEC))
 		_exit(126);
 	if (dup2(100, 0) < 0 || dup2(101, 1) < 0 || dup2(102, 2) < 0)
-		_exit(126);
+		spawn_fail(SPAWN_SETUP, errno);
 	if (s->state_fd >= 0 && dup2(103, STATE_FD) < 0)
-		_exit(126);
-	if (s->state_fd >= 0) {
-		syscall(SYS_close_range, 3, STATE_FD - 1, 0);
-		syscall(SYS_close_range, STATE_FD + 1, ~0U, 0);
-	} else {
-		syscall(SYS_close_range, 3, ~0U, 0);
-	}
+		spawn_fail(SPAWN_SETUP, errno);
+	syscall(SYS_close_range, 3, ERR_FD - 1, 0);
+	syscall(SYS_close_range, s->state_fd >= 0 ? STATE_FD + 1 : ERR_FD + 1, ~0U, 0);
 	apply_nproc(s->nproc, s->nproc_max);
 	if (s->uid) {
 		if (setgroups(1, &s->gid) || setgid(s->gid) || setuid(s->uid))
-			_exit(126);
+			spawn_fail(SPAWN_IDENTITY, errno);
 	}
+	/* as the user: a directory below one it may not enter stays shut */
+	if (chdir(s->cwd))
+		spawn_fail(SPAWN_CWD, errno);
+	if (stat(".", &sb) || sb.st_dev != s->cwd_dev || sb.st_ino != s->cwd_ino)
+		spawn_fail(SPAWN_CWD_CHANGED, 0);
 	execve(s->argv[0], s->argv, s->env);
-	_exit(126);
+	spawn_fail(SPAWN_EXEC, errno);
+}
+
+/*
+ * Waits (at most 5 s) for the child to exec or to say why it could not;
+ * 0 once it runs, else -errno with the reason in err (the child has gone).
+ */
+static int spawn_wait(const struct spawn *s, int rfd, pid_t pid, char *err, size_t errlen)
+{
+	struct pollfd pf = { .fd = rfd, .events = POLLIN };
+	struct spawn_err e;
+	ssize_t r;
+
+	if (poll(&pf, 1, 5000) <= 0)
+		return 0;	/* still on its way: its exit status will tell */
+	do
+		r = read(rfd, &e, sizeof(e));
+	while (r < 0 && errno == EINTR);
+	if (r != sizeof(e))
+		return 0;	/* closed by the exec */
+	waitpid(pid, NULL, 0);
+	switch (e.stage) {
+	case SPAWN_IDENTITY:
+		snprintf(err, errlen, "cannot become uid %u gid %u: %s (the daemon needs CAP_SETUID and CAP_SETGID)",
+			 (unsigned int)s->uid, (unsigned int)s->gid, strerror(e.err));
+		break;
+	case SPAWN_CWD:
+		snprintf(err, errlen, "cannot enter the directory %.1024s as uid %u: %s", s->cwd,
+			 (unsigned int)s->uid, strerror(e.err));
+		break;
+	case SPAWN_CWD_CHANGED:
+		snprintf(err, errlen, "cannot enter the directory %.1024s: it is not the one checked (it was replaced)",
+			 s->cwd);
+		break;
+	case SPAWN_EXEC:
+		snprintf(err, errlen, "cannot run %.1024s: %s%s", s->argv[0], strerror(e.err),
+			 e.err == E2BIG ? " (the command and its environment are too large)" : "");
+		break;
+	default:
+		snprintf(err, errlen, "cannot set up the process: %s", strerror(e.err));
+		break;
+	}
+	return -(e.err ? e.err : EPERM);
 }
 
 struct run_req {
@@ -763,13 +999,15 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	const struct ctl_peer *peer = ctl_peer(c);
 	struct run_req r = {};
 	struct spawn sp = { .cwd_fd = -1, .fd0 = -1, .fd1 = -1, .fd2 = -1, .ctty = -1, .state_fd = -1 };
-	char err[PATH_MAX + 256], name[64], pidfd_err[64], status[16];
+	char err[PATH_MAX + 256], name[64], pidfd_err[64], status[16], cwd[PATH_MAX] = "";
+	bool saved_cwd = false, new_state = false;
 	const char *launch[32];
 	char **argv = NULL, **env = NULL;
 	size_t nargv = 0, nenv = 0, i;
 	struct shstate *st = NULL;
 	struct proc *p = NULL;
 	int fds[3] = { -1, -1, -1 }, in_pipe[2] = { -1, -1 }, out_pipe[2] = { -1, -1 }, sv[2] = { -1, -1 };
+	int err_pipe[2] = { -1, -1 };
 	int master = -1, slave = -1, k = 0, e;
 	struct sbuf b = {}, dirs = {};
 	struct jsonw w;
@@ -792,6 +1030,12 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	    ctl_get_strv(req, "env", false, ENV_MAX, 65536, &r.env, &r.nenv, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_strv(req, "environ", false, ENV_MAX, 65536, &r.environ_, &r.nenviron, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "run: %s", err);
+		goto out;
+	}
+	e = caller_nproc(c, &sp.nproc, &sp.nproc_max);
+	if (e) {
+		ctl_reply_err(c, "run: cannot read your process limit (RLIMIT_NPROC): %s; nothing was started",
+			      e == -ESRCH ? "your process has exited" : strerror(-e));
 		goto out;
 	}
 	if (!json_object_get(req, "timeout_ms"))
@@ -836,14 +1080,17 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	if (r.stateful) {
 		st = state_get(ps, peer->uid, name, true);
 		if (!st) {
-			ctl_reply_err(c, "run: too many shell states (%d)", STATES_MAX);
+			ctl_reply_err(c, "run: no room for another shell state (%d of yours at most, all busy; %d in all)",
+				      STATES_PER_UID, STATES_MAX);
 			goto out;
 		}
 		if (st->busy) {
 			ctl_reply_err(c, "run: session %s is running a command already", name);
 			goto out;
 		}
-		if (!st->cwd[0]) {
+		st->gid = peer->gid;
+		new_state = !st->cwd[0];
+		if (new_state) {
 			/* a new state: the caller's environment (cleaned) and directory */
 			for (i = 0; i < r.nenviron; i++)
 				if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], true) &&
@@ -857,24 +1104,43 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	{
 		const char *dir = r.cwd;
 
-		if (st && !r.cwd_explicit && st->cwd[0])
+		if (st && !r.cwd_explicit && st->cwd[0]) {
 			dir = st->cwd;
+			saved_cwd = true;
+		}
 		if (!dir)
 			dir = ps->ws_fd >= 0 ? ps->ws_path : "/";
-		sp.cwd_fd = resolve_cwd(ps, dir, r.cwd_explicit, err, sizeof(err));
+		sp.cwd_fd = resolve_cwd(ps, peer, dir, r.cwd_explicit, err, sizeof(err));
 		if (sp.cwd_fd < 0) {
-			ctl_reply_err(c, "run: %s", err);
-			if (st && !st->cwd[0])
-				st->used = false;
+			if (saved_cwd) {
+				/* gone, or shut to its user: forgotten, not refused for good */
+				snprintf(st->cwd, sizeof(st->cwd), "%s", ps->ws_fd >= 0 ? ps->ws_path : "/");
+				ctl_reply_err(c, "run: the session's directory %s (its next command starts in %s)",
+					      err, st->cwd);
+			} else {
+				ctl_reply_err(c, "run: %s", err);
+			}
+			if (new_state)
+				state_drop(st);
 			goto out;
 		}
-		if (st) {
+		{
 			char lnk[64];
+			struct stat sb;
 			ssize_t n;
 
 			snprintf(lnk, sizeof(lnk), "/proc/self/fd/%d", sp.cwd_fd);
-			n = readlink(lnk, st->cwd, sizeof(st->cwd) - 1);
-			st->cwd[n > 0 ? n : 0] = 0;
+			n = readlink(lnk, cwd, sizeof(cwd) - 1);
+			cwd[n > 0 ? n : 0] = 0;
+			if (n <= 0 || cwd[0] != '/' || fstat(sp.cwd_fd, &sb)) {
+				ctl_reply_err(c, "run: %s: cannot resolve it", dir);
+				goto out;
+			}
+			sp.cwd = cwd;
+			sp.cwd_dev = sb.st_dev;
+			sp.cwd_ino = sb.st_ino;
+			if (st)
+				snprintf(st->cwd, sizeof(st->cwd), "%s", cwd);
 		}
 	}
 	/* the environment */
@@ -940,9 +1206,15 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			if (strv_add(&argv, &nargv, r.argv[i], strlen(r.argv[i])))
 				goto oom;
 	}
-	p = proc_slot(ps);
+	p = proc_slot(ps, peer->uid, &e);
+	if (!p && e == -EUSERS) {
+		ctl_reply_err(c, "run: you have %d runs in the registry, all still running; no room for another "
+			      "(wait for one, or 'execgate kill' one)", PROCS_PER_UID);
+		goto out;
+	}
 	if (!p) {
-		ctl_reply_err(c, "run: %d processes are running; no room for another", PROCS_MAX);
+		ctl_reply_err(c, "run: the registry is full (%d entries, none of yours finished); no room for another",
+			      PROCS_MAX);
 		goto out;
 	}
 	memset(p, 0, sizeof(*p));
@@ -1022,10 +1294,29 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	sp.env = env;
 	sp.uid = peer->uid;
 	sp.gid = peer->gid;
-	caller_nproc(peer->pid, &sp.nproc, &sp.nproc_max);
+	if (pipe2(err_pipe, O_CLOEXEC)) {
+		ctl_reply_err(c, "run: cannot make a pipe: %s", strerror(errno));
+		goto fail_p;
+	}
+	sp.err_fd = err_pipe[1];
 	pid = spawn(&sp);
 	if (pid < 0) {
 		ctl_reply_err(c, "run: fork: %s", strerror(errno));
+		goto fail_p;
+	}
+	close(err_pipe[1]);
+	err_pipe[1] = -1;
+	if (spawn_wait(&sp, err_pipe[0], pid, err, sizeof(err))) {
+		if (saved_cwd && !strncmp(err, "cannot enter", 12)) {
+			/* the session's saved directory: forgotten, the next run starts afresh there */
+			snprintf(st->cwd, sizeof(st->cwd), "%s", ps->ws_fd >= 0 ? ps->ws_path : "/");
+			ctl_reply_err(c, "run: %s (the session's directory; its next command starts in %s)", err,
+				      st->cwd);
+		} else {
+			ctl_reply_err(c, "run: %s", err);
+			if (new_state)
+				state_drop(st);
+		}
 		goto fail_p;
 	}
 	p->pid = pid;
@@ -1101,6 +1392,8 @@ out:
 			close(out_pipe[i]);
 		if (sv[i] >= 0)
 			close(sv[i]);
+		if (err_pipe[i] >= 0)
+			close(err_pipe[i]);
 	}
 	if (master >= 0)
 		close(master);
@@ -1367,11 +1660,12 @@ static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "kill: unknown signal %s", s);
 		return 0;
 	}
-	if (p->exited) {
-		ctl_reply_err(c, "kill: %s has exited already", p->id);
+	if (!proc_alive(p)) {
+		ctl_reply_err(c, "kill: %s has exited already (and its process group too)", p->id);
 		return 0;
 	}
-	if (kill(-p->pid, sig) && kill(p->pid, sig)) {
+	/* an exited first process: what it left behind in its group */
+	if (kill(-p->pid, sig) && (p->exited || kill(p->pid, sig))) {
 		ctl_reply_err(c, "kill: %s: %s", p->id, strerror(errno));
 		return 0;
 	}
@@ -1521,6 +1815,7 @@ int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int 
 		if (st->used) {
 			jsonw_bool_field(w, "busy", st->busy);
 			jsonw_uint_field(w, "uid", st->uid);
+			jsonw_uint_field(w, "gid", st->gid);
 			jsonw_string_field(w, "name", st->name);
 			b64_strv(w, "env", st->env, st->n);
 			b64_field(w, "cwd", st->cwd, strlen(st->cwd));
@@ -1679,7 +1974,7 @@ static int import_proc(struct eg_procs *ps, struct proc *p, const json_t *e)
 		err = -errno;
 	if (p->state_fd >= 0 && loop_add_fd(ps->o.loop, p->state_fd, EPOLLIN, on_state, p, &p->sw))
 		err = -errno;
-	if (!p->exited && p->deadline_ms &&
+	if (proc_alive(p) && p->deadline_ms &&
 	    loop_add_timer(ps->o.loop, p->deadline_ms > now ? p->deadline_ms - now : 1, 0, on_timeout, p, &p->timer))
 		err = -errno;
 	return err;
@@ -1701,6 +1996,7 @@ static int procs_import(struct eg_procs *ps, const json_t *o)
 		st->used = true;
 		st->busy = json_is_true(json_object_get(e, "busy"));
 		st->uid = json_integer_value(json_object_get(e, "uid"));
+		st->gid = json_integer_value(json_object_get(e, "gid"));
 		snprintf(st->name, sizeof(st->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
 		st->last = json_integer_value(json_object_get(e, "last"));
 		st->used_ms = json_integer_value(json_object_get(e, "used_ms"));

@@ -28,6 +28,7 @@ struct ctl_conn;
 struct eg_procs;
 
 #define PROCS_MAX		256		/* registry entries */
+#define PROCS_PER_UID		32		/* a user's share of them (root's: all) */
 #define PROCS_LOG_MAX		(16u << 20)	/* a log file's size before it rotates (plog.h) */
 #define PROCS_NPROC_DEFAULT	512
 #define PROCS_TIMEOUT_MS	30000		/* foreground default */
