@@ -1403,6 +1403,25 @@ def test_no_user_namespace_to_rename_a_program(ctx):
     assert r.stdout.decode().split("\n")[:3] == ["refused 1", "thread", "spawned"], (r.stdout, r.stderr[-300:])
 
 
+def test_a_copy_of_a_denied_program_is_known_by_content(ctx):
+    """The daemon's policy names /usr/bin/id by path: a copy under another
+    name (and a hard link) is the same program, in a session as on the host."""
+    d = daemon(ctx, "default_decision: allow\ncommands:\n  - {name: no-id, paths: [/usr/bin/id], decision: deny}\n")
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    copy = os.path.join(work, "myid")
+    shutil.copy("/usr/bin/id", copy)
+    os.chmod(copy, 0o755)
+    for prog in ("/usr/bin/id", copy):
+        r = session(ctx, d, ["sh", "-c", "%s; echo rc=$?" % prog])
+        out = r.stdout.decode()
+        assert "uid=" not in out and "rc=126" in out, (prog, out, r.stderr[-300:])
+        assert "rule no-id" in r.stderr.decode(), r.stderr
+    # a file of another size is not read, and runs
+    r = session(ctx, d, ["/bin/true"])
+    assert r.returncode == 0, r.stderr
+
+
 # ---- restricted ---------------------------------------------------------------------
 
 SPAWNS = {

@@ -385,7 +385,13 @@ static bool content_of(struct eval *e, uint8_t out[32])
 	struct stat st;
 	int fd, rc;
 
-	if (!path || !req->size)
+	if (!req->size)
+		return false;
+	if (req->content_sha) {
+		memcpy(out, req->content_sha, 32);
+		return true;
+	}
+	if (!path)
 		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -19,35 +19,6 @@
 #include "util/digest.h"
 #include "util/fileid.h"
 
-int eg_hash_fd(int fd, uint64_t size, uint8_t out[32])
-{
-	struct eg_sha256 *c;
-	char buf[65536];
-	uint64_t off = 0;
-	ssize_t n;
-
-	if (size > EG_CONTENT_MAX)
-		return -EFBIG;
-	c = eg_sha256_new();
-	if (!c)
-		return -ENOMEM;
-	while (off < size) {
-		n = pread(fd, buf, sizeof(buf), off);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			eg_sha256_final(c, out);
-			return n < 0 ? -errno : -EIO;
-		}
-		if (eg_sha256_update(c, buf, n)) {
-			eg_sha256_final(c, out);
-			return -EIO;
-		}
-		off += n;
-	}
-	return eg_sha256_final(c, out);
-}
-
 /* What path names now, in this (the daemon's) mount namespace. */
 static int key_load(struct eg_policy *p, const char *path, struct eg_file_key *ret)
 {

@@ -132,7 +132,6 @@ struct eg_file_key {
 };
 
 #define EG_POLICY_MAX_HASHED	(256u << 20)	/* bytes of named files hashed at load, whole file */
-#define EG_CONTENT_MAX		(64u << 20)	/* a file larger than this is not hashed */
 
 #define EG_POLICY_MAX_BYPASS_IDS 65536u
 
@@ -204,8 +203,6 @@ bool eg_regex_matches_empty(const struct eg_regex *re);
 
 /* identity.c */
 int eg_identity_compile(struct eg_policy *p);
-/* SHA-256 of the first size bytes of fd (size <= EG_CONTENT_MAX). */
-int eg_hash_fd(int fd, uint64_t size, uint8_t out[32]);
 
 /* bypass.c */
 /* Expands the internal_bypass entries into file identities (load, reload). */

@@ -278,3 +278,29 @@ void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg)
 
 	eg_diag_add(d, file, nowhere, false, "%s", msg);
 }
+
+size_t policy_content_sizes(const struct eg_policy *p, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	if (!p || !p->by_size.used)
+		return 0;
+	for (i = 0; i <= p->by_size.mask; i++) {
+		const struct eg_bucket *b = &p->by_size.b[i];
+
+		if (!b->key || b->keylen != sizeof(uint64_t))
+			continue;
+		if (n < max)
+			memcpy(&out[n], b->key, sizeof(uint64_t));
+		n++;
+	}
+	return n;
+}
+
+bool policy_wants_size(const struct eg_policy *p, uint64_t size)
+{
+	return p && p->by_size.used && size &&
+	       eg_htab_find(&p->by_size, (const char *)&size, sizeof(size),
+			    eg_hash((const char *)&size, sizeof(size)));
+}

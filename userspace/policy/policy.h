@@ -55,6 +55,7 @@ struct eg_exec_req {
 	uint64_t dev, ino;		/* the file's identity (st_dev as the kernel encodes it), 0 if unknown */
 	uint64_t size;			/* the file's size, 0 if unknown */
 	const char *content_path;	/* where the file can be read to compare content (/proc/PID/exe), or NULL */
+	const uint8_t *content_sha;	/* its SHA-256, taken by the caller (then nothing is read here), or NULL */
 	bool foreign_ns;		/* runs in another mount namespace than the daemon's */
 	bool truncated;			/* argv (or filename) was cut */
 	bool apply_on_truncated;	/* a supervised session: on_truncated decides a cut argv */
@@ -155,6 +156,14 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 const struct eg_policy_settings *policy_settings(const struct eg_policy *p);
 /* Hex sha256 of the file's bytes (65 bytes with the NUL). */
 const char *policy_sha256(const struct eg_policy *p);
+/*
+ * The sizes of the files the policy's literal paths name by content (a
+ * copy of one matches it): up to max into out; returns how many there are
+ * (more than max: the caller cannot tell them all). policy_wants_size():
+ * is size one of them.
+ */
+size_t policy_content_sizes(const struct eg_policy *p, uint64_t *out, size_t max);
+bool policy_wants_size(const struct eg_policy *p, uint64_t size);
 size_t policy_rule_count(const struct eg_policy *p);
 /* The bytes the policy was loaded from. */
 const char *policy_source(const struct eg_policy *p, size_t *ret_len);

@@ -168,6 +168,9 @@ struct exec_request {
 	/* the limits of argv reading, set before a worker reads */
 	uint32_t max_argc;
 	uint64_t max_argv_bytes;
+	/* sizes of the files the daemon's policy names by content, when submitted */
+	uint64_t content_sizes[64];
+	unsigned int n_content_sizes;
 	/* in a worker (offload.c): set there, read by the loop once it is back */
 	int rc_read, rc_plan;
 	/* offload.c, loop thread only (job_next also under its lock) */

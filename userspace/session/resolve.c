@@ -10,6 +10,7 @@
 #include <linux/openat2.h>
 #include "util/fileid.h"
 #include "session/resolve.h"
+#include "util/digest.h"
 
 static bool spacetab(char c)
 {
@@ -225,7 +226,26 @@ static bool head_same(const struct head *c, const struct stat *st)
  * path again), non-blocking: execve of anything else fails with EACCES in
  * the kernel (may_open), and so it does here, before any open of it.
  */
-static int describe(int fd, struct eg_program *p, char *head, size_t *ret_len)
+/* The content of a file of a size the spec asks for, hashed: read by the daemon, not the task. */
+static void hash_if_wanted(const struct eg_exec_spec *s, int fd, struct eg_program *p)
+{
+	char proc[64];
+	unsigned int i;
+	int rfd;
+
+	for (i = 0; i < s->n_content_sizes && s->content_sizes[i] != p->size; i++)
+		;
+	if (i == s->n_content_sizes || !p->size || p->size > EG_CONTENT_MAX)
+		return;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (rfd < 0)
+		return;
+	p->hashed = !eg_hash_fd(rfd, p->size, p->sha256);
+	close(rfd);
+}
+
+static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, char *head, size_t *ret_len)
 {
 	struct head *c;
 	char proc[64];
@@ -244,6 +264,8 @@ static int describe(int fd, struct eg_program *p, char *head, size_t *ret_len)
 	p->mode = st.st_mode;
 	p->uid = st.st_uid;
 	p->gid = st.st_gid;
+	p->size = st.st_size;
+	hash_if_wanted(s, fd, p);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	n = readlink(proc, p->path, sizeof(p->path) - 1);
 	if (n < 0)
@@ -327,6 +349,8 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		p->path[0] = '\0';
 		p->dev = p->ino = 0;
 		p->mode = p->uid = p->gid = 0;
+		p->size = 0;
+		p->hashed = false;
 		p->kind = EG_PROG_UNKNOWN;
 		snprintf(p->requested, sizeof(p->requested), "%s", next_path);
 		p->argv = argv;
@@ -334,7 +358,7 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		plan->n = k + 1;
 		rc = open_target(s, next_path, k == 0, &fd);
 		if (!rc) {
-			rc = describe(fd, p, head, &len);
+			rc = describe(s, fd, p, head, &len);
 			close(fd);
 		}
 		if (rc)

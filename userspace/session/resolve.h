@@ -36,6 +36,9 @@ struct eg_program {
 	uint64_t dev, ino;		/* identity (kernel dev encoding) */
 	uint32_t mode, uid, gid;	/* of the file: setuid/setgid, owner */
 	enum eg_prog_kind kind;
+	uint64_t size;
+	bool hashed;			/* sha256 is the content's: its size was one the spec asked for */
+	uint8_t sha256[32];
 	char **argv;			/* what this program is judged with */
 	unsigned int argc;
 };
@@ -58,6 +61,9 @@ struct eg_exec_spec {
 	int at_flags;			/* AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW */
 	const char *const *argv;
 	unsigned int argc;
+	/* files of these sizes are hashed (a policy names a file of that size by content) */
+	const uint64_t *content_sizes;
+	unsigned int n_content_sizes;
 };
 
 struct eg_exec_plan {

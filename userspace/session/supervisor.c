@@ -625,6 +625,8 @@ static int plan_request(const struct eg_roots *roots, struct exec_request *r)
 	spec.at_flags = r->at_flags;
 	spec.argv = (const char *const *)r->argv;
 	spec.argc = r->argc;
+	spec.content_sizes = r->content_sizes;
+	spec.n_content_sizes = r->n_content_sizes;
 	rc = exec_plan(&spec, &r->plan);
 	r->planned = true;
 out:
@@ -720,6 +722,11 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 	req.euid = r->euid;
 	req.dev = pr->dev;
 	req.ino = pr->ino;
+	/* the content, as a worker read it: nothing is read here, in the loop */
+	if (pr->hashed) {
+		req.size = pr->size;
+		req.content_sha = pr->sha256;
+	}
 	req.foreign_ns = r->foreign_ns;
 	req.truncated = r->argv_trunc;
 	req.apply_on_truncated = true;
@@ -781,6 +788,23 @@ static void judge(struct eg_sessions *s, struct exec_request *r, struct eg_verdi
 	}
 	if (!n)
 		return;
+	/*
+	 * A program of a size the daemon's policy names by content must have
+	 * been hashed by the worker: unread (a policy reloaded meanwhile, more
+	 * sizes than a request carries, a file root cannot read) it could be a
+	 * copy of a denied one. Nothing is read here: refused.
+	 */
+	for (k = 0; *s->o.global && k < r->plan.n; k++) {
+		const struct eg_program *pr = &r->plan.prog[k];
+
+		if (!pr->hashed && policy_wants_size(*s->o.global, pr->size)) {
+			ret->decision = EG_DECISION_DENY;
+			ret->rule = "on_error";
+			ret->message = "the program has the size of a file the policy names, and its content "
+				       "could not be compared";
+			return;
+		}
+	}
 	for (i = 0; i < n; i++)
 		for (k = 0; k < r->plan.n; k++)
 			judge_one(chain[i], r, &r->plan.prog[k], &budget, ret, &first);
@@ -941,6 +965,12 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		r->max_argv_bytes = bytes;
 	}
 	facts_for_policy(s, r);
+	/* the worker hashes a program of a size the daemon's policy names by content */
+	if (*s->o.global) {
+		size_t n = policy_content_sizes(*s->o.global, r->content_sizes, 64);
+
+		r->n_content_sizes = n < 64 ? n : 64;
+	}
 	/* memory and files the session controls: read and looked up off the loop */
 	offload_submit(s, r, se);
 	return;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <unistd.h>
 #include <sys/random.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -87,4 +88,33 @@ int eg_random(void *buf, size_t n)
 		off += r;
 	}
 	return 0;
+}
+
+int eg_hash_fd(int fd, uint64_t size, uint8_t out[32])
+{
+	struct eg_sha256 *c;
+	char buf[65536];
+	uint64_t off = 0;
+	ssize_t n;
+
+	if (size > EG_CONTENT_MAX)
+		return -EFBIG;
+	c = eg_sha256_new();
+	if (!c)
+		return -ENOMEM;
+	while (off < size) {
+		n = pread(fd, buf, sizeof(buf), off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			eg_sha256_final(c, out);
+			return n < 0 ? -errno : -EIO;
+		}
+		if (eg_sha256_update(c, buf, n)) {
+			eg_sha256_final(c, out);
+			return -EIO;
+		}
+		off += n;
+	}
+	return eg_sha256_final(c, out);
 }

@@ -26,6 +26,9 @@ int eg_sha256_update(struct eg_sha256 *c, const void *data, size_t len);
 /* Writes the digest and frees c (also on error). */
 int eg_sha256_final(struct eg_sha256 *c, uint8_t out[SHA256_DIGEST_LEN]);
 /* n bytes from the kernel's CSPRNG (getrandom). */
+/* SHA-256 of the first size bytes of fd (pread; size <= EG_CONTENT_MAX). */
+#define EG_CONTENT_MAX		(64u << 20)	/* a file larger than this is not hashed */
+int eg_hash_fd(int fd, uint64_t size, uint8_t out[SHA256_DIGEST_LEN]);
 int eg_random(void *buf, size_t n);
 void eg_hex(const uint8_t *in, size_t n, char *out);
 
