@@ -1151,9 +1151,10 @@ cleanup:
 	collapse_free(d.collapse);
 	filter_free(&d.filter);
 	sbuf_free(&d.held_line);
+	/* first: a connection's close calls back into the modules that hold it (a watcher, a launcher) */
+	ctl_server_free(d.ctl);
 	procs_free(d.procs);
 	sessions_free(d.sessions);
-	ctl_server_free(d.ctl);
 	ring_buffer__free(d.rb);
 	/* --persist: the rules, their maps and links stay for `execgate unload` */
 	if (d.skel && !(d.k.on && d.o.persist))
