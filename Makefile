@@ -50,7 +50,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests build-tests bench fuzz fuzz-build clean vmlinux
+.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests asan-daemon build-tests bench fuzz fuzz-build clean vmlinux
 
 all: $(OUTPUT)/execgate $(OUTPUT)/execgate-shim
 
@@ -127,6 +127,10 @@ asan-tests:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" \
 		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS))
 
+# ... and of the daemon, which `make test` runs the session suite against
+asan-daemon:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" $(OUTPUT)/asan/execgate
+
 check-asan: deps asan-tests
 	$(Q)tests/run.sh --unit-only --unit-dir $(OUTPUT)/asan/tests
 
@@ -149,7 +153,7 @@ run: deps
 	$(Q)exec ./$(OUTPUT)/execgate daemon --policy $(RUN_POLICY) $(RUN_ARGS)
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory build-tests asan-tests
+	$(Q)$(MAKE) --no-print-directory build-tests asan-tests asan-daemon
 	$(Q)tests/run.sh
 
 test-unit: build-tests

@@ -67,6 +67,11 @@ if [ "$only" != unit ]; then
 		skipped=$((skipped + 1))
 	else
 		run_suite integration python3 tests/integration/run.py
+		# the supervised sessions again, against the daemon built with ASan and UBSan
+		if [ -z "$only" ] && [ -x "$OUT/asan/execgate" ]; then
+			run_suite integration-asan env EG_EXECGATE="$OUT/asan/execgate" EG_ASAN=1 \
+				ASAN_OPTIONS=detect_leaks=0 python3 tests/integration/run.py test_sessions
+		fi
 	fi
 	if [ -z "$only" ] && [ -x tests/vm/run.sh ]; then
 		run_suite vm tests/vm/run.sh
