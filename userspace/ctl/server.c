@@ -81,7 +81,7 @@ struct ctl_server {
 	int fd;
 	char path[108];
 	gid_t ctl_gid;
-	struct eg_watch *w, *tick, *resume;
+	struct eg_watch *w, *tick;
 	bool warned_fds;
 	struct handler *h;
 	size_t nh;
@@ -575,17 +575,7 @@ static void pause_accept(struct ctl_server *s)
 		       "(raise RLIMIT_NOFILE, LimitNOFILE= in the unit)", strerror(errno), ACCEPT_PAUSE_MS);
 		s->warned_fds = true;
 	}
-	if (!loop_mod_fd(s->w, 0))
-		loop_timer_set(s->resume, ACCEPT_PAUSE_MS, 0);
-}
-
-static void on_resume(struct eg_watch *w, uint64_t n, void *arg)
-{
-	struct ctl_server *s = arg;
-
-	(void)w;
-	(void)n;
-	loop_mod_fd(s->w, EPOLLIN);
+	loop_pause_fd(s->w, EPOLLIN, ACCEPT_PAUSE_MS);
 }
 
 static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
@@ -696,9 +686,9 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int ad
 	}
 	err = loop_add_fd(loop, s->fd, EPOLLIN, on_listen, s, &s->w);
 	if (!err)
-		err = loop_add_timer(loop, 1000, 1000, on_tick, s, &s->tick);
+		err = loop_pausable(s->w);
 	if (!err)
-		err = loop_add_timer(loop, 0, 0, on_resume, s, &s->resume);
+		err = loop_add_timer(loop, 1000, 1000, on_tick, s, &s->tick);
 	if (err)
 		goto fail;
 	*ret = s;
@@ -721,7 +711,6 @@ void ctl_server_free(struct ctl_server *s)
 	loop_cancel_pending(s->loop, serve_ready, s);
 	loop_del(s->w);
 	loop_del(s->tick);
-	loop_del(s->resume);
 	close(s->fd);
 	unlink(s->path);
 	free(s->h);

@@ -34,7 +34,7 @@ struct hconn {
 struct eg_httpd {
 	struct eg_loop *loop;
 	int fd;
-	struct eg_watch *w, *tick, *resume;
+	struct eg_watch *w, *tick;
 	bool warned_fds;
 	httpd_render_fn render;
 	void *arg;
@@ -308,17 +308,7 @@ static void pause_accept(struct eg_httpd *h)
 		       "(raise RLIMIT_NOFILE, LimitNOFILE= in the unit)", strerror(errno), ACCEPT_PAUSE_MS);
 		h->warned_fds = true;
 	}
-	if (!loop_mod_fd(h->w, 0))
-		loop_timer_set(h->resume, ACCEPT_PAUSE_MS, 0);
-}
-
-static void on_resume(struct eg_watch *w, uint64_t n, void *arg)
-{
-	struct eg_httpd *h = arg;
-
-	(void)w;
-	(void)n;
-	loop_mod_fd(h->w, EPOLLIN);
+	loop_pause_fd(h->w, EPOLLIN, ACCEPT_PAUSE_MS);
 }
 
 /*
@@ -425,9 +415,9 @@ int httpd_new(struct eg_loop *loop, const struct httpd_addr *a, httpd_render_fn 
 	}
 	err = loop_add_fd(loop, h->fd, EPOLLIN, on_listen, h, &h->w);
 	if (!err)
-		err = loop_add_timer(loop, 1000, 1000, on_tick, h, &h->tick);
+		err = loop_pausable(h->w);
 	if (!err)
-		err = loop_add_timer(loop, 0, 0, on_resume, h, &h->resume);
+		err = loop_add_timer(loop, 1000, 1000, on_tick, h, &h->tick);
 	if (err)
 		goto fail;
 	*ret = h;
@@ -448,7 +438,6 @@ void httpd_free(struct eg_httpd *h)
 		conn_close(h->conns);
 	loop_del(h->w);
 	loop_del(h->tick);
-	loop_del(h->resume);
 	close(h->fd);
 	free(h);
 }

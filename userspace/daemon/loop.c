@@ -23,6 +23,8 @@ struct eg_watch {
 		eg_signal_fn signal_fn;
 	};
 	void *arg;
+	struct eg_watch *resume;	/* loop_pause_fd(): the timer that watches it again */
+	uint32_t resume_events;
 	struct eg_watch *next_dead;
 };
 
@@ -190,12 +192,41 @@ int loop_add_signals(struct eg_loop *l, const int *sigs, int n, eg_signal_fn fn,
 	return 0;
 }
 
+static void on_resume(struct eg_watch *t, uint64_t n, void *arg)
+{
+	struct eg_watch *w = arg;
+
+	(void)t;
+	(void)n;
+	loop_mod_fd(w, w->resume_events);
+}
+
+int loop_pausable(struct eg_watch *w)
+{
+	if (!w || w->dead || w->kind != W_FD)
+		return -EINVAL;
+	return w->resume ? 0 : loop_add_timer(w->loop, 0, 0, on_resume, w, &w->resume);
+}
+
+int loop_pause_fd(struct eg_watch *w, uint32_t events, uint64_t ms)
+{
+	int err;
+
+	if (!w || w->dead || !w->resume)
+		return -EINVAL;
+	w->resume_events = events;
+	err = loop_mod_fd(w, 0);
+	return err ? err : loop_timer_set(w->resume, ms, 0);
+}
+
 void loop_del(struct eg_watch *w)
 {
 	struct eg_loop *l;
 
 	if (!w || w->dead)
 		return;
+	loop_del(w->resume);
+	w->resume = NULL;
 	l = w->loop;
 	epoll_ctl(l->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 	if (w->kind != W_FD)

@@ -38,6 +38,16 @@ int loop_add_timer(struct eg_loop *l, uint64_t first_ms, uint64_t interval_ms, e
 		   void *arg, struct eg_watch **ret);
 int loop_timer_set(struct eg_watch *w, uint64_t first_ms, uint64_t interval_ms);
 
+/*
+ * loop_pause_fd() stops reporting w for ms, then watches it for events
+ * again: a listening socket stays readable when accept() fails for want
+ * of fds, and epoll would report it round after round. loop_pausable()
+ * makes the timer that does it, at setup (when the fds have run out, no
+ * timerfd can be made); it goes with w.
+ */
+int loop_pausable(struct eg_watch *w);
+int loop_pause_fd(struct eg_watch *w, uint32_t events, uint64_t ms);
+
 /* Blocks sigs (n of them) and delivers them through one signalfd. */
 int loop_add_signals(struct eg_loop *l, const int *sigs, int n, eg_signal_fn fn, void *arg);
 
