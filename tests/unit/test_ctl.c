@@ -130,17 +130,26 @@ static void test_failed_op_answered_behind_a_reply(void)
 	bench_fini(&b);
 }
 
+#define OK_REQ "{\"op\":\"ok\"}\n"
+
+/* n requests of op "ok" one after the other in req; their length */
+static size_t ok_requests(char *req, size_t n)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(req + len, OK_REQ, sizeof(OK_REQ) - 1);
+		len += sizeof(OK_REQ) - 1;
+	}
+	return len;
+}
+
 static void test_requests_dispatched_in_batches(void)
 {
-	static const char one[] = "{\"op\":\"ok\"}\n";
-	char req[sizeof(one) * 1000];
-	size_t i, len = 0;
+	char req[sizeof(OK_REQ) * 1000];
+	size_t len = ok_requests(req, 1000);
 	struct bench b;
 
-	for (i = 0; i < 1000; i++) {
-		memcpy(req + len, one, sizeof(one) - 1);
-		len += sizeof(one) - 1;
-	}
 	if (bench_init(&b) && ASSERT_EQ(send(b.peer, req, len, 0), len, "send")) {
 		bench_run(&b, 1000);
 		ASSERT_EQ(lines(&b), 1000, "every request answered");
@@ -153,15 +162,10 @@ static void test_requests_dispatched_in_batches(void)
 
 static void test_peer_gone_with_requests_waiting(void)
 {
-	static const char one[] = "{\"op\":\"ok\"}\n";
-	char req[sizeof(one) * 1000];
-	size_t i, len = 0;
+	char req[sizeof(OK_REQ) * 1000];
+	size_t len = ok_requests(req, 1000);
 	struct bench b;
 
-	for (i = 0; i < 1000; i++) {
-		memcpy(req + len, one, sizeof(one) - 1);
-		len += sizeof(one) - 1;
-	}
 	if (bench_init(&b) && ASSERT_EQ(send(b.peer, req, len, 0), len, "send")) {
 		/* two batches, then the rest queued for later rounds when the peer hangs up */
 		b.hang_up = 64;
