@@ -131,6 +131,9 @@ struct eg_sessions {
 	/* what the daemon's policy looks at beyond the exec (POLICY_NEEDS_*), for the one of this digest */
 	char global_needs_sha[65];
 	unsigned int global_needs;
+	/* ... and the sizes of the files it names by content (at most 64 kept) */
+	uint64_t global_sizes[64];
+	unsigned int n_global_sizes;
 	/* how long the supervisor took per exec (not counting a person's answer) */
 	uint64_t latency[LATENCY_BUCKETS];
 };

@@ -657,6 +657,20 @@ static unsigned int policy_needs(const struct eg_policy *p)
 	return needs;
 }
 
+/* What is known of the daemon's policy, taken again when it was reloaded (its digest changed). */
+static void global_known(struct eg_sessions *s, const struct eg_policy *g)
+{
+	const char *sha = policy_sha256(g);
+	size_t n;
+
+	if (!strcmp(sha, s->global_needs_sha))
+		return;
+	s->global_needs = policy_needs(g);
+	n = policy_content_sizes(g, s->global_sizes, 64);
+	s->n_global_sizes = n < 64 ? n : 64;
+	snprintf(s->global_needs_sha, sizeof(s->global_needs_sha), "%s", sha);
+}
+
 /* What the policies over r's session look at: the daemon's (it may be reloaded), the sessions'. */
 static unsigned int chain_needs(struct eg_sessions *s, struct eg_session *se)
 {
@@ -665,12 +679,7 @@ static unsigned int chain_needs(struct eg_sessions *s, struct eg_session *se)
 	struct eg_session *x;
 
 	if (g) {
-		const char *sha = policy_sha256(g);
-
-		if (strcmp(sha, s->global_needs_sha)) {
-			s->global_needs = policy_needs(g);
-			snprintf(s->global_needs_sha, sizeof(s->global_needs_sha), "%s", sha);
-		}
+		global_known(s, g);
 		needs |= s->global_needs;
 	}
 	for (x = se; x; x = x->parent) {
@@ -965,11 +974,10 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		r->max_argv_bytes = bytes;
 	}
 	facts_for_policy(s, r);
-	/* the worker hashes a program of a size the daemon's policy names by content */
+	/* the worker hashes a program of a size the daemon's policy names by content (known just now) */
 	if (*s->o.global) {
-		size_t n = policy_content_sizes(*s->o.global, r->content_sizes, 64);
-
-		r->n_content_sizes = n < 64 ? n : 64;
+		memcpy(r->content_sizes, s->global_sizes, s->n_global_sizes * sizeof(uint64_t));
+		r->n_content_sizes = s->n_global_sizes;
 	}
 	/* memory and files the session controls: read and looked up off the loop */
 	offload_submit(s, r, se);
