@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include "daemon/loop.h"
@@ -32,6 +34,17 @@ struct eg_loop {
 	int epfd;
 	bool stop;
 	bool dispatching;
+	/*
+	 * Held by the loop's thread at all times but inside epoll_wait():
+	 * another thread (a session's receiver) takes it to act as the loop
+	 * does (loop_lock). waiting: the loop's thread is in epoll_wait, or
+	 * back from it and not yet holding the lock again; wake: written when
+	 * such a thread leaves work the loop would otherwise not see.
+	 */
+	pthread_mutex_t mu;
+	bool waiting;
+	int wakefd;
+	struct eg_watch *w_wake;
 	unsigned int live;
 	unsigned int urgent;		/* live urgent watches */
 	struct eg_watch *dead;		/* freed after the current dispatch */
@@ -44,18 +57,41 @@ struct eg_loop {
 
 #define MAX_EVENTS 64
 
+static void on_wake(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	uint64_t n;
+
+	(void)w;
+	(void)events;
+	(void)arg;
+	if (read(fd, &n, sizeof(n)) < 0)
+		(void)0;	/* nothing to read: woken already */
+}
+
 struct eg_loop *loop_new(void)
 {
 	struct eg_loop *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
+	l->wakefd = -1;
 	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (l->epfd < 0) {
-		free(l);
-		return NULL;
-	}
+	if (l->epfd < 0)
+		goto fail;
+	l->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (l->wakefd < 0 || loop_add_fd(l, l->wakefd, EPOLLIN, on_wake, NULL, &l->w_wake))
+		goto fail;
+	l->live--;		/* not a watch of anyone's: loop_watch_count() counts those */
+	pthread_mutex_init(&l->mu, NULL);
+	pthread_mutex_lock(&l->mu);
 	return l;
+fail:
+	if (l->wakefd >= 0)
+		close(l->wakefd);
+	if (l->epfd >= 0)
+		close(l->epfd);
+	free(l);
+	return NULL;
 }
 
 static void reap(struct eg_loop *l)
@@ -72,9 +108,30 @@ void loop_free(struct eg_loop *l)
 {
 	if (!l)
 		return;
+	free(l->w_wake);
 	reap(l);
+	close(l->wakefd);
 	close(l->epfd);
+	pthread_mutex_unlock(&l->mu);
+	pthread_mutex_destroy(&l->mu);
 	free(l);
+}
+
+void loop_lock(struct eg_loop *l)
+{
+	pthread_mutex_lock(&l->mu);
+}
+
+void loop_unlock(struct eg_loop *l)
+{
+	/* the loop may sleep in epoll_wait with no timeout: work left for it must wake it */
+	if (l->waiting && l->npending) {
+		uint64_t one = 1;
+
+		if (write(l->wakefd, &one, sizeof(one)) < 0)
+			(void)0;	/* the counter is full: it is awake already */
+	}
+	pthread_mutex_unlock(&l->mu);
 }
 
 static struct eg_watch *watch_new(struct eg_loop *l, enum watch_kind kind, int fd, uint32_t events,
@@ -236,10 +293,14 @@ void loop_del(struct eg_watch *w)
 	l->live--;
 	if (w->urgent)
 		l->urgent--;
-	/* An event for w may still sit in this round's batch: free it afterwards. */
+	/*
+	 * An event for w may still sit in this round's batch, or in the one
+	 * epoll_wait is returning to the loop while another thread holds
+	 * the lock: free it after that round.
+	 */
 	w->next_dead = l->dead;
 	l->dead = w;
-	if (!l->dispatching)
+	if (!l->dispatching && !l->waiting)
 		reap(l);
 }
 
@@ -315,7 +376,13 @@ int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *
 	while (!l->stop) {
 		unsigned int urgent = 0;
 
-		n = epoll_wait(l->epfd, evs, MAX_EVENTS, l->npending ? 0 : max_wait_ms);
+		int timeout = l->npending ? 0 : max_wait_ms;
+
+		l->waiting = true;
+		pthread_mutex_unlock(&l->mu);
+		n = epoll_wait(l->epfd, evs, MAX_EVENTS, timeout);
+		pthread_mutex_lock(&l->mu);
+		l->waiting = false;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -78,6 +78,16 @@ void loop_cancel_pending(struct eg_loop *l, void (*fn)(void *arg), void *arg);
 void loop_del(struct eg_watch *w);
 
 /*
+ * The loop's lock. The thread that made the loop holds it from loop_new()
+ * to loop_free(), except while loop_run() waits for events; another thread
+ * that takes it may call anything a callback may (it runs as one would),
+ * and the loop waits for it. The loop's own thread may let go of it
+ * (loop_unlock) while it waits for such a thread to finish.
+ */
+void loop_lock(struct eg_loop *l);
+void loop_unlock(struct eg_loop *l);
+
+/*
  * Runs until loop_stop(). Each round waits at most max_wait_ms (-1: no
  * bound) and then calls idle(arg) if given. Returns 0, or -errno when
  * epoll_wait fails.
