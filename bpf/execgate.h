@@ -453,6 +453,25 @@ _Static_assert(sizeof(struct eg_kstate) == 8, "eg_kstate is ABI");
 #define EG_KSET_OF(seq)	(((seq) - 1) & 1)
 
 /*
+ * What the supervisor asks the kernel of a trapped thread (program
+ * "task_facts" of facts.bpf.c, run with BPF_PROG_RUN; the context in and
+ * out). tid is in the init pid namespace, the daemon's own.
+ */
+#define EG_FACTS_SAME_ROOT	(1u << 0)	/* its root is the caller's (same mount, same dentry) */
+#define EG_FACTS_STORAGE	(1u << 1)	/* task has an entry in "tasks" (copied to task) */
+
+struct eg_facts {
+	__u32 tid;		/* in */
+	__s32 rc;		/* 0, or -ESRCH: no such task (or exiting) */
+	__u32 tgid;
+	__u32 euid;
+	__u32 flags;		/* EG_FACTS_* */
+	__u32 pad;
+	struct eg_task task;
+};
+_Static_assert(sizeof(struct eg_facts) == 24 + sizeof(struct eg_task), "eg_facts is ABI");
+
+/*
  * Size of one CPU's scratch record for a given argv cap: the largest record,
  * plus room for one more string read so the verifier can bound each read.
  */

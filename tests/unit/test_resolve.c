@@ -231,6 +231,63 @@ static void test_plan_head_changes(void)
 	rmdir(dir);
 }
 
+/*
+ * A path is its own name only when nothing on the way renames it: the
+ * name reported is the file's from our root whether or not a symlink, a
+ * "." or ".." or a doubled slash is on the way, in a directory or at the
+ * end, as /proc/self/fd says it.
+ */
+static void test_plan_names_the_file(void)
+{
+	char dir[] = "/tmp/egresolve.XXXXXX", real[64], sub[64], want[PATH_MAX], path[PATH_MAX];
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1 };
+	const char *argv[] = { "x", NULL };
+	struct eg_exec_plan plan;
+	const char *spellings[] = { "%s/real/prog", "%s/link/prog", "%s/real/../real/prog", "%s/real/./prog",
+				    "%s//real/prog", "%s/real/plink", "%s/link/plink" };
+	unsigned int i;
+	int root;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	snprintf(real, sizeof(real), "%s/real", dir);
+	mkdir(real, 0755);
+	snprintf(sub, sizeof(sub), "%s/real/prog", dir);
+	write_file(sub, "\177ELF", 0755);
+	snprintf(sub, sizeof(sub), "%s/link", dir);
+	symlink("real", sub);
+	snprintf(sub, sizeof(sub), "%s/real/plink", dir);
+	symlink("prog", sub);
+	/* the name the kernel gives it (a symlinked /tmp resolves too) */
+	snprintf(path, sizeof(path), "%s/real/prog", dir);
+	if (!ASSERT_TRUE(realpath(path, want) != NULL, "realpath"))
+		goto out;
+	spec.argv = argv;
+	spec.argc = 1;
+	root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	for (int own = 0; own < 2; own++) {
+		/* without a root fd, and with ours (as the supervisor passes it) */
+		spec.root_fd = own ? root : -1;
+		spec.root_is_ours = own;
+		for (i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+			snprintf(path, sizeof(path), spellings[i], dir);
+			spec.path = path;
+			ASSERT_OK(exec_plan(&spec, &plan), path);
+			ASSERT_STREQ(plan.prog[0].path, want, path);
+			exec_plan_free(&plan);
+		}
+	}
+	close(root);
+out:
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/link", dir);
+	unlink(sub);
+	snprintf(sub, sizeof(sub), "%s/real/prog", dir);
+	unlink(sub);
+	rmdir(real);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	RUN(test_parse_shebang);
@@ -238,5 +295,6 @@ int main(void)
 	RUN(test_plan_loop);
 	RUN(test_plan_not_regular);
 	RUN(test_plan_head_changes);
+	RUN(test_plan_names_the_file);
 	return UNIT_DONE();
 }

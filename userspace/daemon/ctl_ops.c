@@ -101,6 +101,8 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 		jsonw_uint_field(w, "lookup_timeouts", ss.lookup_timeouts);
 		jsonw_uint_field(w, "lookups_waiting", ss.lookups_waiting);
 		jsonw_uint_field(w, "sync_wakeups", ss.sync_wakeups);
+		jsonw_uint_field(w, "receivers", ss.receivers);
+		jsonw_uint_field(w, "receiver_stalls", ss.receiver_stalls);
 		/* receipt to answer, approvals left out; bucket low ends (12% wide) */
 		jsonw_uint_field(w, "supervisor_latency_count", ss.latency_count);
 		jsonw_uint_field(w, "supervisor_latency_p50_us", ss.latency_p50_us);

@@ -946,6 +946,7 @@ int daemon_run(const struct daemon_opts *o)
 	json_t *state = NULL, *v;
 	pid_t other = 0;
 	int err, rc = 1, ctl_fd = -1;
+	bool keep_loop;
 	size_t i;
 
 	d.o = *o;
@@ -1154,7 +1155,8 @@ cleanup:
 	/* first: a connection's close calls back into the modules that hold it (a watcher, a launcher) */
 	ctl_server_free(d.ctl);
 	procs_free(d.procs);
-	sessions_free(d.sessions);
+	/* a session thread stuck in a file system keeps the loop (and its lock) until the exit */
+	keep_loop = !sessions_free(d.sessions);
 	ring_buffer__free(d.rb);
 	/* --persist: the rules, their maps and links stay for `execgate unload` */
 	if (d.skel && !(d.k.on && d.o.persist))
@@ -1166,7 +1168,8 @@ cleanup:
 	cgroup_cache_free(d.cgroups);
 	judge_free(&d.judge);
 	output_close(d.out);
-	loop_free(d.loop);
+	if (!keep_loop)
+		loop_free(d.loop);
 	instance_unlock(&d.inst);
 	stage_report();
 	return rc;

@@ -143,6 +143,9 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	    m->ss.lookup_timeouts);
 	one(b, "execgate_session_lookups_waiting", G,
 	    "Session execs being read and looked up, or waiting for a worker, now.", m->ss.lookups_waiting);
+	one(b, "execgate_session_receiver_stalls_total", C,
+	    "Times the event loop took a session's listener over from its thread, stuck in one lookup.",
+	    m->ss.receiver_stalls);
 
 	one(b, "execgate_control_connections", G, "Open control socket connections.", m->ctl_conns);
 	prom_family(b, "execgate_control_dropped_total", C,

@@ -43,6 +43,8 @@ struct eg_session {
 	struct eg_session *parent;	/* the session it was started in */
 	int listener;			/* -1: nested, trapped by an outer session's listener */
 	struct eg_watch *w;
+	struct eg_receiver *rx;		/* the thread that takes its notifications (receiver.c) */
+	bool loop_receives;		/* the loop takes them (EPOLLIN): no receiver, or it is stuck */
 	bool attached;			/* the listener arrived */
 	bool first_seen;		/* the launcher's own exec came first */
 	bool compromised;		/* a notification broke the protocol: deny everything */
@@ -107,11 +109,18 @@ struct eg_roots {
 
 struct eg_offload;
 struct eg_teller;
+struct eg_receiver;
+struct eg_facts_prog;
 
 struct eg_sessions {
 	struct eg_sessions_opts o;
 	struct eg_offload *offload;	/* the workers that read and look up (offload.c) */
+	/* receiver.c: threads that live, and the timer that finds a stuck one */
+	unsigned int receivers;
+	struct eg_watch *rx_tick;
+	bool rx_tick_armed;
 	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
+	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
 	struct eg_session *list;
 	unsigned int nsessions;
 	struct eg_sessions_stats st;
@@ -136,6 +145,22 @@ struct eg_sessions {
 	unsigned int n_global_sizes;
 	/* how long the supervisor took per exec (not counting a person's answer) */
 	uint64_t latency[LATENCY_BUCKETS];
+	/*
+	 * A receiver's CONTINUE, decided under the loop's lock and sent after
+	 * it let go (answer_send): the task it wakes runs on this CPU at once,
+	 * and must not find the lock held by the thread it displaced. Its
+	 * ticket and verdict are taken back if it cannot be sent.
+	 */
+	struct eg_answer {
+		bool defer;		/* a receiver is in request_finish: hold CONTINUEs */
+		bool have;
+		int listener;
+		uint64_t id;
+		uint32_t tid, session;
+		int map;		/* the ticket's map */
+		uint64_t verdict_seq;	/* its verdict (0: none yet) */
+		bool allowed;		/* counted in st.allowed */
+	} answer;
 };
 
 /* What a policy's rules look at besides the exec itself: worth reading only then. */
@@ -168,6 +193,10 @@ struct exec_request {
 	bool cgroup_read;		/* cgroup is filled in (read lazily: request_cgroup) */
 	bool foreign_ns;
 	bool planned;
+	/* the kernel's task storage of the thread, read when it came (request_new) */
+	int rc_facts;
+	struct eg_task task;
+	bool same_root;			/* the kernel said its root is the daemon's */
 	/* the limits of argv reading, set before a worker reads */
 	uint32_t max_argc;
 	uint64_t max_argv_bytes;
@@ -192,12 +221,23 @@ void session_put(struct eg_sessions *s, struct eg_session *se);
 void session_end(struct eg_sessions *s, struct eg_session *se, const char *why);
 void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text);
 int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret);
-void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
-		 const char *action, const char *rule, const char *message, const char *approval_id,
-		 uint64_t dev, uint64_t ino);
+/* Returns the verdict's sequence number (verdict_forget), 0 when there was no slot. */
+uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
+		     const char *action, const char *rule, const char *message, const char *approval_id,
+		     uint64_t dev, uint64_t ino);
+void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq);
 
 /* supervisor.c */
 int supervisor_init(struct eg_sessions *s);
+/*
+ * A trapped exec, from a listener: request_new() takes req and reads what
+ * the kernel keeps of the task (any thread, no lock); request_take(), in
+ * the loop or under its lock, judges what needs no reading of the task's
+ * memory or files: true when r must go on to request_work(), false when it
+ * was answered (and freed).
+ */
+struct exec_request *request_new(const struct eg_sessions *s, struct seccomp_notif *req);
+bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_request *r);
 /* In a worker: reads r's path and argv from the target and works out what it will run. */
 void request_work(const struct eg_roots *roots, struct exec_request *r);
 /* Back in the loop: judges and answers r, and frees it (or hands it to an approval). */
@@ -208,6 +248,15 @@ void supervisor_fini(struct eg_sessions *s);
 void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);
 /* Lets the request go on: ticket, then CONTINUE. 0, or -errno (then it was denied). */
 int request_allow(struct eg_sessions *s, struct exec_request *r);
+/*
+ * A receiver, under the loop's lock: answer_hold() before request_finish,
+ * answer_take() after it (what to send, if anything); answer_send()
+ * without the lock, which it takes again only if the answer could not be
+ * given (the task is gone: its ticket and verdict go).
+ */
+void answer_hold(struct eg_sessions *s);
+void answer_take(struct eg_sessions *s, struct eg_answer *ret);
+void answer_send(struct eg_sessions *s, const struct eg_answer *a);
 /* Refuses it: EACCES, and a line on the target's stderr. */
 void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line);
 /* The record of an exec the supervisor refused (the kernel never saw it). */
@@ -253,10 +302,37 @@ int offload_init(struct eg_sessions *s);
 void offload_fini(struct eg_sessions *s);
 /* Takes r (its session set, listener_se the listener's) to a worker, or refuses it. */
 void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se);
+/* r stays in a receiver (its tree's own worker) until offload_unhold() takes it back. */
+void offload_hold(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se);
+void offload_unhold(struct eg_sessions *s, struct exec_request *r);
 void offload_session_ended(struct eg_sessions *s, struct eg_session *se);
 void offload_quiesce(struct eg_sessions *s, int timeout_ms);
 /* Requests in a worker or waiting for one. */
 unsigned int offload_waiting(const struct eg_sessions *s);
+
+/*
+ * facts.c: the kernel's facts about a trapped thread (tgid, euid, task
+ * storage, same root as the daemon's) in one BPF_PROG_RUN. facts_open():
+ * 0, or -errno when the program cannot serve here (then: pidfd and /proc).
+ * facts_read(): 0, or -ESRCH (no such task), another -errno.
+ */
+int facts_open(int tasks_fd, struct eg_facts_prog **ret);
+void facts_close(struct eg_facts_prog *f);
+int facts_read(const struct eg_facts_prog *f, pid_t tid, struct eg_facts *ret);
+
+/*
+ * receiver.c: a thread per listener that takes its notifications and
+ * answers them (under the loop's lock), woken on the trapped task's CPU.
+ * receiver_start() -errno: the loop serves the listener instead.
+ * receiver_stop() lets it go (it leaves when it can); receivers_wait()
+ * waits, without the loop's lock, until every receiver has left (false
+ * if some did not in timeout_ms: one stuck in a file system).
+ */
+int receivers_init(struct eg_sessions *s);
+void receivers_fini(struct eg_sessions *s);
+int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener);
+void receiver_stop(struct eg_sessions *s, struct eg_session *se);
+bool receivers_wait(struct eg_sessions *s, int timeout_ms);
 
 /*
  * tell.c: the line on a refused task's stderr, written by a helper process

@@ -34,6 +34,7 @@
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
+#include "daemon/loop.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -328,17 +329,37 @@ static void start(struct eg_offload *o, struct exec_request *r)
 	t->workers++;
 }
 
-void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se)
+static void hold(struct eg_offload *o, struct exec_request *r, struct eg_session *listener_se)
 {
-	struct eg_offload *o = s->offload;
-
 	r->queued_ms = eg_mono_ms();
 	/* held until r is done with: its session, and the listener's (which holds its tree) */
 	r->session->refs++;
 	r->lsession = listener_se;
 	listener_se->refs++;
 	arm_timer(o);
-	start(o, r);
+}
+
+void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se)
+{
+	hold(s->offload, r, listener_se);
+	start(s->offload, r);
+}
+
+/*
+ * A tree's receiver (receiver.c) is its own worker: r is in it, counted
+ * against the tree's share and refused at the timeout like any other.
+ */
+void offload_hold(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se)
+{
+	struct eg_offload *o = s->offload;
+
+	hold(o, r, listener_se);
+	tree_of(listener_se)->workers++;
+	o->inflight++;
+	r->live_next = NULL;
+	r->live_prev = o->live_tail;
+	*o->live_tail = r;
+	o->live_tail = &r->live_next;
 }
 
 /* Loop thread: starts what t's backlog holds, as far as the bounds let it. */
@@ -357,7 +378,7 @@ static void kick(struct eg_offload *o, struct eg_session *t)
 	}
 }
 
-/* Loop thread: r came back from a worker (answered already if abandoned). */
+/* Loop thread (or its lock): r came back from a worker (answered already if abandoned). */
 static void returned(struct eg_offload *o, struct exec_request *r)
 {
 	struct eg_sessions *s = o->s;
@@ -376,6 +397,11 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 		if (x != t && !x->parent && x->uid == t->uid && x->backlog)
 			kick(o, x);
 	session_put(s, ls);	/* and with it, maybe, t */
+}
+
+void offload_unhold(struct eg_sessions *s, struct exec_request *r)
+{
+	returned(s->offload, r);
 }
 
 static void take_done(struct eg_offload *o)
@@ -548,7 +574,10 @@ void offload_quiesce(struct eg_sessions *s, int timeout_ms)
 			waiting = waiting || se->backlog;
 		if (!waiting || eg_mono_ms() >= end)
 			break;
+		/* a receiver gives its request back under the loop's lock */
+		loop_unlock(s->o.loop);
 		usleep(1000);
+		loop_lock(s->o.loop);
 	}
 	sweep(o, 0, true);
 }

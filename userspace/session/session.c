@@ -228,6 +228,7 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 		}
 	}
 	/* execs still trapped fail with ENOSYS once the listener is gone: closed, not open */
+	receiver_stop(s, se);
 	if (se->w)
 		loop_del(se->w);
 	se->w = NULL;
@@ -293,15 +294,15 @@ static void verdict_drop(struct verdict *v)
 	v->used = true;
 }
 
-void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
-		 const char *action, const char *rule, const char *message, const char *approval_id,
-		 uint64_t dev, uint64_t ino)
+uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
+		     const char *action, const char *rule, const char *message, const char *approval_id,
+		     uint64_t dev, uint64_t ino)
 {
 	struct verdict *v = verdict_free_slot(s, tid);
 	static uint64_t seq;
 
 	if (!v)
-		return;
+		return 0;
 	free(v->rule);
 	free(v->message);
 	memset(v, 0, sizeof(*v));
@@ -317,6 +318,22 @@ void verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const ch
 	v->message = message ? strdup(message) : NULL;
 	if (approval_id)
 		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
+	return v->seq;
+}
+
+/* The verdict of an answer that could not be given: no exec will come to take it. */
+void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq)
+{
+	unsigned int i;
+
+	for (i = 0; seq && i < VERDICT_PROBES; i++) {
+		struct verdict *v = verdict_at(s, tid, i);
+
+		if (v->tid == tid && v->seq == seq && !v->used) {
+			verdict_drop(v);
+			return;
+		}
+	}
 }
 
 /* A refused exec never reached the kernel: the tracer has no record of it. */
@@ -662,10 +679,17 @@ static int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
 	} else if (errno != EINVAL && errno != ENOTTY)
 		p_dbg("session s-%x: synchronous wakeups refused: %s", se->id, strerror(errno));
 	rc = loop_add_fd(s->o.loop, fd, EPOLLIN, supervise_listener, se, &se->w);
+	if (rc)
+		return rc;
 	/* a process waits in every notification: served before the ring buffer's records */
-	if (!rc)
-		loop_set_urgent(se->w);
-	return rc;
+	loop_set_urgent(se->w);
+	se->loop_receives = true;
+	/* a thread of its own takes them, where one can be had; else the loop does */
+	rc = receiver_start(s, se, fd);
+	if (rc)
+		p_dbg("session s-%x: no receiver thread (%s): the event loop serves its listener", se->id,
+		      strerror(-rc));
+	return 0;
 }
 
 /* The fd is a seccomp listener: its link names it, and NOTIF_ID_VALID answers ENOENT. */
@@ -828,6 +852,8 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	}
 	err = supervisor_init(s);
 	if (!err)
+		err = receivers_init(s);
+	if (!err)
 		err = loop_add_timer(o->loop, 10000, 10000, on_sweep, s, &s->sweep);
 	if (!err)
 		err = approvals_init(s);
@@ -848,15 +874,21 @@ fail:
 	return err;
 }
 
-void sessions_free(struct eg_sessions *s)
+bool sessions_free(struct eg_sessions *s)
 {
 	unsigned int i;
 
 	if (!s)
-		return;
+		return true;
 	/* every listener closed: what a session still runs fails its execs (ENOSYS) */
 	while (s->list)
 		session_end(s, s->list, "the daemon stopped");
+	if (!receivers_wait(s, 1000)) {
+		/* it holds s: left for the process's exit to take, like a worker stuck in a lookup */
+		p_warn("sessions: %s", "a receiver is still inside a file system lookup at exit");
+		return false;
+	}
+	receivers_fini(s);
 	approvals_free(s);
 	loop_del(s->sweep);
 	supervisor_fini(s);
@@ -870,6 +902,7 @@ void sessions_free(struct eg_sessions *s)
 	sbuf_free(&s->ann_msg);
 	sbuf_free(&s->ann_id);
 	free(s);
+	return true;
 }
 
 /* The value below which a fraction q of the recorded latencies lie (a bucket's low end). */
@@ -894,6 +927,7 @@ void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
 	*ret = s->st;
 	ret->pending = s->napprovals;
 	ret->lookups_waiting = offload_waiting(s);
+	ret->receivers = s->receivers;
 	for (b = 0; b < LATENCY_BUCKETS; b++) {
 		n += s->latency[b];
 		if (s->latency[b])
@@ -920,7 +954,14 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 {
 	struct eg_session *se;
 
-	/* what workers still have is answered (or refused) before the listeners go */
+	/*
+	 * The receivers go first: a notification one took must be answered
+	 * here, the next daemon will not see it. What they and the workers
+	 * still have is answered (or refused) before the listeners go.
+	 */
+	for (se = s->list; se; se = se->next)
+		receiver_stop(s, se);
+	receivers_wait(s, 2000);
 	offload_quiesce(s, 2000);
 	approvals_resolve_all(s, "the daemon restarted");
 	jsonw_start_array(w);

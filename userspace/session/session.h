@@ -46,7 +46,11 @@ struct eg_sessions_opts {
 };
 
 int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret);
-void sessions_free(struct eg_sessions *s);
+/*
+ * false: a session's thread is still inside a file system lookup and holds
+ * on to s and the loop (its lock): both are left for the process's exit.
+ */
+bool sessions_free(struct eg_sessions *s);
 
 /*
  * What a supervisor said about an exec, for the tracer's record of it
@@ -65,6 +69,8 @@ struct eg_sessions_stats {
 	uint64_t lookup_timeouts;	/* execs refused: reading or looking up took too long */
 	uint64_t lookups_waiting;	/* execs in a worker or waiting for one now */
 	uint64_t sync_wakeups;		/* listeners put in synchronous-wakeup mode (Linux 6.6) */
+	uint64_t receivers;		/* listeners a thread of their own serves now */
+	uint64_t receiver_stalls;	/* times the loop took a listener over from its stuck thread */
 	uint64_t pending;		/* approvals waiting now */
 	/* the supervisor's time per exec, receipt to answer (approvals left out) */
 	uint64_t latency_count;

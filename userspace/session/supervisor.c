@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <seccomp.h>
 #include <bpf/bpf.h>
+#include "daemon/loop.h"
 #include "events/meta.h"
 #include "session/internal.h"
 #include "util/clock.h"
@@ -107,10 +108,59 @@ static int respond(const struct exec_request *r, int error, bool cont)
 		.error = cont ? 0 : error,
 		.flags = cont ? SECCOMP_USER_NOTIF_FLAG_CONTINUE : 0,
 	};
+	struct eg_sessions *s = r->session ? r->session->owner : NULL;
 
-	if (r->session)
-		latency_record(r->session->owner, r);
+	if (s)
+		latency_record(s, r);
+	/* a receiver sends it once it let go of the loop's lock (answer_send) */
+	if (s && cont && s->answer.defer && !s->answer.have && !r->parked) {
+		s->answer.have = true;
+		s->answer.listener = r->listener;
+		s->answer.id = r->id;
+		s->answer.tid = r->tid;
+		s->answer.session = r->session->id;
+		s->answer.map = -1;
+		s->answer.verdict_seq = 0;
+		s->answer.allowed = false;
+		return 0;
+	}
 	return seccomp_notify_respond(r->listener, &resp);
+}
+
+/* The answer just held for r, if it is: what goes with it. */
+static struct eg_answer *held_for(struct eg_sessions *s, const struct exec_request *r)
+{
+	return s->answer.have && s->answer.id == r->id && s->answer.listener == r->listener ? &s->answer : NULL;
+}
+
+void answer_hold(struct eg_sessions *s)
+{
+	s->answer.defer = true;
+	s->answer.have = false;
+}
+
+void answer_take(struct eg_sessions *s, struct eg_answer *ret)
+{
+	*ret = s->answer;
+	s->answer.defer = false;
+	s->answer.have = false;
+}
+
+void answer_send(struct eg_sessions *s, const struct eg_answer *a)
+{
+	struct seccomp_notif_resp resp = { .id = a->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+	uint32_t key = a->tid;
+
+	if (!a->have || !seccomp_notify_respond(a->listener, &resp))
+		return;
+	/* gone (killed, or it left the wait): nothing of it may stay for another exec of its thread */
+	loop_lock(s->o.loop);
+	if (a->map >= 0)
+		bpf_map_delete_elem(a->map, &key);
+	verdict_forget(s, a->tid, a->verdict_seq);
+	if (a->allowed && s->st.allowed)
+		s->st.allowed--;
+	loop_unlock(s->o.loop);
 }
 
 /*
@@ -234,6 +284,8 @@ static int ticket_continue(struct eg_sessions *s, struct exec_request *r)
 		bpf_map_delete_elem(map, &key);
 		return -ESRCH;
 	}
+	if (held_for(s, r))
+		s->answer.map = map;
 	return 0;
 }
 
@@ -266,9 +318,12 @@ static void request_let_fail(struct eg_sessions *s, struct exec_request *r, int 
 	s->ticket->session = r->session->id;
 	s->ticket->issued_ns = eg_boot_ns();
 	err = ticket_continue(s, r);
-	if (!err)
-		verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
-	else if (err != -ESRCH)
+	if (!err) {
+		uint64_t seq = verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
+
+		if (held_for(s, r))
+			s->answer.verdict_seq = seq;
+	} else if (err != -ESRCH)
 		respond(r, rc, false);
 }
 
@@ -443,27 +498,44 @@ static void limits(struct eg_sessions *s, struct eg_session *se, uint32_t *ret_a
 
 /*
  * Tgid, effective uid, and the kernel's task storage of the trapped
- * thread, through one thread pidfd: PIDFD_GET_INFO (Linux 6.13) answers
- * the first two, /proc/TID/status on older kernels. Until the notification
- * is found still valid (handle), these may be another task's.
+ * thread: from one run of the facts program (facts.c), which also says
+ * whether its root is ours; else through one thread pidfd, PIDFD_GET_INFO
+ * (Linux 6.13) answering the first two, /proc/TID/status on older kernels. Until the notification
+ * is found still valid (request_finish), these may be another task's.
+ * Reads only the kernel's map (s->o.tasks_fd, set once): no lock needed.
  */
-static int task_facts(struct eg_sessions *s, struct exec_request *r, struct eg_task *t)
+static int task_facts(const struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_pidfd_info info = { .mask = EG_PIDFD_INFO_PID | EG_PIDFD_INFO_CREDS };
+	pid_t tid = r->tid, *ret_tgid = &r->tgid;
+	uint32_t *ret_euid = &r->euid;
+	struct eg_task *t = &r->task;
 	int fd, rc = 0;
 
-	fd = syscall(__NR_pidfd_open, r->tid, PIDFD_THREAD);
+	if (s->facts) {
+		struct eg_facts f;
+
+		rc = facts_read(s->facts, tid, &f);
+		if (rc)
+			return rc;
+		*ret_tgid = f.tgid;
+		*ret_euid = f.euid;
+		*t = f.task;
+		r->same_root = f.flags & EG_FACTS_SAME_ROOT;
+		return (f.flags & EG_FACTS_STORAGE) ? 0 : -ENOENT;
+	}
+	fd = syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
 	if (fd < 0) {
 		/* before Linux 6.9 only a thread group leader has a pidfd */
-		proc_status(r->tid, &r->tgid, &r->euid);
-		return task_lookup(s, r->tid, true, t);
+		proc_status(tid, ret_tgid, ret_euid);
+		return task_lookup(s, tid, true, t);
 	}
 	if (!ioctl(fd, EG_PIDFD_GET_INFO, &info) && (info.mask & EG_PIDFD_INFO_CREDS) &&
-	    info.pid == (uint32_t)r->tid) {
-		r->tgid = info.tgid;
-		r->euid = info.euid;
+	    info.pid == (uint32_t)tid) {
+		*ret_tgid = info.tgid;
+		*ret_euid = info.euid;
 	} else {
-		proc_status(r->tid, &r->tgid, &r->euid);
+		proc_status(tid, ret_tgid, ret_euid);
 	}
 	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, t))
 		rc = -errno;
@@ -471,7 +543,7 @@ static int task_facts(struct eg_sessions *s, struct exec_request *r, struct eg_t
 	return rc;
 }
 
-/* In a worker: r's limits and syscall fields were set by the loop (handle). */
+/* In a worker or a receiver: r's limits and syscall fields were set by request_take. */
 static int read_request(struct exec_request *r)
 {
 	const struct seccomp_data *d = &r->req->data;
@@ -524,6 +596,11 @@ int supervisor_init(struct eg_sessions *s)
 	if (err)
 		p_warn("session: cannot start the stderr helper (%s): refusals go without their line",
 		       strerror(-err));
+	/* the kernel's facts about a trapped task in one system call, where the program loads */
+	err = facts_open(s->o.tasks_fd, &s->facts);
+	if (err)
+		p_dbg("session: the facts program cannot serve here (%s): pidfds and /proc instead",
+		      strerror(-err));
 	s->roots.fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->roots.fd < 0)
 		return -errno;
@@ -540,6 +617,8 @@ int supervisor_init(struct eg_sessions *s)
 void supervisor_fini(struct eg_sessions *s)
 {
 	offload_fini(s);
+	facts_close(s->facts);
+	s->facts = NULL;
 	tell_fini(s);
 	if (s->roots.fd >= 0)
 		close(s->roots.fd);
@@ -547,15 +626,22 @@ void supervisor_fini(struct eg_sessions *s)
 }
 
 /*
- * The task's root, for absolute paths: ours when it is the same, else
- * /proc/TID/root opened (a chroot, a pivot_root, another mount namespace).
+ * The task's root, for absolute paths: ours when it is the same (as the
+ * kernel said, or /proc/TID/root shows), else /proc/TID/root opened (a
+ * chroot, a pivot_root, another mount namespace).
  * *ret_own: the fd is ours, not to be closed.
  */
-static int task_root(const struct eg_roots *roots, pid_t tid, bool *ret_own)
+static int task_root(const struct eg_roots *roots, const struct exec_request *r, bool *ret_own)
 {
+	pid_t tid = r->tid;
 	struct root_id its;
 	char path[64];
 
+	/* the kernel said so (facts.c): same mount, same dentry */
+	if (r->same_root && roots->fd >= 0) {
+		*ret_own = true;
+		return roots->fd;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/root", (int)tid);
 	if (roots->known && roots->fd >= 0 && !root_id_of(AT_FDCWD, path, 0, &its) &&
 	    its.mnt == roots->mnt && its.dev == roots->dev && its.ino == roots->ino) {
@@ -609,7 +695,8 @@ static int plan_request(const struct eg_roots *roots, struct exec_request *r)
 	 * mounts: a chroot, a pivot_root, or a private mount namespace whose
 	 * root is the host's directory with other things mounted below it.
 	 */
-	spec.root_fd = task_root(roots, r->tid, &own_root_fd);
+	spec.root_fd = task_root(roots, r, &own_root_fd);
+	spec.root_is_ours = own_root_fd;
 	spec.execveat = r->execveat;
 	spec.dir_fd_num = r->dirfd_num;
 	if (r->execveat && r->dirfd_num != AT_FDCWD) {
@@ -897,28 +984,33 @@ static void deny_with(struct eg_sessions *s, struct exec_request *r, const struc
 	r->session->denied++;
 }
 
-static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct seccomp_notif *req)
+struct exec_request *request_new(const struct eg_sessions *s, struct seccomp_notif *req)
 {
 	struct exec_request *r = malloc(sizeof(*r));
-	struct eg_verdict v = {};
-	struct eg_task t = {};
-	struct eg_session *own;
-	int rc;
 
-	if (!r) {
-		struct exec_request tmp = { .listener = fd, .id = req->id, .pidfd = -1 };
-
-		request_deny(s, &tmp, NULL);
-		free(req);
-		return;
-	}
+	if (!r)
+		return NULL;
 	memset(r, 0, offsetof(struct exec_request, plan));
 	r->received_ns = eg_mono_ns();
 	r->req = req;
-	r->listener = fd;
+	r->listener = -1;
 	r->id = req->id;
 	r->tid = req->pid;
 	r->pidfd = -1;
+	/* the session and depth the kernel keeps for this very thread (no lock: the map is the kernel's) */
+	if (req->data.arch == AUDIT_ARCH_X86_64 &&
+	    (req->data.nr == __NR_execve || req->data.nr == __NR_execveat))
+		r->rc_facts = task_facts(s, r);
+	return r;
+}
+
+bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_request *r)
+{
+	const struct seccomp_notif *req = r->req;
+	struct eg_verdict v = {};
+	struct eg_session *own;
+
+	r->listener = se->listener;
 	r->session = se;
 	s->st.execs++;
 	se->execs++;
@@ -932,9 +1024,7 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		deny_with(s, r, &v);
 		goto done;
 	}
-	/* the session and depth the kernel keeps for this very thread */
-	rc = task_facts(s, r, &t);
-	own = rc ? NULL : session_find(s, t.session);
+	own = r->rc_facts ? NULL : session_find(s, r->task.session);
 	for (struct eg_session *x = own; x && x != se; x = x->parent)
 		if (!x->parent)
 			own = NULL;	/* not inside this listener's session */
@@ -945,8 +1035,8 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		goto done;
 	}
 	r->session = own;
-	r->depth = (t.flags & EG_TASK_KNOWN) ? t.depth + 1 : 0;
-	r->depth_known = t.flags & EG_TASK_DEPTH_KNOWN;
+	r->depth = (r->task.flags & EG_TASK_KNOWN) ? r->task.depth + 1 : 0;
+	r->depth_known = r->task.flags & EG_TASK_DEPTH_KNOWN;
 	/* the first exec on a new listener is its launcher's: anything else breaks the protocol */
 	if (!se->first_seen) {
 		se->first_seen = true;
@@ -979,11 +1069,27 @@ static void handle(struct eg_sessions *s, struct eg_session *se, int fd, struct 
 		memcpy(r->content_sizes, s->global_sizes, s->n_global_sizes * sizeof(uint64_t));
 		r->n_content_sizes = s->n_global_sizes;
 	}
-	/* memory and files the session controls: read and looked up off the loop */
-	offload_submit(s, r, se);
-	return;
+	return true;
 done:
 	request_free(r);
+	return false;
+}
+
+/* A notification the loop took from a listener (no receiver, or the receiver is stuck). */
+static void handle(struct eg_sessions *s, struct eg_session *se, struct seccomp_notif *req)
+{
+	struct exec_request *r = request_new(s, req);
+
+	if (!r) {
+		struct exec_request tmp = { .listener = se->listener, .id = req->id, .pidfd = -1 };
+
+		request_deny(s, &tmp, NULL);
+		free(req);
+		return;
+	}
+	/* memory and files the session controls: read and looked up off the loop */
+	if (request_take(s, se, r))
+		offload_submit(s, r, se);
 }
 
 void request_work(const struct eg_roots *roots, struct exec_request *r)
@@ -1050,10 +1156,16 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		break;
 	default:
 		if (request_allow(s, r) == 0) {
-			verdict_put(s, r->tid, r->session->id, eg_decision_name(v.decision),
-				    action_of(v.decision), v.rule, v.message, NULL, s->ticket->dev,
-				    s->ticket->ino);
+			uint64_t seq = verdict_put(s, r->tid, r->session->id, eg_decision_name(v.decision),
+						   action_of(v.decision), v.rule, v.message, NULL,
+						   s->ticket->dev, s->ticket->ino);
+			struct eg_answer *held = held_for(s, r);
+
 			s->st.allowed++;
+			if (held) {
+				held->verdict_seq = seq;
+				held->allowed = true;
+			}
 		}
 		break;
 	}
@@ -1107,6 +1219,9 @@ void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)
 
 	(void)w;
 	if (events & EPOLLIN) {
+		/* its receiver takes them (an event from before it did, or since it is back) */
+		if (!se->loop_receives)
+			return;
 		if (seccomp_notify_alloc(&req, &resp))
 			return;
 		free(resp);
@@ -1117,7 +1232,7 @@ void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			free(req);
 			return;
 		}
-		handle(s, se, fd, req);
+		handle(s, se, req);
 		return;
 	}
 	if (events & (EPOLLHUP | EPOLLERR))
