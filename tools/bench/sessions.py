@@ -14,7 +14,9 @@
    with the others, supervises its own execs with the least a seccomp
    supervisor can do (spawn -s: trap execve, answer CONTINUE at once,
    nothing read, resolved or logged): C/A is the floor under B/A on this
-   machine.
+   machine. A fourth (D) is that bare supervisor taking as long to answer
+   as the daemon's did so far (spawn -s -w P50, a busy spin): what a
+   supervisor's latency costs here, whatever its work.
 2. 50 sessions at once, 200 execs each, with mixed decisions (allowed,
    denied, audited): every verdict right, every exec logged exactly once,
    and the daemon's open file descriptors back to where they were once the
@@ -50,7 +52,7 @@ def overhead(o, work):
         f.write("default_decision: allow\n")
     d = eb.Daemon([])
     try:
-        pairs, dcpu, scpu, floor = [], [], [], []
+        pairs, dcpu, scpu, floor, slow = [], [], [], [], []
         for r in range(o.rounds):
             c0 = d.cpu_ns()
             a = eb.spawn_fields(o.execs)
@@ -58,15 +60,19 @@ def overhead(o, work):
             b = eb.spawn_fields(o.execs, prefix=[eb.EXECGATE, "exec", "-p", d.pin, "--policy", allow, "--"])
             c2 = d.cpu_ns()
             c = eb.spawn_fields(o.execs, args=["-s"])
+            p50 = d.stats()["counters"]["sessions"]["supervisor_latency_p50_us"]
+            e = eb.spawn_fields(o.execs, args=["-s", "-w", str(p50)])
             pairs.append((a["elapsed_ns"], b["elapsed_ns"]))
             floor.append((a["elapsed_ns"], c["elapsed_ns"]))
+            slow.append((a["elapsed_ns"], e["elapsed_ns"]))
             dcpu.append(((c1 - c0) / o.execs / 1e3, (c2 - c1) / o.execs / 1e3))
             scpu.append((a.get("cpu_ns", 0) / o.execs / 1e3, b.get("cpu_ns", 0) / o.execs / 1e3))
-            print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%  C/A %+.2f%%  daemon CPU/exec A %.1f us "
-                  "B %.1f us  spawn CPU/exec A %.0f us B %.0f us"
+            print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%  C/A %+.2f%%  D/A %+.2f%% (%d us)  "
+                  "daemon CPU/exec A %.1f us B %.1f us  spawn CPU/exec A %.0f us B %.0f us"
                   % (r + 1, a["elapsed_ns"] / 1e6, b["elapsed_ns"] / 1e6,
                      (b["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
-                     (c["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, dcpu[-1][0], dcpu[-1][1],
+                     (c["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
+                     (e["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, p50, dcpu[-1][0], dcpu[-1][1],
                      scpu[-1][0], scpu[-1][1]))
         s = d.stats()["counters"]["sessions"]
     finally:
@@ -77,6 +83,9 @@ def overhead(o, work):
     fmed, fq1, fq3 = eb.median_pct(floor)
     print("  floor: a bare supervisor (trap, answer at once) adds %+.2f%% (quartiles %+.2f%% .. %+.2f%%)"
           % (fmed, fq1, fq3))
+    smed, sq1, sq3 = eb.median_pct(slow)
+    print("  a bare supervisor that answers after as long as the daemon (its p50, spinning) adds %+.2f%% "
+          "(quartiles %+.2f%% .. %+.2f%%)" % (smed, sq1, sq3))
     print("  CPU per exec (medians): daemon %.1f us in a session, %.1f us outside (supervising: %+.1f us); "
           "spawn loop %.0f us in a session, %.0f us outside (%+.1f us)"
           % (statistics.median(b for _, b in dcpu), statistics.median(a for a, _ in dcpu),

@@ -25,7 +25,10 @@
  * each notification at once with CONTINUE (blocking receive, synchronous
  * wakeups where the kernel has them), reading, resolving and logging
  * nothing. tools/bench/sessions.py runs it beside a real session to show
- * the floor under the supervisor's overhead on this machine.
+ * the floor under the supervisor's overhead on this machine. With -w US
+ * that thread first spins for US microseconds (CPU busy, nothing else
+ * done), as a supervisor would that takes that long to decide: what a
+ * given supervisor latency costs the loop here, whatever the work is.
  *
  * Threads rather than processes: posix_spawn() freezes only the calling
  * thread (vfork semantics), and waitpid() on a given pid is per child, so
@@ -107,7 +110,10 @@ static void *worker_run(void *arg)
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
 #endif
 
-/* -s: answers every trapped execve at once; runs until the process exits. */
+static uint64_t now_ns(void);
+static uint64_t supervisor_work_ns;	/* -w: time spent on each notification before the answer */
+
+/* -s: answers every trapped execve at once (after -w); runs until the process exits. */
 static void *supervisor_run(void *arg)
 {
 	int fd = (int)(intptr_t)arg;
@@ -118,6 +124,12 @@ static void *supervisor_run(void *arg)
 		memset(&req, 0, sizeof(req));
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req))
 			continue;	/* EINTR, or the task died first (ENOENT) */
+		if (supervisor_work_ns) {
+			uint64_t t0 = now_ns();
+
+			while (now_ns() - t0 < supervisor_work_ns)
+				;
+		}
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -190,12 +202,14 @@ static uint64_t cpu_used_ns(void)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s -n N -p P [-q] [-s]\n"
+		"usage: %s -n N -p P [-q] [-s [-w US]]\n"
 		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
 		"  -p P  parallel worker threads (default 1, at most %d)\n"
 		"  -q    print only the machine-readable result line\n"
 		"  -s    supervise the execs here: trap execve (seccomp user-notify)\n"
-		"        and answer CONTINUE at once, the least a supervisor costs\n",
+		"        and answer CONTINUE at once, the least a supervisor costs\n"
+		"  -w US with -s: spin US microseconds before each answer, as a\n"
+		"        supervisor that takes that long to decide\n",
 		prog, MAX_WORKERS);
 }
 
@@ -222,7 +236,7 @@ int main(int argc, char **argv)
 	int opt, err, ret = 1;
 	unsigned long started = 0;
 
-	while ((opt = getopt(argc, argv, "n:p:qsh")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:qsw:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_ulong(optarg, 1, 100000000ul, &iterations)) {
@@ -243,6 +257,16 @@ int main(int argc, char **argv)
 		case 's':
 			supervise = true;
 			break;
+		case 'w': {
+			unsigned long us;
+
+			if (!parse_ulong(optarg, 0, 1000000ul, &us)) {
+				fprintf(stderr, "spawn: -w wants 0..1000000 microseconds, got '%s'\n", optarg);
+				return 2;
+			}
+			supervisor_work_ns = us * 1000ull;
+			break;
+		}
 		case 'h':
 			usage(stdout, argv[0]);
 			return 0;
@@ -251,7 +275,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (supervisor_work_ns && !supervise)) {
 		usage(stderr, argv[0]);
 		return 2;
 	}
