@@ -30,6 +30,56 @@ struct eg_watch {
 	struct eg_watch *next_dead;
 };
 
+/*
+ * A lock taken in the order asked (a ticket lock on a mutex and a
+ * condition variable). A plain mutex does not hand itself to a waiter: the
+ * loop's thread, back from epoll_wait in a microsecond, would take it again
+ * before a receiver woken on another CPU ran, round after round (seconds
+ * of waiting were seen while the ring buffer's drain kept the loop busy),
+ * and a trapped task would wait all that while.
+ */
+struct fair_lock {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	uint64_t next, serving;
+};
+
+static void fair_init(struct fair_lock *f)
+{
+	pthread_mutex_init(&f->m, NULL);
+	pthread_cond_init(&f->c, NULL);
+	f->next = f->serving = 0;
+}
+
+static void fair_lock(struct fair_lock *f)
+{
+	uint64_t me;
+
+	pthread_mutex_lock(&f->m);
+	me = f->next++;
+	while (me != f->serving)
+		pthread_cond_wait(&f->c, &f->m);
+	pthread_mutex_unlock(&f->m);
+}
+
+static void fair_unlock(struct fair_lock *f)
+{
+	bool waiters;
+
+	pthread_mutex_lock(&f->m);
+	f->serving++;
+	waiters = f->next != f->serving;
+	pthread_mutex_unlock(&f->m);
+	if (waiters)
+		pthread_cond_broadcast(&f->c);
+}
+
+static void fair_destroy(struct fair_lock *f)
+{
+	pthread_cond_destroy(&f->c);
+	pthread_mutex_destroy(&f->m);
+}
+
 struct eg_loop {
 	int epfd;
 	bool stop;
@@ -41,7 +91,7 @@ struct eg_loop {
 	 * back from it and not yet holding the lock again; wake: written when
 	 * such a thread leaves work the loop would otherwise not see.
 	 */
-	pthread_mutex_t mu;
+	struct fair_lock lock;
 	bool waiting;
 	int wakefd;
 	struct eg_watch *w_wake;
@@ -82,8 +132,8 @@ struct eg_loop *loop_new(void)
 	if (l->wakefd < 0 || loop_add_fd(l, l->wakefd, EPOLLIN, on_wake, NULL, &l->w_wake))
 		goto fail;
 	l->live--;		/* not a watch of anyone's: loop_watch_count() counts those */
-	pthread_mutex_init(&l->mu, NULL);
-	pthread_mutex_lock(&l->mu);
+	fair_init(&l->lock);
+	fair_lock(&l->lock);
 	return l;
 fail:
 	if (l->wakefd >= 0)
@@ -112,14 +162,14 @@ void loop_free(struct eg_loop *l)
 	reap(l);
 	close(l->wakefd);
 	close(l->epfd);
-	pthread_mutex_unlock(&l->mu);
-	pthread_mutex_destroy(&l->mu);
+	fair_unlock(&l->lock);
+	fair_destroy(&l->lock);
 	free(l);
 }
 
 void loop_lock(struct eg_loop *l)
 {
-	pthread_mutex_lock(&l->mu);
+	fair_lock(&l->lock);
 }
 
 void loop_unlock(struct eg_loop *l)
@@ -131,7 +181,7 @@ void loop_unlock(struct eg_loop *l)
 		if (write(l->wakefd, &one, sizeof(one)) < 0)
 			(void)0;	/* the counter is full: it is awake already */
 	}
-	pthread_mutex_unlock(&l->mu);
+	fair_unlock(&l->lock);
 }
 
 static struct eg_watch *watch_new(struct eg_loop *l, enum watch_kind kind, int fd, uint32_t events,
@@ -379,9 +429,9 @@ int loop_run(struct eg_loop *l, int max_wait_ms, void (*idle)(void *arg), void *
 		int timeout = l->npending ? 0 : max_wait_ms;
 
 		l->waiting = true;
-		pthread_mutex_unlock(&l->mu);
+		fair_unlock(&l->lock);
 		n = epoll_wait(l->epfd, evs, MAX_EVENTS, timeout);
-		pthread_mutex_lock(&l->mu);
+		fair_lock(&l->lock);
 		l->waiting = false;
 		if (n < 0) {
 			if (errno == EINTR)

@@ -173,6 +173,8 @@ static void *receive(void *arg)
 			answer_hold(s);
 			offload_unhold(s, r);
 			answer_take(s, &answer);
+			/* sent after the lock is let go: through our own copy, which nobody else closes */
+			answer.listener = rx->fd;
 		}
 		stop = rx->stop;
 		loop_unlock(l);

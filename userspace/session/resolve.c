@@ -128,40 +128,10 @@ static char **strv_dup(const char *const *v, unsigned int n)
  * thread. Absolute paths start at the caller's root, relative ones at its
  * cwd (or execveat's dirfd).
  */
-/*
- * An absolute path with no empty, "." or ".." component and no trailing
- * slash: if no symlink is on the way either, the file it leads to from the
- * daemon's own root is named by the path itself, as /proc/self/fd would
- * name it.
- */
-static bool plain_path(const char *path)
-{
-	const char *c = path;
-
-	if (*c != '/')
-		return false;
-	while (*c == '/') {
-		const char *e = c + 1;
-
-		while (*e && *e != '/')
-			e++;
-		if (e == c + 1 || (e - c == 2 && c[1] == '.') || (e - c == 3 && c[1] == '.' && c[2] == '.'))
-			return false;
-		c = e;
-	}
-	return true;
-}
-
-/*
- * *ret_named: the fd's file is named by path itself (no symlink was
- * followed from the daemon's own root): describe() need not ask /proc.
- */
-static int open_target(const struct eg_exec_spec *s, const char *path, bool first, int *ret_fd,
-		       bool *ret_named)
+static int open_target(const struct eg_exec_spec *s, const char *path, bool first, int *ret_fd)
 {
 	int flags = O_PATH | O_CLOEXEC, fd, base;
 
-	*ret_named = false;
 	if (first && s->execveat && (s->at_flags & AT_EMPTY_PATH) && !*path) {
 		if (s->dir_fd < 0)
 			return -EBADF;
@@ -178,28 +148,6 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 	if (first && s->execveat && (s->at_flags & AT_SYMLINK_NOFOLLOW))
 		flags |= O_NOFOLLOW;
 	if (path[0] == '/') {
-		if ((s->root_fd < 0 || s->root_is_ours) && plain_path(path)) {
-			/*
-			 * Most programs: no symlink on the way, and then the
-			 * path is the name. A symlink (ELOOP) or anything
-			 * else: the usual way below.
-			 */
-			struct open_how how = { .flags = flags, .resolve = RESOLVE_NO_SYMLINKS };
-
-			/* from our root fd, inside it; without one, from our own root ("/...") */
-			if (s->root_fd >= 0)
-				how.resolve |= RESOLVE_IN_ROOT;
-			fd = syscall(SYS_openat2, s->root_fd >= 0 ? s->root_fd : AT_FDCWD, path, &how,
-				     sizeof(how));
-			if (fd >= 0) {
-				*ret_fd = fd;
-				*ret_named = true;
-				return 0;
-			}
-			if (errno != ELOOP && errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
-			    errno != EAGAIN)
-				return -errno;
-		}
 		if (s->root_fd >= 0) {
 			/*
 			 * The caller's root, in the caller's mount namespace:
@@ -297,8 +245,7 @@ static void hash_if_wanted(const struct eg_exec_spec *s, int fd, struct eg_progr
 	close(rfd);
 }
 
-static int describe(const struct eg_exec_spec *s, int fd, const char *named, struct eg_program *p, char *head,
-		    size_t *ret_len)
+static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, char *head, size_t *ret_len)
 {
 	struct head *c;
 	char proc[64];
@@ -320,14 +267,10 @@ static int describe(const struct eg_exec_spec *s, int fd, const char *named, str
 	p->size = st.st_size;
 	hash_if_wanted(s, fd, p);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (named) {
-		snprintf(p->path, sizeof(p->path), "%s", named);
-	} else {
-		n = readlink(proc, p->path, sizeof(p->path) - 1);
-		if (n < 0)
-			return -errno;
-		p->path[n] = '\0';
-	}
+	n = readlink(proc, p->path, sizeof(p->path) - 1);
+	if (n < 0)
+		return -errno;
+	p->path[n] = '\0';
 	c = head_slot(&st);
 	if (head_same(c, &st)) {
 		memcpy(head, c->buf, c->len);
@@ -401,7 +344,6 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		char **nargv;
 		size_t len = 0;
 		unsigned int nargc, j, o;
-		bool named = false;
 		int fd = -1;
 
 		p->path[0] = '\0';
@@ -414,9 +356,9 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		p->argv = argv;
 		p->argc = argc;
 		plan->n = k + 1;
-		rc = open_target(s, next_path, k == 0, &fd, &named);
+		rc = open_target(s, next_path, k == 0, &fd);
 		if (!rc) {
-			rc = describe(s, fd, named ? next_path : NULL, p, head, &len);
+			rc = describe(s, fd, p, head, &len);
 			close(fd);
 		}
 		if (rc)

@@ -53,7 +53,6 @@ struct eg_exec_spec {
 	int (*open_cwd)(void *arg);
 	void *open_cwd_arg;
 	int root_fd;			/* the caller's root; -1: the daemon's "/" */
-	bool root_is_ours;		/* root_fd is the daemon's own root (as -1 is) */
 	int dir_fd;			/* execveat's dirfd opened in the daemon (O_PATH will do), or -1 */
 	int dir_fd_num;			/* execveat's dirfd number in the caller (for /dev/fd/N) */
 	bool dir_fd_cloexec;		/* ... and it is close-on-exec in the caller */

@@ -596,6 +596,19 @@ int supervisor_init(struct eg_sessions *s)
 	if (err)
 		p_warn("session: cannot start the stderr helper (%s): refusals go without their line",
 		       strerror(-err));
+	/*
+	 * libseccomp learns the kernel's API level and notification sizes on
+	 * first use, into unlocked globals: once here, before any receiver
+	 * thread can race another to it.
+	 */
+	{
+		struct seccomp_notif *req = NULL;
+		struct seccomp_notif_resp *resp = NULL;
+
+		seccomp_api_get();
+		if (!seccomp_notify_alloc(&req, &resp))
+			seccomp_notify_free(req, resp);
+	}
 	/* the kernel's facts about a trapped task in one system call, where the program loads */
 	err = facts_open(s->o.tasks_fd, &s->facts);
 	if (err)
@@ -696,7 +709,11 @@ static int plan_request(const struct eg_roots *roots, struct exec_request *r)
 	 * root is the host's directory with other things mounted below it.
 	 */
 	spec.root_fd = task_root(roots, r, &own_root_fd);
-	spec.root_is_ours = own_root_fd;
+	if (spec.root_fd < 0) {
+		/* not "the daemon's root" (as -1 would mean to exec_plan): nothing is looked up */
+		rc = -errno;
+		goto out;
+	}
 	spec.execveat = r->execveat;
 	spec.dir_fd_num = r->dirfd_num;
 	if (r->execveat && r->dirfd_num != AT_FDCWD) {
