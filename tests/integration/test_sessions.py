@@ -245,6 +245,45 @@ def test_a_chrooted_task_is_judged_in_its_own_root(ctx):
     assert refused["rule"] == "no-net", refused
 
 
+def test_an_idle_session_gives_its_thread_back(ctx):
+    """A session's receiver thread leaves once it had nothing to do for a
+    while (EXECGATE_RECEIVER_IDLE_MS here; 10 s by default): the event loop
+    takes the tree's next exec, judged like any other, and starts a new
+    receiver for the ones after it."""
+    def receivers():
+        return json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)[
+            "counters"]["sessions"]["receivers"]
+
+    d = ctx.daemon("--policy", write(ctx, POLICY), env=dict(os.environ, EXECGATE_RECEIVER_IDLE_MS="1500"))
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    go, end = os.path.join(tmp, "go"), os.path.join(tmp, "end")
+    os.mkfifo(go)
+    os.mkfifo(end)
+    t = token()
+    # `read` is a builtin: no exec while the session waits
+    script = ("/bin/true %s; read x < %s; wget %s; echo w=$?; /bin/true %s; echo t=$?; read x < %s"
+              % (t, go, t, t, end))
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", script],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    wait(lambda: receivers() == 1, what="the session's receiver")
+    wait(lambda: receivers() == 0, what="the idle receiver gone")
+    with open(go, "w") as f:
+        f.write("x\n")
+    # the loop took wget, and a receiver came back for what follows
+    wait(lambda: receivers() == 1, timeout=5, what="a receiver again")
+    with open(end, "w") as f:
+        f.write("x\n")
+    out, err = p.communicate(timeout=30)
+    assert out.decode().split() == ["w=126", "t=0"], (out, err)
+    assert b"execgate: denied: no network tools (rule no-net)" in err, err
+    ran = wait(lambda: len(evs(d, t, "exec")) == 2 and evs(d, t, "exec"), what="both trues")
+    assert all(e["action"] == "allowed" for e in ran), ran
+    refused = wait(lambda: [e for e in evs(d, t, "exec_failed") if e["errno"] == 13], what="wget refused")
+    assert {e["rule"] for e in refused} == {"no-net"}, refused
+
+
 def test_unprivileged_user_and_policy_fd(ctx):
     d = daemon(ctx)
     t = token()

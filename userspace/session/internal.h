@@ -119,6 +119,7 @@ struct eg_sessions {
 	unsigned int receivers;
 	struct eg_watch *rx_tick;
 	bool rx_tick_armed;
+	int rx_idle_ms;			/* a receiver with nothing to do this long leaves */
 	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
 	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
 	struct eg_session *list;

@@ -37,6 +37,14 @@
 
 #define RX_STALL_MS	100	/* busy this long on one request: the loop takes the listener over */
 #define RX_TICK_MS	50
+/*
+ * Nothing to do this long: the thread leaves (its stack and caches with
+ * it), the loop takes the listener, and the tree's next exec, taken by the
+ * loop through a worker, starts a receiver again. An agent's session waits
+ * for a person or a model most of its life. EXECGATE_RECEIVER_IDLE_MS
+ * shortens it for tests.
+ */
+#define RX_IDLE_MS	10000
 
 struct eg_receiver {
 	struct eg_sessions *s;
@@ -85,7 +93,7 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 	}
 }
 
-/* Under the loop's lock: the receiver leaves; se->rx is no more. */
+/* Under the loop's lock: the receiver leaves (stopped, idle, or its tree is gone); se->rx is no more. */
 static void rx_release(struct eg_receiver *rx)
 {
 	struct eg_sessions *s = rx->s;
@@ -115,11 +123,15 @@ static void *receive(void *arg)
 		struct exec_request *r;
 		bool stop;
 
-		if (poll(p, 2, -1) < 0) {
+		int n = poll(p, 2, s->rx_idle_ms);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (n == 0)
+			break;		/* idle: the loop serves the listener until the next exec (rx_release) */
 		/* stopped, or no task of the tree is left (the loop sees that too and ends it) */
 		if (p[1].revents || (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)))
 			break;
@@ -190,6 +202,9 @@ static void *receive(void *arg)
 
 int receivers_init(struct eg_sessions *s)
 {
+	const char *idle = getenv("EXECGATE_RECEIVER_IDLE_MS");
+
+	s->rx_idle_ms = idle && atoi(idle) > 0 ? atoi(idle) : RX_IDLE_MS;
 	return loop_add_timer(s->o.loop, 0, 0, on_tick, s, &s->rx_tick);
 }
 

@@ -1250,6 +1250,13 @@ void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			return;
 		}
 		handle(s, se, req);
+		/*
+		 * Its receiver left, idle: this one was the loop's, the next is a
+		 * new receiver's (started only now, so that it cannot take the
+		 * notification the loop was about to receive).
+		 */
+		if (!se->rx && !se->ended && se->listener >= 0)
+			receiver_start(s, se, se->listener);
 		return;
 	}
 	if (events & (EPOLLHUP | EPOLLERR))
