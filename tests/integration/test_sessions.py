@@ -377,6 +377,26 @@ def test_racing_thread_rewrites_long_argv(ctx):
     assert st["killed"] == n["killed"], (st["killed"], n)
 
 
+def test_argv_at_a_page_edge(ctx):
+    """The supervisor reads an argv array that starts near the end of a
+    page with the page after it, in one call: an array that goes on into
+    that page is read whole, one that ends with its page (the next one not
+    mapped) too, and one whose end is in the unmapped page fails with
+    EFAULT, as outside a session."""
+    d = daemon(ctx)
+    t = token()
+    words = [t, "alpha", "b" * 40, "gamma"]
+    for mode, want in (("cross", " ".join(words)), ("end", " ".join(words)), ("fault", "EFAULT")):
+        r = session(ctx, d, [ctx.helper("pageedge"), mode] + words, check_rc=0)
+        assert r.stdout.decode().strip() == want, (mode, r.stdout, r.stderr)
+        outside = subprocess.run([ctx.helper("pageedge"), mode] + words, stdout=subprocess.PIPE)
+        assert outside.stdout.decode().strip() == want, (mode, outside.stdout)
+    def echoes():
+        return [e for e in evs(d, t, "exec") if e["argv"][0] == "echo"]
+    ran = wait(lambda: len(echoes()) == 2 and echoes(), what="two echoes")
+    assert all(e["argv"] == ["echo"] + words and e["action"] == "allowed" for e in ran), ran
+
+
 def test_ticket_sizes_in_one_thread(ctx):
     """One thread execs again and again (the same tid), its argv on both
     sides of the small tickets' size and far above it: the ticket is in

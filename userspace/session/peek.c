@@ -23,6 +23,7 @@
 #define PAGE		4096ull
 #define PAGE_OF(a)	((a) & ~(PAGE - 1))
 #define PEEK_PAGES	16	/* pages held at once (64 KiB, on the stack); more are read again */
+#define ARGV_TAIL	512	/* an argv array this close to its page's end: read the next page with it */
 
 enum { PG_WANTED, PG_OK, PG_FAULT };
 
@@ -306,6 +307,14 @@ int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, b
 		want(&pk, path_addr);
 	if (argv_addr)
 		want(&pk, argv_addr);
+	/*
+	 * An argv array that starts near the end of its page goes on in the
+	 * next (a stack often puts it there): that page too, last, so that if
+	 * it is not mapped (then the array ends before it) the read of the
+	 * others is whole and nothing is asked again.
+	 */
+	if (argv_addr && PAGE - (argv_addr & (PAGE - 1)) <= ARGV_TAIL)
+		want(&pk, PAGE_OF(argv_addr) + PAGE);
 	rc = fetch(&pk);
 	if (!rc)
 		rc = string_at(&pk, path_addr, path_max, path, ret_path_trunc);
