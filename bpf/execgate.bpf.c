@@ -38,12 +38,7 @@ struct {
 	__uint(max_entries, EG_RINGBUF_DEFAULT);
 } events SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eg_task);
-} tasks SEC(".maps");
+EG_TASKS_MAP;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

@@ -22,4 +22,17 @@
 		     "%[val] = %[lim]"					\
 		     : [val] "+r"(v) : [lim] "r"((__u64)(max)))
 
+/*
+ * The task storage of depths and sessions, shared by the tracer and the
+ * supervisor's facts program (facts.bpf.c reuses the tracer's map: one
+ * definition, so that the two can never disagree on it).
+ */
+#define EG_TASKS_MAP							\
+	struct {							\
+		__uint(type, BPF_MAP_TYPE_TASK_STORAGE);		\
+		__uint(map_flags, BPF_F_NO_PREALLOC);			\
+		__type(key, int);					\
+		__type(value, struct eg_task);				\
+	} tasks SEC(".maps")
+
 #endif /* EXECGATE_BPF_H */

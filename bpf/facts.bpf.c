@@ -17,16 +17,12 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "execgate.h"
+#include "execgate.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* the tracer's map, shared (bpf_map__reuse_fd): never created by this object */
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct eg_task);
-} tasks SEC(".maps");
+EG_TASKS_MAP;
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
 extern void bpf_task_release(struct task_struct *p) __ksym;
