@@ -500,44 +500,42 @@ static void limits(struct eg_sessions *s, struct eg_session *se, uint32_t *ret_a
  * Tgid, effective uid, and the kernel's task storage of the trapped
  * thread: from one run of the facts program (facts.c), which also says
  * whether its root is ours; else through one thread pidfd, PIDFD_GET_INFO
- * (Linux 6.13) answering the first two, /proc/TID/status on older kernels. Until the notification
- * is found still valid (request_finish), these may be another task's.
- * Reads only the kernel's map (s->o.tasks_fd, set once): no lock needed.
+ * (Linux 6.13) answering the first two, /proc/TID/status on older kernels.
+ * Until the notification is found still valid (request_finish), these may
+ * be another task's. Reads only the kernel's maps (s->facts and
+ * s->o.tasks_fd are set once): no lock needed.
  */
 static int task_facts(const struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_pidfd_info info = { .mask = EG_PIDFD_INFO_PID | EG_PIDFD_INFO_CREDS };
-	pid_t tid = r->tid, *ret_tgid = &r->tgid;
-	uint32_t *ret_euid = &r->euid;
-	struct eg_task *t = &r->task;
 	int fd, rc = 0;
 
 	if (s->facts) {
 		struct eg_facts f;
 
-		rc = facts_read(s->facts, tid, &f);
+		rc = facts_read(s->facts, r->tid, &f);
 		if (rc)
 			return rc;
-		*ret_tgid = f.tgid;
-		*ret_euid = f.euid;
-		*t = f.task;
+		r->tgid = f.tgid;
+		r->euid = f.euid;
+		r->task = f.task;
 		r->same_root = f.flags & EG_FACTS_SAME_ROOT;
 		return (f.flags & EG_FACTS_STORAGE) ? 0 : -ENOENT;
 	}
-	fd = syscall(__NR_pidfd_open, tid, PIDFD_THREAD);
+	fd = syscall(__NR_pidfd_open, r->tid, PIDFD_THREAD);
 	if (fd < 0) {
 		/* before Linux 6.9 only a thread group leader has a pidfd */
-		proc_status(tid, ret_tgid, ret_euid);
-		return task_lookup(s, tid, true, t);
+		proc_status(r->tid, &r->tgid, &r->euid);
+		return task_lookup(s, r->tid, true, &r->task);
 	}
 	if (!ioctl(fd, EG_PIDFD_GET_INFO, &info) && (info.mask & EG_PIDFD_INFO_CREDS) &&
-	    info.pid == (uint32_t)tid) {
-		*ret_tgid = info.tgid;
-		*ret_euid = info.euid;
+	    info.pid == (uint32_t)r->tid) {
+		r->tgid = info.tgid;
+		r->euid = info.euid;
 	} else {
-		proc_status(tid, ret_tgid, ret_euid);
+		proc_status(r->tid, &r->tgid, &r->euid);
 	}
-	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, t))
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &r->task))
 		rc = -errno;
 	close(fd);
 	return rc;
