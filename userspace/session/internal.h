@@ -157,7 +157,7 @@ struct eg_sessions {
 		bool have;
 		int listener;
 		uint64_t id;
-		uint32_t tid, session;
+		uint32_t tid;
 		int map;		/* the ticket's map */
 		uint64_t verdict_seq;	/* its verdict (0: none yet) */
 		bool allowed;		/* counted in st.allowed */

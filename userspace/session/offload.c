@@ -168,6 +168,16 @@ out:
 	return NULL;
 }
 
+/* r is in a worker (or a receiver) now: oldest first, for the timeout's sweep. */
+static void live_add(struct eg_offload *o, struct exec_request *r)
+{
+	o->inflight++;
+	r->live_next = NULL;
+	r->live_prev = o->live_tail;
+	*o->live_tail = r;
+	o->live_tail = &r->live_next;
+}
+
 /* Loop thread. 0, or -errno when no worker could be had (the caller refuses r). */
 static int enqueue(struct eg_offload *o, struct exec_request *r)
 {
@@ -225,13 +235,8 @@ static int enqueue(struct eg_offload *o, struct exec_request *r)
 		if (write(w->tok[1], "t", 1) < 0)
 			(void)0;	/* a pipe of its own, one byte at a time: never full */
 	}
-	if (!err) {
-		o->inflight++;
-		r->live_next = NULL;
-		r->live_prev = o->live_tail;
-		*o->live_tail = r;
-		o->live_tail = &r->live_next;
-	}
+	if (!err)
+		live_add(o, r);
 	return err;
 }
 
@@ -355,11 +360,7 @@ void offload_hold(struct eg_sessions *s, struct exec_request *r, struct eg_sessi
 
 	hold(o, r, listener_se);
 	tree_of(listener_se)->workers++;
-	o->inflight++;
-	r->live_next = NULL;
-	r->live_prev = o->live_tail;
-	*o->live_tail = r;
-	o->live_tail = &r->live_next;
+	live_add(o, r);
 }
 
 /* Loop thread: starts what t's backlog holds, as far as the bounds let it. */

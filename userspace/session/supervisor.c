@@ -118,7 +118,6 @@ static int respond(const struct exec_request *r, int error, bool cont)
 		s->answer.listener = r->listener;
 		s->answer.id = r->id;
 		s->answer.tid = r->tid;
-		s->answer.session = r->session->id;
 		s->answer.map = -1;
 		s->answer.verdict_seq = 0;
 		s->answer.allowed = false;
