@@ -18,6 +18,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "cli/common.h"
+#include "cli/multicall.h"
 #include "ctl/client.h"
 #include "enforce/compile.h"
 #include "policy/policy.h"
@@ -323,6 +324,8 @@ static int do_check(int argc, char **argv)
 		return EXIT_USAGE;
 	if (policy_load_file(o.file, &p, &d))
 		p = NULL;
+	if (p)
+		multicall_lint(p, o.file, &d);
 	nwarn = d.n - eg_diags_errors(&d);
 	ok = p && !(o.strict && nwarn);
 	/* what the kernel could hold (the daemon's mount namespace decides internal_bypass) */

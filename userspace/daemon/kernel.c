@@ -151,6 +151,31 @@ static int attach_cgroups(struct daemon *d)
 	return 0;
 }
 
+int kernel_scope_back(struct daemon *d, size_t i)
+{
+	struct daemon_kernel *k = &d->k;
+	struct bpf_link *l;
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (!k->lsm_cgroup || i >= (size_t)k->n_cg_links)
+		return 0;
+	if (cgroup_dir(d->o.cgroups[i], path, sizeof(path)))
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	l = bpf_program__attach_cgroup(d->skel->progs.enforce_bprm_cgroup, fd);
+	err = libbpf_get_error(l);
+	close(fd);
+	if (err)
+		return err;
+	/* the old cgroup is gone, and its link with it */
+	bpf_link__destroy(k->cg_links[i]);
+	k->cg_links[i] = l;
+	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+}
+
 int kernel_start(struct daemon *d)
 {
 	struct daemon_kernel *k = &d->k;
@@ -208,9 +233,18 @@ int kernel_reload(struct daemon *d, const struct eg_policy *p)
 	}
 	kc_prog_free(k->prog);
 	k->prog = prog;
-	k->prev_seq = k->seq;
 	k->seq = seq;
 	return 0;
+}
+
+void kernel_keep_policy(struct daemon *d, struct eg_policy *old, uint32_t old_seq)
+{
+	struct daemon_kernel *k = &d->k;
+	unsigned int i = k->next_kept++ % DAEMON_KEPT_POLICIES;
+
+	policy_free(k->kept[i].p);
+	k->kept[i].p = old;
+	k->kept[i].seq = old_seq;
 }
 
 void kernel_stop(struct daemon *d)
@@ -236,21 +270,27 @@ void kernel_free(struct daemon *d)
 {
 	kc_prog_free(d->k.prog);
 	d->k.prog = NULL;
-	policy_free(d->k.prev_policy);
-	d->k.prev_policy = NULL;
+	for (unsigned int i = 0; i < DAEMON_KEPT_POLICIES; i++) {
+		policy_free(d->k.kept[i].p);
+		d->k.kept[i].p = NULL;
+	}
 }
 
-/* The policy that made the rules of sequence seq, or NULL. */
-static const struct eg_policy *policy_of(const struct daemon *d, uint32_t seq)
+const struct eg_policy *kernel_policy_of(const struct daemon *d, uint32_t seq)
 {
+	unsigned int i;
+
+	if (!seq)
+		return NULL;
 	if (seq == d->k.seq)
 		return d->policy;
-	if (seq == d->k.prev_seq)
-		return d->k.prev_policy;
+	for (i = 0; i < DAEMON_KEPT_POLICIES; i++)
+		if (d->k.kept[i].p && d->k.kept[i].seq == seq)
+			return d->k.kept[i].p;
 	return NULL;
 }
 
-static const char *kernel_reason(uint32_t reason)
+const char *eg_reason_name(uint32_t reason)
 {
 	switch (reason) {
 	case EG_REASON_RULE: return "kernel-rule";
@@ -259,7 +299,10 @@ static const char *kernel_reason(uint32_t reason)
 	case EG_REASON_TICKET_FILE:
 	case EG_REASON_TICKET_ARGV:
 	case EG_REASON_TICKET_SESSION:
-	case EG_REASON_TICKET_SCRIPT: return "ticket-mismatch";
+	case EG_REASON_TICKET_SCRIPT:
+	case EG_REASON_TICKET_CHAIN:
+	case EG_REASON_TICKET_LOADER: return "ticket-mismatch";
+	case EG_REASON_NO_PIN: return "not-pinned";
 	default: return NULL;
 	}
 }
@@ -276,19 +319,30 @@ void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	a->kernel_layer = h->klayer == EG_KL_LSM ? "kernel-lsm" : "kernel-kill";
 	a->kernel_decision = h->kdecision ? kc_decision_name(h->kdecision) : NULL;
 	a->kernel_rule = NULL;
-	p = policy_of(d, h->kseq);
+	p = kernel_policy_of(d, h->kseq);
 	if (h->krule && p && !policy_rule_info(p, h->krule - 1, &ri))
 		a->kernel_rule = ri.name;
-	acted = (h->type == EG_EVENT_EXEC && (h->flags & EG_F_KILLED) &&
+	acted = (h->type != EG_EVENT_EXEC_FAILED && (h->flags & EG_F_KILLED) &&
 		 (h->reason == EG_REASON_RULE || h->reason == EG_REASON_KERNEL_ERROR)) ||
 		(h->type == EG_EVENT_EXEC_FAILED && h->klayer == EG_KL_LSM && h->err == -EPERM);
 	if (!acted)
 		return;
-	/* what the kernel did; the policy's own verdict stays beside it when there is one */
-	a->action = h->type == EG_EVENT_EXEC ? "killed" : "blocked";
+	/* what the kernel did */
+	a->action = h->type != EG_EVENT_EXEC_FAILED ? "killed" : "blocked";
 	a->layer = a->kernel_layer;
-	a->reason = kernel_reason(h->reason);
-	if (a->decision)
+	a->reason = eg_reason_name(h->reason);
+	/*
+	 * ... and the decision agrees with it: the kernel could not judge
+	 * (error), or its rule's (the policy's verdict stands where it
+	 * refuses too, a session's say).
+	 */
+	if (h->reason == EG_REASON_KERNEL_ERROR) {
+		a->decision = "error";
+		a->rule = "on_error";
+		a->message = "the kernel could not judge this exec";
+		return;
+	}
+	if (a->decision && (!strcmp(a->decision, "deny") || !strcmp(a->decision, "approval")))
 		return;
 	if (h->krule && p && !policy_rule_info(p, h->krule - 1, &ri)) {
 		a->decision = eg_decision_name(ri.decision);

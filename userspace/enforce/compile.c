@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "enforce/compile.h"
+#include "match/glob.h"
 
 struct vec {
 	void *v;
@@ -170,6 +171,11 @@ static const char *rule_problem(const struct eg_policy *p, size_t i, const struc
 			return why;
 		}
 	}
+	/* a rule's globs are counted in 16 bits (eg_krule.n_globs, n_cgroups) */
+	if (ri->n_paths > UINT16_MAX || ri->n_cgroups > UINT16_MAX) {
+		snprintf(why, len, "more than %u paths or cgroups in one rule: split it", UINT16_MAX);
+		return why;
+	}
 	for (k = 0; k < ri->n_paths; k++) {
 		const char *pr = glob_problem(ri->paths[k]);
 
@@ -189,16 +195,6 @@ static const char *rule_problem(const struct eg_policy *p, size_t i, const struc
 	return NULL;
 }
 
-/* The name every match of a path pattern ends with ("curl" for /usr/bin/curl and /opt/x*y/curl), or NULL. */
-static const char *fixed_basename(const char *g)
-{
-	const char *slash = strrchr(g, '/');
-	const char *base = slash ? slash + 1 : g;
-
-	if (!*base || strpbrk(base, "*?[\\") || strlen(base) >= EG_KSTR_MAX)
-		return NULL;
-	return base;
-}
 
 /* ---- building ----------------------------------------------------------------------- */
 
@@ -350,9 +346,61 @@ static bool partial(const struct eg_policy *p, const struct kc_prog *k)
 	return false;
 }
 
+/*
+ * The index key of path glob g, as the policy's own evaluator indexes it:
+ * the basename every match ends with, else the literal directory it
+ * starts with (cut back to a shorter directory when longer than a key
+ * holds), else its literal tail; false: none (the rule is every exec's
+ * candidate). The kernel looks up an exec's name, each of its directory
+ * prefixes as deep as some key, and its tails as long as some key.
+ */
+static bool glob_index(struct kc_prog *k, struct vec *ix, const char *g, __u32 knum, int *err)
+{
+	char key[EG_KSTR_MAX];
+	const char *s;
+	size_t len, n, slashes = 0;
+
+	switch (eg_glob_key(g, &s, &len)) {
+	case EG_KEY_BASENAME:
+		if (!len || len >= EG_KSTR_MAX)
+			return false;
+		memcpy(key, s, len);
+		key[len] = '\0';
+		*err = add_index(ix, mkkey(EG_KK_NAME, 0, key, 0, 0), knum);
+		return true;
+	case EG_KEY_DIR:
+		while (len >= EG_KSTR_MAX) {
+			/* a shorter directory is still one every match starts with */
+			for (len--; len && s[len - 1] != '/'; len--)
+				;
+		}
+		if (!len)
+			return false;
+		memcpy(key, s, len);
+		key[len] = '\0';
+		for (n = 0; n < len; n++)
+			slashes += key[n] == '/';
+		if (!slashes || slashes > 64)
+			return false;
+		k->conf.dir_slashes |= 1ull << (slashes - 1);
+		*err = add_index(ix, mkkey(EG_KK_DIR, 0, key, 0, 0), knum);
+		return true;
+	case EG_KEY_SUFFIX:
+		if (!len || len > 64 || len >= EG_KSTR_MAX)
+			return false;
+		memcpy(key, s, len);
+		key[len] = '\0';
+		k->conf.suffix_lens |= 1ull << (len - 1);
+		*err = add_index(ix, mkkey(EG_KK_SUFFIX, 0, key, 0, 0), knum);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rule_info *ri,
 			__u32 knum, struct vec *rules, struct vec *ix, struct vec *mem,
-			struct vec *globs)
+			struct vec *globs, struct kc_prog *kp)
 {
 	struct eg_krule *r = vec_push(rules);
 	char words[8192];
@@ -380,9 +428,19 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 				err = add_index(ix, mkkey(EG_KK_NAME, 0, ri->basenames[k], 0, 0), knum);
 		}
 		by_name = true;
+		/* an allow's names that root's own links give a file: that file, by identity */
+		if (ri->decision == EG_DECISION_ALLOW) {
+			uint64_t dev, ino;
+
+			for (k = 0; !err && !policy_rule_alias_id(p, i, k, &dev, &ino); k++) {
+				err = add_member(mem, mkkey(EG_KK_ALIAS, knum, NULL, dev, ino), 1);
+				if (!err)
+					err = add_index(ix, mkkey(EG_KK_ALIAS, 0, NULL, dev, ino), knum);
+			}
+		}
 	}
 	if (ri->n_paths) {
-		bool all_fixed = true;
+		bool all_keyed = true;
 		uint64_t dev, ino;
 
 		r->flags |= EG_KR_PATHS;
@@ -391,8 +449,6 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 			err = add_glob(globs, ri->paths[k], 0, &id);
 			if (!k)
 				r->glob_first = id;
-			if (!fixed_basename(ri->paths[k]))
-				all_fixed = false;
 		}
 		/* the files literal paths named at load: the same file by another path */
 		for (k = 0; !err && !policy_rule_file_id(p, i, k, &dev, &ino); k++) {
@@ -400,18 +456,18 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 			err = add_member(mem, mkkey(EG_KK_IDENT, knum, NULL, dev, ino), 1);
 		}
 		/*
-		 * With no basenames, a path's own name finds the rule when every
-		 * path fixes it ("/usr/bin/curl", "/opt/x*y/curl"); a file a
-		 * literal path named, when run by another name, by its identity.
-		 * A glob that fixes no name: the rule is every exec's candidate.
+		 * With no basenames, each path finds the rule by its key: the name
+		 * every match ends with, its literal directory or its tail (so
+		 * thousands of path rules cost an exec a few lookups); a file a
+		 * literal path named, run by another name, by its identity. A glob
+		 * with no key makes the rule every exec's candidate.
 		 */
-		if (!by_name && all_fixed) {
-			for (k = 0; k < ri->n_paths && !err; k++)
-				err = add_index(ix, mkkey(EG_KK_NAME, 0, fixed_basename(ri->paths[k]), 0, 0),
-						knum);
-			for (k = 0; !err && !policy_rule_file_id(p, i, k, &dev, &ino); k++)
+		if (!by_name) {
+			for (k = 0; k < ri->n_paths && !err && all_keyed; k++)
+				all_keyed = glob_index(kp, ix, ri->paths[k], knum, &err);
+			for (k = 0; !err && all_keyed && !policy_rule_file_id(p, i, k, &dev, &ino); k++)
 				err = add_index(ix, mkkey(EG_KK_IDENT, 0, NULL, dev, ino), knum);
-			by_name = true;
+			by_name = all_keyed;
 		}
 	}
 	if (ri->n_uids) {
@@ -517,7 +573,7 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 			k->n_left_out++;
 			continue;
 		}
-		err = compile_rule(p, i, &ri, knum, &rules, &ix, &mem, &globs);
+		err = compile_rule(p, i, &ri, knum, &rules, &ix, &mem, &globs, k);
 		info->kernel = true;
 		info->knum = knum++;
 	}

@@ -143,6 +143,7 @@ static void rule_free(struct eg_rule *r)
 	eg_strv_free(&r->paths);
 	free(r->path_glob);
 	free(r->path_ids);
+	free(r->alias_ids);
 	eg_strv_free(&r->cgroups);
 	regexes_free(r->args_patterns, r->n_args_patterns);
 	regexes_free(r->args, r->n_args);
@@ -166,6 +167,7 @@ void policy_free(struct eg_policy *p)
 	eg_htab_free(&p->by_cgroup);
 	eg_htab_free(&p->by_ident);
 	eg_htab_free(&p->by_content);
+	eg_htab_free(&p->by_alias);
 	eg_htab_free(&p->by_size);
 	free(p->bypass_glob);
 	free(p->bypass_ids);
@@ -277,6 +279,13 @@ void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg)
 	struct eg_pos nowhere = { 0, 0 };
 
 	eg_diag_add(d, file, nowhere, false, "%s", msg);
+}
+
+void eg_diags_add_warning(struct eg_diags *d, const char *file, int line, int col, const char *msg)
+{
+	struct eg_pos at = { line, col };
+
+	eg_diag_add(d, file, at, true, "%s", msg);
 }
 
 size_t policy_content_sizes(const struct eg_policy *p, uint64_t *out, size_t max)

@@ -50,6 +50,12 @@ struct eg_exec_req {
 	unsigned int argc;
 	int depth;			/* 0 = direct, >= 1 = nested (relative when !depth_known) */
 	bool depth_known;		/* false: the tracer never saw this tree start */
+	/*
+	 * In a container (a pid namespace not the host's): the depth from the
+	 * container's first exec, which rules scoped with cgroups judge.
+	 */
+	bool in_container;
+	int container_depth;
 	const char *cgroup;		/* cgroup v2 path from the hierarchy root ("/a/b"), NULL if unknown */
 	uint32_t euid;			/* uids: rules match the effective uid */
 	uint64_t dev, ino;		/* the file's identity (st_dev as the kernel encodes it), 0 if unknown */
@@ -115,6 +121,8 @@ struct eg_diags {
 void eg_diags_free(struct eg_diags *d);
 /* Adds an error not tied to a place in the file. */
 void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg);
+/* Adds a warning at FILE:LINE:COL (0: no place), from a caller's own lint. */
+void eg_diags_add_warning(struct eg_diags *d, const char *file, int line, int col, const char *msg);
 
 struct eg_policy;
 
@@ -211,6 +219,11 @@ const char *policy_rule_regex(const struct eg_policy *p, size_t i, bool whole, s
  * (dev in the kernel's encoding, inode); -ERANGE past the last.
  */
 int policy_rule_file_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino);
+/*
+ * The k-th file rule i (an allow) names through root's own links from one
+ * of its basenames (/usr/bin/gcc -> x86_64-linux-gnu-gcc-12); -ERANGE past the last.
+ */
+int policy_rule_alias_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino);
 /* The k-th file internal_bypass names on this host (at load); -ERANGE past the last. */
 int policy_bypass_file_id(const struct eg_policy *p, size_t k, uint64_t *dev, uint64_t *ino);
 
