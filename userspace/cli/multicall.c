@@ -121,7 +121,12 @@ static bool named(const struct eg_policy *p, const char *path)
 
 void multicall_lint(const struct eg_policy *p, const char *file, struct eg_diags *d)
 {
-	char *list = malloc(LIST_MAX);
+	char *list;
+
+	/* EXECGATE_NO_MULTICALL_LINT: what a policy's own lint says, whatever this host has (tests) */
+	if (getenv("EXECGATE_NO_MULTICALL_LINT"))
+		return;
+	list = malloc(LIST_MAX);
 	dev_t seen_dev[8];
 	ino_t seen_ino[8];
 	size_t nseen = 0, c, i, k;
