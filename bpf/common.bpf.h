@@ -38,6 +38,26 @@ struct {
 	__type(value, struct eg_proc);
 } procs SEC(".maps");
 
+/*
+ * The names of shells (dash, bash, ...), 32 bytes zero-padded (struct
+ * eg_ldso_opt): the record counts shell images in a row (eg_event.shells),
+ * which a context's max_consecutive_shells limits. Filled by the daemon.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct eg_ldso_opt);
+	__type(value, __u32);
+} shells SEC(".maps");
+
+/* Interpreters (node, python3, ...): their first argument, an absolute path, is a script a context's identity may name. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct eg_ldso_opt);
+	__type(value, __u32);
+} interps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -142,6 +162,27 @@ static __always_inline __u32 task_pid_ns(struct task_struct *task)
 	if (level >= 32 || bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level]))
 		return 0;
 	return BPF_CORE_READ(up.ns, ns.inum);
+}
+
+/* s (kernel memory, len bytes, not terminated) is a key of names (32 bytes, zero-padded). */
+static __always_inline bool is_named_n(void *names, const char *s, __u32 len)
+{
+	struct eg_ldso_opt k = {};
+
+	if (!len || len >= sizeof(k.s))
+		return false;
+	if (bpf_probe_read_kernel(k.s, len & (sizeof(k.s) - 1), s))
+		return false;
+	return bpf_map_lookup_elem(names, &k);
+}
+
+/* s (kernel memory, a NUL-terminated name) is a key of names (32 bytes, zero-padded). */
+static __always_inline bool is_named(void *names, const char *s)
+{
+	struct eg_ldso_opt k = {};
+	long n = bpf_probe_read_kernel_str(k.s, sizeof(k.s), s);
+
+	return n > 1 && n < (long)sizeof(k.s) && bpf_map_lookup_elem(names, &k);
 }
 
 #endif /* EG_COMMON_BPF_H */

@@ -101,16 +101,37 @@ static __always_inline void exec_check(struct task_struct *task, __u32 size, __u
 		return;
 	e = (struct eg_event *)buf;
 	e->ktime_ns = now;	/* here: exec_record() has five arguments already */
-	/* the kernel rules (--enforce): a denied exec dies before its image runs */
 	if (krules_loaded()) {
+		/* an agent's identity: the task enters its context, whoever started it */
+		__u32 ctx = kcontext_exec(e);
+
+		/* nested: the innermost; its own re-exec (or a copy of it) keeps the first one's */
+		if (ctx && ctx != e->context) {
+			e->context = ctx;
+			e->context_depth = 0;
+			e->context_ktime = now;
+			e->context_tgid = e->pid;
+			e->flags |= EG_F_CONTEXT_ENTERED;
+		}
+	}
+	/* the kernel rules (--enforce): a denied exec dies before its image runs */
+	if (krules_loaded() && krules_commands()) {
 		int d = kjudge_exec(e);
 
 		COUNT(kjudged);
 		if (d == EG_KD_ERROR)
 			COUNT(kerrors);
+		/* past a context's limits (its depth, shells in a row): refused like a deny */
+		if (d != EG_KD_ERROR && d != EG_KD_BYPASS && kcontext_over(e)) {
+			d = EG_KD_DENY;
+			e->kdecision = d;
+			e->krule = 0;
+			e->reason = EG_REASON_CONTEXT_LIMIT;
+		}
 		if ((d == EG_KD_DENY || d == EG_KD_ERROR) && kenforcing()) {
 			COUNT(kdenied);
-			e->reason = d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE;
+			if (!e->reason)
+				e->reason = d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE;
 			kill_current(e, task);
 		}
 	}
@@ -173,8 +194,19 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 			st->cont_pidns = pidns;
 			st->container_depth = 0;
 		}
-		if (st->context)
+		/*
+		 * The agent context: what the record says (entered here, or carried);
+		 * without a record the task keeps its own, one exec deeper.
+		 */
+		if (e) {
+			st->context = e->context;
+			st->context_depth = e->context_depth;
+			st->context_ktime = e->context_ktime;
+			st->context_tgid = e->context_tgid;
+			st->shells = e->shells;
+		} else if (st->context) {
 			st->context_depth++;
+		}
 		/* a loader run as the command: the program it maps is judged (loaded.bpf.h) */
 		if (e && (e->flags & EG_F_LOADER) && !(e->flags & EG_F_KILLED)) {
 			task_flags |= EG_TASK_LOADER | (st->flags & EG_TASK_LOADER_TICKET);

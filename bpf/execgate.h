@@ -88,6 +88,7 @@ _Static_assert(sizeof(struct eg_scope) == 8 + EG_SCOPE_PATH_MAX, "eg_scope is AB
 #define EG_F_CHAIN_CUT		(1u << 28)	/* a '#!' chain's middle scripts are not all in chain[] */
 #define EG_F_DEPTH_INFERRED	(1u << 29)	/* depth counts from what the daemon read in /proc */
 #define EG_F_BACKING		(1u << 30)	/* backing_dev/ino: the file under an overlay view */
+#define EG_F_CONTEXT_ENTERED	(1u << 31)	/* this exec matched a context's identity (context_depth 0) */
 
 /* eg_event.reason: why the kernel acted (EG_F_KILLED) */
 enum eg_reason {
@@ -102,6 +103,7 @@ enum eg_reason {
 	EG_REASON_TICKET_CHAIN,		/* a '#!' chain's middle script is not the one allowed */
 	EG_REASON_TICKET_LOADER,	/* the program a loader mapped is not the one allowed */
 	EG_REASON_NO_PIN,		/* a session script this kernel cannot pin to its file */
+	EG_REASON_CONTEXT_LIMIT,	/* past a context's max_depth or max_consecutive_shells */
 };
 
 /*
@@ -174,10 +176,13 @@ struct eg_event {
 	__u16 loader_arg;	/* EG_F_LOADER, EG_EVENT_LOADED: argv index of the program asked for */
 	__u64 backing_dev;	/* EG_F_BACKING: the real file under an overlay view */
 	__u64 backing_ino;
+	__u16 shells;		/* shell images in a row, this one included (0: not a shell) */
+	__u16 pad16;
+	__u32 pad32;
 	char comm[EG_COMM_LEN];
 	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
 };
-_Static_assert(sizeof(struct eg_event) == 256, "eg_event is ABI");
+_Static_assert(sizeof(struct eg_event) == 264, "eg_event is ABI");
 
 /* One middle script of a '#!' chain in eg_event's chain[]: this, then its path (leaf first). */
 struct eg_chain_ent {
@@ -472,8 +477,27 @@ struct eg_krule {
 	__u32 cg_first;
 	__u32 n_arg_groups;
 	__u32 rank;		/* the policy decision's strength: deny 4, approval 2, audit 1, allow 0 */
+	__u32 ctx_mask;		/* contexts it applies in: bit 0 none, bit N context N; 0: any */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct eg_krule) == 40, "eg_krule is ABI");
+_Static_assert(sizeof(struct eg_krule) == 48, "eg_krule is ABI");
+
+/*
+ * Agent contexts (policy "contexts:"): an exec matching one of a context's
+ * identities enters it (task storage "context", inherited at fork). The
+ * identities are compiled as kernel rules after the commands' rules
+ * (kconf.ident_first, n_ident), rule = the context id; their limits are in
+ * map "kctx" (key: set * EG_CONTEXTS_MAX + id).
+ */
+#define EG_CONTEXTS_MAX		32	/* ids 1..31; 0: no context */
+#include "names.h"	/* EG_SHELL_NAMES, EG_INTERP_NAMES */
+#define EG_CONTEXT_NAME_MAX	64
+struct eg_kctx {
+	__s32 max_depth;	/* an exec deeper than this from the identity: refused; -1: no limit */
+	__s32 max_shells;	/* the Nth shell in a row past this: refused; -1: no limit */
+	char name[EG_CONTEXT_NAME_MAX];
+};
+_Static_assert(sizeof(struct eg_kctx) == 8 + EG_CONTEXT_NAME_MAX, "eg_kctx is ABI");
 
 /* eg_kkey.kind */
 enum eg_kkind {
@@ -529,6 +553,7 @@ _Static_assert(sizeof(struct eg_kglob) == 4 + EG_KSTR_MAX, "eg_kglob is ABI");
 #define EG_KC_UNKNOWN_DIRECT	(1u << 0)	/* unknown_depth: direct */
 #define EG_KC_BYPASS		(1u << 1)	/* internal_bypass entries: globs bypass_first.. */
 #define EG_KC_ENFORCE		(1u << 2)	/* act on deny (else judge and report) */
+#define EG_KC_RULES		(1u << 3)	/* the set holds the policy's rules (else its contexts alone) */
 
 /* Per set (map "kconf", key: set): what the kernel enforces. */
 struct eg_kconf {
@@ -544,8 +569,10 @@ struct eg_kconf {
 	__u32 pad;
 	__u64 dir_slashes;	/* bit k: some EG_KK_DIR key has k + 1 slashes */
 	__u64 suffix_lens;	/* bit n - 1: some EG_KK_SUFFIX key is n bytes long */
+	__u32 ident_first;	/* contexts' identities: kernel rules ident_first.. */
+	__u32 n_ident;
 };
-_Static_assert(sizeof(struct eg_kconf) == 128, "eg_kconf is ABI");
+_Static_assert(sizeof(struct eg_kconf) == 136, "eg_kconf is ABI");
 
 /* Map "kstate", one entry: which set is in force. */
 struct eg_kstate {

@@ -225,6 +225,7 @@ __noinline int kfacts_exec(__u32 prog)
 		f->flags |= KF_CONTAINER;
 	f->euid = e->euid;
 	f->mnt_ns = e->mnt_ns;
+	f->context = e->context;
 	f->arg_start = BPF_CORE_READ(mm, arg_start);
 	f->arg_end = BPF_CORE_READ(mm, arg_end);
 	f->kflags = 0;
@@ -339,6 +340,135 @@ static __always_inline int kjudge_exec(struct eg_event *e)
 }
 
 
+/* ---- agent contexts --------------------------------------------------------------- */
+
+/*
+ * An interpreter's script given as its argument (`node /usr/lib/.../cli.js`):
+ * the first argument after argv[0] that does not start with '-', when it is
+ * an absolute path, as the facts of a program named that (no identity: a
+ * string). 0, or 1 when there is none.
+ */
+static long argword_step(__u32 i, __u32 *slot)
+{
+	struct kfacts *f = kf_get(*slot);
+	struct kwalk *w;
+	char c = 0;
+	long n;
+
+	if (!f)
+		return 1;
+	w = &f->wk;
+	if (w->index >= 8 || w->p >= w->end)
+		return 1;
+	n = bpf_probe_read_user_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
+	if (n <= 0 || n >= EG_FILENAME_MAX)
+		return 1;
+	bpf_probe_read_kernel(&c, 1, f->tmp);
+	if (w->index++ && c != '-') {
+		w->hit = c == '/' ? w->index - 1 : 0;
+		w->found = w->p;
+		return 1;
+	}
+	w->p += n;
+	return 0;
+}
+
+__noinline int kfacts_argscript(__u32 slot)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct mm_struct *mm = BPF_CORE_READ(task, mm);
+	struct kfacts *f = kf_get(slot);
+	__u32 at;
+
+	if (!f)
+		return -1;
+	__builtin_memset(&f->wk, 0, sizeof(f->wk));
+	f->wk.p = BPF_CORE_READ(mm, arg_start);
+	f->wk.end = BPF_CORE_READ(mm, arg_end);
+	bpf_loop(16, argword_step, &slot, 0);
+	f = kf_get(slot);
+	if (!f || !f->wk.hit)
+		return 1;
+	at = f->wk.hit;
+	if (kf_program(slot, (const char *)f->tmp, EG_FILENAME_MAX, KP_PLAIN))
+		return -1;
+	f = kf_get(slot);
+	if (!f)
+		return -1;
+	f->dev = 0;
+	f->ino = 0;
+	f->args_from = at;
+	f->rbase_len = 0;
+	f->flags &= ~(KF_PATH_CUT | KF_NO_ARGV);
+	return 0;
+}
+
+/*
+ * The context an exec enters: the first of the policy's contexts one of
+ * whose identities a program of the exec matches (the file, a script, a
+ * chain's scripts, an interpreter's script argument); 0: none. What the
+ * identities read is the exec's own, as for any judgement.
+ */
+static __always_inline __u32 kcontext_exec(struct eg_event *e)
+{
+	__u32 slot = kf_slot(KSLOT_EXEC), set, p, id = 0;
+	struct eg_kconf *c;
+	struct kfacts *f;
+	int r, d;
+
+	set = EG_KSET_OF(kstate_seq());
+	c = bpf_map_lookup_elem(&kconf, &set);
+	if (!c || !c->n_ident)
+		return 0;
+	for (p = 0; p < 3 + EG_CHAIN_MAX && !id; p++) {
+		if (p < 2 + EG_CHAIN_MAX) {
+			r = kfacts_exec(p);
+		} else {
+			/* the interpreter's own name says whether its argument is a script */
+			f = kf_get(slot);
+			if (!f || kfacts_exec(0) ||
+			    !is_named_n(&interps, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len))
+				break;
+			r = kfacts_argscript(slot);
+		}
+		if (r)
+			continue;	/* no such program (or unreadable: no identity is claimed from it) */
+		f = kf_get(slot);
+		if (!f)
+			break;
+		f->identities = 1;
+		d = kjudge(slot);
+		f = kf_get(slot);
+		if (!f)
+			break;
+		f->identities = 0;
+		if (d == EG_KD_ALLOW && f->out_rule)
+			id = f->out_rule - 1;
+	}
+	return id < EG_CONTEXTS_MAX ? id : 0;
+}
+
+/* A context's limits: true when an exec at that depth in it, after that many shells in a row, goes past them. */
+static __always_inline bool kctx_over(__u32 ctx, __s32 depth, __u32 shells)
+{
+	__u32 key = EG_KSET_OF(kstate_seq()) * EG_CONTEXTS_MAX + (ctx & (EG_CONTEXTS_MAX - 1));
+	struct eg_kctx *x;
+
+	if (!ctx)
+		return false;
+	x = bpf_map_lookup_elem(&kctx, &key);
+	if (!x)
+		return false;
+	return (x->max_depth >= 0 && depth > x->max_depth) ||
+	       (x->max_shells >= 0 && shells > (__u32)x->max_shells);
+}
+
+/* The exec in the record goes past its context's limits. */
+static __always_inline bool kcontext_over(struct eg_event *e)
+{
+	return kctx_over(e->context, e->context_depth, e->shells);
+}
+
 /* ---- bprm_check_security: refuse before the exec (BPF LSM) ------------------ */
 
 /*
@@ -414,6 +544,9 @@ static __always_inline void kf_depths(__u32 slot, struct eg_task *st, __u32 next
 	} else {
 		f->flags |= KF_DEPTH_UNKNOWN;
 	}
+	/* the context the exec runs in (entering one is seen at exec: it needs the argv) */
+	f->context = st ? st->context : 0;
+	f->ctx_depth = st && st->context ? st->context_depth + next : 0;
 	pidns = task_pid_ns(bpf_get_current_task_btf());
 	if (pidns && pidns != host_pid_ns) {
 		f->flags |= KF_CONTAINER;
@@ -445,6 +578,12 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 	if (!f)
 		return -1;
 	/* the name as spelled: bprm->interp is the path, or the '#!' line's interpreter */
+	f->ctx_shells = 0;
+	if (f->context && is_named_n(&shells, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len)) {
+		struct eg_task *st = bpf_task_storage_get(&tasks, task, 0, 0);
+
+		f->ctx_shells = st ? st->shells + 1 : 1;
+	}
 	r = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, BPF_CORE_READ(bprm, interp));
 	if (r > 0)
 		kf_spelled(slot, f->tmp, r);

@@ -83,6 +83,10 @@ struct kfacts {
 	__u32 steps;			/* glob steps left */
 	__u32 error;
 	__u32 kflags;			/* EG_KF_* gathered */
+	__u32 context;			/* the task's agent context (0: none), as rules' ctx_mask see it */
+	__u32 identities;		/* judge the contexts' identities, not the commands' rules */
+	__s32 ctx_depth;		/* LSM: the exec's depth in the task's context */
+	__u32 ctx_shells;		/* LSM: shell images in a row, this one included (0: not a shell) */
 	__u32 out_rule;			/* the verdict's policy rule + 1; 0: default or none */
 	__u32 out_rank;			/* its strength, as the daemon merges a script's two verdicts */
 	struct kconv cv;
@@ -98,6 +102,7 @@ struct kfacts {
 	__u16 pfx[KPFX_MAX];		/* lengths of the path's directory prefixes worth looking up */
 	__u32 npfx;
 	__u32 pfx_slashes;
+	__u32 klo, khi;			/* the kernel rules a judgement reads: [klo, khi) */
 	char rbase[EG_KSTR_MAX];
 	char raw[EG_FILENAME_MAX];	/* a leaf-first path (input) */
 	char path[KPATH_SIZE];		/* the resolved path, '/'-separated */

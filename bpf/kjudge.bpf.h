@@ -75,6 +75,14 @@ struct {
 	__type(value, struct eg_kstate);
 } kstate SEC(".maps");
 
+/* Each context's limits and name, per set (key: set * EG_CONTEXTS_MAX + id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_KSETS * EG_CONTEXTS_MAX);
+	__type(key, __u32);
+	__type(value, struct eg_kctx);
+} kctx SEC(".maps");
+
 static __always_inline struct eg_kstate *kstate_get(void)
 {
 	__u32 zero = 0;
@@ -88,6 +96,15 @@ static __always_inline __u32 kstate_seq(void)
 	struct eg_kstate *s = kstate_get();
 
 	return s ? *(volatile __u32 *)&s->seq : 0;
+}
+
+/* The set in force holds the policy's rules (not only its contexts' identities). */
+static __always_inline bool krules_commands(void)
+{
+	__u32 set = EG_KSET_OF(kstate_seq());
+	struct eg_kconf *c = bpf_map_lookup_elem(&kconf, &set);
+
+	return c && (c->flags & EG_KC_RULES);
 }
 
 /* Kernel rules are loaded. */
@@ -692,6 +709,9 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 	if (!r)
 		return 0;
 	flags = r->flags;
+	/* a rule scoped to contexts: bit 0 is "none", bit N the context N */
+	if (r->ctx_mask && !(r->ctx_mask & (1u << (f->context & (EG_CONTEXTS_MAX - 1)))))
+		return 0;
 	/* a rule scoped to cgroups judges the depth in the container, where there is one */
 	depth = ((flags & EG_KR_CGROUPS) && (f->flags & KF_CONTAINER)) ? f->cdepth : f->depth;
 	if (depth < r->min_depth || depth > r->max_depth)
@@ -836,8 +856,12 @@ static long cand_step(__u32 step, __u32 *slot)
 		return 0;
 	}
 	k = c->idx[i];
-	if (k >= f->best || k >= f->defer)
+	if (k >= f->best || k >= f->defer || k >= f->khi)
 		return next_key(f) ? 0 : 1;	/* ascending: nothing later in this list can win */
+	if (k < f->klo) {
+		f->cd.i = i + 1;		/* another judgement's rule (identities, or the commands') */
+		return 0;
+	}
 	f->cd.i = i + 1;
 	m = kcheck_rule(*slot, k);
 	f = kf_get(*slot);
@@ -980,12 +1004,16 @@ __noinline int kjudge_run(__u32 slot)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c)
 		return EG_KD_ERROR;
+	/* the range of kernel rules this judgement reads: the commands', or the contexts' identities */
+	f->klo = f->identities ? c->ident_first : 0;
+	f->khi = f->identities ? c->ident_first + c->n_ident : c->nrules;
 	/* the depth as rules count it */
 	if (!(c->flags & EG_KC_UNKNOWN_DIRECT) && f->depth < 1 && (f->flags & KF_DEPTH_UNKNOWN))
 		f->depth = 1;
 
 	/* internal_bypass first, whatever the rules say */
-	if ((c->flags & EG_KC_BYPASS) && f->mnt_ns == c->host_mnt_ns && f->ino && f->path[0] == '/' &&
+	if (!f->identities && (c->flags & EG_KC_BYPASS) && f->mnt_ns == c->host_mnt_ns && f->ino &&
+	    f->path[0] == '/' &&
 	    kmember_id(f, EG_KK_BYPASS, 0, f->dev, f->ino)) {
 		f->bp.first = c->bypass_first;
 		f->bp.count = c->n_bypass;
@@ -1042,8 +1070,9 @@ __noinline int kjudge_run(__u32 slot)
 		c = bpf_map_lookup_elem(&kconf, &set);
 		if (!c)
 			return EG_KD_ERROR;
-		d = c->default_decision;
-		f->out_rank = c->default_rank;
+		/* no identity matched: no context to enter */
+		d = f->identities ? EG_KD_NONE : c->default_decision;
+		f->out_rank = f->identities ? 0 : c->default_rank;
 		goto out;
 	}
 	idx = set * EG_KRULES_MAX + (f->best & (EG_KRULES_MAX - 1));

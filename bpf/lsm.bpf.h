@@ -37,7 +37,8 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct file *file = BPF_CORE_READ(bprm, file);
-	__u32 slot, reason = 0, rule, seq, kfl;
+	__u32 slot, reason = 0, rule, seq, kfl, ctx, shells;
+	__s32 cdepth;
 	__u64 bprm_addr = 0;
 	struct eg_task *st;
 	struct kfacts *f;
@@ -50,6 +51,7 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 		lsm_note(st, reason, EG_KD_NONE, 0, 0, 0);
 		return -1;
 	}
+	reason = 0;
 	if (!krules_loaded() || (!scoped && !traced_cgroup()))
 		return 0;
 	slot = kf_slot(KSLOT_LSM);
@@ -77,10 +79,19 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 	rule = f->out_rule;
 	seq = f->seq;
 	kfl = f->kflags;
+	ctx = f->context;
+	cdepth = f->ctx_depth;
+	shells = f->ctx_shells;
 	*(volatile __u64 *)&f->busy = 0;	/* release: a plain store after the work */
 	if (d == KJ_DEFER) {
 		COUNT(lsm_deferred);
 		return 0;
+	}
+	/* past its context's limits (depth, shells in a row): refused like a deny */
+	if (d != EG_KD_DENY && d != EG_KD_ERROR && d != EG_KD_BYPASS && kctx_over(ctx, cdepth, shells)) {
+		d = EG_KD_DENY;
+		rule = 0;
+		reason = EG_REASON_CONTEXT_LIMIT;
 	}
 	/* an exec that goes on is judged (and counted) again at sched_process_exec */
 	if ((d != EG_KD_DENY && d != EG_KD_ERROR) || !kenforcing())
@@ -90,7 +101,9 @@ static __always_inline int lsm_check(struct linux_binprm *bprm, bool scoped)
 		COUNT(kerrors);
 	COUNT(kdenied);
 	st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	lsm_note(st, d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE, d, rule, seq, kfl);
+	if (!reason)
+		reason = d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE;
+	lsm_note(st, reason, d, rule, seq, kfl);
 	return -1;
 }
 

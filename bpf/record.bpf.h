@@ -320,6 +320,9 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	if (is_loader(e->dev, e->ino))
 		e->flags |= EG_F_LOADER;
 	exec_strings(e, buf, task, bprm, file);
+	/* a shell image: one more in a row (the path is leaf first: its name comes first) */
+	if (is_named(&shells, buf + EG_EVENT_HDR))
+		e->shells = st && (st->flags & EG_TASK_KNOWN) ? st->shells + 1 : 1;
 
 	/* argv as committed to the new mm: what the program will read */
 	len = arg_end > arg_start ? arg_end - arg_start : 0;

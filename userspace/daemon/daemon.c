@@ -39,6 +39,7 @@
 #include "trace/cgroups.h"
 #include "util/fileid.h"
 #include "trace/progstats.h"
+#include "trace/seed.h"
 #include "trace/tracer.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -134,6 +135,12 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	*a = (struct eg_annotation){};
 	a->programs = d->judge.progs;
 	a->n_programs = d->judge.n_progs;
+	if (r->h.context) {
+		struct eg_context_info ci;
+
+		if (!policy_context_info(p, r->h.context, &ci))
+			a->context = ci.name;
+	}
 	a->decision = eg_decision_name(v.decision);
 	a->rule = v.rule;
 	a->message = v.message;
@@ -214,7 +221,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			jsonw_end_array(&w);
 			meta_close(&w, d->out);
 		}
-	} else if (d->k.on && (err = kernel_reload(d, p))) {
+	} else if ((d->k.on || d->k.ctx_only || policy_context_count(p)) && (err = kernel_reload(d, p))) {
 		/* the kernel cannot hold it: nothing changes, anywhere */
 		d->st.policy_reload_failures++;
 		policy_free(p);
@@ -680,7 +687,7 @@ static const char *enforcement_text(const struct daemon *d)
 				   : "none (audit only)";
 	snprintf(buf, sizeof(buf), "%shost-wide: %s, %zu kernel rules%s%s",
 		 d->sessions ? "supervised sessions (seccomp); " : "",
-		 d->k.layer, d->k.prog->n_rules, d->k.prog->partial ? " (partial)" : "",
+		 d->k.layer, d->k.prog->n_rules - d->k.prog->conf.n_ident, d->k.prog->partial ? " (partial)" : "",
 		 d->k.lsm_cgroup ? " per --cgroup" : (d->o.n_cgroups ? " in the --cgroup subtrees" : ""));
 	return buf;
 }
@@ -744,6 +751,14 @@ static void emit_start(struct daemon *d)
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
 	jsonw_bool_field(&w, "tasks_reused", d->reuse.tasks);
+	/* what /proc told the kernel about processes older than this daemon */
+	jsonw_key(&w, "seeded");
+	jsonw_start_object(&w);
+	jsonw_uint_field(&w, "scanned", d->seeded.scanned);
+	jsonw_uint_field(&w, "inferred", d->seeded.inferred);
+	jsonw_uint_field(&w, "contexts", d->seeded.contexts);
+	jsonw_uint_field(&w, "failed", d->seeded.failed);
+	jsonw_end_object(&w);
 	jsonw_bool_field(&w, "takeover", d->o.takeover_fd >= 0);
 	host_facts(&w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
@@ -984,7 +999,14 @@ static int start_tracer(struct daemon *d)
 		p_err("cannot switch to the new programs: %s", strerror(-err));
 		return err;
 	}
-	return kernel_start(d);
+	err = kernel_start(d);
+	if (err)
+		return err;
+	/* what ran before us: depths, and agents already running, from /proc */
+	err = tasks_seed(bpf_map__fd(d->skel->maps.tasks), d->policy, &d->seeded);
+	if (err)
+		p_warn("cannot read the running processes: %s (their depths stay unknown)", strerror(-err));
+	return 0;
 }
 
 /*

@@ -18,6 +18,7 @@
 #include "policy/policy.h"
 #include "trace/probe.h"
 #include "trace/record.h"
+#include "trace/seed.h"
 #include "trace/tracer.h"
 #include "daemon/judge.h"
 #include "util/loaders.h"
@@ -48,6 +49,7 @@ struct kc_prog;
 struct bpf_link;
 struct daemon_kernel {
 	bool on;
+	bool ctx_only;			/* no --enforce: the policy's contexts alone, tracked by the kernel */
 	const char *layer;		/* "kernel-lsm" or "kernel-kill" */
 	bool lsm_cgroup;		/* BPF_LSM_CGROUP links, one per --cgroup */
 	struct kmaps km;
@@ -105,6 +107,7 @@ struct daemon {
 	char self[PATH_MAX];
 	bool handoff_requested;
 	struct daemon_kernel k;
+	struct seed_stats seeded;	/* what the /proc walk at start gave the kernel */
 	/* --cgroup scopes, resolved */
 	uint64_t cg_ids[DAEMON_MAX_LIST];
 	uint32_t cg_levels[DAEMON_MAX_LIST];

@@ -95,6 +95,9 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	req.depth_known = h->flags & EG_F_DEPTH_KNOWN;
 	req.in_container = h->flags & EG_F_CONTAINER;
 	req.container_depth = h->container_depth;
+	req.context = h->context;
+	req.context_depth = h->context_depth;
+	req.shells = h->shells;
 	req.cgroup = cgroup;
 	req.euid = h->euid;
 	req.foreign_ns = j->host_mnt_ns && h->mnt_ns && h->mnt_ns != j->host_mnt_ns;

@@ -28,6 +28,7 @@ static void kmaps_of(struct execgate_bpf *skel, struct kmaps *m)
 	m->kglobs = bpf_map__fd(skel->maps.kglobs);
 	m->kconf = bpf_map__fd(skel->maps.kconf);
 	m->kstate = bpf_map__fd(skel->maps.kstate);
+	m->kctx = bpf_map__fd(skel->maps.kctx);
 }
 
 /* "rule NAME (line N): why" for each rule the kernel cannot hold, one a line. */
@@ -53,6 +54,12 @@ static void print_left_out(const struct eg_policy *p, const struct kc_prog *k, b
 			p_err("  %s", k->bypass_why);
 		else
 			p_warn("  %s", k->bypass_why);
+	}
+	if (k->ident_left_out) {
+		if (error)
+			p_err("  %s", k->ident_why);
+		else
+			p_warn("  %s", k->ident_why);
 	}
 }
 
@@ -87,13 +94,39 @@ static int compile(struct daemon *d, const struct eg_policy *p, struct kc_prog *
 	return 0;
 }
 
+/*
+ * Without --enforce, a policy's contexts still go to the kernel: the
+ * identities (which task enters which context) and nothing that refuses;
+ * the rules stay out (EG_KC_RULES unset) and so does EG_KC_ENFORCE.
+ */
+static int contexts_only(struct daemon *d, const struct eg_policy *p, struct kc_prog **ret)
+{
+	int err;
+
+	*ret = NULL;
+	d->k.ctx_only = false;
+	if (!p || !policy_context_count(p))
+		return 0;
+	err = kcompile(p, d->fc.host_mnt_ns, ret);
+	if (err) {
+		p_err("cannot compile the contexts of %s for the kernel: %s", d->o.policy_path, strerror(-err));
+		return err;
+	}
+	(*ret)->conf.flags &= ~EG_KC_RULES;
+	if ((*ret)->ident_left_out)
+		p_warn("%s: the kernel cannot match every identity, so these tasks do not enter "
+		       "their context: %s", d->o.policy_path, (*ret)->ident_why);
+	d->k.ctx_only = true;
+	return 0;
+}
+
 int kernel_prepare(struct daemon *d, struct tracer_opts *to)
 {
 	struct daemon_kernel *k = &d->k;
 	int err;
 
 	if (!d->o.enforce)
-		return 0;
+		return contexts_only(d, d->policy, &k->prog);
 	err = compile(d, d->policy, &k->prog);
 	if (err)
 		return err;
@@ -191,6 +224,13 @@ int kernel_start(struct daemon *d)
 			kmaps_unload(&k->km);
 		}
 		tracer_unpin_links(d->paths.pin);
+		if (k->ctx_only) {
+			err = kmaps_load(&k->km, k->prog, false, &k->seq);
+			if (err) {
+				p_err("cannot load the policy's contexts into the kernel: %s", strerror(-err));
+				return err;
+			}
+		}
 		return 0;
 	}
 	if (k->lsm_cgroup) {
@@ -219,12 +259,25 @@ int kernel_reload(struct daemon *d, const struct eg_policy *p)
 	uint32_t seq;
 	int err;
 
-	if (!k->on)
-		return 0;
-	err = compile(d, p, &prog);
+	if (!k->on) {
+		/* contexts only: the new policy's (none: the kernel holds nothing) */
+		err = contexts_only(d, p, &prog);
+		if (err)
+			return err;
+		if (!prog) {
+			if (k->prog)
+				kmaps_unload(&k->km);
+			kc_prog_free(k->prog);
+			k->prog = NULL;
+			k->seq = 0;
+			return 0;
+		}
+	} else {
+		err = compile(d, p, &prog);
+	}
 	if (err)
 		return err;
-	err = kmaps_load(&k->km, prog, true, &seq);
+	err = kmaps_load(&k->km, prog, k->on, &seq);
 	if (err) {
 		p_err("--enforce: cannot load the new kernel rules (the previous ones stay): %s",
 		      strerror(-err));
@@ -252,8 +305,11 @@ void kernel_stop(struct daemon *d)
 	struct daemon_kernel *k = &d->k;
 	int i;
 
-	if (!k->on)
+	if (!k->on) {
+		if (k->ctx_only)
+			kmaps_unload(&k->km);
 		return;
+	}
 	if (d->o.persist) {
 		p_info("kernel rules stay in force (--persist); 'execgate unload -p %s' removes them",
 		       d->paths.pin);
@@ -303,6 +359,7 @@ const char *eg_reason_name(uint32_t reason)
 	case EG_REASON_TICKET_CHAIN:
 	case EG_REASON_TICKET_LOADER: return "ticket-mismatch";
 	case EG_REASON_NO_PIN: return "not-pinned";
+	case EG_REASON_CONTEXT_LIMIT: return "context-limit";
 	default: return NULL;
 	}
 }
@@ -364,13 +421,41 @@ void kernel_start_record(struct daemon *d, struct jsonw *w)
 	struct daemon_kernel *k = &d->k;
 	size_t i;
 
+	/* the agent contexts the kernel tracks (with or without --enforce) */
+	if (k->prog && k->prog->n_ctx) {
+		jsonw_key(w, "contexts");
+		jsonw_start_array(w);
+		for (i = 1; i <= k->prog->n_ctx; i++) {
+			struct eg_context_info ci;
+
+			if (policy_context_info(d->policy, i, &ci))
+				continue;
+			jsonw_start_object(w);
+			jsonw_string_field(w, "name", ci.name);
+			jsonw_uint_field(w, "identities", ci.n_identities);
+			jsonw_key(w, "max_depth");
+			if (ci.max_depth >= 0)
+				jsonw_int(w, ci.max_depth);
+			else
+				jsonw_null(w);
+			jsonw_key(w, "max_consecutive_shells");
+			if (ci.max_shells >= 0)
+				jsonw_int(w, ci.max_shells);
+			else
+				jsonw_null(w);
+			jsonw_bool_field(w, "entered_in_kernel", !k->prog->ident_left_out);
+			jsonw_bool_field(w, "limits_enforced", k->on);
+			jsonw_end_object(w);
+		}
+		jsonw_end_array(w);
+	}
 	if (!k->on)
 		return;
 	jsonw_key(w, "kernel");
 	jsonw_start_object(w);
 	jsonw_string_field(w, "layer", k->layer);
 	jsonw_bool_field(w, "per_cgroup", k->lsm_cgroup);
-	jsonw_uint_field(w, "rules", k->prog->n_rules);
+	jsonw_uint_field(w, "rules", k->prog->n_rules - k->prog->conf.n_ident);
 	jsonw_bool_field(w, "partial", k->prog->partial);
 	jsonw_bool_field(w, "persist", d->o.persist);
 	jsonw_key(w, "left_out");

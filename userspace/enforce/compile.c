@@ -332,7 +332,7 @@ static bool partial(const struct eg_policy *p, const struct kc_prog *k)
 	bool deny_after = kc_decision(p, policy_settings(p)->default_decision) == EG_KD_DENY;
 	size_t i;
 
-	if (k->bypass_left_out)
+	if (k->bypass_left_out || k->ident_left_out)
 		return true;
 	for (i = k->n_info; i-- > 0;) {
 		struct eg_rule_info ri;
@@ -416,6 +416,7 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 	r->rank = policy_decision_rank(ri->decision);
 	r->min_depth = ri->min_depth;
 	r->max_depth = ri->max_depth < 0 ? 0x7fffffff : ri->max_depth;
+	r->ctx_mask = ri->ctx_mask;
 
 	/* names: members, and the index when the rule has them (they are necessary) */
 	if (ri->n_basenames) {
@@ -537,6 +538,52 @@ static int compile_bypass(const struct eg_policy *p, uint64_t host_mnt_ns, struc
 	return err;
 }
 
+/*
+ * The contexts: their identities as kernel rules after the commands'
+ * (rule = the context's id, an allow each: the judge's verdict says which
+ * matched), their limits in ctx[]. An identity the kernel cannot match
+ * leaves the context to userspace: partial, and said why.
+ */
+static int compile_contexts(const struct eg_policy *p, __u32 *knum, struct vec *rules, struct vec *ix,
+			    struct vec *mem, struct vec *globs, struct kc_prog *k)
+{
+	const struct eg_policy *ids = policy_identities(p);
+	size_t i, n = policy_context_count(p);
+	struct eg_context_info ci;
+	struct eg_rule_info ri;
+	char why[200];
+	int err = 0;
+
+	if (!ids)
+		return 0;
+	k->n_ctx = n;
+	for (i = 1; i <= n; i++) {
+		policy_context_info(p, i, &ci);
+		k->ctx[i].max_depth = ci.max_depth;
+		k->ctx[i].max_shells = ci.max_shells;
+		snprintf(k->ctx[i].name, sizeof(k->ctx[i].name), "%s", ci.name);
+	}
+	k->conf.ident_first = *knum;
+	for (i = 0; i < policy_rule_count(ids) && !err; i++) {
+		policy_rule_info(ids, i, &ri);
+		if (rule_problem(ids, i, &ri, why, sizeof(why)) || *knum >= EG_KRULES_MAX) {
+			if (*knum >= EG_KRULES_MAX)
+				snprintf(why, sizeof(why), "the kernel holds %d rules at most", EG_KRULES_MAX);
+			k->ident_left_out = true;
+			snprintf(k->ident_why, sizeof(k->ident_why), "context '%s' (line %d): an identity %s",
+				 ri.name, ri.line, why);
+			continue;
+		}
+		err = compile_rule(ids, i, &ri, *knum, rules, ix, mem, globs, k);
+		if (err)
+			break;
+		((struct eg_krule *)rules->v)[rules->n - 1].rule = policy_identity_context(ids, i);
+		(*knum)++;
+		k->conf.n_ident++;
+	}
+	return err;
+}
+
 int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **ret)
 {
 	struct vec rules = { .size = sizeof(struct eg_krule) };
@@ -578,6 +625,8 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 		info->knum = knum++;
 	}
 	if (!err)
+		err = compile_contexts(p, &knum, &rules, &ix, &mem, &globs, k);
+	if (!err)
 		err = compile_bypass(p, host_mnt_ns, k, &mem, &globs);
 	if (!err && globs.n > EG_KGLOBS_MAX / EG_KSETS)
 		err = -E2BIG;
@@ -596,6 +645,7 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 		return err;
 	}
 	k->conf.nrules = k->n_rules;
+	k->conf.flags |= EG_KC_RULES;
 	k->conf.default_decision = kc_decision(p, st->default_decision);
 	k->conf.default_rank = policy_decision_rank(st->default_decision);
 	if (st->unknown_depth_direct)

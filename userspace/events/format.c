@@ -322,6 +322,24 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		sbuf_puts(b, ",\"container_depth\":");
 		sbuf_put_i64(b, h->container_depth);
 	}
+	/* the agent context: its name, the depth from its identity and that exec (none when inferred) */
+	if (h->context) {
+		sbuf_puts(b, ",\"context\":{\"name\":");
+		if (a && a->context)
+			json_str(b, a->context, strlen(a->context));
+		else
+			sbuf_puts(b, "null");
+		sbuf_puts(b, ",\"depth\":");
+		sbuf_put_i64(b, h->context_depth);
+		if (h->context_ktime) {
+			sbuf_puts(b, ",\"identity_exec_id\":");
+			json_exec_id(b, h->context_tgid, h->context_ktime);
+		} else
+			sbuf_puts(b, ",\"identity_exec_id\":null,\"inferred\":true");
+		sbuf_putc(b, '}');
+	} else {
+		sbuf_puts(b, ",\"context\":null");
+	}
 	if (h->session) {
 		sbuf_puts(b, ",\"session\":\"s-");
 		sbuf_printf(b, "%x", h->session);

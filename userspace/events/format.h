@@ -32,6 +32,7 @@ struct eg_annotation {
 	/* every program judged, when there are more than one ("programs":[...]) */
 	const struct eg_program_verdict *programs;
 	unsigned int n_programs;
+	const char *context;		/* the agent context's name (h->context), NULL: not known */
 };
 
 /* Failed execs of a PATH search folded into the exec that ended it (events/collapse.h). */

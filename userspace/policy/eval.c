@@ -309,6 +309,9 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base,
 	unsigned int a;
 	int depth;
 
+	/* a rule scoped to contexts: bit 0 is "none", bit N the context N */
+	if (r->ctx_mask && !(r->ctx_mask & (1u << (req->context & 31))))
+		return false;
 	/* a rule scoped to cgroups speaks of depth in the container, where there is one */
 	depth = r->cgroups.n && req->in_container ? e->container_depth : e->depth;
 	if (depth < r->min_depth || depth > r->max_depth)
@@ -592,6 +595,12 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 	}
 	if (e.budget->exceeded) {
 		set_error(p, req, "evaluation budget exceeded (regular expressions took too long)", ret);
+		return;
+	}
+	/* past its context's limits: refused, whatever the rules say */
+	if (policy_context_over(p, req, &ret->message)) {
+		ret->decision = EG_DECISION_DENY;
+		ret->rule = "context_limit";
 		return;
 	}
 

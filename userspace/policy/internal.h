@@ -66,6 +66,9 @@ struct eg_rule {
 	uint32_t n_alias_ids;
 	bool has_context;
 	bool has_decision;
+	uint32_t ctx_mask;		/* contexts: bit 0 none, bit N context N; 0: any */
+	uint32_t ident_of;		/* an identity (p->idents): its context's id */
+	struct eg_strv ctx_names;	/* contexts: as written, resolved into ctx_mask after the file */
 	struct eg_regex *args;		/* each must match one whole argument */
 	struct eg_regex *args_patterns;	/* searched in argv[1..] joined by ' ' */
 	struct eg_strv cgroups;		/* normalized: no trailing '/', "/" for the root */
@@ -73,6 +76,15 @@ struct eg_rule {
 	char *name;
 	char *message;
 	struct eg_pos pos, name_pos, decision_pos;
+};
+
+/* An agent context (top-level "contexts:"): id = index + 1. */
+struct eg_context {
+	char *name;
+	struct eg_pos pos;
+	int32_t max_depth;		/* limits.max_depth; -1: none */
+	int32_t max_shells;		/* limits.max_consecutive_shells; -1: none */
+	uint32_t n_ident;		/* identities in p->idents */
 };
 
 struct eg_cursor {
@@ -144,6 +156,9 @@ struct eg_policy {
 	char *source;			/* the bytes it was loaded from */
 	size_t source_len;
 	struct eg_scratch *scratch;
+	struct eg_context *contexts;	/* ids 1..n_contexts */
+	uint32_t n_contexts;
+	struct eg_policy *idents;	/* the contexts' identities, as allow rules (ident_of) */
 };
 
 /* policy.c */

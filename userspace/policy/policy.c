@@ -145,6 +145,7 @@ static void rule_free(struct eg_rule *r)
 	free(r->path_ids);
 	free(r->alias_ids);
 	eg_strv_free(&r->cgroups);
+	eg_strv_free(&r->ctx_names);
 	regexes_free(r->args_patterns, r->n_args_patterns);
 	regexes_free(r->args, r->n_args);
 	free(r->uids);
@@ -173,6 +174,10 @@ void policy_free(struct eg_policy *p)
 	free(p->bypass_ids);
 	free(p->source);
 	free(p->unindexed);
+	for (i = 0; i < p->n_contexts; i++)
+		free(p->contexts[i].name);
+	free(p->contexts);
+	policy_free(p->idents);
 	if (p->scratch) {
 		pcre2_match_data_free(p->scratch->md);
 		pcre2_match_context_free(p->scratch->mctx);
@@ -230,6 +235,7 @@ int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *r
 	ret->n_args = r->n_args;
 	ret->min_depth = r->min_depth;
 	ret->max_depth = r->max_depth == EG_DEPTH_INF ? -1 : r->max_depth;
+	ret->ctx_mask = r->ctx_mask;
 	return 0;
 }
 

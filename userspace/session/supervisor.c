@@ -877,6 +877,23 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 	req.truncated = r->argv_trunc;
 	req.apply_on_truncated = true;
 	req.budget = budget;
+	/*
+	 * The daemon's policy knows agent contexts: the one the task is in
+	 * (the kernel's, inherited), or the one this program's identity
+	 * enters; the shells in a row as the kernel counts them.
+	 */
+	if (host && policy_context_count(p)) {
+		uint32_t id = policy_context_identity(p, &req);
+
+		if (id && id != r->task.context) {
+			req.context = id;
+			req.context_depth = 0;
+		} else if (r->task.context) {
+			req.context = r->task.context;
+			req.context_depth = r->task.context_depth + 1;
+		}
+		req.shells = policy_is_shell(pr->path) ? r->task.shells + 1u : 0;
+	}
 	policy_eval(p, &req, &v);
 	if (*first) {
 		*acc = v;

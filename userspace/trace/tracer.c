@@ -31,7 +31,7 @@ const char *const tracer_pinned_maps[] = {
 	"tasks", "procs", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
 	"loaders",
 	/* kernel rules (enforce/kmaps.c) */
-	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", NULL
+	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
 };
 
 static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
@@ -130,6 +130,22 @@ static int fill_ldso_opts(struct execgate_bpf *skel)
 	return 0;
 }
 
+/* Names the kernel looks a file's name up in (32 bytes, zero-padded). */
+static int fill_names(int fd, const char *const *names, size_t n)
+{
+	struct eg_ldso_opt k;
+	__u32 one = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&k, 0, sizeof(k));
+		strncpy(k.s, names[i], sizeof(k.s) - 1);
+		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
 		 struct tracer_reuse *ret)
 {
@@ -180,6 +196,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	reuse_pinned(skel->maps.kglobs, pin_dir, "kglobs", NULL);
 	reuse_pinned(skel->maps.kconf, pin_dir, "kconf", NULL);
 	reuse_pinned(skel->maps.kstate, pin_dir, "kstate", NULL);
+	reuse_pinned(skel->maps.kctx, pin_dir, "kctx", NULL);
 	/* a ring of another size cannot be shared: it is drained after the switch */
 	ret->events = reuse_pinned(skel->maps.events, pin_dir, "events", &ret->old_events_fd);
 	if (ret->control) {
@@ -214,6 +231,14 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		goto fail;
 	log_verified(skel);
 	err = fill_ldso_opts(skel);
+	if (!err) {
+		static const char *const shells[] = { EG_SHELL_NAMES }, *const interps[] = { EG_INTERP_NAMES };
+
+		err = fill_names(bpf_map__fd(skel->maps.shells), shells, sizeof(shells) / sizeof(shells[0]));
+		if (!err)
+			err = fill_names(bpf_map__fd(skel->maps.interps), interps,
+					 sizeof(interps) / sizeof(interps[0]));
+	}
 	if (err)
 		goto fail;
 	for (size_t i = 0; i < o->n_cgroups && i < EG_SCOPES_MAX; i++) {
