@@ -168,11 +168,16 @@ static __always_inline __u32 task_pid_ns(struct task_struct *task)
 static __always_inline bool is_named_n(void *names, const char *s, __u32 len)
 {
 	struct eg_ldso_opt k = {};
+	__u32 i;
 
 	if (!len || len >= sizeof(k.s))
 		return false;
-	if (bpf_probe_read_kernel(k.s, len & (sizeof(k.s) - 1), s))
+	/* a fixed size for older verifiers; what follows the name is zeroed */
+	if (bpf_probe_read_kernel(k.s, sizeof(k.s), s))
 		return false;
+	for (i = 0; i < sizeof(k.s); i++)
+		if (i >= len)
+			k.s[i] = 0;
 	return bpf_map_lookup_elem(names, &k);
 }
 
