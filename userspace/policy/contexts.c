@@ -100,21 +100,3 @@ uint32_t policy_context_identity(const struct eg_policy *p, const struct eg_exec
 		return 0;
 	return p->idents->rules[v.rule_index].ident_of;
 }
-
-bool policy_context_over(const struct eg_policy *p, const struct eg_exec_req *req, const char **why)
-{
-	const struct eg_context *c;
-
-	if (!p || !req->context || req->context > p->n_contexts)
-		return false;
-	c = &p->contexts[req->context - 1];
-	if (c->max_depth >= 0 && req->context_depth > c->max_depth) {
-		*why = "deeper than its context's max_depth";
-		return true;
-	}
-	if (c->max_shells >= 0 && req->shells > (unsigned int)c->max_shells) {
-		*why = "more shells in a row than its context's max_consecutive_shells";
-		return true;
-	}
-	return false;
-}

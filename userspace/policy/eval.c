@@ -537,6 +537,25 @@ void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *othe
 		*into = *other;
 }
 
+/* A context's limits: read here, where every verdict is made (contexts.c calls the evaluator). */
+bool policy_context_over(const struct eg_policy *p, const struct eg_exec_req *req, const char **why)
+{
+	const struct eg_context *c;
+
+	if (!p || !req->context || req->context > p->n_contexts)
+		return false;
+	c = &p->contexts[req->context - 1];
+	if (c->max_depth >= 0 && req->context_depth > c->max_depth) {
+		*why = "deeper than its context's max_depth";
+		return true;
+	}
+	if (c->max_shells >= 0 && req->shells > (unsigned int)c->max_shells) {
+		*why = "more shells in a row than its context's max_consecutive_shells";
+		return true;
+	}
+	return false;
+}
+
 static void set_error(const struct eg_policy *p, const struct eg_exec_req *req, const char *why,
 		      struct eg_verdict *ret)
 {
