@@ -103,7 +103,7 @@ static __always_inline void exec_check(struct task_struct *task, __u32 size, __u
 	e->ktime_ns = now;	/* here: exec_record() has five arguments already */
 	if (krules_loaded()) {
 		/* an agent's identity: the task enters its context, whoever started it */
-		__u32 ctx = kcontext_exec(e);
+		__u32 ctx = kcontext_exec();
 
 		/* nested: the innermost; its own re-exec (or a copy of it) keeps the first one's */
 		if (ctx && ctx != e->context) {

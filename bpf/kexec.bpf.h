@@ -409,7 +409,7 @@ __noinline int kfacts_argscript(__u32 slot)
  * chain's scripts, an interpreter's script argument); 0: none. What the
  * identities read is the exec's own, as for any judgement.
  */
-static __always_inline __u32 kcontext_exec(struct eg_event *e)
+__noinline int kcontext_exec(void)
 {
 	__u32 slot = kf_slot(KSLOT_EXEC), set, p, id = 0;
 	struct eg_kconf *c;
