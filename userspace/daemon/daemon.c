@@ -33,7 +33,10 @@
 #include "daemon/httpd.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "events/lineage.h"
 #include "events/meta.h"
+#include "events/sinks.h"
+#include "trace/containers.h"
 #include "execgate.h"
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
@@ -125,6 +128,9 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 
 	if (!d->policy)
 		return false;
+	/* nothing could run at a path that names no file: a PATH search's miss is no command */
+	if (r->h.type == EG_EVENT_EXEC_FAILED && (r->h.err == -ENOENT || r->h.err == -ENOTDIR))
+		return false;
 	judge_record(&d->judge, d->policy, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
 	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
 	*a = (struct eg_annotation){};
@@ -133,6 +139,7 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	a->message = v.message;
 	a->action = audit_action(v.decision);
 	a->reason = v.error;
+	daemon_label(d, v.rule_index, a);
 	return true;
 }
 
@@ -327,6 +334,10 @@ static int on_record(void *ctx, void *data, size_t size)
 	struct eg_record r;
 	uint64_t t = stage_clock();
 
+	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == EG_EVENT_EXIT) {
+		daemon_on_exit(d, data, size);
+		goto written;
+	}
 	if (record_decode(&d->dec, data, size, &r)) {
 		d->st.malformed++;
 		return 0;
@@ -355,6 +366,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		kernel_annotate(d, &r, ap);
 	}
 	stage_add(STAGE_JUDGE, &t);
+	if (r.h.type == EG_EVENT_EXEC) {
+		struct eg_str prog = record_program(&r);
+
+		lineage_add(d->lineage, r.h.pid, r.h.ktime_ns, prog.p, prog.len, r.h.comm, ap ? ap->severity : 0);
+	}
 	/* filters only thin the log: the exec was traced, judged and enforced all the same */
 	if (filter_active(&d->filter) && !service_must_show(&r, ap) &&
 	    (cause = filter_match(&d->filter, &r)) != EG_FILTER_NONE) {
@@ -381,7 +397,8 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->fc.path_search = &ps;
 	format_record(d, b, &r, ap);
 	d->fc.path_search = NULL;
-	output_end(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED);
+	output_end_sev(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED,
+		       ap ? ap->severity : 0);
 	stage_add(STAGE_FORMAT, &t);
 written:
 	if (output_pending(d->out) >= FLUSH_BYTES)
@@ -418,15 +435,19 @@ static uint64_t recursion_misses(struct daemon *d, bool force)
 static void report_lost_now(struct daemon *d, bool force)
 {
 	struct eg_counters c;
-	uint64_t lost, dropped, rec;
+	uint64_t lost, dropped, rec, sinks;
 	struct jsonw w;
 
 	daemon_read_counters(d, &c);
-	lost = c.lost_exec + c.lost_exec_failed;
+	lost = c.lost_exec + c.lost_exec_failed + c.lost_exit;
 	dropped = output_dropped_total(d->out);
+	sinks = daemon_sinks_dropped(d);
 	rec = recursion_misses(d, force);
-	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported)
+	/* a sink with no listener drops every record: said every 10 s, not at every drain */
+	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported &&
+	    (sinks <= d->sinks_reported || (!force && eg_mono_ms() - d->sinks_report_ms < 10000)))
 		return;
+	d->sinks_report_ms = eg_mono_ms();
 	if (d->text) {
 		emit_comment(d, "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all; "
 			     "%" PRIu64 " not written (output errors); %" PRIu64 " BPF recursion misses",
@@ -434,16 +455,22 @@ static void report_lost_now(struct daemon *d, bool force)
 	} else {
 		meta_open(&w, output_buf(d->out), "lost");
 		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported) +
-				 (rec - d->recursion_reported));
-		jsonw_uint_field(&w, "total", lost + dropped + rec);
+				 (rec - d->recursion_reported) + (sinks - d->sinks_reported));
+		jsonw_uint_field(&w, "total", lost + dropped + rec + sinks);
 		jsonw_uint_field(&w, "exec", c.lost_exec);
 		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
+		jsonw_uint_field(&w, "exit", c.lost_exit);
 		jsonw_uint_field(&w, "output_dropped", dropped);
 		jsonw_uint_field(&w, "recursion_misses", rec);
+		if (d->syslog)
+			jsonw_uint_field(&w, "syslog_dropped", sink_stats(d->syslog)->dropped);
+		if (d->journal)
+			jsonw_uint_field(&w, "journal_dropped", sink_stats(d->journal)->dropped);
 		meta_close(&w, d->out);
 	}
 	d->lost_reported = lost;
 	d->recursion_reported = rec;
+	d->sinks_reported = sinks;
 	/*
 	 * Records dropped by a failing disk are reported once the disk takes
 	 * writes again; until then this record may be dropped too, and the
@@ -773,6 +800,7 @@ static int start_tracer(struct daemon *d)
 	to.max_argv_bytes = d->o.max_argv_bytes;
 	to.ringbuf_size = d->o.ringbuf_size;
 	to.exec_failed = d->o.exec_failed != EXEC_FAILED_NONE;
+	to.exits = !d->o.no_exits;
 	for (size_t i = 0; i < d->o.n_cgroups; i++) {
 		err = cgroup_resolve(d->o.cgroups[i], &d->cg_ids[i], &d->cg_levels[i]);
 		if (err) {
@@ -848,7 +876,7 @@ static void retire_previous(struct daemon *d, json_t *state)
 		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));
 	else if (d->reuse.counters) {
 		daemon_read_counters(d, &c);
-		d->lost_reported = c.lost_exec + c.lost_exec_failed;
+		d->lost_reported = c.lost_exec + c.lost_exec_failed + c.lost_exit;
 	}
 }
 
@@ -1024,6 +1052,7 @@ int daemon_run(const struct daemon_opts *o)
 	oo.gid = o->ctl_gid;
 	oo.max_size = o->output_max_size;
 	oo.keep = o->output_keep;
+	oo.min_severity = o->min_severity_output;
 	err = output_open(&oo, &d.out, err_msg, sizeof(err_msg));
 	if (err) {
 		p_err("%s", err_msg);
@@ -1031,7 +1060,9 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	if (state)
 		handoff_import_output(&d, state);
-	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
+	/* the sinks send JSON records: with one, a terminal gets them too */
+	d.text = o->format == FMT_TEXT ||
+		 (o->format == FMT_AUTO && output_is_terminal(d.out) && !o->syslog && !o->journal);
 	output_set_rotate_cb(d.out, service_on_rotated, &d);
 	if (d.text && output_is_terminal(d.out)) {
 		struct winsize ws;
@@ -1044,6 +1075,16 @@ int daemon_run(const struct daemon_opts *o)
 	d.judge.host_mnt_ns = d.fc.host_mnt_ns;
 	d.cgroups = cgroup_cache_new();
 	d.fc.cgroups = d.cgroups;
+	d.containers = containers_new(getenv("EXECGATE_CONTAINERS_ROOT"));
+	d.fc.containers = d.containers;
+	d.lineage = lineage_new(LINEAGE_ENTRIES, LINEAGE_BYTES);
+	d.fc.lineage = d.lineage;
+	if (!d.cgroups || !d.containers || !d.lineage) {
+		p_err("out of memory");
+		goto cleanup;
+	}
+	if (daemon_shipping_start(&d))
+		goto cleanup;
 	d.filter.uids = o->uids;
 	d.filter.n_uids = o->n_uids;
 	d.filter.comm = o->exclude_comm;
@@ -1166,8 +1207,11 @@ cleanup:
 	decoder_free(&d.dec);
 	policy_free(d.policy);
 	cgroup_cache_free(d.cgroups);
+	containers_free(d.containers);
+	lineage_free(d.lineage);
 	judge_free(&d.judge);
 	output_close(d.out);
+	daemon_shipping_free(&d);
 	if (!keep_loop)
 		loop_free(d.loop);
 	instance_unlock(&d.inst);

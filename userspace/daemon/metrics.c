@@ -76,7 +76,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	    "Execs bprm_check_security left to the check at exec.", k->lsm_deferred);
 }
 
-static const char *const rec_names[EG_REC__COUNT] = { "exec", "exec_failed", "meta" };
+static const char *const rec_names[EG_REC__COUNT] = { "exec", "exec_failed", "meta", "exit" };
 
 static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 {

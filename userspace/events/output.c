@@ -18,6 +18,7 @@
 struct mark {
 	size_t end;			/* offset just past the record's '\n' */
 	enum eg_rec_kind kind;
+	int severity;
 };
 
 struct eg_output {
@@ -40,6 +41,7 @@ struct eg_output {
 	char rotate_err[PATH_MAX + 256];	/* the last failure; "" once a rotation worked */
 	uint64_t rotate_streaks;	/* runs of failures begun */
 	bool rotate_failing;		/* in one now */
+	struct eg_tap *taps;
 };
 
 static int check_existing(int fd, const char *path, char *err, size_t errlen)
@@ -162,7 +164,29 @@ struct sbuf *output_buf(struct eg_output *o)
 	return &o->buf;
 }
 
+void output_add_tap(struct eg_output *o, struct eg_tap *t)
+{
+	t->next = o->taps;
+	o->taps = t;
+}
+
+void output_del_tap(struct eg_output *o, struct eg_tap *t)
+{
+	struct eg_tap **p;
+
+	for (p = &o->taps; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			return;
+		}
+}
+
 void output_end(struct eg_output *o, enum eg_rec_kind kind)
+{
+	output_end_sev(o, kind, kind == EG_REC_META ? EG_SEV_ALWAYS : 0);
+}
+
+void output_end_sev(struct eg_output *o, enum eg_rec_kind kind, int severity)
 {
 	if (o->nmarks == o->cap_marks) {
 		size_t cap = o->cap_marks ? o->cap_marks * 2 : 1024;
@@ -175,7 +199,7 @@ void output_end(struct eg_output *o, enum eg_rec_kind kind)
 		o->marks = m;
 		o->cap_marks = cap;
 	}
-	o->marks[o->nmarks++] = (struct mark){ o->buf.len, kind };
+	o->marks[o->nmarks++] = (struct mark){ o->buf.len, kind, severity };
 }
 
 size_t output_pending(const struct eg_output *o)
@@ -480,6 +504,47 @@ static void count_written(struct eg_output *o, size_t upto_mark)
 		o->st.written[o->marks[i].kind]++;
 }
 
+/* Every whole record to each tap, before the file sees them. */
+static void run_taps(struct eg_output *o)
+{
+	struct eg_tap *t, *next;
+	size_t i, start;
+
+	for (t = o->taps; t; t = next) {
+		next = t->next;	/* a tap may take itself off */
+		for (i = 0, start = 0; i < o->nmarks; start = o->marks[i++].end) {
+			if (o->marks[i].severity != EG_SEV_ALWAYS && o->marks[i].severity < t->min_severity) {
+				t->filtered++;
+				continue;
+			}
+			t->fn(t, o->buf.data + start, o->marks[i].end - start, o->marks[i].kind, o->marks[i].severity);
+		}
+		if (t->flushed)
+			t->flushed(t);
+	}
+}
+
+/* Records below the file's --min-severity leave the buffer (counted). */
+static void squeeze(struct eg_output *o)
+{
+	size_t i, j = 0, start = 0, w = 0;
+
+	for (i = 0; i < o->nmarks; start = o->marks[i++].end) {
+		size_t len = o->marks[i].end - start;
+
+		if (o->marks[i].severity != EG_SEV_ALWAYS && o->marks[i].severity < o->o.min_severity) {
+			o->st.filtered_severity++;
+			continue;
+		}
+		memmove(o->buf.data + w, o->buf.data + start, len);
+		w += len;
+		o->marks[j] = o->marks[i];
+		o->marks[j++].end = w;
+	}
+	o->buf.len = w;
+	o->nmarks = j;
+}
+
 /* Writes the buffer: whole records are counted written, the rest dropped. */
 static int write_buffer(struct eg_output *o)
 {
@@ -492,6 +557,9 @@ static int write_buffer(struct eg_output *o)
 		rc = -ENOMEM;
 		goto out;
 	}
+	run_taps(o);
+	if (o->o.min_severity)
+		squeeze(o);
 	while (off < o->buf.len) {
 		ssize_t n = write(o->fd, o->buf.data + off, o->buf.len - off);
 

@@ -177,6 +177,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	 * refused is retried there, a failed session exec's ticket dropped).
 	 */
 	skel->rodata->report_failures = o->exec_failed;
+	skel->rodata->report_exits = o->exits;
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -429,6 +430,8 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->kerrors += v[i].kerrors;
 		ret->kretries += v[i].kretries;
 		ret->lsm_deferred += v[i].lsm_deferred;
+		ret->exits += v[i].exits;
+		ret->lost_exit += v[i].lost_exit;
 	}
 	free(v);
 	return 0;

@@ -20,6 +20,7 @@ struct tracer_opts {
 	bool lsm;			/* load lsm/bprm_check_security (host-wide refusal) */
 	bool lsm_cgroup;		/* load lsm_cgroup/bprm_check_security (per --cgroup) */
 	bool exec_failed;		/* build failed-exec records at the syscall exit tracepoints */
+	bool exits;			/* exit records at sched_process_exit */
 };
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */
