@@ -1085,6 +1085,7 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	if (daemon_shipping_start(&d))
 		goto cleanup;
+	daemon_record_output(&d);
 	d.filter.uids = o->uids;
 	d.filter.n_uids = o->n_uids;
 	d.filter.comm = o->exclude_comm;

@@ -157,6 +157,7 @@ void daemon_shipping_free(struct daemon *d);
 void daemon_shipping_counters(struct daemon *d, struct jsonw *w);
 struct sbuf;
 int daemon_follow_register(struct daemon *d);
+void daemon_record_output(struct daemon *d);
 uint64_t daemon_sinks_dropped(struct daemon *d);
 
 /* ctl_ops.c */

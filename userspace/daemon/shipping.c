@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,4 +200,30 @@ void daemon_shipping_counters(struct daemon *d, struct jsonw *w)
 uint64_t daemon_sinks_dropped(struct daemon *d)
 {
 	return (d->syslog ? sink_stats(d->syslog)->dropped : 0) + (d->journal ? sink_stats(d->journal)->dropped : 0);
+}
+
+/*
+ * /run/execgate/NAME.output: the output's path, for `execgate query` when
+ * no daemon answers (kept after the stop, replaced by the next start).
+ */
+void daemon_record_output(struct daemon *d)
+{
+	char rec[PATH_MAX + 16], tmp[PATH_MAX + 24], abs[PATH_MAX];
+	size_t n = strlen(d->paths.pidfile);
+	FILE *f;
+
+	if (!d->o.output || !strcmp(d->o.output, "-"))
+		return;
+	if (!realpath(d->o.output, abs))
+		return;
+	if (n > 4 && !strcmp(d->paths.pidfile + n - 4, ".pid"))
+		n -= 4;
+	snprintf(rec, sizeof(rec), "%.*s.output", (int)n, d->paths.pidfile);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", rec);
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fprintf(f, "%s\n", abs);
+	if (fclose(f) || rename(tmp, rec))
+		unlink(tmp);
 }
