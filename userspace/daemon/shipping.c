@@ -138,7 +138,7 @@ int daemon_shipping_start(struct daemon *d)
 	int err;
 
 	if (d->o.syslog) {
-		err = sink_new("syslog", d->o.syslog, d->o.min_severity_syslog, &d->syslog);
+		err = sink_new("syslog", d->o.syslog, d->o.min_severity_syslog, d->loop, &d->syslog);
 		if (err) {
 			p_err("--syslog %s: %s", d->o.syslog, strerror(-err));
 			return err;
@@ -146,7 +146,7 @@ int daemon_shipping_start(struct daemon *d)
 		output_add_tap(d->out, sink_tap(d->syslog));
 	}
 	if (d->o.journal) {
-		err = sink_new("journal", d->o.journal, d->o.min_severity_journal, &d->journal);
+		err = sink_new("journal", d->o.journal, d->o.min_severity_journal, d->loop, &d->journal);
 		if (err) {
 			p_err("--journal %s: %s", d->o.journal, strerror(-err));
 			return err;

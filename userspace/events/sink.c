@@ -4,14 +4,17 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "events/sinks.h"
+#include "daemon/loop.h"
 #include "util/clock.h"
 
 #define RECONNECT_MS	1000	/* no listener: try again at most this often */
+#define BACKLOG_MAX	(4u << 20)	/* datagrams the listener's queue had no room for yet */
 
 struct eg_sink {
 	struct eg_tap tap;
@@ -24,6 +27,11 @@ struct eg_sink {
 	char host[256];
 	int pid;
 	struct eg_sink_stats st;
+	/* a listener's queue is short (net.unix.max_dgram_qlen, 10 by default): the rest waits here */
+	struct sbuf q;			/* [u32 length][datagram]... */
+	size_t q_off;
+	struct eg_loop *loop;
+	struct eg_watch *w;		/* EPOLLOUT while the backlog waits */
 };
 
 static int sink_connect(struct eg_sink *s)
@@ -78,6 +86,114 @@ static int send_memfd(struct eg_sink *s)
 	return rc;
 }
 
+static void failed(struct eg_sink *s, int rc)
+{
+	s->st.dropped++;
+	s->st.last_error = rc;
+	if (rc == -ECONNREFUSED || rc == -ENOTCONN || rc == -ENOENT) {
+		/* the listener went away (restarted): connect again later */
+		if (s->w) {
+			loop_del(s->w);
+			s->w = NULL;
+		}
+		close(s->fd);
+		s->fd = -1;
+	}
+}
+
+/* 0 sent, -EAGAIN the listener's queue is full, else why it cannot go */
+static int send_one(struct eg_sink *s, const char *msg, size_t len)
+{
+	int rc;
+
+	if (send(s->fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+		return 0;
+	rc = -errno;
+	if (rc == -EWOULDBLOCK)
+		rc = -EAGAIN;
+	if (rc == -EMSGSIZE && s->journal) {
+		sbuf_reset(&s->msg);
+		sbuf_put(&s->msg, msg, len);
+		rc = send_memfd(s);
+	}
+	return rc;
+}
+
+static void on_writable(struct eg_watch *w, int fd, uint32_t events, void *arg);
+
+static void arm(struct eg_sink *s, bool on)
+{
+	if (on && !s->w && s->loop && s->fd >= 0)
+		loop_add_fd(s->loop, s->fd, EPOLLOUT, on_writable, s, &s->w);
+	if (!on && s->w) {
+		loop_del(s->w);
+		s->w = NULL;
+	}
+}
+
+/* What waits goes out, as far as the listener takes it. */
+static void pump(struct eg_sink *s)
+{
+	uint32_t len;
+	int rc;
+
+	while (s->q_off < s->q.len && s->fd >= 0) {
+		memcpy(&len, s->q.data + s->q_off, 4);
+		rc = send_one(s, s->q.data + s->q_off + 4, len);
+		if (rc == -EAGAIN) {
+			arm(s, true);
+			return;
+		}
+		if (rc)
+			failed(s, rc);
+		else
+			s->st.sent++;
+		s->q_off += 4 + len;
+	}
+	if (s->q_off < s->q.len) {
+		/* no listener any more: what waited for it is lost, counted */
+		for (; s->q_off < s->q.len; s->q_off += 4 + len) {
+			memcpy(&len, s->q.data + s->q_off, 4);
+			s->st.dropped++;
+		}
+	}
+	sbuf_reset(&s->q);
+	s->q_off = 0;
+	arm(s, false);
+}
+
+static void on_writable(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	(void)w;
+	(void)fd;
+	(void)events;
+	pump(arg);
+}
+
+static void on_flushed(struct eg_tap *t)
+{
+	pump((struct eg_sink *)t);
+}
+
+static void enqueue(struct eg_sink *s)
+{
+	uint32_t len = s->msg.len;
+
+	if (s->q.len - s->q_off + 4 + len > BACKLOG_MAX) {
+		s->st.dropped++;
+		s->st.last_error = -ENOBUFS;
+		return;
+	}
+	sbuf_put(&s->q, (const char *)&len, 4);
+	sbuf_put(&s->q, s->msg.data, len);
+	if (s->q.oom) {
+		/* nothing half queued stays: the queue starts over, its datagrams counted lost */
+		pump(s);
+		s->st.dropped++;
+	}
+	arm(s, true);
+}
+
 static void on_record(struct eg_tap *t, const char *line, size_t len, enum eg_rec_kind kind, int severity)
 {
 	struct eg_sink *s = (struct eg_sink *)t;
@@ -93,26 +209,25 @@ static void on_record(struct eg_tap *t, const char *line, size_t len, enum eg_re
 		rc = -ENOMEM;
 	if (!rc)
 		rc = sink_connect(s);
-	if (!rc && send(s->fd, s->msg.data, s->msg.len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-		rc = -errno;
-		if (rc == -EMSGSIZE && s->journal)
-			rc = send_memfd(s);
-		if (rc == -ECONNREFUSED || rc == -ENOTCONN || rc == -ENOENT) {
-			/* the listener went away (restarted): connect again later */
-			close(s->fd);
-			s->fd = -1;
-		}
+	if (!rc && s->q_off < s->q.len) {
+		enqueue(s);	/* in order, behind what waits */
+		return;
 	}
-	if (rc) {
-		s->st.dropped++;
-		s->st.last_error = rc;
-	} else {
+	if (!rc)
+		rc = send_one(s, s->msg.data, s->msg.len);
+	if (rc == -EAGAIN) {
+		enqueue(s);
+		return;
+	}
+	if (rc)
+		failed(s, rc);
+	else {
 		s->st.sent++;
 		s->st.last_error = 0;
 	}
 }
 
-int sink_new(const char *kind, const char *path, int min_severity, struct eg_sink **ret)
+int sink_new(const char *kind, const char *path, int min_severity, struct eg_loop *loop, struct eg_sink **ret)
 {
 	struct eg_sink *s = calloc(1, sizeof(*s));
 
@@ -127,6 +242,8 @@ int sink_new(const char *kind, const char *path, int min_severity, struct eg_sin
 	}
 	s->fd = -1;
 	s->tap.fn = on_record;
+	s->tap.flushed = on_flushed;
+	s->loop = loop;
 	s->tap.min_severity = min_severity;
 	if (gethostname(s->host, sizeof(s->host)) || !s->host[0])
 		strcpy(s->host, "-");
@@ -141,9 +258,11 @@ void sink_free(struct eg_sink *s)
 {
 	if (!s)
 		return;
+	arm(s, false);
 	if (s->fd >= 0)
 		close(s->fd);
 	sbuf_free(&s->msg);
+	sbuf_free(&s->q);
 	free(s->path);
 	free(s);
 }

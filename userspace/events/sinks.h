@@ -24,8 +24,14 @@ struct eg_sink_stats {
 
 struct eg_sink;
 
-/* kind: "syslog" or "journal"; path: the socket. Never fails for want of a listener (counted). */
-int sink_new(const char *kind, const char *path, int min_severity, struct eg_sink **ret);
+/*
+ * kind: "syslog" or "journal"; path: the socket. Never fails for want of a
+ * listener (counted). Datagrams the listener's queue has no room for wait
+ * in a backlog (4 MiB), sent as the socket takes them (loop: an EPOLLOUT
+ * watch; NULL: at each flush); past it they are dropped and counted.
+ */
+struct eg_loop;
+int sink_new(const char *kind, const char *path, int min_severity, struct eg_loop *loop, struct eg_sink **ret);
 void sink_free(struct eg_sink *s);
 struct eg_tap *sink_tap(struct eg_sink *s);
 const struct eg_sink_stats *sink_stats(const struct eg_sink *s);

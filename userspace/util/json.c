@@ -211,7 +211,7 @@ struct json_t *json_load_record(const char *line, size_t len)
 	struct sbuf b = {};
 	size_t i;
 
-	if (j || !memmem(line, len, "\\udc", 5))
+	if (j || !memmem(line, len, "\\udc", 4))
 		return j;
 	for (i = 0; i < len; i++) {
 		if (line[i] == '\\' && i + 1 < len && line[i + 1] == '\\') {

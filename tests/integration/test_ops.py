@@ -1,0 +1,220 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Day two: process lifetimes (exit records, the parent inline), the
+shipped host policy's severities, execgate query (filters, text, JSON, the
+tree, --follow), and the syslog and journal sinks, against sockets the
+test binds itself. One daemon serves most checks."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import eg
+from eg import token
+
+
+def wait(pred, timeout=20, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("no %s within %ss" % (what, timeout))
+
+
+def stats(ctx, d):
+    r = ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path])
+    return json.loads(r.stdout)["counters"]
+
+
+class Listener:
+    """A datagram socket read by a thread of its own, as syslog or journald would."""
+    def __init__(self, ctx, name):
+        self.path = os.path.join(ctx.tmpdir(), name)
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.s.bind(self.path)
+        self.got = []
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+        ctx.on_cleanup(self.close)
+
+    def loop(self):
+        while True:
+            try:
+                self.got.append(self.s.recv(1 << 20))
+            except OSError:
+                return
+
+    def close(self):
+        self.s.shutdown(socket.SHUT_RDWR)
+        self.s.close()
+        os.unlink(self.path)
+        self.t.join(5)
+
+
+def journal_fields(msg):
+    """journald's native protocol: NAME=value lines, or NAME, a 64-bit length, the bytes."""
+    f, i = {}, 0
+    while i < len(msg):
+        nl = msg.index(b"\n", i)
+        line = msg[i:nl]
+        if b"=" in line:
+            k, v = line.split(b"=", 1)
+            i = nl + 1
+        else:
+            k = line
+            n = struct.unpack("<Q", msg[nl + 1:nl + 9])[0]
+            v = msg[nl + 9:nl + 9 + n]
+            assert msg[nl + 9 + n:nl + 10 + n] == b"\n", msg
+            i = nl + 10 + n
+        f[k.decode()] = v
+    return f
+
+
+def test_lifetimes_query_and_shipping(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    slog = Listener(ctx, "syslog.sock")
+    jrnl = Listener(ctx, "journal.sock")
+    slog_path, jrnl_path = slog.path, jrnl.path
+    d = ctx.daemon("--cgroup", cg, "--policy", os.path.join(ctx.root, "policy", "host-audit.yaml"),
+                   "--syslog=" + slog_path, "--journal=" + jrnl_path, "--min-severity", "journal=high")
+    t = token()
+
+    def run(cmd):
+        return subprocess.run(["/bin/sh", "-c", cmd], preexec_fn=lambda: open(
+            os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+
+    # a live follower from the start: what it sees is what the file gets
+    fol = subprocess.Popen([ctx.execgate, "query", "-p", d.pin_path, "--follow", "--json", "--comm", "sh"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(fol.kill)
+    wait(lambda: stats(ctx, d)["followers"] == 1, what="the follower connected")
+    run("exit 7; %s" % t)
+    run("kill -9 $$; %s" % t)
+    # PATH's misses are no audited command: one record for the one setpriv that ran
+    run("env setpriv --help >/dev/null; : %s" % t)
+    run("/bin/true %s" % t)
+
+    def mine(typ):
+        return [e for e in d.events() if e.get("type") == typ and any(t in a for a in e.get("argv", []))]
+    execs = wait(lambda: len(mine("exec")) >= 4 and mine("exec"), what="the execs")
+    by_cmd = {e["argv"][-1].split(";")[0]: e for e in execs if e["comm"] == "sh"}
+    ends = {x["exec_id"]: x for x in wait(lambda: [x for x in d.events() if x.get("type") == "exit"
+                                                    and x["exec_id"] in {e["exec_id"] for e in execs}
+                                                    and x["comm"] == "sh"] if len([
+        x for x in d.events() if x.get("type") == "exit" and x["exec_id"] in {e["exec_id"] for e in execs}
+        and x["comm"] == "sh"]) >= 4 else None, what="their exits")}
+    seven = ends[by_cmd["exit 7"]["exec_id"]]
+    assert seven["exit_code"] == 7 and seven["signal"] is None and seven["duration_ns"] > 0, seven
+    assert seven["filename"] == "/usr/bin/dash" and seven["pid"] == by_cmd["exit 7"]["pid"], seven
+    killed = ends[by_cmd["kill -9 $$"]["exec_id"]]
+    assert killed["exit_code"] is None and killed["signal"] == "SIGKILL", killed
+    # the parent inline: a child's parent is the exec that ran it
+    setpriv = [e for e in d.events() if e.get("type") == "exec" and e["comm"] == "setpriv"
+               and e["cgroup_id"] == cgid]
+    assert len(setpriv) == 1, setpriv
+    env = [e for e in d.events() if e.get("exec_id") == setpriv[0]["parent_exec_id"] and e["type"] == "exec"][0]
+    assert setpriv[0]["parent"] == {"exec_id": env["exec_id"], "filename": "/usr/bin/env", "comm": "env"}, setpriv
+    # the shipped policy: one audit record, with the rule's severity and tags
+    audits = [e for e in d.events() if e.get("decision") == "audit" and e["cgroup_id"] == cgid]
+    assert [a["comm"] for a in audits] == ["setpriv"], audits
+    assert audits[0]["severity"] == "high" and audits[0]["tags"] == ["privilege"], audits[0]
+    misses = [e for e in d.events() if e.get("type") == "exec_failed" and e["cgroup_id"] == cgid
+              and e["filename"].endswith("/setpriv")]
+    assert misses and all("decision" not in e for e in misses), misses[:2]
+
+    # query: filters, JSON unchanged, text with users and decisions, the tree
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--json", "--decision", "audit", "--user", "root"])
+    lines = [l for l in q.stdout.decode().splitlines() if '"cgroup_id":%d,' % cgid in l]
+    assert len(lines) == 1 and json.loads(lines[0]) == audits[0], q.stdout[-400:]
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--min-severity", "high", "--since", "1h",
+                 "--comm", "setp*"])
+    assert b" root " in q.stdout and b"audit    audited     setpriv --help" in q.stdout, q.stdout
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--since", "tomorrow"], check=False)
+    assert q.returncode == 2 and b"cannot read the time 'tomorrow'" in q.stderr, q.stderr
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--tree", by_cmd["exit 7"]["exec_id"]])
+    tree = q.stdout.decode()
+    assert "exit 7 after" in tree and "[exit" in tree.splitlines()[-1], tree
+
+    # the follower saw the same records as the file, live
+    os.set_blocking(fol.stdout.fileno(), False)
+    buf = [b""]
+
+    def followed():
+        try:
+            buf[0] += os.read(fol.stdout.fileno(), 1 << 20)
+        except BlockingIOError:
+            pass
+        return buf[0].count(t.encode()) >= 4 and buf[0].count(b'"type":"exit"') >= 4 and buf[0]
+    got = wait(followed, what="records at the follower")
+    for line in got.splitlines():
+        assert json.loads(line)["comm"] == "sh", line
+    assert set(got.splitlines()) <= set(d.lines()), "the file's bytes"
+
+    # syslog: RFC 5424, the record as the message; journal: only what is high or above
+    msgs = list(slog.got)
+    mine_s = [m for m in msgs if t.encode() in m]
+    assert len(mine_s) >= 4, (len(mine_s), [m[-300:] for m in mine_s], stats(ctx, d))
+    m = [m for m in msgs if b'"decision":"audit"' in m and b"setpriv" in m][0]
+    hdr, rec = m.split(b" - ", 1)
+    assert hdr.startswith(b"<83>1 ") and hdr.split(b" ")[3:5] == [b"execgate", str(d.proc.pid).encode()], hdr
+    assert json.loads(rec) == audits[0], rec
+    js = [journal_fields(m) for m in list(jrnl.got)]
+    assert js and all(j.get("EXECGATE_SEVERITY") in (b"high", b"critical") or j["EXECGATE_TYPE"] == b"daemon"
+                      for j in js), js
+    sp = [j for j in js if j.get("EXECGATE_COMM") == b"setpriv"][0]
+    assert sp["MESSAGE"] == b"exec /usr/bin/setpriv --help (uid 0, audit by privilege-change, audited)", sp
+    assert sp["PRIORITY"] == b"3" and json.loads(sp["EXECGATE_TAGS"]) == ["privilege"], sp
+    c = stats(ctx, d)
+    assert c["syslog_dropped"] == 0 and c["journal_dropped"] == 0 and c["journal_filtered"] > 0, c
+    assert c["syslog_sent"] >= len(mine_s) and c["exits"] >= 4 and c["lost_exit"] == 0, c
+
+    # a listener that goes away: each record it misses is counted, the file loses none
+    slog.close()
+    run("/bin/true %s after" % t)
+    wait(lambda: stats(ctx, d)["syslog_dropped"] > 0, what="syslog drops counted")
+    lost = wait(lambda: [e for e in d.events() if e.get("type") == "lost" and e.get("syslog_dropped")],
+                what="a lost record with the syslog's drops")
+    assert lost[0]["output_dropped"] == 0, lost[0]
+    assert d.stop() == 0
+    assert fol.wait(10) == 1
+    os.set_blocking(fol.stdout.fileno(), True)
+    err = json.loads(fol.stdout.read().splitlines()[-1])  # --json: the error as JSON too
+    assert "the daemon closed the connection" in err["error"], err
+
+
+def test_exit_events_none_and_a_slow_follower(ctx):
+    """--exit-events=none builds no exit record; a follower that does not read is dropped and told."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--exit-events=none")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(d.wait_ready()["socket"])
+    ctx.on_cleanup(s.close)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(b'{"op":"follow"}\n')
+    t = token()
+    big = "y" * 60000
+    deadline = time.monotonic() + 60
+    while stats(ctx, d)["followers_dropped"] == 0:
+        assert time.monotonic() < deadline, "the slow follower was never dropped"
+        subprocess.run(["/bin/true", t, big], preexec_fn=lambda: open(
+            os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+    assert stats(ctx, d)["exits"] == 0
+    assert not [e for e in d.events() if e.get("type") == "exit"]
+    data = b""
+    s.setblocking(True)
+    s.settimeout(10)
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        data += b
+    last = json.loads(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    assert last["event"] == "dropped" and "too slow" in last["reason"], last
+    # every line before it is a whole record
+    for line in data.rstrip(b"\n").split(b"\n")[1:-1]:
+        json.loads(line)
+    assert d.proc.poll() is None
