@@ -17,8 +17,8 @@
 struct slot {
 	uint64_t cgroup_id;		/* 0: free */
 	bool container;
-	bool complete;			/* the runtime's state was read */
-	uint64_t retry_ms;
+	bool complete;			/* the runtime's state was read, or given up on */
+	uint64_t retry_ms, give_up_ms;
 	struct eg_container_info info;
 };
 
@@ -239,10 +239,11 @@ int containers_read(const char *root, struct eg_container_info *r)
 	if (!found)
 		found |= crun_state(root, r);
 	found |= containerd(root, r);
-	if (!strcmp(r->runtime, "podman") || !strcmp(r->runtime, "crio") || !strcmp(r->runtime, "kubernetes"))
-		found |= storage(root, r);
 	if (!strcmp(r->runtime, "docker"))
 		found |= docker(root, r);
+	/* names and images, not the state: a container being created has them first */
+	if (!strcmp(r->runtime, "podman") || !strcmp(r->runtime, "crio") || !strcmp(r->runtime, "kubernetes"))
+		storage(root, r);
 	return found ? 0 : -ENOENT;
 }
 
@@ -279,7 +280,7 @@ const struct eg_container_info *containers_get(struct eg_containers *c, uint64_t
 		if (s->complete || eg_mono_ms() < s->retry_ms)
 			return &s->info;
 		/* the runtime had not written its state yet: once more */
-		s->complete = !containers_read(c->root, &s->info);
+		s->complete = !containers_read(c->root, &s->info) || eg_mono_ms() >= s->give_up_ms;
 		s->retry_ms = eg_mono_ms() + CONTAINERS_RETRY_MS;
 		return &s->info;
 	}
@@ -303,5 +304,6 @@ const struct eg_container_info *containers_get(struct eg_containers *c, uint64_t
 		s->info.pod_uid = strdup(ct.pod_uid);
 	s->complete = !containers_read(c->root, &s->info);
 	s->retry_ms = eg_mono_ms() + CONTAINERS_RETRY_MS;
+	s->give_up_ms = eg_mono_ms() + CONTAINERS_GIVE_UP_MS;
 	return &s->info;
 }

@@ -8,8 +8,10 @@
  *
  * Read once per container and cached by cgroup id: the first record of a
  * container pays for a few small file reads, every later one a hash
- * lookup. A container whose state cannot be read yet (it is being
- * created) is tried again at most once every CONTAINERS_RETRY_MS.
+ * lookup. A container whose state cannot be read yet (runc writes its
+ * state.json after "runc init" already runs in the container's cgroup) is
+ * tried again at most once every CONTAINERS_RETRY_MS, for
+ * CONTAINERS_GIVE_UP_MS.
  */
 #ifndef EG_CONTAINERS_H
 #define EG_CONTAINERS_H
@@ -17,7 +19,8 @@
 #include <stdint.h>
 
 #define CONTAINERS_MAX		4096
-#define CONTAINERS_RETRY_MS	2000
+#define CONTAINERS_RETRY_MS	50	/* state not written yet: tried again at most this often */
+#define CONTAINERS_GIVE_UP_MS	10000	/* ... for this long after the container was first seen */
 
 struct eg_container_info {
 	char id[80];
