@@ -43,7 +43,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_start_object(w);
 	jsonw_uint_field(w, "exec", c.exec);
 	jsonw_uint_field(w, "exec_failed", c.exec_failed);
-	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed);
+	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_exit);
 	jsonw_uint_field(w, "lost_exec", c.lost_exec);
 	jsonw_uint_field(w, "lost_exec_failed", c.lost_exec_failed);
 	jsonw_uint_field(w, "argv_truncated", c.argv_truncated);

@@ -670,7 +670,7 @@ static void emit_stop(struct daemon *d)
 			     "%llu lost, %" PRIu64 " not written, %" PRIu64 " BPF recursion misses, "
 			     "%" PRIu64 " filtered",
 			     os->written[EG_REC_EXEC], os->written[EG_REC_EXEC_FAILED],
-			     (unsigned long long)(c.lost_exec + c.lost_exec_failed),
+			     (unsigned long long)(c.lost_exec + c.lost_exec_failed + c.lost_exit),
 			     output_dropped_total(d->out), d->recursion_reported, filter_total(&d->filter));
 		return;
 	}
@@ -678,7 +678,8 @@ static void emit_stop(struct daemon *d)
 	/* written: reached the file before this record was formatted */
 	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
 	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
-	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed);
+	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_exit);
+	jsonw_uint_field(&w, "exit", os->written[EG_REC_EXIT]);
 	jsonw_uint_field(&w, "output_dropped", output_dropped_total(d->out));
 	jsonw_uint_field(&w, "shutdown_dropped", d->st.shutdown_dropped);
 	jsonw_uint_field(&w, "argv_truncated", c.argv_truncated);

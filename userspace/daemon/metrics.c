@@ -33,6 +33,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	const struct eg_counters *k = &m->k;
 
 	one(b, "execgate_execs_total", C, "Successful execs the kernel reported (records queued).", k->exec);
+	one(b, "execgate_exits_total", C, "Ends of exec'd processes the kernel reported (exit records queued).", k->exits);
 	one(b, "execgate_exec_failed_total", C,
 	    "Failed execve/execveat calls the kernel reported (records queued).", k->exec_failed);
 
@@ -41,6 +42,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exec", k->lost_exec);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exec_failed",
 		   k->lost_exec_failed);
+	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exit", k->lost_exit);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "no_scratch", "record", "any",
 		   k->scratch_missing);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "too_big", "record", "exec", k->record_too_big);
