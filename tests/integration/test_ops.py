@@ -172,6 +172,13 @@ def test_lifetimes_query_and_shipping(ctx):
     assert c["syslog_dropped"] == 0 and c["journal_dropped"] == 0 and c["journal_filtered"] > 0, c
     assert c["syslog_sent"] >= len(mine_s) and c["exits"] >= 4 and c["lost_exit"] == 0, c
 
+    # a user who may not reload is told so, in one line
+    r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "permission denied" in err and "(null)" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
     # a listener that goes away: each record it misses is counted, the file loses none
     slog.close()
     run("/bin/true %s after" % t)

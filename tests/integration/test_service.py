@@ -1141,36 +1141,51 @@ def test_rotation_gzip_and_continuation(ctx):
     assert stats(ctx, d)["output_rotations"] >= 5
     assert d.stop() == 0
     names = sorted(n for n in os.listdir(out) if not n.endswith(".stderr"))
-    assert names == ["events.jsonl", "events.jsonl.1.gz", "events.jsonl.2.gz", "events.jsonl.3.gz"], names
-    seen, numbers = [], []
-    for name in reversed(names[1:]):
+    # rotated files are named by the time of their rotation (UTC): names sort oldest first
+    assert names[0] == "events.jsonl" and len(names) == 4, names
+    assert all(ROTATED.match(n) for n in names[1:]), names
+    seen, numbers, prev = [], [], None
+    for name in names[1:]:
         r = ctx.run(["zcat", os.path.join(out, name)])
         lines = r.stdout.split(b"\n")
         assert lines[-1] == b"", name
         evs = [json.loads(l) for l in lines[:-1]]
         assert evs[0]["type"] == "daemon" and evs[0]["event"] == "rotated", (name, evs[0])
-        assert evs[0]["continues"] == "events.jsonl.1.gz" and evs[0]["file"] == path, evs[0]
+        assert evs[0]["file"] == path and evs[0]["hostname"] and evs[0]["boot_id"], evs[0]
+        if prev:
+            assert evs[0]["continues"] == prev, (name, evs[0], prev)
+        prev = name
         seen.append(evs[0]["rotations"])
         numbers += [int(e["argv"][2]) for e in evs if e["type"] == "exec"]
-    # oldest first: .3 started at the earliest rotation kept
     assert seen == sorted(seen) and len(set(seen)) == 3, seen
     cur = d.events()
     assert cur[0]["event"] == "rotated" and cur[0]["rotations"] == seen[-1] + 1, cur[0]
+    assert cur[0]["continues"] == names[-1], (cur[0], names)
     assert cur[-1]["event"] == "stop", "the stop record ends the file it is in"
     numbers += [int(e["argv"][2]) for e in cur if e["type"] == "exec"]
     # across the kept files, the execs follow one another to the last: none lost or repeated
     assert numbers == list(range(numbers[0], last + 1)), numbers
+    # execgate query reads them all, oldest first, the live file last; with the daemon
+    # stopped, it finds them through the record the daemon left in /run/execgate
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--json", "--type", "exec"])
+    assert [int(json.loads(l)["argv"][2]) for l in q.stdout.splitlines()] == numbers
+
+
+ROTATED = re.compile(r"^events\.jsonl\.[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.gz$")
 
 
 def rotated_names(out):
-    return sorted(n for n in os.listdir(out) if not n.endswith(".stderr"))
+    """The output and its rotated files, shapes only: the rotated ones' names are times."""
+    return sorted("events.jsonl.TIME.gz" if ROTATED.match(n) else n
+                  for n in os.listdir(out) if not n.endswith(".stderr"))
 
 
 def first_rotations(ctx, path):
-    """The gz files' first records' rotation numbers, newest first (.1.gz, .2.gz, ...)."""
+    """The gz files' first records' rotation numbers, newest first."""
     got = []
-    for k in (1, 2, 3):
-        r = ctx.run(["zcat", "%s.%d.gz" % (path, k)])
+    d = os.path.dirname(path)
+    for n in sorted((n for n in os.listdir(d) if ROTATED.match(n)), reverse=True):
+        r = ctx.run(["zcat", os.path.join(d, n)])
         first = json.loads(r.stdout.split(b"\n")[0])
         assert first["event"] == "rotated", first
         got.append(first["rotations"])
@@ -1186,7 +1201,7 @@ def test_rotation_failure_keeps_rotated_files(ctx):
     rel, cg, cgid = ctx.cgroup()
     out = ctx.tmpdir()
     path = os.path.join(out, "events.jsonl")
-    full = ["events.jsonl", "events.jsonl.1.gz", "events.jsonl.2.gz", "events.jsonl.3.gz"]
+    full = ["events.jsonl"] + ["events.jsonl.TIME.gz"] * 3
     d = ctx.daemon("--cgroup", cg, "--output-max-size", "4096", "--output-keep", "3", output=path)
     tok = token()
     n = [0]

@@ -6,6 +6,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -358,7 +359,7 @@ static const struct argp_option test_options[] = {
 	{ "unknown-depth", 'U', NULL, 0, "The task's tree started before the tracer (depth_known false)", 0 },
 	{ "cgroup", 'c', "PATH", 0, "cgroup v2 path of the task, e.g. /system.slice/foo.service "
 	  "(default: unknown, so rules with cgroups do not match)", 0 },
-	{ "uid", 'u', "N", 0, "Effective user id of the task (default: yours)", 0 },
+	{ "uid", 'u', "USER", 0, "Effective user of the task, a name or a uid (default: you)", 0 },
 	{ "session", 's', NULL, 0, "Decide as a session supervisor would: on_truncated and on_error apply", 0 },
 	{ "truncated", 't', NULL, 0, "Pretend argv was cut (implies --session: on_truncated applies)", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object instead of lines", 0 },
@@ -379,13 +380,16 @@ static error_t test_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--depth takes a number from 0 (direct) up");
 		o->depth = (int)v;
 		break;
-	case 'u':
+	case 'u': {
+		struct passwd *pw = getpwnam(arg);
+
 		errno = 0;
-		v = strtoll(arg, &end, 10);
-		if (errno || *end || end == arg || v < 0 || v >= (long long)UINT32_MAX)
-			argp_error(state, "--uid takes a user id (a number)");
+		v = pw ? (long long)pw->pw_uid : strtoll(arg, &end, 10);
+		if (!pw && (errno || *end || end == arg || v < 0 || v >= (long long)UINT32_MAX))
+			argp_error(state, "--uid: no user named '%s' (a user name or a uid)", arg);
 		o->uid = v;
 		break;
+	}
 	case 'c':
 		if (arg[0] != '/')
 			argp_error(state, "--cgroup takes a cgroup v2 path starting with '/'");
@@ -425,6 +429,18 @@ static error_t test_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* policy test's exit status: the decision (docs: execgate(8), EXIT STATUS) */
+#define EXIT_POLICY_INVALID	5
+static int decision_status(enum eg_decision d)
+{
+	switch (d) {
+	case EG_DECISION_DENY: return 1;
+	case EG_DECISION_APPROVAL: return 3;
+	case EG_DECISION_ERROR: return 4;
+	default: return 0;	/* allow, audit: it runs */
+	}
+}
+
 static int do_test(int argc, char **argv)
 {
 	static const char doc[] =
@@ -436,8 +452,9 @@ static int do_test(int argc, char **argv)
 		"(a '--' before it is optional).\n\n"
 		"Example:\n"
 		"  execgate policy test policy/agent-sandbox.yaml --depth 1 -- curl -s x\n\n"
-		"Exit status: 0 evaluated (whatever the decision), 1 invalid policy,\n"
-		"2 usage.";
+		"Exit status: the decision, so a script can branch on it: 0 allow or\n"
+		"audit, 1 deny, 3 approval (a person must answer), 4 error (the policy\n"
+		"could not decide: on_error applies), 5 the policy does not load, 2 usage.";
 	struct argp argp = { test_options, test_parse, "FILE -- ARGV...", doc, NULL, NULL, NULL };
 	struct test_opts o = { .uid = getuid() };
 	char filename[PATH_MAX];
@@ -472,7 +489,7 @@ static int do_test(int argc, char **argv)
 			print_diags_plain(&d, false);
 		}
 		eg_diags_free(&d);
-		return 1;
+		return EXIT_POLICY_INVALID;
 	}
 	/* the program a shell would run, and every interpreter after it */
 	path_lookup(o.cmd[0], getenv("PATH"), filename, sizeof(filename));
@@ -588,7 +605,7 @@ static int do_test(int argc, char **argv)
 	exec_plan_free(&plan);
 	policy_free(p);
 	eg_diags_free(&d);
-	return 0;
+	return decision_status(v.decision);
 }
 
 /* ---- reload ---- */
@@ -636,7 +653,8 @@ static int do_reload(int argc, char **argv)
 		p_err("%s", err);
 		return rc == -ENOENT || rc == -ECONNREFUSED ? EXIT_NO_DAEMON : 1;
 	}
-	if (rc == -EREMOTEIO && !reply) {
+	if (rc == -EREMOTEIO && !json_object_get(reply, "kept_sha256")) {
+		/* refused before any load (permission denied, no --policy): the daemon's one line */
 		/* the reply carried no details (an old or refusing daemon) */
 		p_err("%s", err);
 		return 1;

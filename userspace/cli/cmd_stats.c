@@ -287,13 +287,14 @@ static int run(int argc, char **argv, bool status)
 
 		if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 			json_decref(r);
-			if (!eg_have_bpf_caps()) {
+			if (eg_have_bpf_caps())
+				rc = pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);
+			else
 				p_err("%s on %s; reading its pinned maps %s",
 				      e == -ETIMEDOUT ? "the daemon does not answer" : "no daemon is running",
 				      p.pin, EG_NEEDS_ROOT);
-				return 1;
-			}
-			return pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);
+			/* the LSB's status codes, whatever was pinned */
+			return e == -ETIMEDOUT ? EXIT_NOT_ANSWERING : EXIT_NOT_RUNNING;
 		}
 		if (e) {
 			json_decref(r);

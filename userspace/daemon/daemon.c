@@ -652,6 +652,7 @@ static void emit_start(struct daemon *d)
 		jsonw_string(&w, d->o.cgroups[i]);
 	jsonw_end_array(&w);
 	jsonw_string_field(&w, "policy", d->o.policy_path);
+	jsonw_string_field(&w, "policy_sha256", d->policy ? policy_sha256(d->policy) : NULL);
 	service_start_facts(d, &w);
 	meta_close(&w, d->out);
 	if (d->policy)
@@ -714,6 +715,8 @@ static void on_signal(const struct signalfd_siginfo *si, void *arg)
 		if (e)
 			p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
 			       output_path(d->out), strerror(-e));
+		else if (strcmp(output_path(d->out), "stdout"))
+			service_on_reopened(d);
 		break;
 	default:
 		d->stopping = true;
@@ -1168,8 +1171,10 @@ int daemon_run(const struct daemon_opts *o)
 		       "are counted and reported once they can", output_path(d.out),
 		       strerror(-output_stats(d.out)->last_error));
 	}
-	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
-	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
+	/* on a terminal the table's first line says it already: the banner once */
+	if (!(d.text && output_is_terminal(d.out) && isatty(STDERR_FILENO)))
+		p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
+		       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
 	notify_send("READY=1\nSTATUS=tracing every exec");
 
 	err = loop_run(d.loop, -1, NULL, NULL);

@@ -11,7 +11,8 @@
  * Files: opened with O_NOFOLLOW; an existing file must be a regular file
  * owned by root and not writable by group or others; new files are 0640
  * (group: --ctl-group). Built-in rotation at max_size bytes keeps `keep`
- * older files, compressed (gzip format, zlib) in the background.
+ * older files, named by the time they were rotated and compressed (gzip
+ * format, zlib) in the background.
  */
 #ifndef EG_OUTPUT_H
 #define EG_OUTPUT_H
@@ -101,9 +102,10 @@ const char *output_rotation_error(const struct eg_output *o, uint64_t *ret_strea
 /*
  * Called after a rotation with the new file's empty buffer, to write the
  * record that starts it (a daemon record saying which file it continues).
- * prev is the previous file's new name ("events.jsonl.1", compressed to
- * "events.jsonl.1.gz" in the background), NULL with keep 0 (the file was
- * started over) and when the file was removed under us (written anew).
+ * prev is the previous file's new name, the time of the rotation in UTC
+ * ("events.jsonl.20260119T143000.123Z", compressed to "....123Z.gz" in
+ * the background), NULL with keep 0 (the file was started over) and when
+ * the file was removed under us (written anew).
  */
 void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *o, const char *prev,
 							   void *arg), void *arg);
