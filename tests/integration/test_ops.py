@@ -4,6 +4,7 @@ shipped host policy's severities, execgate query (filters, text, JSON, the
 tree, --follow), and the syslog and journal sinks, against sockets the
 test binds itself. One daemon serves most checks."""
 import json
+import shutil
 import os
 import socket
 import struct
@@ -225,3 +226,54 @@ def test_exit_events_none_and_a_slow_follower(ctx):
     for line in data.rstrip(b"\n").split(b"\n")[1:-1]:
         json.loads(line)
     assert d.proc.poll() is None
+
+
+def test_generate_a_policy_then_replay_under_it(ctx):
+    """A real build (make, cc, as, ld) in a session; the policy generated from
+    it passes check --strict, the same build under it meets no deny, and
+    anything else (make clean's rm) is refused."""
+    if not all(shutil.which(t) for t in ("make", "cc")):
+        ctx.skip("make and cc are needed (build-essential)")
+    d = ctx.daemon()
+    src = ctx.tmpdir()
+    for name, text in (("a.c", "int a(void){return 1;}\n"), ("b.c", "int b(void){return 2;}\n"),
+                       ("main.c", "int a(void);int b(void);\nint main(void){return a()+b()-3;}\n"),
+                       ("Makefile", "prog: a.o b.o main.o\n\tcc -o prog a.o b.o main.o\n"
+                                    "%.o: %.c\n\tcc -c -o $@ $<\nclean:\n\trm -f *.o prog\n")):
+        with open(os.path.join(src, name), "w") as f:
+            f.write(text)
+
+    def session(*extra):
+        r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path] + list(extra) + ["--", "make"] + [],
+                           cwd=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return r
+
+    r = session("--session", "learn")
+    assert r.returncode == 0 and os.path.exists(os.path.join(src, "prog")), r.stderr
+    sid = wait(lambda: [e["session"] for e in d.events() if e.get("type") == "session" and e.get("name") == "learn"
+                        and e.get("event") == "end"], what="the session's end")[0]
+    gen = os.path.join(ctx.tmpdir(), "gen.yaml")
+    ctx.run([ctx.execgate, "policy", "generate", "-p", d.pin_path, "--session", sid, "-o", gen])
+    text = open(gen).read()
+    assert "default_decision: deny" in text and "'/usr/bin/make'" in text, text[:800]
+    assert "differ in file names or numbers" in text and "[^ ]*\\.c" in text, text
+    r = ctx.run([ctx.execgate, "policy", "check", "--strict", gen], check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    subprocess.run(["make", "clean"], cwd=src, check=True, stdout=subprocess.DEVNULL)
+
+    r = session("--session", "replay", "--policy", gen)
+    assert r.returncode == 0 and os.path.exists(os.path.join(src, "prog")), r.stderr
+    replay = wait(lambda: [e["session"] for e in d.events() if e.get("type") == "session"
+                           and e.get("name") == "replay" and e.get("event") == "end"], what="the replay's end")[0]
+    mine = [e for e in d.events() if e.get("session") == replay and e.get("type") in ("exec", "exec_failed")]
+    assert len([e for e in mine if e["type"] == "exec"]) >= 10, len(mine)
+    assert not [e for e in mine if e.get("decision") not in ("allow", None)], \
+        [e for e in mine if e.get("decision") != "allow"][:2]
+    # what the build did not do is refused: make clean runs rm
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", gen, "--", "make", "clean"], cwd=src,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode != 0 and b"denied" in r.stderr, r.stderr
+    # and the tree of the learning session is drawn with every exit status
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--tree", sid])
+    tree = q.stdout.decode()
+    assert "└─ make  [exit 0 after" in tree and tree.count("[exit 0 after") >= 10, tree

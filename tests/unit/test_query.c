@@ -6,6 +6,7 @@
 #include <time.h>
 #include "events/lineage.h"
 #include "events/sinks.h"
+#include "query/generate.h"
 #include "query/query.h"
 #include "util/json.h"
 #include "util/severity.h"
@@ -227,6 +228,62 @@ static void test_journal_datagram(void)
 	sbuf_free(&b);
 }
 
+static void test_generate_tokens(void)
+{
+	struct sbuf b = {};
+
+#define TOK(t, g, want) do { sbuf_reset(&b); generate_token(&b, t, g); ASSERT_STREQ(sbuf_cstr(&b), want, t); } while (0)
+	TOK("a.c", true, "[^ ]*\\.c");
+	TOK("/tmp/ccX1.s", true, "[^ ]*\\.s");
+	TOK("/tmp/ccX1", true, "[^ ]+");
+	TOK("1234", true, "[0-9]+");
+	TOK("-c", true, "\\-c");
+	TOK("-j2", true, "\\-j2");
+	TOK("-plugin-opt=-fresolution=/tmp/cc1.res", true, "\\-plugin\\-opt\\=\\-fresolution\\=[^ ]*\\.res");
+	TOK("a.c", false, "a\\.c");
+	TOK(".c", true, "\\.c");
+#undef TOK
+	sbuf_free(&b);
+}
+
+static void test_generate_policy(void)
+{
+	static const char *const recs[] = {
+		"{\"type\":\"exec\",\"exec_id\":\"1:1\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\",\"-c\",\"a.c\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"2:2\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\",\"-c\",\"b.c\"],\"depth\":2,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"3:3\",\"filename\":\"/usr/bin/curl\",\"argv\":[\"curl\",\"-s\",\"x\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec_failed\",\"exec_id\":null,\"filename\":\"/usr/bin/nc\",\"argv\":[\"nc\",\"-l\"],\"decision\":\"deny\",\"rule\":\"no-nc\",\"action\":\"blocked\"}",
+		"{\"type\":\"exec\",\"exec_id\":\"4:4\",\"filename\":\"/opt/t.sh\",\"interpreter\":\"/usr/bin/dash\",\"argv\":[\"/bin/sh\",\"/opt/t.sh\"],\"depth\":0,\"depth_known\":true}",
+	};
+	struct eg_generate *g = generate_new();
+	struct sbuf out = {};
+	const char *y;
+	size_t i;
+
+	ASSERT_EQ(generate_write(g, "nothing", &out), -ENOENT, "no exec: nothing to write");
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		json_t *r = json_loads(recs[i], 0, NULL);
+
+		generate_add(g, r);
+		json_decref(r);
+	}
+	ASSERT_OK(generate_write(g, "a test", &out), "write");
+	y = sbuf_cstr(&out);
+	ASSERT_TRUE(strstr(y, "default_decision: deny\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "paths: ['/usr/bin/cc']\n    context: {min_depth: 1, max_depth: 2}\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "#   cc -c a.c\n") && strstr(y, "- '^\\-c\\ [^ ]*\\.c$'\n"), y);
+	/* network tools are asked for, with a timeout so that --strict has nothing to say */
+	ASSERT_TRUE(strstr(y, "paths: ['/usr/bin/curl']\n    context: {min_depth: 1, max_depth: 1}\n    args_patterns:\n"
+			      "      - '^\\-s\\ x$'\n    decision: approval\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "approval_timeout: 60s") != NULL, y);
+	/* a script and its interpreter are both judged, so both are allowed */
+	ASSERT_TRUE(strstr(y, "paths: ['/opt/t.sh']") && strstr(y, "paths: ['/usr/bin/dash']"), y);
+	/* what was refused: a commented-out rule */
+	ASSERT_TRUE(strstr(y, "#    # blocked by rule no-nc: nc -l\n#    paths: ['/usr/bin/nc']\n") != NULL, y);
+	sbuf_free(&out);
+	generate_free(g);
+}
+
 int main(void)
 {
 	RUN(test_parse_time);
@@ -236,5 +293,7 @@ int main(void)
 	RUN(test_lineage_bounded);
 	RUN(test_syslog_datagram);
 	RUN(test_journal_datagram);
+	RUN(test_generate_tokens);
+	RUN(test_generate_policy);
 	return UNIT_DONE();
 }

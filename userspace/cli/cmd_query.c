@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/filters.h"
 #include "ctl/client.h"
 #include "events/format.h"
 #include "query/query.h"
@@ -33,25 +34,9 @@ static const char doc[] =
 "marked '!'. --follow goes on with new records as the daemon writes them (through its control socket; "
 "history first when --since is given). Exit status: 0, 1 on an error, 2 on a usage error.";
 
-enum {
-	OPT_SINCE = 0x100, OPT_UNTIL, OPT_TYPE, OPT_USER, OPT_COMM, OPT_FILENAME, OPT_SESSION, OPT_CONTAINER,
-	OPT_POD, OPT_DECISION, OPT_ACTION, OPT_RULE, OPT_MIN_SEV, OPT_FOLLOW, OPT_TREE,
-};
+enum { OPT_FOLLOW = 0x100, OPT_TREE };
 
 static const struct argp_option options[] = {
-	{ "since", OPT_SINCE, "TIME", 0, "Records from TIME on", 1 },
-	{ "until", OPT_UNTIL, "TIME", 0, "Records before TIME", 1 },
-	{ "type", OPT_TYPE, "TYPE", 0, "exec, exec_failed, exit, approval, session, process, lost, daemon (repeatable)", 1 },
-	{ "user", OPT_USER, "NAME|UID", 0, "Records of this user (repeatable)", 1 },
-	{ "comm", OPT_COMM, "GLOB", 0, "Records whose comm matches GLOB (repeatable)", 1 },
-	{ "filename", OPT_FILENAME, "GLOB", 0, "Records whose program path matches GLOB ('*' crosses '/'; repeatable)", 1 },
-	{ "session", OPT_SESSION, "ID", 0, "Records of this supervised session (s-...; repeatable)", 1 },
-	{ "container", OPT_CONTAINER, "ID|NAME", 0, "Records of this container: its id (12 characters or more) or name (repeatable)", 1 },
-	{ "pod", OPT_POD, "NAME", 0, "Records of this pod (repeatable)", 1 },
-	{ "decision", OPT_DECISION, "DECISION", 0, "allow, deny, approval, audit, error (repeatable)", 1 },
-	{ "action", OPT_ACTION, "ACTION", 0, "allowed, blocked, killed, would-block, audited, ... (repeatable)", 1 },
-	{ "rule", OPT_RULE, "NAME", 0, "Records the rule NAME decided (repeatable)", 1 },
-	{ "min-severity", OPT_MIN_SEV, "LEVEL", 0, "Records whose rule's severity is LEVEL or above (info, low, medium, high, critical)", 1 },
 	{ "follow", OPT_FOLLOW, NULL, 0, "Go on with new records as they are written, live", 2 },
 	{ "tree", OPT_TREE, "EXEC_ID|SESSION", 0, "Draw the process tree of an exec or a session", 2 },
 	{},
@@ -61,13 +46,12 @@ static const struct argp_option options[] = {
 
 struct query_args {
 	struct cli_common common;
-	struct query_filter f;
+	struct cli_filters fl;
 	char *files[MAX_FILES + 1];
 	size_t nfiles;
 	bool follow;
 	const char *tree;
-	const char *since_arg;
-	/* while running */
+		/* while running */
 	struct sbuf out;
 	unsigned int width;
 	uint64_t bad, matched;
@@ -79,76 +63,14 @@ struct query_args {
 
 #define TAIL_LINES 65536
 
-static void add(struct argp_state *state, const char **v, size_t *n, const char *arg, const char *opt)
-{
-	if (*n == QUERY_MAX_LIST)
-		argp_error(state, "at most %d %s options", QUERY_MAX_LIST, opt);
-	v[(*n)++] = arg;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
 	struct query_args *a = state->input;
-	struct query_filter *f = &a->f;
-	struct passwd *pw;
-	char *end;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		CLI_COMMON_INIT(state, &a->common);
-		break;
-	case OPT_SINCE:
-	case OPT_UNTIL:
-		if (query_parse_time(arg, clock_real_ns(), key == OPT_SINCE ? f->since : f->until))
-			argp_error(state, "--%s: cannot read the time '%s' (2026-01-19T14:30:00Z, 2026-01-19 14:30, "
-				   "1h, 2d, today, yesterday)", key == OPT_SINCE ? "since" : "until", arg);
-		if (key == OPT_SINCE)
-			a->since_arg = arg;
-		break;
-	case OPT_TYPE:
-		add(state, f->types, &f->n_types, arg, "--type");
-		break;
-	case OPT_USER:
-		if (f->n_uids == QUERY_MAX_LIST)
-			argp_error(state, "at most %d --user options", QUERY_MAX_LIST);
-		pw = getpwnam(arg);
-		if (pw) {
-			f->uids[f->n_uids++] = pw->pw_uid;
-		} else {
-			errno = 0;
-			f->uids[f->n_uids++] = strtoll(arg, &end, 10);
-			if (*end || errno || !*arg || arg[0] == '-')
-				argp_error(state, "--user: no user named '%s' (a name or a uid)", arg);
-		}
-		break;
-	case OPT_COMM:
-		add(state, f->comm, &f->n_comm, arg, "--comm");
-		break;
-	case OPT_FILENAME:
-		add(state, f->filename, &f->n_filename, arg, "--filename");
-		break;
-	case OPT_SESSION:
-		add(state, f->sessions, &f->n_sessions, arg, "--session");
-		break;
-	case OPT_CONTAINER:
-		add(state, f->containers, &f->n_containers, arg, "--container");
-		break;
-	case OPT_POD:
-		add(state, f->pods, &f->n_pods, arg, "--pod");
-		break;
-	case OPT_DECISION:
-		add(state, f->decisions, &f->n_decisions, arg, "--decision");
-		break;
-	case OPT_ACTION:
-		add(state, f->actions, &f->n_actions, arg, "--action");
-		break;
-	case OPT_RULE:
-		add(state, f->rules, &f->n_rules, arg, "--rule");
-		break;
-	case OPT_MIN_SEV:
-		f->min_severity = eg_severity_parse(arg);
-		if (!f->min_severity)
-			argp_error(state, "--min-severity takes info, low, medium, high or critical");
+		state->child_inputs[0] = &a->common;
+		state->child_inputs[1] = &a->fl;
 		break;
 	case OPT_FOLLOW:
 		a->follow = true;
@@ -204,9 +126,9 @@ static int on_line(const char *line, size_t len, void *arg)
 		if (a->tail_n < TAIL_LINES)
 			a->tail_n++;
 	}
-	if (!query_prefilter(&a->f, line, len))
+	if (!query_prefilter(&a->fl.f, line, len))
 		return 0;
-	if (a->common.json && !a->f.needs_parse && !a->tree) {
+	if (a->common.json && !a->fl.f.needs_parse && !a->tree) {
 		sbuf_put(&a->out, line, len);
 		sbuf_putc(&a->out, '\n');
 		a->matched++;
@@ -217,7 +139,7 @@ static int on_line(const char *line, size_t len, void *arg)
 			json_decref(r);
 			return 0;
 		}
-		if (query_match(&a->f, r)) {
+		if (query_match(&a->fl.f, r)) {
 			a->matched++;
 			if (a->tree) {
 				query_tree_add(a->t, r);
@@ -331,7 +253,7 @@ static int start_follow(struct query_args *a, int *ret_fd)
 
 int do_query(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, { &cli_filter_argp, 0, NULL, 1 }, {} };
 	struct argp argp = { options, parse_opt, "[FILE...]", doc, children, NULL, NULL };
 	struct query_args a = {};
 	char **files = NULL, path[PATH_MAX], err[PATH_MAX + 512];
@@ -340,7 +262,7 @@ int do_query(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return EXIT_USAGE;
-	query_filter_ready(&a.f);
+	query_filter_ready(&a.fl.f);
 	if (!a.common.json && isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
 		a.width = ws.ws_col;
 	if (a.follow) {
@@ -348,7 +270,7 @@ int do_query(int argc, char **argv)
 		rc = start_follow(&a, &fd);
 		if (rc)
 			return rc;
-		if (!a.since_arg)
+		if (!a.fl.since_arg)
 			return follow(&a, fd);
 		a.tail = calloc(TAIL_LINES, sizeof(*a.tail));
 		if (!a.tail)
