@@ -178,8 +178,9 @@ bench: deps
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh
 
-# install, uninstall, deb: mk/install.mk
+# install, uninstall, deb: mk/install.mk; image: mk/image.mk
 include mk/install.mk
+include mk/image.mk
 
 # Header dependencies written by -MMD.
 DEPS := $(shell find $(OUTPUT) -path '$(OUTPUT)/deb' -prune -o -type f -name '*.d' -print 2>/dev/null)
