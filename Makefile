@@ -174,6 +174,8 @@ bench: deps
 	$(Q)tools/bench/stages.py
 	$(Q)tools/bench/enforce.py
 	$(Q)tools/bench/sessions.py
+	$(Q)tools/bench/lifetimes.py
+	$(Q)tools/bench/query.py
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh

@@ -56,6 +56,8 @@ struct query_args {
 	unsigned int width;
 	uint64_t bad, matched;
 	struct query_tree *t;
+	struct query_tree_index *ix;
+	int pass;			/* --tree: 1 the index, 2 the tree's records */
 	/* the live file's last lines, to skip them when they come again live */
 	uint64_t *tail;
 	size_t tail_n, tail_pos;
@@ -127,6 +129,12 @@ static int on_line(const char *line, size_t len, void *arg)
 			a->tail_n++;
 	}
 	if (!query_prefilter(&a->fl.f, line, len))
+		return 0;
+	if (a->pass == 1) {
+		query_tree_index_line(a->ix, line, len);
+		return 0;
+	}
+	if (a->pass == 2 && !query_tree_index_wants(a->ix, line, len))
 		return 0;
 	if (a->common.json && !a->fl.f.needs_parse && !a->tree) {
 		sbuf_put(&a->out, line, len);
@@ -289,9 +297,26 @@ int do_query(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (a.tree && !(a.t = query_tree_new())) {
-		rc = 1;
-		goto out;
+	if (a.tree) {
+		/* two passes: the index of every exec, then only the records of the tree's */
+		a.t = query_tree_new();
+		a.ix = query_tree_index_new();
+		if (!a.t || !a.ix) {
+			rc = 1;
+			goto out;
+		}
+		a.pass = 1;
+		if (query_scan(files, on_line, &a, err, sizeof(err))) {
+			p_err("%s", err);
+			rc = 1;
+			goto out;
+		}
+		if (query_tree_index_select(a.ix, a.tree)) {
+			p_err("no exec or session %s in the records read", a.tree);
+			rc = 1;
+			goto out;
+		}
+		a.pass = 2;
 	}
 	if (query_scan(files, on_line, &a, err, sizeof(err))) {
 		if (errno != EPIPE)
@@ -317,6 +342,7 @@ out:
 	if (files != a.files)
 		query_files_free(files);
 	query_tree_free(a.t);
+	query_tree_index_free(a.ix);
 	free(a.tail);
 	sbuf_free(&a.out);
 	return rc;

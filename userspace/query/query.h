@@ -92,4 +92,17 @@ void query_tree_add(struct query_tree *t, const json_t *r);
 /* root: an exec_id or a session id; color: ANSI marks for denied and killed. -ENOENT if unseen. */
 int query_tree_print(struct query_tree *t, const char *root, struct sbuf *b, unsigned int width, bool color);
 
+/*
+ * The tree's two passes over a large log: an index of every exec from the
+ * raw bytes (no parse), the tree's execs chosen in it, and only their
+ * records (execs, exits, refusals) parsed and added to a query_tree.
+ */
+struct query_tree_index;
+struct query_tree_index *query_tree_index_new(void);
+void query_tree_index_free(struct query_tree_index *ix);
+void query_tree_index_line(struct query_tree_index *ix, const char *line, size_t len);
+/* -ENOENT: root (an exec_id or s-SESSION) is not among the execs read */
+int query_tree_index_select(struct query_tree_index *ix, const char *root);
+bool query_tree_index_wants(const struct query_tree_index *ix, const char *line, size_t len);
+
 #endif

@@ -276,3 +276,207 @@ int query_tree_print(struct query_tree *t, const char *root, struct sbuf *b, uns
 	sbuf_free(&prefix);
 	return shown ? 0 : -ENOENT;
 }
+
+/* ---- the index: which records a tree needs, from their raw bytes -------- */
+
+/*
+ * A tree needs every exec of a log to find an exec's descendants, but only
+ * a few whole records. So a first pass keeps each exec's id, its parent's
+ * and its session, read with memmem from the line (no JSON parse), the
+ * tree is found in that index, and a second pass parses only the records
+ * of its execs.
+ */
+struct xid {
+	uint64_t ns;
+	uint32_t pid;
+};
+
+struct inode_ {
+	struct xid id, parent;
+	uint32_t session;		/* the hex after "s-"; 0: none */
+	int32_t next;			/* hash chain */
+	bool want;
+};
+
+struct query_tree_index {
+	struct inode_ *v;
+	size_t n, cap;
+	int32_t *buckets;
+	size_t nb;			/* a power of two */
+};
+
+static bool parse_xid(const char *p, const char *end, struct xid *ret)
+{
+	uint64_t pid = 0, ns = 0;
+	const char *s = p;
+
+	while (p < end && *p >= '0' && *p <= '9')
+		pid = pid * 10 + (*p++ - '0');
+	if (p == s || p >= end || *p != ':' || pid > UINT32_MAX)
+		return false;
+	s = ++p;
+	while (p < end && *p >= '0' && *p <= '9')
+		ns = ns * 10 + (*p++ - '0');
+	if (p == s || p >= end || *p != '"')
+		return false;
+	ret->pid = pid;
+	ret->ns = ns;
+	return true;
+}
+
+/* The string value of "key":"..." (key with its quotes, colon and opening quote) */
+static bool raw_xid(const char *line, size_t len, const char *key, size_t kl, struct xid *ret)
+{
+	const char *p = memmem(line, len, key, kl);
+
+	return p && parse_xid(p + kl, line + len, ret);
+}
+
+static uint32_t raw_session(const char *line, size_t len)
+{
+	const char *p = memmem(line, len, "\"session\":\"s-", 13);
+	uint32_t v = 0;
+
+	if (!p)
+		return 0;
+	for (p += 13; p < line + len && *p != '"'; p++)
+		v = v * 16 + (*p >= 'a' ? *p - 'a' + 10 : *p - '0');
+	return v;
+}
+
+static size_t xhash(struct xid x, size_t nb)
+{
+	return ((x.ns ^ ((uint64_t)x.pid << 40)) * 0x9e3779b97f4a7c15ull >> 20) & (nb - 1);
+}
+
+static long ifind(const struct query_tree_index *ix, struct xid x)
+{
+	int32_t i;
+
+	if (!ix->nb)
+		return -1;
+	for (i = ix->buckets[xhash(x, ix->nb)]; i >= 0; i = ix->v[i].next)
+		if (ix->v[i].id.pid == x.pid && ix->v[i].id.ns == x.ns)
+			return i;
+	return -1;
+}
+
+static int regrow(struct query_tree_index *ix)
+{
+	size_t nb = ix->nb ? ix->nb * 2 : 1 << 16, i;
+	int32_t *b = malloc(nb * sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	memset(b, 0xff, nb * sizeof(*b));
+	for (i = 0; i < ix->n; i++) {
+		size_t h = xhash(ix->v[i].id, nb);
+
+		ix->v[i].next = b[h];
+		b[h] = (int32_t)i;
+	}
+	free(ix->buckets);
+	ix->buckets = b;
+	ix->nb = nb;
+	return 0;
+}
+
+struct query_tree_index *query_tree_index_new(void)
+{
+	return calloc(1, sizeof(struct query_tree_index));
+}
+
+void query_tree_index_free(struct query_tree_index *ix)
+{
+	if (!ix)
+		return;
+	free(ix->v);
+	free(ix->buckets);
+	free(ix);
+}
+
+void query_tree_index_line(struct query_tree_index *ix, const char *line, size_t len)
+{
+	struct inode_ *nd;
+	struct xid id;
+
+	/* exec records only: the tree's shape */
+	if (!memmem(line, len < 64 ? len : 64, "\"type\":\"exec\"", 13) ||
+	    !raw_xid(line, len, "\"exec_id\":\"", 11, &id) || ifind(ix, id) >= 0)
+		return;
+	if (ix->n == ix->cap) {
+		size_t cap = ix->cap ? ix->cap * 2 : 4096;
+		struct inode_ *v = realloc(ix->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		ix->v = v;
+		ix->cap = cap;
+	}
+	if (ix->n >= ix->nb / 2 && regrow(ix))
+		return;
+	nd = &ix->v[ix->n];
+	memset(nd, 0, sizeof(*nd));
+	nd->id = id;
+	if (!raw_xid(line, len, "\"parent_exec_id\":\"", 18, &nd->parent))
+		nd->parent = (struct xid){ 0, 0 };
+	nd->session = raw_session(line, len);
+	nd->next = ix->buckets[xhash(id, ix->nb)];
+	ix->buckets[xhash(id, ix->nb)] = (int32_t)ix->n;
+	ix->n++;
+}
+
+/* The execs root's tree holds: its ancestors, it (or a session's execs), every descendant. */
+int query_tree_index_select(struct query_tree_index *ix, const char *root)
+{
+	struct xid r;
+	size_t i, n = 0;
+	bool changed = true, session = !strncmp(root, "s-", 2);
+	uint32_t sid = session ? (uint32_t)strtoul(root + 2, NULL, 16) : 0;
+	char buf[64];
+	long k;
+
+	snprintf(buf, sizeof(buf), "%s\"", root);
+	if (!session && !parse_xid(buf, buf + strlen(buf), &r))
+		return -ENOENT;
+	for (i = 0; i < ix->n; i++)
+		if (session ? ix->v[i].session == sid : (ix->v[i].id.pid == r.pid && ix->v[i].id.ns == r.ns))
+			ix->v[i].want = true, n++;
+	if (!n)
+		return -ENOENT;
+	/* descendants: until nothing changes (records come in time order: usually one pass) */
+	while (changed) {
+		changed = false;
+		for (i = 0; i < ix->n; i++) {
+			if (ix->v[i].want)
+				continue;
+			k = ifind(ix, ix->v[i].parent);
+			if (k >= 0 && ix->v[k].want && (size_t)k != i)
+				ix->v[i].want = changed = true;
+		}
+	}
+	/* ancestors of what was chosen first, up to the first exec seen */
+	for (i = 0; i < ix->n; i++) {
+		if (!(session ? ix->v[i].session == sid : (ix->v[i].id.pid == r.pid && ix->v[i].id.ns == r.ns)))
+			continue;
+		for (k = ifind(ix, ix->v[i].parent); k >= 0 && !ix->v[k].want; k = ifind(ix, ix->v[k].parent))
+			ix->v[k].want = true;
+	}
+	return 0;
+}
+
+/* Whether the second pass parses this line: an exec of the tree, its exit, a refusal in it. */
+bool query_tree_index_wants(const struct query_tree_index *ix, const char *line, size_t len)
+{
+	struct xid id;
+	long k;
+
+	if (len < 32 || !memmem(line, 40, "\"type\":\"ex", 10))
+		return false;
+	if (raw_xid(line, len, "\"exec_id\":\"", 11, &id) && (k = ifind(ix, id)) >= 0)
+		return ix->v[k].want;
+	/* a failed exec has no id of its own: its caller's */
+	if (raw_xid(line, len, "\"parent_exec_id\":\"", 18, &id) && (k = ifind(ix, id)) >= 0)
+		return ix->v[k].want && memmem(line, 40, "\"type\":\"exec_failed\"", 20);
+	return false;
+}
