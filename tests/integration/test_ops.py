@@ -277,3 +277,89 @@ def test_generate_a_policy_then_replay_under_it(ctx):
     q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--tree", sid])
     tree = q.stdout.decode()
     assert "└─ make  [exit 0 after" in tree and tree.count("[exit 0 after") >= 10, tree
+
+
+def test_shipping_recipes(ctx):
+    """docs/shipping.md's rsyslog configuration, as written there, turns --syslog
+    into a file with the same records as --output; a real systemd-journald takes
+    --journal's datagrams and journalctl gives the records back."""
+    ran = 0
+    if shutil.which("rsyslogd"):
+        ran += 1
+        with open(os.path.join(ctx.root, "docs", "shipping.md")) as f:
+            doc = f.read()
+        conf = doc.split("<!-- rsyslog-recipe -->")[1].split("```")[1].strip("\n")
+        d = ctx.tmpdir()
+        sock, jl = os.path.join(d, "syslog.sock"), os.path.join(d, "syslog.jsonl")
+        conf = conf.replace("/run/execgate/syslog.sock", sock).replace("/var/log/execgate/syslog.jsonl", jl)
+        with open(os.path.join(d, "rsyslog.conf"), "w") as f:
+            f.write(conf + "\n")
+        rs = subprocess.Popen(["rsyslogd", "-n", "-f", os.path.join(d, "rsyslog.conf"), "-i",
+                               os.path.join(d, "rsyslogd.pid")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        ctx.on_cleanup(lambda: (rs.poll() is None and rs.kill(), rs.wait()))
+        wait(lambda: os.path.exists(sock), what="rsyslog's socket")
+        rel, cg, cgid = ctx.cgroup()
+        dm = ctx.daemon("--cgroup", cg, "--syslog=" + sock)
+        t = token()
+        subprocess.run(["/bin/true", t], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+        dm.wait_for(lambda e: e.get("type") == "exit" and e.get("filename") == "/usr/bin/true", what="its exit")
+        assert dm.stop() == 0
+        want = [json.loads(l) for l in dm.lines()]
+
+        def shipped():
+            try:
+                with open(jl, "rb") as f:
+                    got = [json.loads(l) for l in f.read().split(b"\n")[:-1]]
+            except FileNotFoundError:
+                return None
+            return got if len(got) >= len(want) else None
+        got = wait(shipped, what="rsyslog's file")
+        assert got == want, (len(got), len(want))
+        assert [e for e in got if t in e.get("argv", [])], "the exec is there"
+        rs.terminate()
+    if os.path.exists("/lib/systemd/systemd-journald") and shutil.which("journalctl") and shutil.which("unshare"):
+        ran += 1
+        t = token()
+        d = ctx.tmpdir()
+        pin = "/sys/fs/bpf/egtest-jd-%d" % os.getpid()
+        ctx.on_cleanup(lambda: shutil.rmtree(pin, ignore_errors=True))
+        # journald in a mount namespace of its own: its sockets and files on tmpfs, none of the host's touched
+        script = r'''
+set -e
+mount -t tmpfs tmpfs /run/systemd 2>/dev/null || { mkdir -p /run/systemd; mount -t tmpfs tmpfs /run/systemd; }
+mkdir -p /run/log; mount -t tmpfs tmpfs /run/log
+mkdir -p /run/systemd/journal
+/lib/systemd/systemd-journald >/dev/null 2>&1 & J=$!
+for i in $(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.05; done
+"$EG" daemon --pin-path "$PIN" --output "$DIR/events.jsonl" --journal --exit-events=none 2>"$DIR/err" & D=$!
+for i in $(seq 200); do grep -q '"event":"start"' "$DIR/events.jsonl" 2>/dev/null && break; sleep 0.05; done
+/bin/true "$TOK"
+for i in $(seq 200); do grep -q "$TOK" "$DIR/events.jsonl" && break; sleep 0.05; done
+kill $D; wait $D || true
+# journald reads its socket in its own time: until it has every record the file has
+for i in $(seq 200); do
+    [ "$(journalctl -D /run/log/journal -o json SYSLOG_IDENTIFIER=execgate | wc -l)" -ge \
+      "$(wc -l < "$DIR/events.jsonl")" ] && break
+    sleep 0.05
+done
+journalctl -D /run/log/journal -o json SYSLOG_IDENTIFIER=execgate
+kill $J
+'''
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script],
+                           env=dict(os.environ, EG=ctx.execgate, PIN=pin, DIR=d, TOK=t),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        assert r.returncode == 0, r.stderr.decode()[-500:]
+        js = [json.loads(l) for l in r.stdout.splitlines()]
+        mine = [j for j in js if json.loads(j.get("EXECGATE_ARGV", "[]")) == ["/bin/true", t]]
+        assert len(mine) == 1, (t, [j.get("EXECGATE_ARGV") for j in js])
+        j = mine[0]
+        assert j["MESSAGE"] == "exec /usr/bin/true %s (uid 0)" % t, j["MESSAGE"]
+        assert j["EXECGATE_TYPE"] == "exec" and j["PRIORITY"] == "6" and j["EXECGATE_FILENAME"] == "/usr/bin/true", j
+        recs = [json.loads(l) for l in open(os.path.join(d, "events.jsonl"))]
+        rec = [e for e in recs if e.get("argv") == ["/bin/true", t]][0]
+        assert j["EXECGATE_EXEC_ID"] == rec["exec_id"] and int(j["EXECGATE_PPID"]) == rec["ppid"], j
+        assert ("EXECGATE_PARENT" in j) == (rec["parent"] is not None), "null fields are left out"
+        assert {x["EXECGATE_TYPE"] for x in js} >= {"daemon", "exec"}, js[:3]
+        assert len(js) == len(recs), (len(js), len(recs))
+    if not ran:
+        ctx.skip("neither rsyslogd nor systemd-journald is installed (tools/install-deps.sh installs rsyslog)")

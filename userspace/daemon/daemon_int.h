@@ -161,6 +161,8 @@ struct sbuf;
 int daemon_follow_register(struct daemon *d);
 void daemon_record_output(struct daemon *d);
 uint64_t daemon_sinks_dropped(struct daemon *d);
+struct eg_metrics;
+void daemon_shipping_metrics(struct daemon *d, struct eg_metrics *m);
 
 /* ctl_ops.c */
 int ctl_ops_register(struct daemon *d);

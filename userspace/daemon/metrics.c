@@ -118,6 +118,29 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	one(b, "execgate_exec_failed_held", G,
 	    "Failed execs held back now, waiting for the exec that may end their PATH search.", m->collapse.held);
 
+	prom_family(b, "execgate_filtered_severity_total", C,
+		    "Records left out of the output by --min-severity (the file's; a sink's in execgate_sink_records_total).");
+	prom_u64(b, "execgate_filtered_severity_total", m->out.filtered_severity);
+	if (m->sinks[0].on || m->sinks[1].on) {
+		static const char *const names[2] = { "syslog", "journal" };
+
+		prom_family(b, "execgate_sink_records_total", C,
+			    "Records for --syslog and --journal, by result: sent, dropped (no listener, its queue "
+			    "and the 4 MiB backlog full), filtered (--min-severity).");
+		for (i = 0; i < 2; i++) {
+			if (!m->sinks[i].on)
+				continue;
+			prom_u64_l(b, "execgate_sink_records_total", "sink", names[i], "result", "sent", m->sinks[i].sent);
+			prom_u64_l(b, "execgate_sink_records_total", "sink", names[i], "result", "dropped",
+				   m->sinks[i].dropped);
+			prom_u64_l(b, "execgate_sink_records_total", "sink", names[i], "result", "filtered",
+				   m->sinks[i].filtered);
+		}
+	}
+	one(b, "execgate_followers", G, "Connections following the records live (execgate query --follow).",
+	    m->followers);
+	one(b, "execgate_followers_dropped_total", C, "Followers dropped for reading too slowly.", m->followers_dropped);
+
 	prom_family(b, "execgate_policy_decisions_total", C, "Policy decisions on traced execs, by decision.");
 	for (i = 0; i < EG_DECISION__COUNT; i++)
 		prom_u64_l(b, "execgate_policy_decisions_total", "decision", eg_decision_name(i), NULL, NULL,
@@ -226,6 +249,7 @@ void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 		httpd_stats(d->httpd, &m->http_requests, &m->http_rejected);
 	m->textfile_writes = d->textfile_writes;
 	m->textfile_errors = d->textfile_errors;
+	daemon_shipping_metrics(d, m);
 }
 
 void daemon_metrics_render(struct sbuf *b, void *daemon)

@@ -46,6 +46,9 @@ struct eg_metrics {
 	struct ctl_server_stats ctl;
 	uint64_t http_requests, http_rejected;
 	uint64_t textfile_writes, textfile_errors;
+	/* --syslog, --journal (events/sinks.h); followers of the records (query --follow) */
+	struct { bool on; uint64_t sent, dropped, filtered; } sinks[2];
+	uint64_t followers, followers_dropped;
 };
 
 /* Appends the exposition text for m to b. */

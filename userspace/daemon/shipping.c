@@ -16,6 +16,7 @@
 #include <string.h>
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
+#include "daemon/metrics.h"
 #include "events/sinks.h"
 #include "util/jsonw.h"
 #include "util/log.h"
@@ -226,4 +227,21 @@ void daemon_record_output(struct daemon *d)
 	fprintf(f, "%s\n", abs);
 	if (fclose(f) || rename(tmp, rec))
 		unlink(tmp);
+}
+
+void daemon_shipping_metrics(struct daemon *d, struct eg_metrics *m)
+{
+	struct eg_sink *v[2] = { d->syslog, d->journal };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (!v[i])
+			continue;
+		m->sinks[i].on = true;
+		m->sinks[i].sent = sink_stats(v[i])->sent;
+		m->sinks[i].dropped = sink_stats(v[i])->dropped;
+		m->sinks[i].filtered = sink_tap(v[i])->filtered;
+	}
+	m->followers = d->follow ? d->follow->n : 0;
+	m->followers_dropped = d->follow ? d->follow->dropped : 0;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -254,11 +255,27 @@ int sink_new(const char *kind, const char *path, int min_severity, struct eg_loo
 	return 0;
 }
 
+#define FINAL_DRAIN_MS	1000	/* at the stop: what waits, the stop record with it, gets this long */
+
 void sink_free(struct eg_sink *s)
 {
+	uint64_t deadline;
+
 	if (!s)
 		return;
 	arm(s, false);
+	s->loop = NULL;
+	deadline = eg_mono_ms() + FINAL_DRAIN_MS;
+	while (s->q_off < s->q.len && s->fd >= 0 && eg_mono_ms() < deadline) {
+		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
+
+		if (poll(&p, 1, (int)(deadline - eg_mono_ms())) <= 0)
+			break;
+		pump(s);
+	}
+	/* what the listener never took is lost: counted, though no record can say so any more */
+	if (s->q_off < s->q.len)
+		pump(s);
 	if (s->fd >= 0)
 		close(s->fd);
 	sbuf_free(&s->msg);
