@@ -434,7 +434,8 @@ static void prune(struct eg_output *o)
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), cmp_names);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_names);
 	/* a generation may be there twice for a moment (plain, and .gz being made) */
 	for (gens = 0, i = 0; i < n; i++)
 		if (!i || strncmp(v[i], v[i - 1], strlen(base) + 21))

@@ -129,7 +129,8 @@ int query_output_files(const char *path, char ***ret)
 		n++;
 	}
 	closedir(d);
-	qsort(v, n, sizeof(*v), by_time);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), by_time);
 	out = calloc(n + 1, sizeof(*out));
 	if (!out) {
 		for (i = 0; i < n; i++)

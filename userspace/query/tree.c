@@ -210,7 +210,8 @@ static void link_children(struct query_tree *t)
 		pn->kids[pn->nkids++] = i;
 	}
 	for (i = 0; i < t->n; i++)
-		qsort_r(t->v[i].kids, t->v[i].nkids, sizeof(size_t), by_time, t);
+		if (t->v[i].nkids > 1)
+			qsort_r(t->v[i].kids, t->v[i].nkids, sizeof(size_t), by_time, t);
 }
 
 /* The ancestors of node i, oldest first, each on a line of its own, indented. */

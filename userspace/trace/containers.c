@@ -28,7 +28,7 @@ struct eg_containers {
 	size_t n;
 };
 
-static void info_clear(struct eg_container_info *i)
+void containers_info_clear(struct eg_container_info *i)
 {
 	free(i->name);
 	free(i->image);
@@ -60,7 +60,7 @@ void containers_free(struct eg_containers *c)
 	if (!c)
 		return;
 	for (i = 0; i < CONTAINERS_MAX * 2; i++)
-		info_clear(&c->slots[i].info);
+		containers_info_clear(&c->slots[i].info);
 	free(c->slots);
 	free(c);
 }
@@ -287,7 +287,7 @@ const struct eg_container_info *containers_get(struct eg_containers *c, uint64_t
 	if (c->n >= CONTAINERS_MAX) {
 		/* full: start over (containers come and go; ids are not reused) */
 		for (i = 0; i < CONTAINERS_MAX * 2; i++) {
-			info_clear(&c->slots[i].info);
+			containers_info_clear(&c->slots[i].info);
 			memset(&c->slots[i], 0, sizeof(c->slots[i]));
 		}
 		c->n = 0;

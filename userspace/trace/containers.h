@@ -39,7 +39,9 @@ void containers_free(struct eg_containers *c);
 const struct eg_container_info *containers_get(struct eg_containers *c, uint64_t cgroup_id,
 					       const char *cgroup);
 
-/* Reads a container's metadata into ret (id and runtime set); 0 if anything was found. */
+/* Frees what containers_read() put in i (and zeroes it). */
+void containers_info_clear(struct eg_container_info *i);
+/* Reads a container's metadata into ret (id and runtime set); 0 if the runtime's state was found. */
 int containers_read(const char *root, struct eg_container_info *ret);
 
 #endif
