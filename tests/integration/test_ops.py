@@ -5,6 +5,7 @@ tree, --follow), and the syslog and journal sinks, against sockets the
 test binds itself. One daemon serves most checks."""
 import json
 import shutil
+import signal
 import os
 import socket
 import struct
@@ -363,3 +364,24 @@ kill $J
         assert len(js) == len(recs), (len(js), len(recs))
     if not ran:
         ctx.skip("neither rsyslogd nor systemd-journald is installed (tools/install-deps.sh installs rsyslog)")
+
+
+def test_a_handover_keeps_the_sinks_counts(ctx):
+    """SIGUSR2 (a package upgrade): the new daemon's syslog counts go on from the old one's."""
+    slog = Listener(ctx, "syslog.sock")
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--syslog=" + slog.path)
+    t = token()
+    subprocess.run(["/bin/true", t], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+    before = wait(lambda: (lambda c: c if c["syslog_sent"] >= 3 else None)(stats(ctx, d)), what="records sent")
+    d.proc.send_signal(signal.SIGUSR2)
+
+    def taken_over():
+        with open("/proc/%d/cmdline" % d.proc.pid, "rb") as f:
+            return b"--takeover" in f.read().split(b"\0")
+    wait(taken_over, what="the re-exec")
+    wait(lambda: [e for e in d.events() if e.get("event") == "start" and e.get("takeover")], what="the new start")
+    after = stats(ctx, d)
+    assert after["syslog_sent"] >= before["syslog_sent"] + 1, (before["syslog_sent"], after["syslog_sent"])
+    assert after["syslog_dropped"] == 0, after
+    assert any(b'"event":"start","version"' in m and b'"takeover":true' in m for m in slog.got), "the new daemon ships too"

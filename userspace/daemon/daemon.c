@@ -128,10 +128,15 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 
 	if (!d->policy)
 		return false;
-	/* nothing could run at a path that names no file: a PATH search's miss is no command */
-	if (r->h.type == EG_EVENT_EXEC_FAILED && (r->h.err == -ENOENT || r->h.err == -ENOTDIR))
-		return false;
 	judge_record(&d->judge, d->policy, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
+	/*
+	 * Nothing ran at a path that names no file: a PATH search's miss is no
+	 * audited command (one `env setpriv` made ten audit records). A deny
+	 * or an approval of the attempt is still said.
+	 */
+	if (r->h.type == EG_EVENT_EXEC_FAILED && (r->h.err == -ENOENT || r->h.err == -ENOTDIR) &&
+	    v.decision == EG_DECISION_AUDIT)
+		return false;
 	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
 	*a = (struct eg_annotation){};
 	a->decision = eg_decision_name(v.decision);
@@ -1089,6 +1094,8 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	if (daemon_shipping_start(&d))
 		goto cleanup;
+	if (state)
+		handoff_import_sinks(&d, state);
 	daemon_record_output(&d);
 	d.filter.uids = o->uids;
 	d.filter.n_uids = o->n_uids;

@@ -257,15 +257,16 @@ int sink_new(const char *kind, const char *path, int min_severity, struct eg_loo
 
 #define FINAL_DRAIN_MS	1000	/* at the stop: what waits, the stop record with it, gets this long */
 
-void sink_free(struct eg_sink *s)
+void sink_drain(struct eg_sink *s, unsigned int ms)
 {
-	uint64_t deadline;
+	uint64_t deadline = eg_mono_ms() + ms;
+	struct eg_loop *loop;
 
 	if (!s)
 		return;
+	loop = s->loop;
 	arm(s, false);
 	s->loop = NULL;
-	deadline = eg_mono_ms() + FINAL_DRAIN_MS;
 	while (s->q_off < s->q.len && s->fd >= 0 && eg_mono_ms() < deadline) {
 		struct pollfd p = { .fd = s->fd, .events = POLLOUT };
 
@@ -273,9 +274,33 @@ void sink_free(struct eg_sink *s)
 			break;
 		pump(s);
 	}
-	/* what the listener never took is lost: counted, though no record can say so any more */
+	s->loop = loop;
 	if (s->q_off < s->q.len)
-		pump(s);
+		arm(s, true);
+}
+
+void sink_drop_backlog(struct eg_sink *s)
+{
+	uint32_t len;
+
+	if (!s)
+		return;
+	for (; s->q_off < s->q.len; s->q_off += 4 + len) {
+		memcpy(&len, s->q.data + s->q_off, 4);
+		s->st.dropped++;
+	}
+	sbuf_reset(&s->q);
+	s->q_off = 0;
+	arm(s, false);
+}
+
+void sink_free(struct eg_sink *s)
+{
+	if (!s)
+		return;
+	sink_drain(s, FINAL_DRAIN_MS);
+	arm(s, false);
+	s->loop = NULL;
 	if (s->fd >= 0)
 		close(s->fd);
 	sbuf_free(&s->msg);

@@ -32,7 +32,11 @@ struct eg_sink;
  */
 struct eg_loop;
 int sink_new(const char *kind, const char *path, int min_severity, struct eg_loop *loop, struct eg_sink **ret);
-void sink_free(struct eg_sink *s);
+/* Waits up to ms for the listener to take what waits in the backlog (a stop, a handover). */
+void sink_drain(struct eg_sink *s, unsigned int ms);
+/* What still waits is given up, counted as dropped (before a handover). */
+void sink_drop_backlog(struct eg_sink *s);
+void sink_free(struct eg_sink *s);	/* drains for a second first */
 struct eg_tap *sink_tap(struct eg_sink *s);
 const struct eg_sink_stats *sink_stats(const struct eg_sink *s);
 const char *sink_path(const struct eg_sink *s);
