@@ -178,12 +178,15 @@ bench: deps
 	$(Q)tools/bench/stages.py
 	$(Q)tools/bench/enforce.py
 	$(Q)tools/bench/sessions.py
+	$(Q)tools/bench/lifetimes.py
+	$(Q)tools/bench/query.py
 
 vmlinux:
 	$(Q)tools/gen-vmlinux.sh
 
-# install, uninstall, deb: mk/install.mk
+# install, uninstall, deb: mk/install.mk; image: mk/image.mk
 include mk/install.mk
+include mk/image.mk
 
 # Header dependencies written by -MMD.
 DEPS := $(shell find $(OUTPUT) -path '$(OUTPUT)/deb' -prune -o -type f -name '*.d' -print 2>/dev/null)

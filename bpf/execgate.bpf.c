@@ -259,6 +259,45 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	return 0;
 }
 
+/* ---- exits ------------------------------------------------------------- */
+
+const volatile __u32 report_exits = 1;	/* exit records (--exit-events=none: 0) */
+
+#define EG_SIGNAL_GROUP_EXIT	0x00000004	/* include/linux/sched/signal.h */
+
+/* The end of a process that exec'd while traced: its exec id, status and lifetime. */
+static __noinline void report_exit(struct task_struct *task, const struct eg_task *st)
+{
+	struct signal_struct *sig = task->signal;
+	__u64 flags = BPF_RB_NO_WAKEUP;
+	struct eg_exit_event *e;
+
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(*e) >= wakeup_bytes)
+		flags = BPF_RB_FORCE_WAKEUP;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		COUNT(lost_exit);
+		return;
+	}
+	e->type = EG_EVENT_EXIT;
+	e->flags = st->flags & EG_TASK_DEPTH_KNOWN ? EG_F_DEPTH_KNOWN : 0;
+	e->ktime_ns = bpf_ktime_get_boot_ns();
+	e->exec_ktime_ns = st->exec_ktime;
+	e->pid = task->tgid;
+	e->tid = task->pid;
+	/* a group exit (exit_group, a fatal signal) gives every thread its code */
+	e->exit_code = (sig->flags & EG_SIGNAL_GROUP_EXIT) ? sig->group_exit_code : task->exit_code;
+	e->uid = (__u32)bpf_get_current_uid_gid();
+	e->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->session = st->session;
+	e->depth = st->depth;
+	e->pad = 0;
+	e->cgroup_id = bpf_get_current_cgroup_id();
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, flags);
+	COUNT(exits);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(handle_exit, struct task_struct *task)
 {
@@ -282,8 +321,13 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	 * live threads down before this tracepoint (a leader that called
 	 * pthread_exit() keeps the entry while the others run).
 	 */
-	if (task->signal->live.counter == 0)
+	if (task->signal->live.counter == 0) {
 		bpf_map_delete_elem(&procs, &tgid);
+		/* only an image that exec'd in this process ends here */
+		if (report_exits && st && (st->flags & EG_TASK_KNOWN) && st->exec_tgid == tgid &&
+		    traced_cgroup())
+			report_exit(task, st);
+	}
 	return 0;
 }
 

@@ -33,7 +33,7 @@
 enum eg_event_type {
 	EG_EVENT_EXEC		= 1,	/* a successful exec, at sched_process_exec */
 	EG_EVENT_EXEC_FAILED	= 2,	/* execve/execveat returned an error */
-	/* 3: reserved (process exit) */
+	EG_EVENT_EXIT		= 3,	/* an exec'd process ended (its last thread): struct eg_exit_event */
 	EG_EVENT_LOADED		= 4,	/* the program a dynamic loader run as a command mapped */
 	EG_EVENT_SCOPE		= 5,	/* a --cgroup scope's cgroup was made again, or removed */
 };
@@ -282,8 +282,34 @@ struct eg_counters {
 	__u64 lsm_deferred;	/* left by bprm_check_security to the check at exec */
 	__u64 other;		/* other records queued (a loader's program, a scope's change) */
 	__u64 lost_other;	/* ... the ring buffer had no room for */
+	__u64 exits;		/* exit records queued */
+	__u64 lost_exit;	/* exit records the ring buffer had no room for */
 };
-_Static_assert(sizeof(struct eg_counters) == 160, "eg_counters is ABI");
+_Static_assert(sizeof(struct eg_counters) == 176, "eg_counters is ABI");
+
+/*
+ * An exit record (EG_EVENT_EXIT), from sched_process_exit when the last
+ * thread of a process that exec'd while traced ends. Its first two fields
+ * are eg_event's: a reader dispatches on type. A process that forked and
+ * never exec'd has no exit record (its image is its parent's, which goes on).
+ */
+struct eg_exit_event {
+	__u32 type;		/* EG_EVENT_EXIT */
+	__u32 flags;		/* EG_F_DEPTH_KNOWN */
+	__u64 ktime_ns;		/* CLOCK_BOOTTIME of the exit */
+	__u64 exec_ktime_ns;	/* the image that ended: exec_id = (pid, exec_ktime_ns) */
+	__u32 pid;		/* tgid */
+	__u32 tid;		/* the last thread */
+	__u32 exit_code;	/* wait(2) status: code << 8, or the signal (| 0x80: core dumped) */
+	__u32 uid;		/* real uid at the exit */
+	__u32 ppid;
+	__u32 session;
+	__s32 depth;
+	__u32 pad;
+	__u64 cgroup_id;
+	char comm[EG_COMM_LEN];
+};
+_Static_assert(sizeof(struct eg_exit_event) == 80, "eg_exit_event is ABI");
 
 /*
  * A script's own file, found at sched_prepare_exec (where the only fput()

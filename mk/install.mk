@@ -25,8 +25,10 @@ INSTALL      ?= install
 POLICIES     := $(wildcard policy/*.yaml)
 MANPAGES     := man/execgate.8 man/execgate-policy.5
 # installed name = source
-DOCS         := README.md=README.md docs/events.md=events.md docs/maps.md=maps.md \
-                docs/install.md=install.md policy/README.md=policy.md
+DOCS         := README.md=README.md docs/events.md=events.md docs/events.schema.json=events.schema.json \
+                docs/control.md=control.md docs/metrics.md=metrics.md docs/shipping.md=shipping.md \
+                docs/fleet.md=fleet.md docs/maps.md=maps.md docs/install.md=install.md \
+                policy/README.md=policy.md
 
 EG_VERSION   := $(shell sed -n 's/^\#define EG_VERSION "\(.*\)"/\1/p' userspace/util/version.h)
 DEB_ARCH     := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)

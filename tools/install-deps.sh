@@ -13,7 +13,9 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
       # tests: real containers, the BPF LSM kernel under qemu, metrics and
       # unit checkers, terminals, packaging
       podman runc busybox-static qemu-system-x86 cpio prometheus tmux jq
-      man-db systemd dpkg-dev fakeroot logrotate)
+      man-db systemd dpkg-dev fakeroot logrotate rsyslog
+      # make test validates every record the suites write (docs/events.schema.json)
+      python3-jsonschema python3-yaml)
 for extra in "$@"; do
 	case "$extra" in
 	vm)    ;;	# part of the default set now

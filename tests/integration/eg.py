@@ -22,6 +22,31 @@ class Skip(Exception):
     pass
 
 
+_validator = None
+
+
+def schema_errors(lines, where):
+    """Records that docs/events.schema.json does not describe (make test checks every one the suites write)."""
+    global _validator
+    if _validator is None:
+        import jsonschema
+        with open(os.path.join(ROOT, "docs", "events.schema.json")) as f:
+            _validator = jsonschema.Draft202012Validator(json.load(f))
+    errs = []
+    for line in lines:
+        if not line.startswith(b"{"):
+            continue  # the text table, or a line cut by a full disk
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        e = next(_validator.iter_errors(r), None)
+        if e is not None:
+            errs.append("%s: a %s record: %s at %s: %s" % (where, r.get("type"), e.message[:300],
+                                                           "/".join(map(str, e.absolute_path)), line[:300]))
+    return errs
+
+
 def raw(s):
     """The exact bytes behind a decoded JSON string (docs/events.md)."""
     return s.encode("utf-8", "surrogateescape")
@@ -101,6 +126,7 @@ class Daemon:
             self.proc.wait()
         if not self.stderr.closed:
             self.stderr.close()
+        self.ctx.schema_failures += schema_errors(self.lines(), self.output)
         if os.path.isdir(self.pin_path):
             shutil.rmtree(self.pin_path, ignore_errors=True)
 
@@ -113,6 +139,7 @@ class Ctx:
     def __init__(self):
         self._cleanups = []
         self._seq = 0
+        self.schema_failures = []
 
     def seq(self):
         self._seq += 1

@@ -43,21 +43,32 @@ def main():
             if only and not any(o in full for o in only):
                 continue
             t0 = time.monotonic()
+            outcome, detail = "PASS", []
             try:
                 f(ctx)
             except eg.Skip as s:
-                print(f"SKIP {full}: {s}")
-                skipped += 1
+                outcome, detail = "SKIP", [str(s)]
             except Exception as e:
-                print(f"FAIL {full}: {type(e).__name__}: {e}")
-                for line in traceback.format_exc().splitlines()[-8:]:
+                outcome = "FAIL"
+                detail = [f"{type(e).__name__}: {e}"] + traceback.format_exc().splitlines()[-8:]
+            finally:
+                ctx.cleanup()
+            # every record the test's daemons wrote must be what docs/events.schema.json says
+            if ctx.schema_failures and outcome != "FAIL":
+                outcome = "FAIL"
+                detail = ["records the schema does not describe (docs/events.schema.json):"] + ctx.schema_failures[:5]
+            ctx.schema_failures = []
+            if outcome == "SKIP":
+                print(f"SKIP {full}: {detail[0]}")
+                skipped += 1
+            elif outcome == "FAIL":
+                print(f"FAIL {full}: {detail[0]}")
+                for line in detail[1:]:
                     print("    " + line)
                 failed += 1
             else:
                 print(f"PASS {full} ({time.monotonic() - t0:.1f}s)")
                 passed += 1
-            finally:
-                ctx.cleanup()
             sys.stdout.flush()
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0

@@ -54,9 +54,9 @@ def image(ctx):
     return tag
 
 
-def container(ctx, tag):
+def container(ctx, tag, extra=()):
     """A running container (sleeping); its full id."""
-    r = subprocess.run(PODMAN + ["run", "-d", "--rm"] + RUN_FLAGS + [tag, "/bin/sleep", "120"],
+    r = subprocess.run(PODMAN + ["run", "-d", "--rm"] + RUN_FLAGS + list(extra) + [tag, "/bin/sleep", "120"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert r.returncode == 0, r.stderr.decode()
     cid = r.stdout.decode().strip()
@@ -77,15 +77,32 @@ def scope():
 
 
 def test_events_name_the_container(ctx):
+    """The container's name and image from podman's own state, the pod from
+    the CRI annotations in the OCI bundle (what a kubelet sets), on execs
+    and exits alike."""
     need_podman(ctx)
     tag = image(ctx)
     d = ctx.daemon("--cgroup", scope())
-    cid = container(ctx, tag)
+    name = "eg-" + token()
+    cid = container(ctx, tag, ["--name", name, "--annotation", "io.kubernetes.pod.name=shop-7f9",
+                               "--annotation", "io.kubernetes.pod.namespace=prod",
+                               "--annotation", "io.kubernetes.pod.uid=1b6f3c9e-0000-4000-8000-000000000001"])
     t = token()
     r = pexec(cid, "/bin/static_true", t)
     assert r.returncode == 0, r.stderr
     e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 15, "exec in the container")[0]
-    assert e["container"] == {"id": cid, "runtime": "podman"}, e
+    assert e["container"] == {"id": cid, "runtime": "podman", "name": name, "image": tag,
+                              "pod_uid": "1b6f3c9e-0000-4000-8000-000000000001"}, e
+    assert e["pod"] == {"name": "shop-7f9", "namespace": "prod", "uid": "1b6f3c9e-0000-4000-8000-000000000001"}, e
+    x = d.wait_for(lambda x: x.get("type") == "exit" and x.get("exec_id") == e["exec_id"], 15, "its exit")[0]
+    assert x["container"] == e["container"] and x["pod"] == e["pod"] and x["exit_code"] == 0, x
+    # execgate query finds it by the container's name and by the pod
+    q = ctx.run([ctx.execgate, "query", "--json", "--container", name, "--type", "exec",
+                 "--filename", "/bin/static_true", d.output])
+    assert [json.loads(l)["exec_id"] for l in q.stdout.splitlines()] == [e["exec_id"]], q.stdout
+    q = ctx.run([ctx.execgate, "query", "--json", "--pod", "shop-7f9", "--type", "exit",
+                 "--filename", "/bin/static_true", d.output])
+    assert [json.loads(l)["exec_id"] for l in q.stdout.splitlines()] == [e["exec_id"]], q.stdout
     assert e["cgroup"] == "/%s/libpod-%s" % (PARENT, cid), e
     assert e["filename"] == "/bin/static_true" and e["foreign_ns"] is True, e
 

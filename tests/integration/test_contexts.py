@@ -92,6 +92,19 @@ def test_double_fork_and_setsid_stay_in_the_context(ctx):
         time.sleep(0.05)
     with open(os.path.join(work, "rc")) as f:
         assert f.read().strip() == str(128 + 9)
+    # query by context, the tree from the agent's exec, the metrics by context
+    r = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--json", "--context", "agent", d.output])
+    got = [json.loads(l) for l in r.stdout.decode().splitlines()]
+    assert got and all(g["context"]["name"] == "agent" for g in got), got[:3]
+    assert any(t_in in g.get("argv", []) for g in got) and not any(t_out in g.get("argv", []) for g in got)
+    r = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--tree", ident, d.output])
+    tree = r.stdout.decode()
+    assert "[context agent]" in tree and t_in in tree, tree
+    m = ctx.run([ctx.execgate, "metrics", "-p", d.pin_path]).stdout.decode()
+    execs = [l for l in m.splitlines() if l.startswith('execgate_context_execs_total{context="agent"}')]
+    denied = [l for l in m.splitlines() if l.startswith('execgate_context_denied_total{context="agent"}')]
+    assert execs and int(float(execs[0].split()[-1])) >= 3, execs
+    assert denied and int(float(denied[0].split()[-1])) >= 1, denied
 
 
 def test_rules_for_outside_any_context(ctx):

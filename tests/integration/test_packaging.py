@@ -30,7 +30,8 @@ LOGROTATE = os.path.join(ROOT, "dist", "execgate.logrotate")
 MAN8 = os.path.join(ROOT, "man", "execgate.8")
 MAN5 = os.path.join(ROOT, "man", "execgate-policy.5")
 POLICIES = sorted(f for f in os.listdir(os.path.join(ROOT, "policy")) if f.endswith(".yaml"))
-DOCS = ["README.md", "events.md", "maps.md", "install.md", "policy.md"]
+DOCS = ["README.md", "events.md", "events.schema.json", "control.md", "metrics.md", "shipping.md", "fleet.md",
+        "maps.md", "install.md", "policy.md"]
 
 
 def make_env():
@@ -844,3 +845,16 @@ def test_docs_speak_of_the_project(ctx):
             if re.search(r"\bseeds?\b|\bissue\s*#?\d|\bpoint \d+\b|acceptance criteri", line, re.I):
                 bad.append("%s:%d: %s" % (os.path.relpath(p, ROOT), n, line.strip()))
     assert not bad, "\n".join(bad)
+
+
+def test_capabilities_documented_as_the_unit_has_them(ctx):
+    """docs/install.md's table and the man page list the unit's CapabilityBoundingSet, no more, no less."""
+    unit = open(UNIT_IN).read()
+    caps = re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.M).group(1).split()
+    doc = open(os.path.join(ROOT, "docs", "install.md")).read()
+    table = doc.split("### Capabilities and sandbox", 1)[1].split("\n\n", 3)[2]
+    listed = re.findall(r"`(CAP_[A-Z_]+)`", "\n".join(l for l in table.splitlines() if l.startswith("| `CAP")))
+    assert listed == caps, (listed, caps)
+    man = open(MAN8).read().split(".SH SERVICE", 1)[1].split(".SH FILES", 1)[0]
+    in_man = re.findall(r"CAP_[A-Z_]+", man)
+    assert sorted(set(in_man)) == sorted(caps), (in_man, caps)

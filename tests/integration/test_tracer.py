@@ -86,7 +86,7 @@ def test_sigint_also_stops_cleanly(ctx):
 
 
 def test_sighup_reopens_output(ctx):
-    d = ctx.daemon()
+    d = ctx.daemon("--policy", os.path.join(ctx.root, "policy", "host-audit.yaml"))
     rotated = d.output + ".1"
     os.rename(d.output, rotated)
     d.proc.send_signal(signal.SIGHUP)
@@ -98,6 +98,11 @@ def test_sighup_reopens_output(ctx):
     assert execs(d, tok), "events after SIGHUP go to the new file"
     with open(rotated) as f:
         assert tok not in f.read()
+    # the new file says where it comes from, as a start record does
+    first, start = d.events()[0], json.loads(open(rotated).readline())
+    assert first["type"] == "daemon" and first["event"] == "reopened", first
+    for k in ("hostname", "boot_id", "machine_id", "policy_sha256"):
+        assert first[k] and first[k] == start[k], (k, first, start)
 
 
 def test_text_table_on_a_terminal(ctx):
@@ -105,7 +110,7 @@ def test_text_table_on_a_terminal(ctx):
     pin = "/sys/fs/bpf/egtest-tty-%d" % os.getpid()
     ctx.on_cleanup(lambda: shutil.rmtree(pin, ignore_errors=True))
     p = subprocess.Popen([ctx.execgate, "daemon", "--pin-path", pin], stdout=slave,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
+                         stderr=slave, start_new_session=True)
     os.close(slave)
     ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
     out = b""
@@ -131,6 +136,8 @@ def test_text_table_on_a_terminal(ctx):
     assert re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} ", line[0]), "a date: " + line[0]
     assert " root " in line[0] and "/usr/bin/echo" in line[0], "user name and resolved binary: " + line[0]
     assert not line[0].lstrip().startswith("{"), "no JSON on a terminal"
+    # stdout and stderr on one terminal: the banner once, not also as a log line
+    assert text.count("tracer tp_btf") == 1, text[:1000]
 
 
 def test_bad_options_one_line_errors(ctx):
@@ -140,6 +147,13 @@ def test_bad_options_one_line_errors(ctx):
                      "--output", "/dev/null"] + args, check=False, timeout=20)
         assert r.returncode != 0, args
         assert r.stderr.strip(), args
+    for args, says in ((["--output-max-size", "abc"], "--output-max-size: cannot parse the size 'abc'"),
+                       (["--uid", "no-such-user-here"], "--uid: no user named 'no-such-user-here'"),
+                       (["--uid", "root", "--exit-events", "x"], "--exit-events is all or none"),
+                       (["--min-severity", "severe"], "--min-severity takes info, low")):
+        r = ctx.run([ctx.execgate, "daemon", "--pin-path", "/sys/fs/bpf/egtest-bad"] + args, check=False)
+        err = r.stderr.decode()
+        assert r.returncode == 2 and err.startswith("execgate daemon: " + says), (args, err)
 
 
 # ---- schema ---------------------------------------------------------------
@@ -416,7 +430,10 @@ def test_lost_records_exact_accounting(ctx):
     try:
         r = ctx.run([ctx.helper("burst"), cg, str(n), tok])
         assert int(r.stdout) == n
-        st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path]).stdout)["counters"]
+        # the daemon is stopped: it does not answer (exit 4), the pinned counters are shown
+        r = ctx.run([ctx.execgate, "stats", "--json", "--pin-path", d.pin_path], check=False)
+        assert r.returncode == 4, r
+        st = json.loads(r.stdout)["counters"]
     finally:
         d.proc.send_signal(signal.SIGCONT)
     assert st["lost"] > 0, "a 32 KiB ring with a stopped reader must overflow"
@@ -430,7 +447,11 @@ def test_lost_records_exact_accounting(ctx):
     others = [e for e in evs if e["type"] in ("exec", "exec_failed") and tok not in e.get("argv", [])]
     assert not others, "the cgroup filter keeps other tasks out: %s" % others[:2]
     assert lost_records == stop["lost"] == st["lost"], (lost_records, stop["lost"], st["lost"])
-    assert written + lost_records == n, (written, lost_records, n)
+    # each child makes two records, its exec and its exit, and each is written or counted lost;
+    # burst itself joined the cgroup, and ends there too (written or lost: one more)
+    exits = len([e for e in evs if e["type"] == "exit" and e["cgroup_id"] == cgid])
+    assert written + exits + lost_records == 2 * n + 1, (written, exits, lost_records, n)
+    assert stop["exit"] == exits, stop
     assert all(e["cgroup_id"] == cgid for e in evs if e["type"] == "exec")
 
 
@@ -453,7 +474,10 @@ def test_stats_while_running(ctx):
 
 def test_stats_without_daemon_is_a_clear_error(ctx):
     r = ctx.run([ctx.execgate, "stats", "--pin-path", "/sys/fs/bpf/egtest-none"], check=False)
-    assert r.returncode == 1
+    assert r.returncode == 3  # the LSB's "not running"
+    for verb in ("status", "metrics"):
+        v = ctx.run([ctx.execgate, verb, "--pin-path", "/sys/fs/bpf/egtest-none"], check=False)
+        assert v.returncode == 3, (verb, v.returncode, v.stderr)
     err = r.stderr.decode()
     assert len(err.strip().splitlines()) == 1, err
     assert err.startswith("execgate stats: no daemon is running on /sys/fs/bpf/egtest-none"), err

@@ -207,29 +207,33 @@ static void test_cli_test(void)
 {
 	const char *f = write_file("t.yaml", seedish);
 
-	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "rm", "-rf", "/tmp/x"), 0, "exit status");
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "rm", "-rf", "/tmp/x"), 1, "exit status: deny");
 	ASSERT_TRUE(!strncmp(out, "decision: deny\nrule: block-dangerous-rm\n", 40), "rm -rf");
 	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "git", "status"), 0, "git");
 	ASSERT_TRUE(!strncmp(out, "decision: allow\nrule: allow-git-direct\n", 38), "git direct");
 	ASSERT_EQ(RUN_EG("policy", "test", f, "--depth", "1", "--", "git", "status"), 0, "nested git");
 	ASSERT_TRUE(!strncmp(out, "decision: allow\nrule: default\n", 30), "nested git: default");
 	ASSERT_EQ(RUN_EG("policy", "test", "--json", "--depth", "2", "--uid", "1000", f, "--", "/usr/bin/curl", "-s",
-			 "x"), 0, "json");
+			 "x"), 3, "json: approval");
 	ASSERT_TRUE(strstr(out, "\"decision\":\"approval\",\"rule\":\"approve-nested-network\"") != NULL,
 		    "curl nested");
 	ASSERT_TRUE(strstr(out, "\"filename\":\"/usr/bin/curl\"") != NULL, "filename as given");
 	ASSERT_TRUE(strstr(out, "\"uid\":1000") != NULL, "uid");
 	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "ssh", "host"), 0, "ssh");
 	ASSERT_TRUE(strstr(out, "message: remote shell\n") != NULL, "message");
-	ASSERT_EQ(RUN_EG("policy", "test", "--truncated", f, "--", "ls"), 0, "truncated");
+	ASSERT_EQ(RUN_EG("policy", "test", "--truncated", f, "--", "ls"), 1, "truncated: deny");
 	ASSERT_TRUE(!strncmp(out, "decision: deny\nrule: on_truncated\n", 34), "on_truncated");
 	/* A name without '/' is looked up in $PATH like a shell would (sh is on every PATH). */
 	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "sh", "-c", "true"), 0, "sh");
 	ASSERT_TRUE(strstr(out, "filename: /") != NULL, "resolved through PATH");
 	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "no-such-program-here"), 0, "unknown program");
 	ASSERT_TRUE(strstr(out, "filename: no-such-program-here\n") != NULL, "kept as given");
-	ASSERT_EQ(RUN_EG("policy", "test", f, "--depth", "1", "rm", "-rf", "x", "--depth", "0"), 0, "no --");
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--depth", "1", "rm", "-rf", "x", "--depth", "0"), 1, "no --");
 	ASSERT_TRUE(!strncmp(out, "decision: deny\nrule: block-dangerous-rm\n", 40), "options after ARGV[0] are argv");
+	ASSERT_EQ(RUN_EG("policy", "test", "--uid", "root", "--json", f, "--", "git", "status"), 0, "--uid by name");
+	ASSERT_TRUE(strstr(out, "\"uid\":0") != NULL, "root is uid 0");
+	ASSERT_EQ(RUN_EG("policy", "test", "--uid", "no-such-user-here", f, "--", "ls"), 2, "unknown user: usage");
+	ASSERT_EQ(RUN_EG("policy", "test", write_file("bad.yaml", "commands: 3\n"), "--", "ls"), 5, "no load: 5");
 	ASSERT_EQ(RUN_EG("policy", "test", f), 2, "no command: usage");
 	ASSERT_EQ(RUN_EG("policy", "test", "--depth", "x", f, "--", "ls"), 2, "bad depth: usage");
 }
@@ -274,9 +278,9 @@ static void test_cli_example_policies(void)
 		if (!ASSERT_EQ(RUN_EG("policy", "check", "--strict", path), 0, files[i]))
 			printf("    %s", err);
 	}
-	ASSERT_EQ(RUN_EG("policy", "test", "policy/restricted.yaml", "--depth", "1", "--", "/bin/ls"), 0, "test");
+	ASSERT_EQ(RUN_EG("policy", "test", "policy/restricted.yaml", "--depth", "1", "--", "/bin/ls"), 1, "test: deny");
 	ASSERT_TRUE(strstr(out, "decision: deny\nrule: restricted\nmessage: restricted:") != NULL, "restricted");
-	ASSERT_EQ(RUN_EG("policy", "test", "policy/agent-sandbox.yaml", "--", "/bin/rm", "-r", "-f", "x"), 0, "rm");
+	ASSERT_EQ(RUN_EG("policy", "test", "policy/agent-sandbox.yaml", "--", "/bin/rm", "-r", "-f", "x"), 1, "rm: deny");
 	ASSERT_TRUE(strstr(out, "decision: deny\nrule: block-dangerous-rm\n") != NULL, "agent rm -r -f");
 	ASSERT_EQ(RUN_EG("policy", "test", "policy/host-audit.yaml", "--", "/usr/bin/chmod", "u+s", "x"), 0, "chmod");
 	ASSERT_TRUE(strstr(out, "decision: audit\nrule: setuid-bit\n") != NULL, "host-audit chmod u+s");

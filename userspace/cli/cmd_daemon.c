@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "cli/common.h"
 #include "daemon/daemon.h"
 #include "daemon/httpd.h"
+#include "events/sinks.h"
+#include "util/severity.h"
 #include "execgate.h"
 #include "util/caps.h"
 #include "util/log.h"
@@ -51,6 +54,10 @@ enum {
 	OPT_PERSIST,
 	OPT_STATE_DIR,
 	OPT_WORKSPACE,
+	OPT_EXIT_EVENTS,
+	OPT_SYSLOG,
+	OPT_JOURNAL,
+	OPT_MIN_SEVERITY,
 };
 
 static const struct argp_option options[] = {
@@ -59,13 +66,17 @@ static const struct argp_option options[] = {
 	{ "format", OPT_FORMAT, "json|text", 0, "Output format (default: text on a terminal, else json)", 1 },
 	{ "output-max-size", OPT_OUT_MAX, "BYTES", 0, "Rotate --output when it reaches BYTES (suffix K/M/G); rotated files are gzip-compressed", 1 },
 	{ "output-keep", OPT_OUT_KEEP, "N", 0, "Rotated files kept (default 5)", 1 },
+	{ "syslog", OPT_SYSLOG, "SOCKET", OPTION_ARG_OPTIONAL, "Also send every record to syslog: RFC 5424 datagrams to SOCKET (default /dev/log), the JSON record as the message (docs/shipping.md)", 1 },
+	{ "journal", OPT_JOURNAL, "SOCKET", OPTION_ARG_OPTIONAL, "Also send every record to journald's native protocol at SOCKET (default /run/systemd/journal/socket): MESSAGE a summary, the fields as EXECGATE_*", 1 },
+	{ "min-severity", OPT_MIN_SEVERITY, "[OUT=]LEVEL", 0, "Leave out exec, exec_failed and exit records whose rule's severity is below LEVEL (info, low, medium, high, critical; a record of no rule is below info): on every output, or on one (OUT: output, syslog, journal; repeatable)", 1 },
+	{ "exit-events", OPT_EXIT_EVENTS, "all|none", 0, "Exit records, one at the end of every exec'd process (all, default), or none (no record is built in the kernel)", 2 },
 	{ NULL, 0, NULL, 0, "Tracing:", 2 },
 	{ "max-argv-bytes", OPT_MAX_ARGV, "N", 0,
 	  "Bytes of argv kept per exec (default 65536, up to 2097152); longer argv is cut at an argument boundary and flagged", 2 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0,
 	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only trace and enforce in this cgroup v2 directory and below (repeatable: each is a subtree)", 2 },
-	{ "uid", OPT_UID, "UID", 0, "Only report execs by this uid (repeatable)", 2 },
+	{ "uid", OPT_UID, "USER", 0, "Only report execs by this user (a name or a uid; repeatable)", 2 },
 	{ "exclude-comm", OPT_EXCL_COMM, "GLOB", 0, "Leave out execs whose comm matches GLOB (repeatable; logging only: they are still judged and enforced)", 2 },
 	{ "exclude-path", OPT_EXCL_PATH, "GLOB", 0, "Leave out execs whose program path matches GLOB ('*' crosses '/'; repeatable; logging only)", 2 },
 	{ "exec-failed", OPT_EXEC_FAILED, "all|none|collapse", 0, "Failed execs: a record each (all, default), none (no failure record is built in the kernel), or collapse (a PATH search's ENOENT failures folded into the exec that ends it)", 2 },
@@ -164,7 +175,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_OUT_MAX:
-		if (parse_size(arg, &v) || v < 4096)
+		if (parse_size(arg, &v))
+			argp_error(state, "--output-max-size: cannot parse the size '%s' (a number of bytes, "
+				   "suffix K, M or G: 256M)", arg);
+		if (v < 4096)
 			argp_error(state, "--output-max-size must be at least 4096 bytes");
 		o->output_max_size = v;
 		break;
@@ -175,15 +189,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--output-keep takes a number from 0 to 1000");
 		o->output_keep = v;
 		break;
-	case OPT_UID:
+	case OPT_UID: {
+		struct passwd *pw = getpwnam(arg);
+
 		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (*end || errno || !*arg || v >= UINT32_MAX)
-			argp_error(state, "--uid takes a numeric uid");
+		v = pw ? pw->pw_uid : strtoul(arg, &end, 10);
+		if (!pw && (*end || errno || !*arg || v >= UINT32_MAX))
+			argp_error(state, "--uid: no user named '%s' (a user name or a numeric uid)", arg);
 		if (o->n_uids == DAEMON_MAX_LIST)
 			argp_error(state, "at most %d --uid options", DAEMON_MAX_LIST);
 		o->uids[o->n_uids++] = v;
 		break;
+	}
 	case OPT_EXCL_COMM:
 		if (o->n_exclude_comm == DAEMON_MAX_LIST)
 			argp_error(state, "at most %d --exclude-comm options", DAEMON_MAX_LIST);
@@ -242,6 +259,40 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--workspace takes an absolute path");
 		o->workspace = arg;
 		break;
+	case OPT_EXIT_EVENTS:
+		if (!strcmp(arg, "all"))
+			o->no_exits = false;
+		else if (!strcmp(arg, "none"))
+			o->no_exits = true;
+		else
+			argp_error(state, "--exit-events is all or none");
+		break;
+	case OPT_SYSLOG:
+		o->syslog = arg && *arg ? arg : SYSLOG_DEFAULT_SOCKET;
+		break;
+	case OPT_JOURNAL:
+		o->journal = arg && *arg ? arg : JOURNAL_DEFAULT_SOCKET;
+		break;
+	case OPT_MIN_SEVERITY: {
+		const char *eq = strchr(arg, '=');
+		int sev = eg_severity_parse(eq ? eq + 1 : arg);
+
+		if (!sev)
+			argp_error(state, "--min-severity takes info, low, medium, high or critical, "
+				   "for one output OUTPUT=LEVEL (output, syslog, journal)");
+		if (!eq)
+			o->min_severity = sev;
+		else if (!strncmp(arg, "output=", 7))
+			o->min_severity_output = sev;
+		else if (!strncmp(arg, "syslog=", 7))
+			o->min_severity_syslog = sev;
+		else if (!strncmp(arg, "journal=", 8))
+			o->min_severity_journal = sev;
+		else
+			argp_error(state, "--min-severity %.*s=: the outputs are output, syslog and journal",
+				   (int)(eq - arg), arg);
+		break;
+	}
 	case OPT_TAKEOVER:
 		o->takeover_fd = atoi(arg);
 		break;
@@ -270,6 +321,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (o->enforce && o->exec_failed == EXEC_FAILED_NONE)
 			argp_error(state, "--exec-failed=none would hide the kernel's refusals (with BPF LSM a refused "
 				   "exec is a failed exec): use --exec-failed=collapse with --enforce");
+		if ((o->syslog || o->journal) && o->format == FMT_TEXT)
+			argp_error(state, "--syslog and --journal send JSON records: drop --format text");
+		if (!o->min_severity_output)
+			o->min_severity_output = o->min_severity;
+		if (!o->min_severity_syslog)
+			o->min_severity_syslog = o->min_severity;
+		if (!o->min_severity_journal)
+			o->min_severity_journal = o->min_severity;
 		if (o->metrics_interval && !o->metrics_textfile)
 			argp_error(state, "--metrics-interval needs --metrics-textfile");
 		if (!o->metrics_interval)

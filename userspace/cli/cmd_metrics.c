@@ -88,7 +88,7 @@ static int from_pins(const struct cli_common *c, const struct eg_paths *p, bool 
 	if (!eg_have_bpf_caps()) {
 		p_err("%s on %s; reading its pinned maps %s",
 		      stuck ? "the daemon does not answer" : "no daemon is running", p->pin, EG_NEEDS_ROOT);
-		return 1;
+		return EXIT_NO_DAEMON;
 	}
 	snprintf(path, sizeof(path), "%s/counters", p->pin);
 	fd = bpf_obj_get(path);
@@ -131,7 +131,8 @@ int do_metrics(int argc, char **argv)
 	e = ctl_call_timeout(a.common.pin_path, "{\"op\":\"metrics\"}", 3000, &reply, err, sizeof(err));
 	if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 		json_decref(reply);
-		return from_pins(&a.common, &p, e == -ETIMEDOUT);
+		rc = from_pins(&a.common, &p, e == -ETIMEDOUT);
+		return rc && rc != EXIT_NO_DAEMON ? rc : e == -ETIMEDOUT ? EXIT_NOT_ANSWERING : EXIT_NOT_RUNNING;
 	}
 	if (e) {
 		json_decref(reply);

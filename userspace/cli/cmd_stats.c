@@ -207,9 +207,11 @@ static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool 
 			jsonw_start_object(&w);
 			jsonw_uint_field(&w, "exec", k.exec);
 			jsonw_uint_field(&w, "exec_failed", k.exec_failed);
-			jsonw_uint_field(&w, "lost", k.lost_exec + k.lost_exec_failed);
+			jsonw_uint_field(&w, "lost", k.lost_exec + k.lost_exec_failed + k.lost_exit);
 			jsonw_uint_field(&w, "lost_exec", k.lost_exec);
 			jsonw_uint_field(&w, "lost_exec_failed", k.lost_exec_failed);
+			jsonw_uint_field(&w, "exits", k.exits);
+			jsonw_uint_field(&w, "lost_exit", k.lost_exit);
 			jsonw_uint_field(&w, "argv_truncated", k.argv_truncated);
 			jsonw_uint_field(&w, "read_faults", k.read_faults);
 			jsonw_uint_field(&w, "storage_failed", k.storage_failed);
@@ -237,7 +239,7 @@ static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool 
 	if (have) {
 		printf("%-24s %llu\n", "exec records", (unsigned long long)k.exec);
 		printf("%-24s %llu\n", "exec_failed records", (unsigned long long)k.exec_failed);
-		printf("%-24s %llu\n", "lost (ring buffer)", (unsigned long long)(k.lost_exec + k.lost_exec_failed));
+		printf("%-24s %llu\n", "lost (ring buffer)", (unsigned long long)(k.lost_exec + k.lost_exec_failed + k.lost_exit));
 		printf("%-24s %llu\n", "argv truncated", (unsigned long long)k.argv_truncated);
 		printf("%-24s %llu\n", "read faults", (unsigned long long)k.read_faults);
 		printf("%-24s %llu\n", "storage failures", (unsigned long long)k.storage_failed);
@@ -285,13 +287,14 @@ static int run(int argc, char **argv, bool status)
 
 		if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 			json_decref(r);
-			if (!eg_have_bpf_caps()) {
+			if (eg_have_bpf_caps())
+				rc = pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);
+			else
 				p_err("%s on %s; reading its pinned maps %s",
 				      e == -ETIMEDOUT ? "the daemon does not answer" : "no daemon is running",
 				      p.pin, EG_NEEDS_ROOT);
-				return 1;
-			}
-			return pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);
+			/* the LSB's status codes, whatever was pinned */
+			return e == -ETIMEDOUT ? EXIT_NOT_ANSWERING : EXIT_NOT_RUNNING;
 		}
 		if (e) {
 			json_decref(r);

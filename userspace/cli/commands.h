@@ -24,5 +24,6 @@ int do_log(int argc, char **argv);
 int do_write(int argc, char **argv);
 int do_send_keys(int argc, char **argv);
 int do_kill(int argc, char **argv);
+int do_query(int argc, char **argv);
 
 #endif

@@ -36,5 +36,12 @@ int cli_write(struct sbuf *b);
  */
 json_t *cli_call(const struct cli_common *c, const char *request, int *ret_rc);
 #define EXIT_NO_DAEMON 1
+/*
+ * status, stats, metrics: the LSB's codes for a service's status. 3 when
+ * no daemon runs (what it left pinned is still shown), 4 when one holds the
+ * socket but does not answer.
+ */
+#define EXIT_NOT_RUNNING 3
+#define EXIT_NOT_ANSWERING 4
 
 #endif

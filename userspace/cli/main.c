@@ -27,6 +27,7 @@ static const struct cmd {
 	{ "send-keys", do_send_keys, "type keys (Enter, C-c, Up, ...) into a background run's pty" },
 	{ "kill",   do_kill,   "signal a run's process group (--signal)" },
 	{ "shim",   do_shim,   "install or remove the shell shim at /bin/sh and /bin/bash" },
+	{ "query",  do_query,  "read the daemon's records: filters, a process tree (--tree), live (--follow)" },
 	{ "status", do_status, "the running daemon: pid, mode, enforcement, policy, counters" },
 	{ "stats",  do_stats,  "the daemon's counters (events, lost records, decisions)" },
 	{ "metrics", do_metrics, "the daemon's counters in the Prometheus text format" },

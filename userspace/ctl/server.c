@@ -243,6 +243,30 @@ void ctl_send(struct ctl_conn *c, const char *json, size_t len)
 		flush_out(c);
 }
 
+size_t ctl_conn_unsent(const struct ctl_conn *c)
+{
+	return c && !c->dead ? c->out.len - c->out_off : 0;
+}
+
+void ctl_send_last(struct ctl_conn *c, const char *json, size_t len)
+{
+	const char *nl;
+
+	if (!c || c->dead)
+		return;
+	/* keep the line under way whole: the peer reads whole lines, then this one */
+	nl = c->out.len > c->out_off ? memchr(c->out.data + c->out_off, '\n', c->out.len - c->out_off) : NULL;
+	c->out.len = nl ? (size_t)(nl + 1 - c->out.data) : c->out_off;
+	c->out.oom = false;
+	sbuf_put(&c->out, json, len);
+	sbuf_putc(&c->out, '\n');
+	c->closing = true;
+	if (!c->in_dispatch)
+		flush_out(c);
+	else
+		update_events(c);
+}
+
 void ctl_reply_ok(struct ctl_conn *c, const char *extra)
 {
 	struct sbuf b = {};

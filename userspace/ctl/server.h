@@ -100,6 +100,14 @@ int ctl_take_fd(struct ctl_conn *c);
  * connection is dropped, after which c must not be used.
  */
 void ctl_hold(struct ctl_conn *c, void (*on_close)(struct ctl_conn *c, void *arg), void *arg);
+/* Bytes queued for the peer and not sent yet (a streaming op's backlog). */
+size_t ctl_conn_unsent(const struct ctl_conn *c);
+/*
+ * Gives up a stream: what is queued after the line being sent is thrown
+ * away, json (a last line saying why) is sent, then the connection closes
+ * (on_close is called then).
+ */
+void ctl_send_last(struct ctl_conn *c, const char *json, size_t len);
 void ctl_close(struct ctl_conn *c);
 
 #endif

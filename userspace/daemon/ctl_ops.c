@@ -43,7 +43,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_start_object(w);
 	jsonw_uint_field(w, "exec", c.exec);
 	jsonw_uint_field(w, "exec_failed", c.exec_failed);
-	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_other);
+	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit);
 	jsonw_uint_field(w, "lost_exec", c.lost_exec);
 	jsonw_uint_field(w, "lost_exec_failed", c.lost_exec_failed);
 	jsonw_uint_field(w, "lost_other", c.lost_other);
@@ -66,6 +66,9 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "output_rotations", os->rotations);
 	jsonw_uint_field(w, "output_rotation_failures", os->rotation_failures);
 	jsonw_uint_field(w, "malformed", d->st.malformed);
+	jsonw_uint_field(w, "exits", c.exits);
+	jsonw_uint_field(w, "lost_exit", c.lost_exit);
+	daemon_shipping_counters(d, w);
 	jsonw_uint_field(w, "filtered", filter_total(&d->filter));
 	jsonw_uint_field(w, "filtered_uid", d->filter.n[EG_FILTER_UID]);
 	jsonw_uint_field(w, "filtered_comm", d->filter.n[EG_FILTER_COMM]);
@@ -296,5 +299,7 @@ int ctl_ops_register(struct daemon *d)
 		err = ctl_register(d->ctl, "policy_reload", CTL_ADMIN, op_policy_reload, d);
 	if (!err)
 		err = ctl_register(d->ctl, "metrics", CTL_ADMIN, op_metrics, d);
+	if (!err)
+		err = daemon_follow_register(d);
 	return err;
 }

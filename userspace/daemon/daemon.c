@@ -33,13 +33,16 @@
 #include "daemon/httpd.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "events/lineage.h"
 #include "events/meta.h"
+#include "events/sinks.h"
+#include "trace/containers.h"
 #include "execgate.h"
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
 #include "util/fileid.h"
 #include "trace/progstats.h"
-#include "trace/seed.h"
+#include "trace/running.h"
 #include "trace/tracer.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -131,7 +134,20 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	if (d->k.on && r->h.klayer && kernel_policy_of(d, r->h.kseq))
 		p = kernel_policy_of(d, r->h.kseq);
 	judge_record(&d->judge, p, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
+	/*
+	 * Nothing ran at a path that names no file: a PATH search's miss is no
+	 * audited command (one `env setpriv` made ten audit records). A deny
+	 * or an approval of the attempt is still said.
+	 */
+	if (r->h.type == EG_EVENT_EXEC_FAILED && (r->h.err == -ENOENT || r->h.err == -ENOTDIR) &&
+	    v.decision == EG_DECISION_AUDIT)
+		return false;
 	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
+	if (r->h.context) {
+		d->st.ctx_execs[r->h.context & 31]++;
+		if (v.decision == EG_DECISION_DENY || (r->h.flags & EG_F_KILLED))
+			d->st.ctx_denied[r->h.context & 31]++;
+	}
 	*a = (struct eg_annotation){};
 	a->programs = d->judge.progs;
 	a->n_programs = d->judge.n_progs;
@@ -146,6 +162,7 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	a->message = v.message;
 	a->action = audit_action(v.decision);
 	a->reason = v.error;
+	daemon_label(d, v.rule_index, a);
 	return true;
 }
 
@@ -409,6 +426,12 @@ static int on_record(void *ctx, void *data, size_t size)
 	size_t held_size;
 	void *held_data;
 
+	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == EG_EVENT_EXIT) {
+		daemon_on_exit(d, data, size);
+		if (output_pending(d->out) >= FLUSH_BYTES)
+			flush_timed(d);
+		goto next;
+	}
 	if (record_decode(&d->dec, data, size, &r)) {
 		d->st.malformed++;
 		return 0;
@@ -482,6 +505,11 @@ static void process_record(struct daemon *d, struct eg_record *rp)
 		annotate_loaded(d, r.loaded, ap);
 	}
 	stage_add(STAGE_JUDGE, &t);
+	if (r.h.type == EG_EVENT_EXEC) {
+		struct eg_str prog = record_program(&r);
+
+		lineage_add(d->lineage, r.h.pid, r.h.ktime_ns, prog.p, prog.len, r.h.comm, ap ? ap->severity : 0);
+	}
 	/* filters only thin the log: the exec was traced, judged and enforced all the same */
 	if (filter_active(&d->filter) && !service_must_show(&r, ap) &&
 	    (cause = filter_match(&d->filter, &r)) != EG_FILTER_NONE) {
@@ -508,7 +536,8 @@ static void process_record(struct daemon *d, struct eg_record *rp)
 		d->fc.path_search = &ps;
 	format_record(d, b, &r, ap);
 	d->fc.path_search = NULL;
-	output_end(d->out, r.h.type == EG_EVENT_EXEC_FAILED ? EG_REC_EXEC_FAILED : EG_REC_EXEC);
+	output_end_sev(d->out, r.h.type == EG_EVENT_EXEC_FAILED ? EG_REC_EXEC_FAILED : EG_REC_EXEC,
+		       ap ? ap->severity : 0);
 	stage_add(STAGE_FORMAT, &t);
 written:
 	if (output_pending(d->out) >= FLUSH_BYTES)
@@ -540,15 +569,19 @@ static uint64_t recursion_misses(struct daemon *d, bool force)
 static void report_lost_now(struct daemon *d, bool force)
 {
 	struct eg_counters c;
-	uint64_t lost, dropped, rec;
+	uint64_t lost, dropped, rec, sinks;
 	struct jsonw w;
 
 	daemon_read_counters(d, &c);
-	lost = c.lost_exec + c.lost_exec_failed + c.lost_other;
+	lost = c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit;
 	dropped = output_dropped_total(d->out);
+	sinks = daemon_sinks_dropped(d);
 	rec = recursion_misses(d, force);
-	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported)
+	/* a sink with no listener drops every record: said every 10 s, not at every drain */
+	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported &&
+	    (sinks <= d->sinks_reported || (!force && eg_mono_ms() - d->sinks_report_ms < 10000)))
 		return;
+	d->sinks_report_ms = eg_mono_ms();
 	if (d->text) {
 		emit_comment(d, "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all; "
 			     "%" PRIu64 " not written (output errors); %" PRIu64 " BPF recursion misses",
@@ -556,17 +589,23 @@ static void report_lost_now(struct daemon *d, bool force)
 	} else {
 		meta_open(&w, output_buf(d->out), "lost");
 		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported) +
-				 (rec - d->recursion_reported));
-		jsonw_uint_field(&w, "total", lost + dropped + rec);
+				 (rec - d->recursion_reported) + (sinks - d->sinks_reported));
+		jsonw_uint_field(&w, "total", lost + dropped + rec + sinks);
 		jsonw_uint_field(&w, "exec", c.lost_exec);
 		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
 		jsonw_uint_field(&w, "other", c.lost_other);
+		jsonw_uint_field(&w, "exit", c.lost_exit);
 		jsonw_uint_field(&w, "output_dropped", dropped);
 		jsonw_uint_field(&w, "recursion_misses", rec);
+		if (d->syslog)
+			jsonw_uint_field(&w, "syslog_dropped", sink_stats(d->syslog)->dropped);
+		if (d->journal)
+			jsonw_uint_field(&w, "journal_dropped", sink_stats(d->journal)->dropped);
 		meta_close(&w, d->out);
 	}
 	d->lost_reported = lost;
 	d->recursion_reported = rec;
+	d->sinks_reported = sinks;
 	/*
 	 * Records dropped by a failing disk are reported once the disk takes
 	 * writes again; until then this record may be dropped too, and the
@@ -775,6 +814,7 @@ static void emit_start(struct daemon *d)
 	jsonw_end_array(&w);
 	daemon_scopes_json(d, &w);
 	jsonw_string_field(&w, "policy", d->o.policy_path);
+	jsonw_string_field(&w, "policy_sha256", d->policy ? policy_sha256(d->policy) : NULL);
 	service_start_facts(d, &w);
 	meta_close(&w, d->out);
 	if (d->policy)
@@ -793,7 +833,7 @@ static void emit_stop(struct daemon *d)
 			     "%llu lost, %" PRIu64 " not written, %" PRIu64 " BPF recursion misses, "
 			     "%" PRIu64 " filtered",
 			     os->written[EG_REC_EXEC], os->written[EG_REC_EXEC_FAILED],
-			     (unsigned long long)(c.lost_exec + c.lost_exec_failed + c.lost_other),
+			     (unsigned long long)(c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit),
 			     output_dropped_total(d->out), d->recursion_reported, filter_total(&d->filter));
 		return;
 	}
@@ -801,7 +841,8 @@ static void emit_stop(struct daemon *d)
 	/* written: reached the file before this record was formatted */
 	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
 	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
-	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_other);
+	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit);
+	jsonw_uint_field(&w, "exit", os->written[EG_REC_EXIT]);
 	jsonw_uint_field(&w, "output_dropped", output_dropped_total(d->out));
 	jsonw_uint_field(&w, "shutdown_dropped", d->st.shutdown_dropped);
 	jsonw_uint_field(&w, "argv_truncated", c.argv_truncated);
@@ -836,6 +877,8 @@ static void on_signal(const struct signalfd_siginfo *si, void *arg)
 		if (e)
 			p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
 			       output_path(d->out), strerror(-e));
+		else if (strcmp(output_path(d->out), "stdout"))
+			service_on_reopened(d);
 		break;
 	default:
 		d->stopping = true;
@@ -925,6 +968,7 @@ static int start_tracer(struct daemon *d)
 	to.ringbuf_size = d->o.ringbuf_size;
 	to.exec_failed = d->o.exec_failed != EXEC_FAILED_NONE;
 	to.host_pid_ns = d->fc.host_pid_ns;
+	to.exits = !d->o.no_exits;
 	if (d->o.n_cgroups > EG_SCOPES_MAX) {
 		p_err("--cgroup: at most %d scopes", EG_SCOPES_MAX);
 		return -E2BIG;
@@ -1039,7 +1083,7 @@ static void retire_previous(struct daemon *d, json_t *state)
 		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));
 	else if (d->reuse.counters) {
 		daemon_read_counters(d, &c);
-		d->lost_reported = c.lost_exec + c.lost_exec_failed + c.lost_other;
+		d->lost_reported = c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit;
 	}
 }
 
@@ -1217,6 +1261,7 @@ int daemon_run(const struct daemon_opts *o)
 	oo.gid = o->ctl_gid;
 	oo.max_size = o->output_max_size;
 	oo.keep = o->output_keep;
+	oo.min_severity = o->min_severity_output;
 	err = output_open(&oo, &d.out, err_msg, sizeof(err_msg));
 	if (err) {
 		p_err("%s", err_msg);
@@ -1224,7 +1269,9 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	if (state)
 		handoff_import_output(&d, state);
-	d.text = o->format == FMT_TEXT || (o->format == FMT_AUTO && output_is_terminal(d.out));
+	/* the sinks send JSON records: with one, a terminal gets them too */
+	d.text = o->format == FMT_TEXT ||
+		 (o->format == FMT_AUTO && output_is_terminal(d.out) && !o->syslog && !o->journal);
 	output_set_rotate_cb(d.out, service_on_rotated, &d);
 	if (d.text && output_is_terminal(d.out)) {
 		struct winsize ws;
@@ -1242,6 +1289,19 @@ int daemon_run(const struct daemon_opts *o)
 	}
 	d.cgroups = cgroup_cache_new();
 	d.fc.cgroups = d.cgroups;
+	d.containers = containers_new(getenv("EXECGATE_CONTAINERS_ROOT"));
+	d.fc.containers = d.containers;
+	d.lineage = lineage_new(LINEAGE_ENTRIES, LINEAGE_BYTES);
+	d.fc.lineage = d.lineage;
+	if (!d.cgroups || !d.containers || !d.lineage) {
+		p_err("out of memory");
+		goto cleanup;
+	}
+	if (daemon_shipping_start(&d))
+		goto cleanup;
+	if (state)
+		handoff_import_sinks(&d, state);
+	daemon_record_output(&d);
 	d.filter.uids = o->uids;
 	d.filter.n_uids = o->n_uids;
 	d.filter.comm = o->exclude_comm;
@@ -1323,8 +1383,10 @@ int daemon_run(const struct daemon_opts *o)
 		       "are counted and reported once they can", output_path(d.out),
 		       strerror(-output_stats(d.out)->last_error));
 	}
-	p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
-	       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
+	/* on a terminal the table's first line says it already: the banner once */
+	if (!(d.text && output_is_terminal(d.out) && isatty(STDERR_FILENO)))
+		p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
+		       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
 	notify_send("READY=1\nSTATUS=tracing every exec");
 
 	err = loop_run(d.loop, -1, NULL, NULL);
@@ -1368,8 +1430,11 @@ cleanup:
 	hold_free(d.hold);
 	policy_free(d.policy);
 	cgroup_cache_free(d.cgroups);
+	containers_free(d.containers);
+	lineage_free(d.lineage);
 	judge_free(&d.judge);
 	output_close(d.out);
+	daemon_shipping_free(&d);
 	if (!keep_loop)
 		loop_free(d.loop);
 	instance_unlock(&d.inst);

@@ -42,6 +42,13 @@ struct daemon_opts {
 	unsigned int metrics_interval;	/* seconds between --metrics-textfile writes */
 	const char *state_dir;		/* NULL: /var/lib/execgate */
 	const char *workspace;		/* NULL: run --cwd unbounded */
+	bool no_exits;			/* --exit-events=none */
+	const char *syslog;		/* --syslog[=SOCKET]: the socket, NULL: off */
+	const char *journal;		/* --journal[=SOCKET] */
+	int min_severity;		/* --min-severity LEVEL: every output */
+	int min_severity_output;	/* --min-severity output=LEVEL (or the one above) */
+	int min_severity_syslog;
+	int min_severity_journal;
 	int takeover_fd;		/* -1; else the previous daemon's state (a SIGUSR2 re-exec) */
 	int argc;			/* the daemon's own arguments, for a re-exec */
 	char **argv;

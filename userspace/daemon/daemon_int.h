@@ -18,7 +18,7 @@
 #include "policy/policy.h"
 #include "trace/probe.h"
 #include "trace/record.h"
-#include "trace/seed.h"
+#include "trace/running.h"
 #include "trace/tracer.h"
 #include "daemon/judge.h"
 #include "util/loaders.h"
@@ -32,11 +32,17 @@ struct ctl_server;
 struct cgroup_cache;
 struct eg_sessions;
 struct eg_httpd;
+struct eg_lineage;
+struct eg_containers;
+struct eg_sink;
+struct eg_follow;
 struct jsonw;
 
 /* What the daemon counts itself; the kernel's counters live in the "counters" map. */
 struct daemon_stats {
 	uint64_t decisions[EG_DECISION__COUNT];
+	/* by agent context id (policy contexts:): execs judged in it, and refused or would be */
+	uint64_t ctx_execs[32], ctx_denied[32];
 	uint64_t policy_reloads;
 	uint64_t policy_reload_failures;
 	uint64_t malformed;		/* records that did not decode */
@@ -89,6 +95,8 @@ struct daemon {
 	uint64_t started_real_ns;
 	uint64_t started_mono_ms;
 	uint64_t lost_reported;		/* ring-buffer losses already reported */
+	uint64_t sinks_reported;	/* --syslog/--journal drops already reported */
+	uint64_t sinks_report_ms;
 	uint64_t dropped_reported;	/* output drops already reported */
 	uint64_t batch_records;		/* records in the current drain round */
 	uint64_t round_limit;		/* records in a round while running; 0: BATCH_RECORDS */
@@ -122,6 +130,11 @@ struct daemon {
 	struct eg_httpd *httpd;
 	struct eg_watch *textfile_timer;
 	uint64_t textfile_writes, textfile_errors;
+	/* process lifetimes, containers, shipping (daemon/exits.c, trace/containers.c, events/sinks.h) */
+	struct eg_lineage *lineage;
+	struct eg_containers *containers;
+	struct eg_sink *syslog, *journal;
+	struct eg_follow *follow;
 	uint64_t rotation_streak;	/* the last run of failed rotations logged */
 	bool rotation_fixed;		/* a rotation worked since */
 };
@@ -164,6 +177,23 @@ const char *daemon_exec_failed_mode(const struct daemon *d);
 void service_start_facts(struct daemon *d, struct jsonw *w);
 void service_on_rotated(struct eg_output *o, const char *prev, void *arg);
 void service_check_rotation(struct daemon *d);
+void service_header(struct daemon *d, struct jsonw *w);
+void service_on_reopened(struct daemon *d);
+
+/* exits.c: an exit record (EG_EVENT_EXIT) to the output */
+void daemon_on_exit(struct daemon *d, const void *data, size_t size);
+/* Severity and tags of the rule that judged an exec, into its annotation. */
+void daemon_label(struct daemon *d, int rule_index, struct eg_annotation *a);
+/* The sinks (--syslog, --journal) and the followers, set up on the output; 0 or -errno (said). */
+int daemon_shipping_start(struct daemon *d);
+void daemon_shipping_free(struct daemon *d);
+void daemon_shipping_counters(struct daemon *d, struct jsonw *w);
+struct sbuf;
+int daemon_follow_register(struct daemon *d);
+void daemon_record_output(struct daemon *d);
+uint64_t daemon_sinks_dropped(struct daemon *d);
+struct eg_metrics;
+void daemon_shipping_metrics(struct daemon *d, struct eg_metrics *m);
 
 /* ctl_ops.c */
 int ctl_ops_register(struct daemon *d);

@@ -22,6 +22,7 @@
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
 #include "daemon/handoff.h"
+#include "events/sinks.h"
 #include "daemon/notify.h"
 #include "execgate.skel.h"
 #include "procs/procs.h"
@@ -58,6 +59,11 @@ static void export_output(struct daemon *d, struct jsonw *w)
 	const struct eg_output_stats *os;
 
 	output_flush(d->out);
+	/* the new daemon cannot send what waits in a sink's backlog: out now, or counted */
+	sink_drain(d->syslog, 1000);
+	sink_drain(d->journal, 1000);
+	sink_drop_backlog(d->syslog);
+	sink_drop_backlog(d->journal);
 	os = output_stats(d->out);
 	jsonw_key(w, "output");
 	jsonw_start_object(w);
@@ -67,7 +73,38 @@ static void export_output(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "rotations", os->rotations);
 	jsonw_uint_field(w, "rotation_failures", os->rotation_failures);
 	jsonw_uint_field(w, "dropped_reported", d->dropped_reported);
+	jsonw_uint_field(w, "filtered_severity", os->filtered_severity);
+	/* --syslog, --journal: their losses go on being counted, as the file's */
+	if (d->syslog) {
+		jsonw_uint_field(w, "syslog_sent", sink_stats(d->syslog)->sent);
+		jsonw_uint_field(w, "syslog_dropped", sink_stats(d->syslog)->dropped);
+	}
+	if (d->journal) {
+		jsonw_uint_field(w, "journal_sent", sink_stats(d->journal)->sent);
+		jsonw_uint_field(w, "journal_dropped", sink_stats(d->journal)->dropped);
+	}
+	jsonw_uint_field(w, "sinks_reported", d->sinks_reported);
 	jsonw_end_object(w);
+}
+
+void handoff_import_sinks(struct daemon *d, const json_t *state)
+{
+	const json_t *o = json_object_get(state, "output");
+	struct eg_sink_stats st = {};
+
+	if (!json_is_object(o))
+		return;
+	if (d->syslog && json_object_get(o, "syslog_sent")) {
+		st.sent = json_integer_value(json_object_get(o, "syslog_sent"));
+		st.dropped = json_integer_value(json_object_get(o, "syslog_dropped"));
+		sink_restore_stats(d->syslog, &st);
+	}
+	if (d->journal && json_object_get(o, "journal_sent")) {
+		st.sent = json_integer_value(json_object_get(o, "journal_sent"));
+		st.dropped = json_integer_value(json_object_get(o, "journal_dropped"));
+		sink_restore_stats(d->journal, &st);
+	}
+	d->sinks_reported = json_integer_value(json_object_get(o, "sinks_reported"));
 }
 
 void handoff_import_output(struct daemon *d, const json_t *state)
@@ -88,6 +125,7 @@ void handoff_import_output(struct daemon *d, const json_t *state)
 	st.write_errors = json_integer_value(json_object_get(o, "write_errors"));
 	st.rotations = json_integer_value(json_object_get(o, "rotations"));
 	st.rotation_failures = json_integer_value(json_object_get(o, "rotation_failures"));
+	st.filtered_severity = json_integer_value(json_object_get(o, "filtered_severity"));
 	output_restore_stats(d->out, &st);
 	d->dropped_reported = json_integer_value(json_object_get(o, "dropped_reported"));
 }

@@ -13,5 +13,7 @@ int daemon_handoff(struct daemon *d);
 int handoff_read(int fd, json_t **ret);
 /* ... its output's counters, unreported drops included, into the new output. */
 void handoff_import_output(struct daemon *d, const json_t *state);
+/* ... and the sinks' (--syslog, --journal), once they are set up. */
+void handoff_import_sinks(struct daemon *d, const json_t *state);
 
 #endif

@@ -33,6 +33,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	const struct eg_counters *k = &m->k;
 
 	one(b, "execgate_execs_total", C, "Successful execs the kernel reported (records queued).", k->exec);
+	one(b, "execgate_exits_total", C, "Ends of exec'd processes the kernel reported (exit records queued).", k->exits);
 	one(b, "execgate_exec_failed_total", C,
 	    "Failed execve/execveat calls the kernel reported (records queued).", k->exec_failed);
 
@@ -41,6 +42,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exec", k->lost_exec);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exec_failed",
 		   k->lost_exec_failed);
+	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exit", k->lost_exit);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "no_scratch", "record", "any",
 		   k->scratch_missing);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "too_big", "record", "exec", k->record_too_big);
@@ -76,7 +78,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	    "Execs bprm_check_security left to the check at exec.", k->lsm_deferred);
 }
 
-static const char *const rec_names[EG_REC__COUNT] = { "exec", "exec_failed", "meta" };
+static const char *const rec_names[EG_REC__COUNT] = { "exec", "exec_failed", "meta", "exit" };
 
 static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 {
@@ -116,6 +118,29 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	one(b, "execgate_exec_failed_held", G,
 	    "Failed execs held back now, waiting for the exec that may end their PATH search.", m->collapse.held);
 
+	prom_family(b, "execgate_filtered_severity_total", C,
+		    "Records left out of the output by --min-severity (the file's; a sink's in execgate_sink_records_total).");
+	prom_u64(b, "execgate_filtered_severity_total", m->out.filtered_severity);
+	if (m->sinks[0].on || m->sinks[1].on) {
+		static const char *const names[2] = { "syslog", "journal" };
+
+		prom_family(b, "execgate_sink_records_total", C,
+			    "Records for --syslog and --journal, by result: sent, dropped (no listener, its queue "
+			    "and the 4 MiB backlog full), filtered (--min-severity).");
+		for (i = 0; i < 2; i++) {
+			if (!m->sinks[i].on)
+				continue;
+			prom_u64_l(b, "execgate_sink_records_total", "sink", names[i], "result", "sent", m->sinks[i].sent);
+			prom_u64_l(b, "execgate_sink_records_total", "sink", names[i], "result", "dropped",
+				   m->sinks[i].dropped);
+			prom_u64_l(b, "execgate_sink_records_total", "sink", names[i], "result", "filtered",
+				   m->sinks[i].filtered);
+		}
+	}
+	one(b, "execgate_followers", G, "Connections following the records live (execgate query --follow).",
+	    m->followers);
+	one(b, "execgate_followers_dropped_total", C, "Followers dropped for reading too slowly.", m->followers_dropped);
+
 	prom_family(b, "execgate_policy_decisions_total", C, "Policy decisions on traced execs, by decision.");
 	for (i = 0; i < EG_DECISION__COUNT; i++)
 		prom_u64_l(b, "execgate_policy_decisions_total", "decision", eg_decision_name(i), NULL, NULL,
@@ -125,6 +150,18 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_policy_reloads_total", "result", "failed", NULL, NULL, m->policy_reload_failures);
 	one(b, "execgate_policy_loaded", G, "1 when the daemon runs with a policy.", m->policy);
 	one(b, "execgate_policy_rules", G, "Rules in the policy in force.", m->policy_rules);
+	if (m->ncontexts) {
+		prom_family(b, "execgate_context_execs_total", C,
+			    "Execs judged inside an agent context (policy contexts:), by context.");
+		for (i = 0; i < m->ncontexts; i++)
+			prom_u64_l(b, "execgate_context_execs_total", "context", m->contexts[i].name, NULL, NULL,
+				   m->contexts[i].execs);
+		prom_family(b, "execgate_context_denied_total", C,
+			    "Execs inside an agent context that were denied (or killed), by context.");
+		for (i = 0; i < m->ncontexts; i++)
+			prom_u64_l(b, "execgate_context_denied_total", "context", m->contexts[i].name, NULL, NULL,
+				   m->contexts[i].denied);
+	}
 	one(b, "execgate_scopes", G, "--cgroup scopes the daemon traces and enforces.", m->scopes);
 	one(b, "execgate_scopes_gone", G,
 	    "--cgroup scopes whose cgroup is gone (removed, not made again yet).", m->scopes_gone);
@@ -209,6 +246,16 @@ void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 	memcpy(m->decisions, d->st.decisions, sizeof(m->decisions));
 	m->policy = d->policy != NULL;
 	m->policy_rules = d->policy ? policy_rule_count(d->policy) : 0;
+	for (size_t id = 1; d->policy && id <= policy_context_count(d->policy) && id < 32; id++) {
+		struct eg_context_info ci;
+
+		if (policy_context_info(d->policy, id, &ci))
+			continue;
+		m->contexts[m->ncontexts].name = ci.name;
+		m->contexts[m->ncontexts].execs = d->st.ctx_execs[id];
+		m->contexts[m->ncontexts].denied = d->st.ctx_denied[id];
+		m->ncontexts++;
+	}
 	m->policy_reloads = d->st.policy_reloads;
 	m->policy_reload_failures = d->st.policy_reload_failures;
 	m->malformed = d->st.malformed;
@@ -234,6 +281,7 @@ void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 	for (size_t i = 0; i < d->o.n_cgroups; i++)
 		m->scopes_gone += d->cg_gone[i];
 	m->scope_changes = d->scope_changes;
+	daemon_shipping_metrics(d, m);
 }
 
 void daemon_metrics_render(struct sbuf *b, void *daemon)

@@ -47,6 +47,12 @@ struct eg_metrics {
 	uint64_t http_requests, http_rejected;
 	uint64_t textfile_writes, textfile_errors;
 	uint64_t scopes, scopes_gone, scope_changes;	/* --cgroup scopes */
+	/* --syslog, --journal (events/sinks.h); followers of the records (query --follow) */
+	struct { bool on; uint64_t sent, dropped, filtered; } sinks[2];
+	uint64_t followers, followers_dropped;
+	/* agent contexts of the policy in force: name, execs judged in it, denied */
+	struct { const char *name; uint64_t execs, denied; } contexts[32];
+	size_t ncontexts;
 };
 
 /* Appends the exposition text for m to b. */

@@ -95,6 +95,55 @@ void service_start_facts(struct daemon *d, struct jsonw *w)
 	jsonw_end_object(w);
 }
 
+/* One line of a small file, without its newline; "" when unreadable. */
+static void first_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/*
+ * What every output file's first record says of where it comes from: the
+ * host, its boot, the policy in force (start, rotated and reopened records).
+ */
+void service_header(struct daemon *d, struct jsonw *w)
+{
+	char buf[256];
+
+	if (gethostname(buf, sizeof(buf)))
+		buf[0] = '\0';
+	buf[sizeof(buf) - 1] = '\0';
+	jsonw_string_field(w, "hostname", buf);
+	first_line("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
+	jsonw_string_field(w, "boot_id", buf[0] ? buf : NULL);
+	first_line("/etc/machine-id", buf, sizeof(buf));
+	jsonw_string_field(w, "machine_id", buf[0] ? buf : NULL);
+	jsonw_string_field(w, "policy_sha256", d->policy ? policy_sha256(d->policy) : NULL);
+}
+
+/* SIGHUP (logrotate moved the file): the new file starts with a header too. */
+void service_on_reopened(struct daemon *d)
+{
+	struct jsonw w;
+
+	if (d->text) {
+		emit_comment(d, "execgate %s (pid %d) reopened %s", EG_VERSION, (int)getpid(), output_path(d->out));
+		return;
+	}
+	meta_open_daemon(&w, output_buf(d->out), "reopened");
+	jsonw_int_field(&w, "pid", getpid());
+	jsonw_string_field(&w, "version", EG_VERSION);
+	jsonw_string_field(&w, "file", output_path(d->out));
+	service_header(d, &w);
+	meta_close(&w, d->out);
+}
+
 /* The first record of a file --output-max-size started: which one it continues. */
 void service_on_rotated(struct eg_output *o, const char *prev, void *arg)
 {
@@ -114,12 +163,13 @@ void service_on_rotated(struct eg_output *o, const char *prev, void *arg)
 	meta_open_daemon(&w, output_buf(o), "rotated");
 	jsonw_int_field(&w, "pid", getpid());
 	jsonw_string_field(&w, "file", output_path(o));
-	/* the previous file, by the name this rotation gave it (later ones shift the number) */
+	/* the previous file, by the name this rotation gave it (the time of the rotation) */
 	jsonw_string_field(&w, "continues", prev ? gz : NULL);
 	jsonw_uint_field(&w, "rotations", os->rotations);
 	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
 	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
 	jsonw_uint_field(&w, "output_dropped", output_dropped_total(o));
+	service_header(d, &w);
 	meta_close(&w, o);
 }
 

@@ -6,7 +6,10 @@
 #include <string.h>
 #include <time.h>
 #include "events/format.h"
+#include "events/lineage.h"
 #include "trace/cgroups.h"
+#include "trace/containers.h"
+#include "util/severity.h"
 #include "util/json.h"
 #include "util/version.h"
 
@@ -86,7 +89,7 @@ void format_json_open(struct sbuf *b, const char *type, uint64_t real_ns)
 	sbuf_putc(b, '"');
 }
 
-static void json_exec_id(struct sbuf *b, uint32_t pid, uint64_t ktime)
+void format_exec_id(struct sbuf *b, uint32_t pid, uint64_t ktime)
 {
 	sbuf_putc(b, '"');
 	sbuf_put_u64(b, pid);
@@ -171,6 +174,83 @@ static void json_dev_ino(struct sbuf *b, uint64_t dev, uint64_t ino, bool first)
 	json_u64(b, "\",\"ino\":", ino);
 }
 
+static void json_opt_cstr(struct sbuf *b, const char *key, const char *v, bool comma)
+{
+	if (comma)
+		sbuf_putc(b, ',');
+	sbuf_putc(b, '"');
+	sbuf_puts(b, key);
+	sbuf_put(b, "\":", 2);
+	if (v)
+		json_str(b, v, strlen(v));
+	else
+		sbuf_put(b, "null", 4);
+}
+
+void format_container_json(struct sbuf *b, const struct eg_format_ctx *fc, uint64_t cgroup_id,
+			   const char *cg)
+{
+	const struct eg_container_info *ci;
+	struct eg_container ct;
+
+	if (!cg)
+		return;
+	if (!fc->containers) {
+		if (cgroup_container(cg, &ct))
+			return;
+		sbuf_puts(b, ",\"container\":{");
+		json_opt_cstr(b, "id", ct.id, false);
+		json_opt_cstr(b, "runtime", ct.runtime, true);
+		if (ct.pod_uid[0])
+			json_opt_cstr(b, "pod_uid", ct.pod_uid, true);
+		sbuf_putc(b, '}');
+		return;
+	}
+	ci = containers_get(fc->containers, cgroup_id, cg);
+	if (!ci)
+		return;
+	sbuf_puts(b, ",\"container\":{");
+	json_opt_cstr(b, "id", ci->id, false);
+	json_opt_cstr(b, "runtime", ci->runtime, true);
+	json_opt_cstr(b, "name", ci->name, true);
+	json_opt_cstr(b, "image", ci->image, true);
+	if (ci->pod_uid)
+		json_opt_cstr(b, "pod_uid", ci->pod_uid, true);
+	sbuf_putc(b, '}');
+	if (ci->pod_name || ci->pod_namespace || ci->pod_uid) {
+		sbuf_puts(b, ",\"pod\":{");
+		json_opt_cstr(b, "name", ci->pod_name, false);
+		json_opt_cstr(b, "namespace", ci->pod_namespace, true);
+		json_opt_cstr(b, "uid", ci->pod_uid, true);
+		sbuf_putc(b, '}');
+	}
+}
+
+/* "parent":{exec_id, filename, comm} from the recent execs; null names when it is not among them */
+static void format_parent(struct sbuf *b, const struct eg_lineage *l, const struct eg_event *h)
+{
+	const struct eg_lineage_entry *e;
+
+	if (!(h->flags & EG_F_PARENT_KNOWN)) {
+		sbuf_puts(b, ",\"parent\":null");
+		return;
+	}
+	e = lineage_get(l, h->parent_tgid, h->parent_ktime_ns);
+	sbuf_puts(b, ",\"parent\":{\"exec_id\":");
+	format_exec_id(b, h->parent_tgid, h->parent_ktime_ns);
+	sbuf_puts(b, ",\"filename\":");
+	if (e)
+		json_str(b, e->filename, e->filename_len);
+	else
+		sbuf_puts(b, "null");
+	sbuf_puts(b, ",\"comm\":");
+	if (e)
+		json_str(b, e->comm, strnlen(e->comm, sizeof(e->comm)));
+	else
+		sbuf_puts(b, "null");
+	sbuf_putc(b, '}');
+}
+
 void format_record_json(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a)
 {
@@ -185,13 +265,15 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		sbuf_puts(b, ",\"exec_id\":null");
 	} else {
 		sbuf_puts(b, ",\"exec_id\":");
-		json_exec_id(b, h->pid, h->ktime_ns);
+		format_exec_id(b, h->pid, h->ktime_ns);
 	}
 	sbuf_puts(b, ",\"parent_exec_id\":");
 	if (h->flags & EG_F_PARENT_KNOWN)
-		json_exec_id(b, h->parent_tgid, h->parent_ktime_ns);
+		format_exec_id(b, h->parent_tgid, h->parent_ktime_ns);
 	else
 		sbuf_puts(b, "null");
+	if (fc->lineage)
+		format_parent(b, fc->lineage, h);
 	json_u64(b, ",\"pid\":", h->pid);
 	json_u64(b, ",\"tid\":", h->tid);
 	json_u64(b, ",\"ppid\":", h->ppid);
@@ -333,7 +415,7 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		sbuf_put_i64(b, h->context_depth);
 		if (h->context_ktime) {
 			sbuf_puts(b, ",\"identity_exec_id\":");
-			json_exec_id(b, h->context_tgid, h->context_ktime);
+			format_exec_id(b, h->context_tgid, h->context_ktime);
 		} else
 			sbuf_puts(b, ",\"identity_exec_id\":null,\"inferred\":true");
 		sbuf_putc(b, '}');
@@ -350,20 +432,9 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 	json_u64(b, ",\"cgroup_id\":", h->cgroup_id);
 	if (fc->cgroups) {
 		const char *cg = cgroup_cache_path(fc->cgroups, h->cgroup_id);
-		struct eg_container ct;
 
 		json_opt_str(b, "cgroup", cg);
-		if (cg && !cgroup_container(cg, &ct)) {
-			sbuf_puts(b, ",\"container\":{\"id\":");
-			json_str(b, ct.id, strlen(ct.id));
-			sbuf_puts(b, ",\"runtime\":");
-			json_str(b, ct.runtime, strlen(ct.runtime));
-			if (ct.pod_uid[0]) {
-				sbuf_puts(b, ",\"pod_uid\":");
-				json_str(b, ct.pod_uid, strlen(ct.pod_uid));
-			}
-			sbuf_putc(b, '}');
-		}
+		format_container_json(b, fc, h->cgroup_id, cg);
 	}
 	if (fc->path_search && !failed) {
 		const struct eg_path_search *ps = fc->path_search;
@@ -405,6 +476,17 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			}
 			sbuf_putc(b, ']');
 		}
+		if (a->severity)
+			json_opt_str(b, "severity", eg_severity_name(a->severity));
+		if (a->ntags) {
+			sbuf_puts(b, ",\"tags\":[");
+			for (i = 0; i < a->ntags; i++) {
+				if (i)
+					sbuf_putc(b, ',');
+				json_str(b, a->tags[i], strlen(a->tags[i]));
+			}
+			sbuf_putc(b, ']');
+		}
 		if (a->kernel_layer) {
 			sbuf_puts(b, ",\"kernel\":{");
 			sbuf_puts(b, "\"layer\":");
@@ -432,7 +514,7 @@ void format_text_header(struct sbuf *b, unsigned int width)
 }
 
 /* uid -> name for the table, cached (NSS lookups are slow). */
-static const char *user_name(uint32_t uid, char *buf, size_t len)
+const char *format_user_name(uint32_t uid, char *buf, size_t len)
 {
 	static __thread struct { uint32_t uid; char name[33]; bool set; } cache[64];
 	unsigned int slot = uid % 64;
@@ -511,7 +593,7 @@ void format_record_text(struct sbuf *b, const struct eg_record *r, const struct 
 	sbuf_printf(b, "%04d-%02d-%02d %02d:%02d:%02d.%03u %-7u %-7u %-5d %-8.8s ", tm.tm_year + 1900,
 		    tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
 		    (unsigned int)(real % 1000000000ull / 1000000), h->pid, h->ppid, h->depth,
-		    user_name(h->euid, name, sizeof(name)));
+		    format_user_name(h->euid, name, sizeof(name)));
 	/* the binary that runs, resolved (the ARGV shows how it was called) */
 	if (prog.len > 22) {
 		sbuf_puts(b, "...");

@@ -7,6 +7,8 @@
 #include "trace/record.h"
 
 struct cgroup_cache;
+struct eg_containers;
+struct eg_lineage;
 #include "util/sbuf.h"
 
 /* One program of an exec (a script, a chain's middle script, a loader's program) and its verdict. */
@@ -33,6 +35,9 @@ struct eg_annotation {
 	const struct eg_program_verdict *programs;
 	unsigned int n_programs;
 	const char *context;		/* the agent context's name (h->context), NULL: not known */
+	int severity;			/* the rule's (enum eg_severity), 0: none */
+	const char *const *tags;	/* the rule's */
+	size_t ntags;
 };
 
 /* Failed execs of a PATH search folded into the exec that ended it (events/collapse.h). */
@@ -50,7 +55,13 @@ struct eg_format_ctx {
 	struct cgroup_cache *cgroups;	/* id -> path, NULL: no "cgroup" field */
 	unsigned int width;		/* text: columns a line may take, 0: no limit */
 	const struct eg_path_search *path_search;	/* this exec's, NULL: none */
+	struct eg_containers *containers;	/* container metadata; NULL: id and runtime from the path */
+	const struct eg_lineage *lineage;	/* recent execs: "parent" inline; NULL: no "parent" */
 };
+
+/* ,"container":{...},"pod":{...} for a cgroup that is a container's (nothing otherwise). */
+void format_container_json(struct sbuf *b, const struct eg_format_ctx *fc, uint64_t cgroup_id,
+			   const char *cgroup);
 
 /* The file the exec named: the script for a script, else the file that runs. */
 struct eg_str record_program(const struct eg_record *r);
@@ -62,6 +73,11 @@ int64_t clock_boot_to_real(void);
 uint64_t clock_real_ns(void);
 /* 2026-01-19T14:30:00.123456789Z */
 void format_time(struct sbuf *b, uint64_t real_ns);
+
+/* "PID:NS" */
+void format_exec_id(struct sbuf *b, uint32_t pid, uint64_t ktime);
+/* uid -> user name (cached), the number when there is none */
+const char *format_user_name(uint32_t uid, char *buf, size_t len);
 
 /* One JSON line (with '\n') for an exec or exec_failed record. */
 void format_record_json(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,

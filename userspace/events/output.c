@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "events/output.h"
@@ -18,6 +20,7 @@
 struct mark {
 	size_t end;			/* offset just past the record's '\n' */
 	enum eg_rec_kind kind;
+	int severity;
 };
 
 struct eg_output {
@@ -40,6 +43,7 @@ struct eg_output {
 	char rotate_err[PATH_MAX + 256];	/* the last failure; "" once a rotation worked */
 	uint64_t rotate_streaks;	/* runs of failures begun */
 	bool rotate_failing;		/* in one now */
+	struct eg_tap *taps;
 };
 
 static int check_existing(int fd, const char *path, char *err, size_t errlen)
@@ -162,7 +166,29 @@ struct sbuf *output_buf(struct eg_output *o)
 	return &o->buf;
 }
 
+void output_add_tap(struct eg_output *o, struct eg_tap *t)
+{
+	t->next = o->taps;
+	o->taps = t;
+}
+
+void output_del_tap(struct eg_output *o, struct eg_tap *t)
+{
+	struct eg_tap **p;
+
+	for (p = &o->taps; *p; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			return;
+		}
+}
+
 void output_end(struct eg_output *o, enum eg_rec_kind kind)
+{
+	output_end_sev(o, kind, kind == EG_REC_META ? EG_SEV_ALWAYS : 0);
+}
+
+void output_end_sev(struct eg_output *o, enum eg_rec_kind kind, int severity)
 {
 	if (o->nmarks == o->cap_marks) {
 		size_t cap = o->cap_marks ? o->cap_marks * 2 : 1024;
@@ -175,7 +201,7 @@ void output_end(struct eg_output *o, enum eg_rec_kind kind)
 		o->marks = m;
 		o->cap_marks = cap;
 	}
-	o->marks[o->nmarks++] = (struct mark){ o->buf.len, kind };
+	o->marks[o->nmarks++] = (struct mark){ o->buf.len, kind, severity };
 }
 
 size_t output_pending(const struct eg_output *o)
@@ -326,16 +352,104 @@ static bool compressor_busy(struct eg_output *o)
 	return false;
 }
 
-static void rotated_name(const struct eg_output *o, unsigned int k, bool gz, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s.%u%s", o->path, k, gz ? ".gz" : "");
-}
-
 static bool exists(const char *path)
 {
 	struct stat st;
 
 	return !lstat(path, &st);
+}
+
+/*
+ * A rotated file is named by the time it was rotated, in UTC:
+ * events.jsonl.20260119T143000.123Z (.gz once compressed), so names sort
+ * as the files' ages and a name never changes. Two rotations in one
+ * millisecond take the next free one.
+ */
+static void rotated_name(const struct eg_output *o, char *buf, size_t len)
+{
+	uint64_t ms = eg_clock_ns(CLOCK_REALTIME) / 1000000;
+	char gz[PATH_MAX + 48];
+	int tries;
+
+	for (tries = 0; tries < 1000; tries++, ms++) {
+		time_t t = ms / 1000;
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		snprintf(buf, len, "%s.%04d%02d%02dT%02d%02d%02d.%03uZ", o->path, tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned int)(ms % 1000));
+		snprintf(gz, sizeof(gz), "%s.gz", buf);
+		if (!exists(buf) && !exists(gz))
+			return;
+	}
+}
+
+/* "20260119T143000.123Z" or the same + ".gz": a name rotated_name() gives */
+static bool is_rotated(const char *base, const char *name)
+{
+	size_t bl = strlen(base), i;
+	const char *t = name + bl + 1;
+	static const char shape[] = "DDDDDDDDTDDDDDD.DDDZ";
+
+	if (strncmp(name, base, bl) || name[bl] != '.')
+		return false;
+	for (i = 0; shape[i]; i++)
+		if (shape[i] == 'D' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i])
+			return false;
+	return !t[i] || !strcmp(t + i, ".gz");
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The oldest rotated files go until keep are left, the one just rotated among them. */
+static void prune(struct eg_output *o)
+{
+	char dir[PATH_MAX], full[PATH_MAX * 2];
+	const char *slash = strrchr(o->path, '/'), *base = slash ? slash + 1 : o->path;
+	char **v = NULL;
+	size_t n = 0, cap = 0, i, j, gens;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == o->path ? 1 : (int)(slash - o->path)) : 1,
+		 slash ? o->path : ".");
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!is_rotated(base, de->d_name))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!(v[n] = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_names);
+	/* a generation may be there twice for a moment (plain, and .gz being made) */
+	for (gens = 0, i = 0; i < n; i++)
+		if (!i || strncmp(v[i], v[i - 1], strlen(base) + 21))
+			gens++;
+	for (i = 0; i < n && gens > o->o.keep; i = j) {
+		for (j = i; j < n && !strncmp(v[j], v[i], strlen(base) + 21); j++) {
+			snprintf(full, sizeof(full), "%s/%s", dir, v[j]);
+			unlink(full);
+		}
+		gens--;
+	}
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 /* Counted, kept for the caller to report (output_rotation_error()), and tried again later. */
@@ -364,8 +478,7 @@ static int rotate_failed(struct eg_output *o, int rc, const char *fmt, ...)
  */
 static int rotate(struct eg_output *o)
 {
-	char from[PATH_MAX + 32], to[PATH_MAX + 32], tmp[PATH_MAX + 32], err[PATH_MAX + 64];
-	unsigned int k, gap;
+	char to[PATH_MAX + 32], tmp[PATH_MAX + 32], err[PATH_MAX + 64];
 	int oldfd = o->fd, newfd, rc;
 	struct stat cur, st;
 
@@ -410,28 +523,7 @@ static int rotate(struct eg_output *o)
 	if (newfd < 0)
 		return rotate_failed(o, newfd, "cannot rotate %s: %s; still writing to it", o->path, err);
 
-	for (gap = 1; gap < o->o.keep; gap++) {
-		rotated_name(o, gap, true, from, sizeof(from));
-		rotated_name(o, gap, false, to, sizeof(to));
-		if (!exists(from) && !exists(to))
-			break;
-	}
-	if (gap == o->o.keep) {
-		/* no gap: the oldest goes */
-		rotated_name(o, o->o.keep, true, to, sizeof(to));
-		unlink(to);
-		rotated_name(o, o->o.keep, false, to, sizeof(to));
-		unlink(to);
-	}
-	for (k = gap - 1; k >= 1; k--) {
-		rotated_name(o, k, true, from, sizeof(from));
-		rotated_name(o, k + 1, true, to, sizeof(to));
-		rename(from, to);
-		rotated_name(o, k, false, from, sizeof(from));
-		rotated_name(o, k + 1, false, to, sizeof(to));
-		rename(from, to);
-	}
-	rotated_name(o, 1, false, to, sizeof(to));
+	rotated_name(o, to, sizeof(to));
 	if (rename(o->path, to)) {
 		rc = -errno;
 		goto undo;
@@ -445,6 +537,8 @@ static int rotate(struct eg_output *o)
 	o->fd = newfd;
 	o->size = 0;
 	o->st.rotations++;
+	/* only now that the rotation worked: the oldest beyond --output-keep go */
+	prune(o);
 	o->rotate_err[0] = '\0';
 	o->rotate_failing = false;
 	o->zpath = strdup(to);
@@ -480,6 +574,47 @@ static void count_written(struct eg_output *o, size_t upto_mark)
 		o->st.written[o->marks[i].kind]++;
 }
 
+/* Every whole record to each tap, before the file sees them. */
+static void run_taps(struct eg_output *o)
+{
+	struct eg_tap *t, *next;
+	size_t i, start;
+
+	for (t = o->taps; t; t = next) {
+		next = t->next;	/* a tap may take itself off */
+		for (i = 0, start = 0; i < o->nmarks; start = o->marks[i++].end) {
+			if (o->marks[i].severity != EG_SEV_ALWAYS && o->marks[i].severity < t->min_severity) {
+				t->filtered++;
+				continue;
+			}
+			t->fn(t, o->buf.data + start, o->marks[i].end - start, o->marks[i].kind, o->marks[i].severity);
+		}
+		if (t->flushed)
+			t->flushed(t);
+	}
+}
+
+/* Records below the file's --min-severity leave the buffer (counted). */
+static void squeeze(struct eg_output *o)
+{
+	size_t i, j = 0, start = 0, w = 0;
+
+	for (i = 0; i < o->nmarks; start = o->marks[i++].end) {
+		size_t len = o->marks[i].end - start;
+
+		if (o->marks[i].severity != EG_SEV_ALWAYS && o->marks[i].severity < o->o.min_severity) {
+			o->st.filtered_severity++;
+			continue;
+		}
+		memmove(o->buf.data + w, o->buf.data + start, len);
+		w += len;
+		o->marks[j] = o->marks[i];
+		o->marks[j++].end = w;
+	}
+	o->buf.len = w;
+	o->nmarks = j;
+}
+
 /* Writes the buffer: whole records are counted written, the rest dropped. */
 static int write_buffer(struct eg_output *o)
 {
@@ -492,6 +627,9 @@ static int write_buffer(struct eg_output *o)
 		rc = -ENOMEM;
 		goto out;
 	}
+	run_taps(o);
+	if (o->o.min_severity)
+		squeeze(o);
 	while (off < o->buf.len) {
 		ssize_t n = write(o->fd, o->buf.data + off, o->buf.len - off);
 

@@ -11,7 +11,8 @@
  * Files: opened with O_NOFOLLOW; an existing file must be a regular file
  * owned by root and not writable by group or others; new files are 0640
  * (group: --ctl-group). Built-in rotation at max_size bytes keeps `keep`
- * older files, compressed (gzip format, zlib) in the background.
+ * older files, named by the time they were rotated and compressed (gzip
+ * format, zlib) in the background.
  */
 #ifndef EG_OUTPUT_H
 #define EG_OUTPUT_H
@@ -25,13 +26,31 @@ enum eg_rec_kind {
 	EG_REC_EXEC,
 	EG_REC_EXEC_FAILED,
 	EG_REC_META,			/* daemon, lost, approval, ... */
+	EG_REC_EXIT,
 	EG_REC__COUNT,
+};
+
+/* A record's severity for --min-severity: enum eg_severity; meta records always pass. */
+#define EG_SEV_ALWAYS	0xff
+
+/*
+ * A tap sees every whole record at each flush, before the file is
+ * written, whatever becomes of the file's write (the syslog and journal
+ * sinks, live followers). Records below min_severity are not shown to it.
+ */
+struct eg_tap {
+	void (*fn)(struct eg_tap *t, const char *line, size_t len, enum eg_rec_kind kind, int severity);
+	void (*flushed)(struct eg_tap *t);	/* after each flush's records, or NULL */
+	int min_severity;
+	uint64_t filtered;		/* records below min_severity */
+	struct eg_tap *next;
 };
 
 struct eg_output_opts {
 	const char *path;		/* NULL or "-": stdout */
 	gid_t gid;			/* (gid_t)-1: root's group */
 	uint64_t max_size;		/* 0: no rotation */
+	int min_severity;		/* records below are not written to the file (counted) */
 	unsigned int keep;		/* rotated files kept */
 };
 
@@ -42,6 +61,7 @@ struct eg_output_stats {
 	uint64_t rotations;
 	uint64_t rotation_failures;	/* nothing kept was lost; the file was written on */
 	int last_error;			/* -errno of the last failed write, 0 after a good one */
+	uint64_t filtered_severity;	/* records below --min-severity, not written */
 };
 
 struct eg_output;
@@ -53,6 +73,10 @@ void output_close(struct eg_output *o);	/* flushes; NULL is fine */
 struct sbuf *output_buf(struct eg_output *o);
 /* Marks the end of one record (its '\n' is already in the buffer). */
 void output_end(struct eg_output *o, enum eg_rec_kind kind);
+/* ... with its severity (enum eg_severity, 0: none; EG_SEV_ALWAYS: no filter applies). */
+void output_end_sev(struct eg_output *o, enum eg_rec_kind kind, int severity);
+void output_add_tap(struct eg_output *o, struct eg_tap *t);
+void output_del_tap(struct eg_output *o, struct eg_tap *t);
 /* Bytes formatted and not yet flushed. */
 size_t output_pending(const struct eg_output *o);
 /* Writes what is buffered. 0, or the -errno of a failed write (records were dropped). */
@@ -78,9 +102,10 @@ const char *output_rotation_error(const struct eg_output *o, uint64_t *ret_strea
 /*
  * Called after a rotation with the new file's empty buffer, to write the
  * record that starts it (a daemon record saying which file it continues).
- * prev is the previous file's new name ("events.jsonl.1", compressed to
- * "events.jsonl.1.gz" in the background), NULL with keep 0 (the file was
- * started over) and when the file was removed under us (written anew).
+ * prev is the previous file's new name, the time of the rotation in UTC
+ * ("events.jsonl.20260119T143000.123Z", compressed to "....123Z.gz" in
+ * the background), NULL with keep 0 (the file was started over) and when
+ * the file was removed under us (written anew).
  */
 void output_set_rotate_cb(struct eg_output *o, void (*fn)(struct eg_output *o, const char *prev,
 							   void *arg), void *arg);

@@ -75,6 +75,8 @@ struct eg_rule {
 	struct eg_strv basenames;
 	char *name;
 	char *message;
+	int severity;			/* enum eg_severity, 0: none */
+	struct eg_strv tags;
 	struct eg_pos pos, name_pos, decision_pos;
 };
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <yaml.h>
 #include "policy/internal.h"
+#include "util/severity.h"
 
 struct loader {
 	yaml_parser_t yp;
@@ -61,10 +62,10 @@ static const char *const execve_keys[] = {
 };
 
 enum { R_NAME, R_BASENAMES, R_PATHS, R_ARGS_PATTERNS, R_ARGS, R_CONTEXT, R_CGROUPS, R_UIDS,
-       R_DECISION, R_MESSAGE, R_CONTEXTS };
+       R_DECISION, R_MESSAGE, R_SEVERITY, R_TAGS, R_CONTEXTS };
 static const char *const rule_keys[] = {
 	"name", "basenames", "paths", "args_patterns", "args", "context", "cgroups", "uids",
-	"decision", "message", "contexts", NULL
+	"decision", "message", "severity", "tags", "contexts", NULL
 };
 
 /* What an identity matches on: the program, its arguments, who runs it. */
@@ -909,6 +910,21 @@ static struct eg_rule *new_rule(struct loader *l)
 	return r;
 }
 
+/* severity: info, low, medium, high or critical (events carry it; --min-severity filters by it) */
+static int parse_severity(struct loader *l, struct eg_rule *r)
+{
+	struct eg_pos pos = ev_pos(l);
+	char *v = get_string(l, "severity", true);
+
+	if (!v)
+		return 0;
+	r->severity = eg_severity_parse(v);
+	if (!r->severity)
+		err(l, pos, "severity '%s' is none of info, low, medium, high, critical", v);
+	free(v);
+	return 0;
+}
+
 /*
  * A rule of commands, or (ident, the context's id) one of a context's
  * identities: a matcher of the same keys, without name, decision or scope.
@@ -986,6 +1002,12 @@ static int parse_rule(struct loader *l, uint32_t ident)
 		case R_CONTEXTS:
 			rc = each_item(l, "contexts", "a list of context names, e.g. [claude] or [none]",
 				       strv_item, &r->ctx_names);
+			break;
+		case R_SEVERITY:
+			rc = parse_severity(l, r);
+			break;
+		case R_TAGS:
+			rc = each_item(l, "tags", "a list of words, e.g. [network, download]", strv_item, &r->tags);
 			break;
 		}
 		if (l->fatal)

@@ -146,6 +146,7 @@ static void rule_free(struct eg_rule *r)
 	free(r->alias_ids);
 	eg_strv_free(&r->cgroups);
 	eg_strv_free(&r->ctx_names);
+	eg_strv_free(&r->tags);
 	regexes_free(r->args_patterns, r->n_args_patterns);
 	regexes_free(r->args, r->n_args);
 	free(r->uids);
@@ -318,4 +319,15 @@ bool policy_wants_size(const struct eg_policy *p, uint64_t size)
 	return p && p->by_size.used && size &&
 	       eg_htab_find(&p->by_size, (const char *)&size, sizeof(size),
 			    eg_hash((const char *)&size, sizeof(size)));
+}
+
+int policy_rule_labels(const struct eg_policy *p, int i, int *ret_severity, const char *const **ret_tags,
+		       size_t *ret_ntags)
+{
+	if (!p || i < 0 || (size_t)i >= p->n_rules)
+		return -ERANGE;
+	*ret_severity = p->rules[i].severity;
+	*ret_tags = (const char *const *)p->rules[i].tags.v;
+	*ret_ntags = p->rules[i].tags.n;
+	return 0;
 }

@@ -218,6 +218,10 @@ struct eg_rule_info {
 	uint32_t ctx_mask;		/* contexts: bit 0 none, bit N context N; 0: in every one and outside */
 };
 
+/* Rule i's severity (enum eg_severity, 0: none) and tags; -ERANGE out of range. */
+int policy_rule_labels(const struct eg_policy *p, int i, int *ret_severity, const char *const **ret_tags,
+		       size_t *ret_ntags);
+
 /* -ERANGE if i >= policy_rule_count(p). */
 int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *ret);
 

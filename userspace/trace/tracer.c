@@ -226,6 +226,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	skel->rodata->host_pid_ns = o->host_pid_ns;
 	/* BPF LSM checks each file of a session exec as the kernel opens it */
 	skel->rodata->lsm_tickets = o->lsm || o->lsm_cgroup;
+	skel->rodata->report_exits = o->exits;
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -514,6 +515,8 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->lsm_deferred += v[i].lsm_deferred;
 		ret->other += v[i].other;
 		ret->lost_other += v[i].lost_other;
+		ret->exits += v[i].exits;
+		ret->lost_exit += v[i].lost_exit;
 	}
 	free(v);
 	return 0;

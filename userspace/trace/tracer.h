@@ -22,6 +22,7 @@ struct tracer_opts {
 	bool lsm_cgroup;		/* load lsm_cgroup/bprm_check_security (per --cgroup) */
 	bool exec_failed;		/* build failed-exec records at the syscall exit tracepoints */
 	uint32_t host_pid_ns;		/* the daemon's pid namespace: any other is a container */
+	bool exits;			/* exit records at sched_process_exit */
 };
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
 #include <string.h>
+#include <jansson.h>
 #include "util/json.h"
 
 size_t utf8_seq_len(const unsigned char *s, size_t n)
@@ -202,4 +203,29 @@ int json_unescape(const char *s, size_t n, struct sbuf *out)
 		put_utf8(out, cp);
 	}
 	return out->oom ? -ENOMEM : 0;
+}
+
+struct json_t *json_load_record(const char *line, size_t len)
+{
+	json_t *j = json_loadb(line, len, JSON_ALLOW_NUL, NULL);
+	struct sbuf b = {};
+	size_t i;
+
+	if (j || !memmem(line, len, "\\udc", 4))
+		return j;
+	for (i = 0; i < len; i++) {
+		if (line[i] == '\\' && i + 1 < len && line[i + 1] == '\\') {
+			sbuf_put(&b, line + i, 2);
+			i++;
+		} else if (line[i] == '\\' && i + 5 < len && line[i + 1] == 'u' &&
+			   (line[i + 2] == 'd' || line[i + 2] == 'D') && (line[i + 3] == 'c' || line[i + 3] == 'C')) {
+			sbuf_puts(&b, "\\ufffd");
+			i += 5;
+		} else {
+			sbuf_putc(&b, line[i]);
+		}
+	}
+	j = b.oom ? NULL : json_loadb(b.data, b.len, JSON_ALLOW_NUL, NULL);
+	sbuf_free(&b);
+	return j;
 }

@@ -19,6 +19,14 @@ void json_str(struct sbuf *b, const char *s, size_t n);
 void json_key(struct sbuf *b, const char *key, int *first);
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if s[0] starts none. */
 size_t utf8_seq_len(const unsigned char *s, size_t n);
+/*
+ * Parses one record line with jansson. jansson refuses lone surrogates, so
+ * a line with \udcXX escapes (bytes that are not UTF-8) is parsed again
+ * with each of them read as U+FFFD, as jq does: the exact bytes are in the
+ * line, not in the object. NULL when the line is not JSON.
+ */
+struct json_t;
+struct json_t *json_load_record(const char *line, size_t len);
 /* Decodes one JSON string body produced by json_str (for tests and tools). */
 int json_unescape(const char *s, size_t n, struct sbuf *out);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* What ran before the daemon: depths and agent contexts read from /proc into task storage. */
-#ifndef EG_SEED_H
-#define EG_SEED_H
+#ifndef EG_RUNNING_H
+#define EG_RUNNING_H
 
 #include "policy/policy.h"
 

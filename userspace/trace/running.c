@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "execgate.h"
-#include "trace/seed.h"
+#include "trace/running.h"
 #include "util/fileid.h"
 
 #define SEED_MAX_PROCS	(1u << 20)

@@ -1,0 +1,387 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Day two: process lifetimes (exit records, the parent inline), the
+shipped host policy's severities, execgate query (filters, text, JSON, the
+tree, --follow), and the syslog and journal sinks, against sockets the
+test binds itself. One daemon serves most checks."""
+import json
+import shutil
+import signal
+import os
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import eg
+from eg import token
+
+
+def wait(pred, timeout=20, what="condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("no %s within %ss" % (what, timeout))
+
+
+def stats(ctx, d):
+    r = ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path])
+    return json.loads(r.stdout)["counters"]
+
+
+class Listener:
+    """A datagram socket read by a thread of its own, as syslog or journald would."""
+    def __init__(self, ctx, name):
+        self.path = os.path.join(ctx.tmpdir(), name)
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.s.bind(self.path)
+        self.got = []
+        self.t = threading.Thread(target=self.loop, daemon=True)
+        self.t.start()
+        ctx.on_cleanup(self.close)
+
+    def loop(self):
+        while True:
+            try:
+                self.got.append(self.s.recv(1 << 20))
+            except OSError:
+                return
+
+    def close(self):
+        self.s.shutdown(socket.SHUT_RDWR)
+        self.s.close()
+        os.unlink(self.path)
+        self.t.join(5)
+
+
+def journal_fields(msg):
+    """journald's native protocol: NAME=value lines, or NAME, a 64-bit length, the bytes."""
+    f, i = {}, 0
+    while i < len(msg):
+        nl = msg.index(b"\n", i)
+        line = msg[i:nl]
+        if b"=" in line:
+            k, v = line.split(b"=", 1)
+            i = nl + 1
+        else:
+            k = line
+            n = struct.unpack("<Q", msg[nl + 1:nl + 9])[0]
+            v = msg[nl + 9:nl + 9 + n]
+            assert msg[nl + 9 + n:nl + 10 + n] == b"\n", msg
+            i = nl + 10 + n
+        f[k.decode()] = v
+    return f
+
+
+def test_lifetimes_query_and_shipping(ctx):
+    rel, cg, cgid = ctx.cgroup()
+    slog = Listener(ctx, "syslog.sock")
+    jrnl = Listener(ctx, "journal.sock")
+    slog_path, jrnl_path = slog.path, jrnl.path
+    d = ctx.daemon("--cgroup", cg, "--policy", os.path.join(ctx.root, "policy", "host-audit.yaml"),
+                   "--syslog=" + slog_path, "--journal=" + jrnl_path, "--min-severity", "journal=high")
+    t = token()
+
+    def run(cmd):
+        return subprocess.run(["/bin/sh", "-c", cmd], preexec_fn=lambda: open(
+            os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+
+    # a live follower from the start: what it sees is what the file gets
+    fol = subprocess.Popen([ctx.execgate, "query", "-p", d.pin_path, "--follow", "--json", "--comm", "sh"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(fol.kill)
+    wait(lambda: stats(ctx, d)["followers"] == 1, what="the follower connected")
+    run("exit 7; %s" % t)
+    run("kill -9 $$; %s" % t)
+    # PATH's misses are no audited command: one record for the one setpriv that ran
+    run("env setpriv --help >/dev/null; : %s" % t)
+    run("/bin/true %s" % t)
+
+    def mine(typ):
+        return [e for e in d.events() if e.get("type") == typ and any(t in a for a in e.get("argv", []))]
+    execs = wait(lambda: len(mine("exec")) >= 4 and mine("exec"), what="the execs")
+    by_cmd = {e["argv"][-1].split(";")[0]: e for e in execs if e["comm"] == "sh"}
+    ends = {x["exec_id"]: x for x in wait(lambda: [x for x in d.events() if x.get("type") == "exit"
+                                                    and x["exec_id"] in {e["exec_id"] for e in execs}
+                                                    and x["comm"] == "sh"] if len([
+        x for x in d.events() if x.get("type") == "exit" and x["exec_id"] in {e["exec_id"] for e in execs}
+        and x["comm"] == "sh"]) >= 4 else None, what="their exits")}
+    seven = ends[by_cmd["exit 7"]["exec_id"]]
+    assert seven["exit_code"] == 7 and seven["signal"] is None and seven["duration_ns"] > 0, seven
+    assert seven["filename"] == "/usr/bin/dash" and seven["pid"] == by_cmd["exit 7"]["pid"], seven
+    killed = ends[by_cmd["kill -9 $$"]["exec_id"]]
+    assert killed["exit_code"] is None and killed["signal"] == "SIGKILL", killed
+    # the parent inline: a child's parent is the exec that ran it
+    setpriv = [e for e in d.events() if e.get("type") == "exec" and e["comm"] == "setpriv"
+               and e["cgroup_id"] == cgid]
+    assert len(setpriv) == 1, setpriv
+    env = [e for e in d.events() if e.get("exec_id") == setpriv[0]["parent_exec_id"] and e["type"] == "exec"][0]
+    assert setpriv[0]["parent"] == {"exec_id": env["exec_id"], "filename": "/usr/bin/env", "comm": "env"}, setpriv
+    # the shipped policy: one audit record, with the rule's severity and tags
+    audits = [e for e in d.events() if e.get("decision") == "audit" and e["cgroup_id"] == cgid]
+    assert [a["comm"] for a in audits] == ["setpriv"], audits
+    assert audits[0]["severity"] == "high" and audits[0]["tags"] == ["privilege"], audits[0]
+    misses = [e for e in d.events() if e.get("type") == "exec_failed" and e["cgroup_id"] == cgid
+              and e["filename"].endswith("/setpriv")]
+    assert misses and all("decision" not in e for e in misses), misses[:2]
+
+    # query: filters, JSON unchanged, text with users and decisions, the tree
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--json", "--decision", "audit", "--user", "root"])
+    lines = [l for l in q.stdout.decode().splitlines() if '"cgroup_id":%d,' % cgid in l]
+    assert len(lines) == 1 and json.loads(lines[0]) == audits[0], q.stdout[-400:]
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--min-severity", "high", "--since", "1h",
+                 "--comm", "setp*"])
+    assert b" root " in q.stdout and b"audit    audited     setpriv --help" in q.stdout, q.stdout
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--since", "tomorrow"], check=False)
+    assert q.returncode == 2 and b"cannot read the time 'tomorrow'" in q.stderr, q.stderr
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--tree", by_cmd["exit 7"]["exec_id"]])
+    tree = q.stdout.decode()
+    assert "exit 7 after" in tree and "[exit" in tree.splitlines()[-1], tree
+
+    # the follower saw the same records as the file, live
+    os.set_blocking(fol.stdout.fileno(), False)
+    buf = [b""]
+
+    def followed():
+        try:
+            buf[0] += os.read(fol.stdout.fileno(), 1 << 20)
+        except BlockingIOError:
+            pass
+        return buf[0].count(t.encode()) >= 4 and buf[0].count(b'"type":"exit"') >= 4 and buf[0]
+    got = wait(followed, what="records at the follower")
+    for line in got.splitlines():
+        assert json.loads(line)["comm"] == "sh", line
+    assert set(got.splitlines()) <= set(d.lines()), "the file's bytes"
+
+    # syslog: RFC 5424, the record as the message; journal: only what is high or above
+    msgs = list(slog.got)
+    mine_s = [m for m in msgs if t.encode() in m]
+    assert len(mine_s) >= 4, (len(mine_s), [m[-300:] for m in mine_s], stats(ctx, d))
+    m = [m for m in msgs if b'"decision":"audit"' in m and b"setpriv" in m][0]
+    hdr, rec = m.split(b" - ", 1)
+    assert hdr.startswith(b"<83>1 ") and hdr.split(b" ")[3:5] == [b"execgate", str(d.proc.pid).encode()], hdr
+    assert json.loads(rec) == audits[0], rec
+    js = [journal_fields(m) for m in list(jrnl.got)]
+    assert js and all(j.get("EXECGATE_SEVERITY") in (b"high", b"critical") or j["EXECGATE_TYPE"] == b"daemon"
+                      for j in js), js
+    sp = [j for j in js if j.get("EXECGATE_COMM") == b"setpriv"][0]
+    assert sp["MESSAGE"] == b"exec /usr/bin/setpriv --help (uid 0, audit by privilege-change, audited)", sp
+    assert sp["PRIORITY"] == b"3" and json.loads(sp["EXECGATE_TAGS"]) == ["privilege"], sp
+    c = stats(ctx, d)
+    assert c["syslog_dropped"] == 0 and c["journal_dropped"] == 0 and c["journal_filtered"] > 0, c
+    assert c["syslog_sent"] >= len(mine_s) and c["exits"] >= 4 and c["lost_exit"] == 0, c
+
+    # a user who may not reload is told so, in one line
+    r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, preexec_fn=lambda: (os.setgid(65534), os.setuid(65534)))
+    err = r.stderr.decode()
+    assert r.returncode == 1 and "permission denied" in err and "(null)" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+
+    # a listener that goes away: each record it misses is counted, the file loses none
+    slog.close()
+    run("/bin/true %s after" % t)
+    wait(lambda: stats(ctx, d)["syslog_dropped"] > 0, what="syslog drops counted")
+    lost = wait(lambda: [e for e in d.events() if e.get("type") == "lost" and e.get("syslog_dropped")],
+                what="a lost record with the syslog's drops")
+    assert lost[0]["output_dropped"] == 0, lost[0]
+    assert d.stop() == 0
+    assert fol.wait(10) == 1
+    os.set_blocking(fol.stdout.fileno(), True)
+    err = json.loads(fol.stdout.read().splitlines()[-1])  # --json: the error as JSON too
+    assert "the daemon closed the connection" in err["error"], err
+
+
+def test_exit_events_none_and_a_slow_follower(ctx):
+    """--exit-events=none builds no exit record; a follower that does not read is dropped and told."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--exit-events=none")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(d.wait_ready()["socket"])
+    ctx.on_cleanup(s.close)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(b'{"op":"follow"}\n')
+    t = token()
+    big = "y" * 60000
+    deadline = time.monotonic() + 60
+    while stats(ctx, d)["followers_dropped"] == 0:
+        assert time.monotonic() < deadline, "the slow follower was never dropped"
+        subprocess.run(["/bin/true", t, big], preexec_fn=lambda: open(
+            os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+    assert stats(ctx, d)["exits"] == 0
+    assert not [e for e in d.events() if e.get("type") == "exit"]
+    data = b""
+    s.setblocking(True)
+    s.settimeout(10)
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        data += b
+    last = json.loads(data.rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    assert last["event"] == "dropped" and "too slow" in last["reason"], last
+    # every line before it is a whole record
+    for line in data.rstrip(b"\n").split(b"\n")[1:-1]:
+        json.loads(line)
+    assert d.proc.poll() is None
+
+
+def test_generate_a_policy_then_replay_under_it(ctx):
+    """A real build (make, cc, as, ld) in a session; the policy generated from
+    it passes check --strict, the same build under it meets no deny, and
+    anything else (make clean's rm) is refused."""
+    if not all(shutil.which(t) for t in ("make", "cc")):
+        ctx.skip("make and cc are needed (build-essential)")
+    d = ctx.daemon()
+    src = ctx.tmpdir()
+    for name, text in (("a.c", "int a(void){return 1;}\n"), ("b.c", "int b(void){return 2;}\n"),
+                       ("main.c", "int a(void);int b(void);\nint main(void){return a()+b()-3;}\n"),
+                       ("Makefile", "prog: a.o b.o main.o\n\tcc -o prog a.o b.o main.o\n"
+                                    "%.o: %.c\n\tcc -c -o $@ $<\nclean:\n\trm -f *.o prog\n")):
+        with open(os.path.join(src, name), "w") as f:
+            f.write(text)
+
+    def session(*extra):
+        r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path] + list(extra) + ["--", "make"] + [],
+                           cwd=src, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return r
+
+    r = session("--session", "learn")
+    assert r.returncode == 0 and os.path.exists(os.path.join(src, "prog")), r.stderr
+    sid = wait(lambda: [e["session"] for e in d.events() if e.get("type") == "session" and e.get("name") == "learn"
+                        and e.get("event") == "end"], what="the session's end")[0]
+    gen = os.path.join(ctx.tmpdir(), "gen.yaml")
+    ctx.run([ctx.execgate, "policy", "generate", "-p", d.pin_path, "--session", sid, "-o", gen])
+    text = open(gen).read()
+    assert "default_decision: deny" in text and "'/usr/bin/make'" in text, text[:800]
+    assert "differ in file names or numbers" in text and "[^ ]*\\.c" in text, text
+    r = ctx.run([ctx.execgate, "policy", "check", "--strict", gen], check=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    subprocess.run(["make", "clean"], cwd=src, check=True, stdout=subprocess.DEVNULL)
+
+    r = session("--session", "replay", "--policy", gen)
+    assert r.returncode == 0 and os.path.exists(os.path.join(src, "prog")), r.stderr
+    replay = wait(lambda: [e["session"] for e in d.events() if e.get("type") == "session"
+                           and e.get("name") == "replay" and e.get("event") == "end"], what="the replay's end")[0]
+    mine = [e for e in d.events() if e.get("session") == replay and e.get("type") in ("exec", "exec_failed")]
+    assert len([e for e in mine if e["type"] == "exec"]) >= 10, len(mine)
+    assert not [e for e in mine if e.get("decision") not in ("allow", None)], \
+        [e for e in mine if e.get("decision") != "allow"][:2]
+    # what the build did not do is refused: make clean runs rm
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", gen, "--", "make", "clean"], cwd=src,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode != 0 and b"denied" in r.stderr, r.stderr
+    # and the tree of the learning session is drawn with every exit status
+    q = ctx.run([ctx.execgate, "query", "-p", d.pin_path, "--tree", sid])
+    tree = q.stdout.decode()
+    assert "└─ make  [exit 0 after" in tree and tree.count("[exit 0 after") >= 10, tree
+
+
+def test_shipping_recipes(ctx):
+    """docs/shipping.md's rsyslog configuration, as written there, turns --syslog
+    into a file with the same records as --output; a real systemd-journald takes
+    --journal's datagrams and journalctl gives the records back."""
+    ran = 0
+    if shutil.which("rsyslogd"):
+        ran += 1
+        with open(os.path.join(ctx.root, "docs", "shipping.md")) as f:
+            doc = f.read()
+        conf = doc.split("<!-- rsyslog-recipe -->")[1].split("```")[1].strip("\n")
+        d = ctx.tmpdir()
+        sock, jl = os.path.join(d, "syslog.sock"), os.path.join(d, "syslog.jsonl")
+        conf = conf.replace("/run/execgate/syslog.sock", sock).replace("/var/log/execgate/syslog.jsonl", jl)
+        with open(os.path.join(d, "rsyslog.conf"), "w") as f:
+            f.write(conf + "\n")
+        rs = subprocess.Popen(["rsyslogd", "-n", "-f", os.path.join(d, "rsyslog.conf"), "-i",
+                               os.path.join(d, "rsyslogd.pid")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        ctx.on_cleanup(lambda: (rs.poll() is None and rs.kill(), rs.wait()))
+        wait(lambda: os.path.exists(sock), what="rsyslog's socket")
+        rel, cg, cgid = ctx.cgroup()
+        dm = ctx.daemon("--cgroup", cg, "--syslog=" + sock)
+        t = token()
+        subprocess.run(["/bin/true", t], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+        dm.wait_for(lambda e: e.get("type") == "exit" and e.get("filename") == "/usr/bin/true", what="its exit")
+        assert dm.stop() == 0
+        want = [json.loads(l) for l in dm.lines()]
+
+        def shipped():
+            try:
+                with open(jl, "rb") as f:
+                    got = [json.loads(l) for l in f.read().split(b"\n")[:-1]]
+            except FileNotFoundError:
+                return None
+            return got if len(got) >= len(want) else None
+        got = wait(shipped, what="rsyslog's file")
+        assert got == want, (len(got), len(want))
+        assert [e for e in got if t in e.get("argv", [])], "the exec is there"
+        rs.terminate()
+    if os.path.exists("/lib/systemd/systemd-journald") and shutil.which("journalctl") and shutil.which("unshare"):
+        ran += 1
+        t = token()
+        d = ctx.tmpdir()
+        pin = "/sys/fs/bpf/egtest-jd-%d" % os.getpid()
+        ctx.on_cleanup(lambda: shutil.rmtree(pin, ignore_errors=True))
+        # journald in a mount namespace of its own: its sockets and files on tmpfs, none of the host's touched
+        script = r'''
+set -e
+mount -t tmpfs tmpfs /run/systemd 2>/dev/null || { mkdir -p /run/systemd; mount -t tmpfs tmpfs /run/systemd; }
+mkdir -p /run/log; mount -t tmpfs tmpfs /run/log
+mkdir -p /run/systemd/journal
+/lib/systemd/systemd-journald >/dev/null 2>&1 & J=$!
+for i in $(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.05; done
+"$EG" daemon --pin-path "$PIN" --output "$DIR/events.jsonl" --journal --exit-events=none 2>"$DIR/err" & D=$!
+for i in $(seq 200); do grep -q '"event":"start"' "$DIR/events.jsonl" 2>/dev/null && break; sleep 0.05; done
+/bin/true "$TOK"
+for i in $(seq 200); do grep -q "$TOK" "$DIR/events.jsonl" && break; sleep 0.05; done
+kill $D; wait $D || true
+# journald reads its socket in its own time: until it has every record the file has
+for i in $(seq 200); do
+    [ "$(journalctl -D /run/log/journal -o json SYSLOG_IDENTIFIER=execgate | wc -l)" -ge \
+      "$(wc -l < "$DIR/events.jsonl")" ] && break
+    sleep 0.05
+done
+journalctl -D /run/log/journal -o json SYSLOG_IDENTIFIER=execgate
+kill $J
+'''
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", script],
+                           env=dict(os.environ, EG=ctx.execgate, PIN=pin, DIR=d, TOK=t),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        assert r.returncode == 0, r.stderr.decode()[-500:]
+        js = [json.loads(l) for l in r.stdout.splitlines()]
+        mine = [j for j in js if json.loads(j.get("EXECGATE_ARGV", "[]")) == ["/bin/true", t]]
+        assert len(mine) == 1, (t, [j.get("EXECGATE_ARGV") for j in js])
+        j = mine[0]
+        assert j["MESSAGE"] == "exec /usr/bin/true %s (uid 0)" % t, j["MESSAGE"]
+        assert j["EXECGATE_TYPE"] == "exec" and j["PRIORITY"] == "6" and j["EXECGATE_FILENAME"] == "/usr/bin/true", j
+        recs = [json.loads(l) for l in open(os.path.join(d, "events.jsonl"))]
+        rec = [e for e in recs if e.get("argv") == ["/bin/true", t]][0]
+        assert j["EXECGATE_EXEC_ID"] == rec["exec_id"] and int(j["EXECGATE_PPID"]) == rec["ppid"], j
+        assert ("EXECGATE_PARENT" in j) == (rec["parent"] is not None), "null fields are left out"
+        assert {x["EXECGATE_TYPE"] for x in js} >= {"daemon", "exec"}, js[:3]
+        assert len(js) == len(recs), (len(js), len(recs))
+    if not ran:
+        ctx.skip("neither rsyslogd nor systemd-journald is installed (tools/install-deps.sh installs rsyslog)")
+
+
+def test_a_handover_keeps_the_sinks_counts(ctx):
+    """SIGUSR2 (a package upgrade): the new daemon's syslog counts go on from the old one's."""
+    slog = Listener(ctx, "syslog.sock")
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--syslog=" + slog.path)
+    t = token()
+    subprocess.run(["/bin/true", t], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+    before = wait(lambda: (lambda c: c if c["syslog_sent"] >= 3 else None)(stats(ctx, d)), what="records sent")
+    d.proc.send_signal(signal.SIGUSR2)
+
+    def taken_over():
+        with open("/proc/%d/cmdline" % d.proc.pid, "rb") as f:
+            return b"--takeover" in f.read().split(b"\0")
+    wait(taken_over, what="the re-exec")
+    wait(lambda: [e for e in d.events() if e.get("event") == "start" and e.get("takeover")], what="the new start")
+    after = stats(ctx, d)
+    assert after["syslog_sent"] >= before["syslog_sent"] + 1, (before["syslog_sent"], after["syslog_sent"])
+    assert after["syslog_dropped"] == 0, after
+    assert any(b'"event":"start","version"' in m and b'"takeover":true' in m for m in slog.got), "the new daemon ships too"

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* execgate query's pieces: time parsing, the raw-byte prefilter against the full match, the tree, the cache of recent execs, the sinks' datagrams. */
+#include "unit.h"
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+#include "events/lineage.h"
+#include "events/sinks.h"
+#include "query/generate.h"
+#include "query/query.h"
+#include "util/json.h"
+#include "util/severity.h"
+
+#define NOW 1768833000000000000ull	/* 2026-01-19T14:30:00Z */
+
+static void test_parse_time(void)
+{
+	char t[32];
+
+	ASSERT_OK(query_parse_time("2026-01-19T14:30:00Z", NOW, t), "iso utc");
+	ASSERT_STREQ(t, "2026-01-19T14:30:00.000000000Z", "iso utc");
+	ASSERT_OK(query_parse_time("2026-01-19T14:30:00.25Z", NOW, t), "fraction");
+	ASSERT_STREQ(t, "2026-01-19T14:30:00.250000000Z", "fraction");
+	ASSERT_OK(query_parse_time("1h", NOW, t), "1h");
+	ASSERT_STREQ(t, "2026-01-19T13:30:00.000000000Z", "1h ago");
+	ASSERT_OK(query_parse_time("2d", NOW, t), "2d");
+	ASSERT_STREQ(t, "2026-01-17T14:30:00.000000000Z", "2d ago");
+	setenv("TZ", "UTC", 1);
+	tzset();
+	ASSERT_OK(query_parse_time("yesterday", NOW, t), "yesterday");
+	ASSERT_STREQ(t, "2026-01-18T00:00:00.000000000Z", "yesterday's midnight");
+	ASSERT_OK(query_parse_time("today", NOW, t), "today");
+	ASSERT_STREQ(t, "2026-01-19T00:00:00.000000000Z", "today's midnight");
+	ASSERT_OK(query_parse_time("2026-01-19 10:00", NOW, t), "local, no seconds");
+	ASSERT_STREQ(t, "2026-01-19T10:00:00.000000000Z", "local in UTC");
+	ASSERT_EQ(query_parse_time("soon", NOW, t), -EINVAL, "nonsense");
+	ASSERT_EQ(query_parse_time("5x", NOW, t), -EINVAL, "unknown unit");
+	ASSERT_EQ(query_parse_time("2026-01-19T14:30:00+junk", NOW, t), -EINVAL, "trailing junk");
+}
+
+static const char *const lines[] = {
+	"{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:00.000000001Z\",\"exec_id\":\"10:1\",\"parent_exec_id\":null,\"pid\":10,\"uid\":1000,\"euid\":0,\"comm\":\"bash\",\"filename\":\"/usr/bin/bash\",\"argv\":[\"bash\"],\"session\":\"s-1\",\"decision\":\"allow\",\"rule\":null,\"action\":\"allowed\"}",
+	"{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:01.000000000Z\",\"exec_id\":\"11:2\",\"parent_exec_id\":\"10:1\",\"pid\":11,\"uid\":1000,\"euid\":1000,\"comm\":\"curl\",\"filename\":\"/usr/bin/curl\",\"argv\":[\"curl\",\"-s\",\"x\\udcff\"],\"session\":\"s-1\",\"decision\":\"deny\",\"rule\":\"no-curl\",\"action\":\"blocked\",\"severity\":\"high\",\"container\":{\"id\":\"0123456789abcdef0123\",\"runtime\":\"podman\",\"name\":\"web\",\"image\":null},\"pod\":{\"name\":\"shop\",\"namespace\":null,\"uid\":null}}",
+	"{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:02.000000000Z\",\"exec_id\":\"12:3\",\"parent_exec_id\":\"10:1\",\"pid\":12,\"uid\":0,\"euid\":0,\"comm\":\"make\",\"filename\":\"/usr/bin/make\",\"argv\":[\"make\"],\"session\":\"s-1\",\"decision\":\"allow\",\"rule\":\"build\",\"action\":\"allowed\"}",
+	"{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:03.000000000Z\",\"exec_id\":\"13:4\",\"parent_exec_id\":\"12:3\",\"pid\":13,\"uid\":0,\"euid\":0,\"comm\":\"cc\",\"filename\":\"/usr/bin/gcc-12\",\"argv\":[\"cc\",\"-c\",\"a.c\"],\"session\":\"s-1\",\"decision\":\"allow\",\"rule\":\"build\",\"action\":\"allowed\"}",
+	"{\"v\":1,\"type\":\"exit\",\"time\":\"2026-01-19T14:00:04.000000000Z\",\"exec_id\":\"13:4\",\"pid\":13,\"uid\":0,\"comm\":\"cc\",\"filename\":\"/usr/bin/gcc-12\",\"exit_code\":1,\"signal\":null,\"duration_ns\":1000000000,\"session\":\"s-1\"}",
+	"{\"v\":1,\"type\":\"exit\",\"time\":\"2026-01-19T14:00:05.000000000Z\",\"exec_id\":\"12:3\",\"pid\":12,\"uid\":0,\"comm\":\"make\",\"filename\":\"/usr/bin/make\",\"exit_code\":null,\"signal\":\"SIGKILL\",\"duration_ns\":3000000000,\"session\":\"s-1\"}",
+	"{\"v\":1,\"type\":\"daemon\",\"time\":\"2026-01-19T14:00:06.000000000Z\",\"event\":\"stop\"}",
+};
+#define NLINES (sizeof(lines) / sizeof(lines[0]))
+
+/* The prefilter may let a line through that the match refuses, never the other way */
+static unsigned int count(struct query_filter *f, unsigned int *ret_pre)
+{
+	unsigned int n = 0, pre = 0;
+	size_t i;
+
+	query_filter_ready(f);
+	for (i = 0; i < NLINES; i++) {
+		json_t *r = json_load_record(lines[i], strlen(lines[i]));
+		bool p = query_prefilter(f, lines[i], strlen(lines[i])), m;
+
+		ASSERT_TRUE(r != NULL, lines[i]);
+		m = r && query_match(f, r);
+		if (m && !p)
+			ASSERT_TRUE(false, "the prefilter refused a matching line");
+		pre += p;
+		n += m;
+		json_decref(r);
+	}
+	if (ret_pre)
+		*ret_pre = pre;
+	return n;
+}
+
+static void test_filters(void)
+{
+	struct query_filter f;
+	unsigned int pre;
+
+	memset(&f, 0, sizeof(f));
+	ASSERT_EQ(count(&f, NULL), NLINES, "no filter");
+	memset(&f, 0, sizeof(f));
+	f.decisions[f.n_decisions++] = "deny";
+	ASSERT_EQ(count(&f, &pre), 1, "--decision deny");
+	ASSERT_EQ(pre, 1, "... rejected on the bytes");
+	memset(&f, 0, sizeof(f));
+	f.uids[f.n_uids++] = 1000;
+	ASSERT_EQ(count(&f, &pre), 2, "--user 1000 (uid, not euid)");
+	memset(&f, 0, sizeof(f));
+	f.types[f.n_types++] = "exec";
+	ASSERT_EQ(count(&f, &pre), 4, "--type exec (not exec_failed, not exit)");
+	memset(&f, 0, sizeof(f));
+	f.comm[f.n_comm++] = "c*";
+	ASSERT_EQ(count(&f, NULL), 3, "--comm 'c*'");
+	memset(&f, 0, sizeof(f));
+	f.filename[f.n_filename++] = "/usr/bin/gcc*";
+	ASSERT_EQ(count(&f, NULL), 2, "--filename (exec and exit)");
+	memset(&f, 0, sizeof(f));
+	f.containers[f.n_containers++] = "web";
+	ASSERT_EQ(count(&f, NULL), 1, "--container by name");
+	memset(&f, 0, sizeof(f));
+	f.containers[f.n_containers++] = "0123456789ab";
+	ASSERT_EQ(count(&f, NULL), 1, "--container by a prefix of the id");
+	memset(&f, 0, sizeof(f));
+	f.containers[f.n_containers++] = "01234";
+	ASSERT_EQ(count(&f, NULL), 0, "--container: too short a prefix");
+	memset(&f, 0, sizeof(f));
+	f.pods[f.n_pods++] = "shop";
+	ASSERT_EQ(count(&f, NULL), 1, "--pod");
+	memset(&f, 0, sizeof(f));
+	f.min_severity = EG_SEV_MEDIUM;
+	ASSERT_EQ(count(&f, &pre), 1, "--min-severity medium");
+	ASSERT_EQ(pre, 1, "... on the bytes");
+	memset(&f, 0, sizeof(f));
+	ASSERT_OK(query_parse_time("2026-01-19T14:00:02Z", NOW, f.since), "since");
+	ASSERT_OK(query_parse_time("2026-01-19T14:00:05Z", NOW, f.until), "until");
+	ASSERT_EQ(count(&f, &pre), 3, "--since/--until: [since, until)");
+	ASSERT_EQ(pre, 3, "... by comparing the time's bytes");
+	memset(&f, 0, sizeof(f));
+	f.sessions[f.n_sessions++] = "s-1";
+	f.rules[f.n_rules++] = "build";
+	f.rules[f.n_rules++] = "no-curl";
+	ASSERT_EQ(count(&f, NULL), 3, "alternatives within a kind, all kinds must hold");
+}
+
+static void test_tree(void)
+{
+	struct query_tree *t = query_tree_new();
+	struct sbuf b = {};
+	size_t i;
+
+	for (i = 0; i < NLINES; i++) {
+		json_t *r = json_load_record(lines[i], strlen(lines[i]));
+
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	ASSERT_OK(query_tree_print(t, "13:4", &b, 0, false), "tree of an exec");
+	/* its ancestors first, then it, with its exit */
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "bash") < strstr(sbuf_cstr(&b), "make"), sbuf_cstr(&b));
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "cc -c a.c  [exit 1 after 1.000s]") != NULL, sbuf_cstr(&b));
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "curl") == NULL, "a sibling is no ancestor");
+	sbuf_reset(&b);
+	ASSERT_OK(query_tree_print(t, "s-1", &b, 0, false), "tree of a session");
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "!") != NULL, "the denied exec stands out");
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "killed by SIGKILL") != NULL, sbuf_cstr(&b));
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "└─ cc -c a.c") != NULL, sbuf_cstr(&b));
+	sbuf_reset(&b);
+	ASSERT_EQ(query_tree_print(t, "99:9", &b, 0, false), -ENOENT, "unknown root");
+	sbuf_free(&b);
+	query_tree_free(t);
+}
+
+static void test_text(void)
+{
+	json_t *r = json_load_record(lines[1], strlen(lines[1]));
+	struct sbuf b = {};
+
+	query_text(&b, r, 0);
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "deny     blocked     curl -s x\xef\xbf\xbd") != NULL, sbuf_cstr(&b));
+	sbuf_reset(&b);
+	query_text(&b, r, 50);
+	ASSERT_EQ(strlen(sbuf_cstr(&b)), 51, "cut to the width, with its '+' and newline");
+	json_decref(r);
+	sbuf_free(&b);
+}
+
+static void test_lineage_bounded(void)
+{
+	struct eg_lineage *l = lineage_new(4, 1 << 20);
+	const struct eg_lineage_entry *e;
+	char comm[16] = "sh";
+	uint32_t i;
+
+	for (i = 1; i <= 6; i++)
+		lineage_add(l, i, i * 100, "/bin/sh", 7, comm, i == 6 ? EG_SEV_HIGH : 0);
+	ASSERT_EQ(lineage_count(l), 4, "bounded");
+	ASSERT_TRUE(lineage_get(l, 1, 100) == NULL, "the oldest forgotten");
+	e = lineage_get(l, 6, 600);
+	ASSERT_TRUE(e && !strcmp(e->filename, "/bin/sh") && e->severity == EG_SEV_HIGH, "the newest kept");
+	ASSERT_TRUE(lineage_get(l, 6, 601) == NULL, "the id is pid and time");
+	lineage_free(l);
+	l = lineage_new(100, 16);
+	lineage_add(l, 1, 1, "/0123456789", 11, comm, 0);
+	lineage_add(l, 2, 2, "/0123456789", 11, comm, 0);
+	ASSERT_TRUE(!lineage_get(l, 1, 1) && lineage_get(l, 2, 2), "bounded in bytes too");
+	lineage_free(l);
+}
+
+static void test_syslog_datagram(void)
+{
+	struct sbuf b = {};
+
+	sink_format_syslog(&b, lines[1], strlen(lines[1]), EG_SEV_HIGH, "web1", 42);
+	/* authpriv (10) * 8 + err (3): high; microseconds; the record unchanged */
+	ASSERT_TRUE(!strncmp(sbuf_cstr(&b), "<83>1 2026-01-19T14:00:01.000000Z web1 execgate 42 exec - {", 59),
+		    sbuf_cstr(&b));
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), lines[1]) != NULL, "the JSON record as the message");
+	sbuf_reset(&b);
+	sink_format_syslog(&b, lines[0], strlen(lines[0]), 0, "web1", 42);
+	ASSERT_TRUE(!strncmp(sbuf_cstr(&b), "<86>1 ", 6), "an allowed exec is info");
+	ASSERT_EQ(sink_syslog_severity(lines[1], strlen(lines[1]), 0), 4, "a denied exec of no severity: warning");
+	sbuf_free(&b);
+}
+
+static void test_journal_datagram(void)
+{
+	const char *rec = "{\"v\":1,\"type\":\"exec\",\"time\":\"t\",\"pid\":7,\"uid\":5,\"filename\":\"/bin/echo\","
+			  "\"argv\":[\"echo\",\"a\\nb\"],\"decision\":\"deny\",\"rule\":\"r\",\"action\":\"blocked\",\"session\":null}";
+	struct sbuf b = {};
+	const char *p;
+
+	ASSERT_OK(sink_format_journal(&b, rec, strlen(rec), 0), "format");
+	p = sbuf_cstr(&b);
+	ASSERT_TRUE(strstr(p, "MESSAGE=exec /bin/echo a\\nb (uid 5, deny by r, blocked)\n") != NULL, p);
+	ASSERT_TRUE(strstr(p, "PRIORITY=4\n") && strstr(p, "SYSLOG_IDENTIFIER=execgate\n"), p);
+	ASSERT_TRUE(strstr(p, "EXECGATE_PID=7\n") && strstr(p, "EXECGATE_RULE=r\n"), p);
+	ASSERT_TRUE(strstr(p, "EXECGATE_ARGV=[\"echo\",\"a\\nb\"]\n") != NULL, "arrays as JSON");
+	ASSERT_TRUE(strstr(p, "EXECGATE_SESSION") == NULL, "null left out");
+	sbuf_reset(&b);
+	/* a value with a newline: the binary form, name, 64-bit length, bytes */
+	rec = "{\"type\":\"exec\",\"cwd\":\"/a\\nb\"}";
+	ASSERT_OK(sink_format_journal(&b, rec, strlen(rec), 0), "format");
+	p = memmem(b.data, b.len, "EXECGATE_CWD\n\x04\0\0\0\0\0\0\0/a\nb\n", 26);
+	ASSERT_TRUE(p != NULL, "binary field");
+	ASSERT_EQ(sink_format_journal(&b, "nope", 4, 0), -EINVAL, "not a record");
+	sbuf_free(&b);
+}
+
+static void test_generate_tokens(void)
+{
+	struct sbuf b = {};
+
+#define TOK(t, g, want) do { sbuf_reset(&b); generate_token(&b, t, g); ASSERT_STREQ(sbuf_cstr(&b), want, t); } while (0)
+	TOK("a.c", true, "[^ ]*\\.c");
+	TOK("/tmp/ccX1.s", true, "[^ ]*\\.s");
+	TOK("/tmp/ccX1", true, "[^ ]+");
+	TOK("1234", true, "[0-9]+");
+	TOK("-c", true, "\\-c");
+	TOK("-j2", true, "\\-j2");
+	TOK("-plugin-opt=-fresolution=/tmp/cc1.res", true, "\\-plugin\\-opt\\=\\-fresolution\\=[^ ]*\\.res");
+	TOK("a.c", false, "a\\.c");
+	TOK(".c", true, "\\.c");
+#undef TOK
+	sbuf_free(&b);
+}
+
+static void test_generate_policy(void)
+{
+	static const char *const recs[] = {
+		"{\"type\":\"exec\",\"exec_id\":\"1:1\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\",\"-c\",\"a.c\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"2:2\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\",\"-c\",\"b.c\"],\"depth\":2,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"3:3\",\"filename\":\"/usr/bin/curl\",\"argv\":[\"curl\",\"-s\",\"x\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec_failed\",\"exec_id\":null,\"filename\":\"/usr/bin/nc\",\"argv\":[\"nc\",\"-l\"],\"decision\":\"deny\",\"rule\":\"no-nc\",\"action\":\"blocked\"}",
+		"{\"type\":\"exec\",\"exec_id\":\"4:4\",\"filename\":\"/opt/t.sh\",\"interpreter\":\"/usr/bin/dash\",\"argv\":[\"/bin/sh\",\"/opt/t.sh\"],\"depth\":0,\"depth_known\":true}",
+	};
+	struct eg_generate *g = generate_new();
+	struct sbuf out = {};
+	const char *y;
+	size_t i;
+
+	ASSERT_EQ(generate_write(g, "nothing", &out), -ENOENT, "no exec: nothing to write");
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		json_t *r = json_loads(recs[i], 0, NULL);
+
+		generate_add(g, r);
+		json_decref(r);
+	}
+	ASSERT_OK(generate_write(g, "a test", &out), "write");
+	y = sbuf_cstr(&out);
+	ASSERT_TRUE(strstr(y, "default_decision: deny\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "paths: ['/usr/bin/cc']\n    context: {min_depth: 1, max_depth: 2}\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "#   cc -c a.c\n") && strstr(y, "- '^\\-c\\ [^ ]*\\.c$'\n"), y);
+	/* network tools are asked for, with a timeout so that --strict has nothing to say */
+	ASSERT_TRUE(strstr(y, "paths: ['/usr/bin/curl']\n    context: {min_depth: 1, max_depth: 1}\n    args_patterns:\n"
+			      "      - '^\\-s\\ x$'\n    decision: approval\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "approval_timeout: 60s") != NULL, y);
+	/* a script and its interpreter are both judged, so both are allowed */
+	ASSERT_TRUE(strstr(y, "paths: ['/opt/t.sh']") && strstr(y, "paths: ['/usr/bin/dash']"), y);
+	/* what was refused: a commented-out rule */
+	ASSERT_TRUE(strstr(y, "#    # blocked by rule no-nc: nc -l\n#    paths: ['/usr/bin/nc']\n") != NULL, y);
+	sbuf_free(&out);
+	generate_free(g);
+}
+
+int main(void)
+{
+	RUN(test_parse_time);
+	RUN(test_filters);
+	RUN(test_tree);
+	RUN(test_text);
+	RUN(test_lineage_bounded);
+	RUN(test_syslog_datagram);
+	RUN(test_journal_datagram);
+	RUN(test_generate_tokens);
+	RUN(test_generate_policy);
+	return UNIT_DONE();
+}
