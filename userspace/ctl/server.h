@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "util/sbuf.h"
 
 #define CTL_IDLE_MS		5000

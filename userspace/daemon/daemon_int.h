@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include "daemon/daemon.h"
 #include "daemon/instance.h"
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "events/collapse.h"
 #include "events/filter.h"
 #include "events/format.h"

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "util/sbuf.h"
 
 #define HTTPD_MAX_REQUEST	8192

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "trace/record.h"
+#include "util/errnos.h"
 
 struct cgroup_cache;
 struct eg_containers;
@@ -90,9 +91,5 @@ void format_text_header(struct sbuf *b, unsigned int width);
 void format_text_fit(struct sbuf *b, size_t start, unsigned int width);
 /* Opens a JSON record {"v":1,"type":TYPE,"time":...; the caller adds fields and "}\n". */
 void format_json_open(struct sbuf *b, const char *type, uint64_t real_ns);
-/* "ENOENT" for 2 (or -2), "E<n>" when unnamed; the result may live in buf. */
-const char *eg_errno_name(int err, char *buf, size_t size);
-/* The same with a per-thread buffer. */
-const char *errno_name(int err);
 
 #endif

@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "events/sinks.h"
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "util/clock.h"
 
 #define RECONNECT_MS	1000	/* no listener: try again at most this often */

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 
 struct ctl_server;
 struct ctl_conn;

@@ -34,7 +34,7 @@
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/log.h"

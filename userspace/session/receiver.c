@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <seccomp.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -217,6 +217,11 @@ int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener)
 
 	if (se->rx || listener < 0 || !s->rx_tick)
 		return -EINVAL;
+	/*
+	 * The new thread's first step is loop_lock(): it waits until this
+	 * caller's round ends, and so sees se->rx and the reference set below.
+	 */
+	loop_assert_held(s->o.loop, "receiver_start");
 	rx = calloc(1, sizeof(*rx));
 	if (!rx)
 		return -ENOMEM;

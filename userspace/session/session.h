@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "events/format.h"
 #include "policy/policy.h"
 #include "util/loaders.h"

@@ -23,7 +23,7 @@
 #include <unistd.h>
 #include <seccomp.h>
 #include <bpf/bpf.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "events/meta.h"
 #include "session/internal.h"
 #include "util/clock.h"

@@ -27,8 +27,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "util/json.h"
-#include "events/format.h"
 #include "util/caps.h"
+#include "util/errnos.h"
 #include "util/log.h"
 #include "util/mounts.h"
 #include "trace/probe.h"

@@ -3,13 +3,14 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
-#include "daemon/loop.h"
+#include "loop/loop.h"
 
 enum watch_kind { W_FD, W_TIMER, W_SIGNAL };
 
@@ -42,6 +43,8 @@ struct fair_lock {
 	pthread_mutex_t m;
 	pthread_cond_t c;
 	uint64_t next, serving;
+	pthread_t owner;		/* who holds it (owned: someone does) */
+	bool owned;
 };
 
 static void fair_init(struct fair_lock *f)
@@ -59,6 +62,8 @@ static void fair_lock(struct fair_lock *f)
 	me = f->next++;
 	while (me != f->serving)
 		pthread_cond_wait(&f->c, &f->m);
+	f->owner = pthread_self();
+	f->owned = true;
 	pthread_mutex_unlock(&f->m);
 }
 
@@ -67,6 +72,7 @@ static void fair_unlock(struct fair_lock *f)
 	bool waiters;
 
 	pthread_mutex_lock(&f->m);
+	f->owned = false;
 	f->serving++;
 	waiters = f->next != f->serving;
 	pthread_mutex_unlock(&f->m);
@@ -165,6 +171,25 @@ void loop_free(struct eg_loop *l)
 	fair_unlock(&l->lock);
 	fair_destroy(&l->lock);
 	free(l);
+}
+
+bool loop_held(struct eg_loop *l)
+{
+	bool mine;
+
+	pthread_mutex_lock(&l->lock.m);
+	mine = l->lock.owned && pthread_equal(l->lock.owner, pthread_self());
+	pthread_mutex_unlock(&l->lock.m);
+	return mine;
+}
+
+void loop_assert_held(struct eg_loop *l, const char *what)
+{
+	if (loop_held(l))
+		return;
+	/* a caller that relies on the lock and does not hold it would race the loop: stop here */
+	fprintf(stderr, "execgate: internal error: %s without the event loop's lock\n", what);
+	abort();
 }
 
 void loop_lock(struct eg_loop *l)

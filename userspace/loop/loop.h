@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * The daemon's one event loop: an epoll registry of file descriptors,
+ * The process's one event loop (the ground floor: ctl/, session/, procs/
+ * and daemon/ stand on it): an epoll registry of file descriptors,
  * timers (timerfd) and signals (signalfd). Every module registers what it
  * waits for here (the ring buffer, the output flush timer, the control
  * socket and its connections, seccomp listeners) and gets a callback; no
@@ -86,6 +87,10 @@ void loop_del(struct eg_watch *w);
  */
 void loop_lock(struct eg_loop *l);
 void loop_unlock(struct eg_loop *l);
+/* Whether this thread holds the loop's lock. */
+bool loop_held(struct eg_loop *l);
+/* Code that relies on the lock says so: without it, an error line and abort() (never a race). */
+void loop_assert_held(struct eg_loop *l, const char *what);
 
 /*
  * Runs until loop_stop(). Each round waits at most max_wait_ms (-1: no
