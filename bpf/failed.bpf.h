@@ -15,6 +15,7 @@
 #include "common.bpf.h"
 #include "paths.bpf.h"
 #include "tickets.bpf.h"
+#include "record.bpf.h"	/* fill_lineage, fill_task: a failed exec carries what an exec does */
 
 /* ---- failed execs: reported from the syscall's exit ---------------------- */
 

@@ -118,7 +118,7 @@ def main():
         with open(path, encoding="utf-8", errors="replace") as f:
             t = f.read()
         text[path] = (room, strip_comments(t))
-        if path.endswith(".c") and t.count("\n") > MAX_LINES:
+        if path.endswith((".c", ".h")) and t.count("\n") > MAX_LINES:
             long_files.append((t.count("\n"), os.path.relpath(path, ROOT)))
         for inc in INCLUDE.findall(t):
             other = room_of_include(inc, room)
@@ -130,6 +130,7 @@ def main():
                 defs.setdefault(name, path)
     # calls between the files of one room (a file calling itself is no arrow)
     file_edges = {}
+    edge_calls = {}
     for path, (room, t) in text.items():
         if not path.endswith(".c"):
             continue
@@ -138,6 +139,7 @@ def main():
             other = defs.get(name)
             if other and other != path and text[other][0] == room:
                 file_edges.setdefault(path, set()).add(other)
+                edge_calls.setdefault((path, other), set()).add(name)
     room_circles = sccs(rooms, room_edges)
     file_circles = sccs(sorted(file_edges), file_edges)
     fl = floors(rooms, room_edges)
@@ -156,6 +158,12 @@ def main():
                         print("    %s includes %s/" % (p, b))
     for c in file_circles:
         print("  circle in %s/: %s" % (text[c[0]][0], ", ".join(os.path.basename(p) for p in c)))
+        if o.verbose:
+            for a in c:
+                for b in c:
+                    if (a, b) in edge_calls:
+                        print("    %s -> %s: %s" % (os.path.basename(a), os.path.basename(b),
+                                                   ", ".join(sorted(edge_calls[(a, b)]))))
     for n, p in sorted(long_files, reverse=True):
         print("  %s: %d lines" % (p, n))
     if o.check and (room_circles or file_circles or long_files):
