@@ -148,21 +148,33 @@ struct eg_sessions {
 	/* how long the supervisor took per exec (not counting a person's answer) */
 	uint64_t latency[LATENCY_BUCKETS];
 	/*
-	 * A receiver's CONTINUE, decided under the loop's lock and sent after
-	 * it let go (answer_send): the task it wakes runs on this CPU at once,
-	 * and must not find the lock held by the thread it displaced. Its
-	 * ticket and verdict are taken back if it cannot be sent.
+	 * The request's path (supervisor.c), as the ways a request travels
+	 * (receiver.c, offload.c) call it: set by supervisor_init, so that
+	 * those stand below the flow they carry requests through.
 	 */
-	struct eg_answer {
-		bool defer;		/* a receiver is in request_finish: hold CONTINUEs */
-		bool have;
-		int listener;
-		uint64_t id;
-		uint32_t tid;
-		int map;		/* the ticket's map */
-		uint64_t verdict_seq;	/* its verdict (0: none yet) */
-		bool allowed;		/* counted in st.allowed */
-	} answer;
+	struct eg_flow {
+		bool (*take)(struct eg_sessions *s, struct eg_session *se, struct exec_request *r);
+		void (*finish)(struct eg_sessions *s, struct exec_request *r);
+		void (*refuse_early)(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v);
+	} flow;
+};
+
+/*
+ * A receiver's CONTINUE for the request it carries, decided under the
+ * loop's lock and sent after it let go (answer_send): the task it wakes
+ * runs on this CPU at once, and must not find the lock held by the thread
+ * it displaced. Its ticket and verdict are taken back if it cannot be
+ * sent. One per request (exec_request.answer_to): a CONTINUE of any other
+ * request made meanwhile goes out at once.
+ */
+struct eg_answer {
+	bool have;
+	int listener;
+	uint64_t id;
+	uint32_t tid;
+	int map;		/* the ticket's map */
+	uint64_t verdict_seq;	/* its verdict (0: none yet) */
+	bool allowed;		/* counted in st.allowed */
 };
 
 /* What a policy's rules look at besides the exec itself: worth reading only then. */
@@ -215,6 +227,13 @@ struct exec_request {
 	struct exec_request *live_next, **live_prev;
 	uint64_t queued_ms;
 	bool abandoned;			/* answered while a worker still has it */
+	/*
+	 * The receiver carrying it holds its CONTINUE here (answer.c): set by
+	 * the receiver around request_finish, taken by the answer itself,
+	 * cleared when the request is parked for a person.
+	 */
+	struct eg_answer *answer_to;
+	struct eg_answer *answer_held;	/* ... where it went, for its ticket and verdict */
 	struct eg_session *lsession;	/* the session whose listener it came from */
 	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
@@ -233,6 +252,14 @@ uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, cons
 void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq);
 
 /* supervisor.c */
+/*
+ * The session layer along a request's path, bottom up: request.c (the
+ * request and its facts), answer.c (tickets, CONTINUE, a receiver's held
+ * answer), refusal.c (EACCES, the record, PATH-search repeats), judge.c
+ * (the policies), supervisor.c (the flow: take, work, finish), then the
+ * ways a request travels (receiver.c, offload.c, approvals.c) and the
+ * sessions themselves (session.c).
+ */
 int supervisor_init(struct eg_sessions *s);
 /*
  * A trapped exec, from a listener: request_new() takes req and reads what
@@ -254,14 +281,42 @@ void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);
 /* Lets the request go on: ticket, then CONTINUE. 0, or -errno (then it was denied). */
 int request_allow(struct eg_sessions *s, struct exec_request *r);
 /*
- * A receiver, under the loop's lock: answer_hold() before request_finish,
- * answer_take() after it (what to send, if anything); answer_send()
- * without the lock, which it takes again only if the answer could not be
- * given (the task is gone: its ticket and verdict go).
+ * A receiver, under the loop's lock, points r->answer_to at its own slot
+ * before request_finish; r's CONTINUE lands there (and nothing else's).
+ * answer_send() without the lock, which it takes again only if the answer
+ * could not be given (the task is gone: its ticket and verdict go).
  */
-void answer_hold(struct eg_sessions *s);
-void answer_take(struct eg_sessions *s, struct eg_answer *ret);
 void answer_send(struct eg_sessions *s, const struct eg_answer *a);
+
+/* request.c */
+/* The notification still stands: what was read was this task's. */
+bool request_valid(const struct exec_request *r);
+/* The limits of argv reading over se's policies (the smallest wins). */
+void request_limits(struct eg_sessions *s, struct eg_session *se, uint32_t *ret_argc, uint32_t *ret_bytes);
+/* The daemon's own root, for comparing a task's (roots.fd -1 until then). */
+int roots_open(struct eg_roots *roots);
+void roots_close(struct eg_roots *roots);
+
+/* answer.c */
+/* CONTINUE (cont) or error; a receiver's request's CONTINUE is held in its slot. */
+int request_respond(struct exec_request *r, int error, bool cont);
+/* The answer held for r (its receiver's slot), NULL when it went out or none was made. */
+struct eg_answer *request_held(const struct exec_request *r);
+/* An exec the kernel will refuse: let it, with a ticket naming no file; rc if that cannot be. */
+void request_let_fail(struct eg_sessions *s, struct exec_request *r, int rc);
+
+/* refusal.c */
+void request_deny_with(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v);
+/* "allowed", "audited", "approved": what a verdict that lets an exec go did. */
+const char *verdict_action(enum eg_decision d);
+/* The same thread asking again for the same file and argv, just refused: that refusal. */
+const struct refusal *request_refused_recently(struct eg_sessions *s, const struct exec_request *r);
+
+/* judge.c */
+/* Reads what the policies over r's session look at besides the exec (cgroup, namespaces). */
+void request_policy_facts(struct eg_sessions *s, struct exec_request *r);
+/* Every program of r under every policy over its session: the strongest verdict. */
+void request_judge(struct eg_sessions *s, struct exec_request *r, struct eg_verdict *ret);
 /* Refuses it: EACCES, and a line on the target's stderr. */
 void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line);
 /* The record of an exec the supervisor refused (the kernel never saw it). */

@@ -326,7 +326,7 @@ static void start(struct eg_offload *o, struct exec_request *r)
 		struct eg_verdict v = { .decision = EG_DECISION_DENY, .rule = "error",
 					.message = "no worker thread to look the program up" };
 
-		request_refuse_early(s, r, &v);
+		s->flow.refuse_early(s, r, &v);
 		release(s, r);
 		request_free(r);
 		return;
@@ -390,7 +390,7 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 	if (r->abandoned || ls->ended)
 		request_free(r);	/* answered by the timeout, or nobody left to answer */
 	else
-		request_finish(s, r);	/* frees r, or an approval keeps it */
+		s->flow.finish(s, r);	/* frees r, or an approval keeps it */
 	session_put(s, se);
 	/* the tree's next, if it still has a listener to answer through; then the user's other trees */
 	kick(o, t);
@@ -449,7 +449,7 @@ static void expire(struct eg_offload *o, struct exec_request *r)
 
 	r->abandoned = true;
 	o->s->st.lookup_timeouts++;
-	request_refuse_early(o->s, r, &v);
+	o->s->flow.refuse_early(o->s, r, &v);
 }
 
 /*

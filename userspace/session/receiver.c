@@ -165,7 +165,7 @@ static void *receive(void *arg)
 
 			request_deny(s, &tmp, NULL);
 			free(req);
-		} else if (request_take(s, rx->se, r)) {
+		} else if (s->flow.take(s, rx->se, r)) {
 			offload_hold(s, r, rx->se);
 			rx->busy = true;
 			rx->busy_since_ms = r->queued_ms;
@@ -182,11 +182,11 @@ static void *receive(void *arg)
 			if (rx->se->rx == rx)
 				loop_mode(rx->se, false);
 			/* judged and answered (a CONTINUE held for below), or refused at the timeout already */
-			answer_hold(s);
-			offload_unhold(s, r);
-			answer_take(s, &answer);
+			r->answer_to = &answer;
+			offload_unhold(s, r);	/* frees r, or an approval keeps it (and takes the slot back) */
 			/* sent after the lock is let go: through our own copy, which nobody else closes */
-			answer.listener = rx->fd;
+			if (answer.have)
+				answer.listener = rx->fd;
 		}
 		stop = rx->stop;
 		loop_unlock(l);
