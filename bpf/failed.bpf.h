@@ -99,8 +99,6 @@ static __always_inline void report_failed(long ret, bool at)
 	struct argv_walk aw = {};
 	struct eg_task *st;
 	struct eg_event *e;
-	struct fs_struct *fs;
-	struct path_walk w;
 	const char *filename;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 off, n, lsm = 0, lsm_rule = 0, lsm_seq = 0, lsm_kd = 0, lsm_reason = 0, lsm_kflags = 0;
@@ -201,20 +199,7 @@ static __always_inline void report_failed(long ret, bool at)
 	e->filename_len = n;
 	off += n;
 
-	fs = BPF_CORE_READ(task, fs);
-	if (fs) {
-		PATH_WALK(w, BPF_CORE_READ(fs, pwd.dentry), BPF_CORE_READ(fs, pwd.mnt),
-			  BPF_CORE_READ(fs, root.dentry), BPF_CORE_READ(fs, root.mnt), off,
-			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
-		n = read_path(&w);
-		e->flags |= w.flags;
-	} else {
-		e->flags |= EG_F_CWD_FAULT;
-		n = 0;
-	}
-	barrier_var(n);
-	if (n > EG_CWD_MAX)
-		n = EG_CWD_MAX;
+	n = read_cwd(task, off, &e->flags);
 	e->cwd_len = n;
 	off += n;
 

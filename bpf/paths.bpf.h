@@ -368,4 +368,27 @@ static __always_inline void file_backing(struct eg_event *e, struct task_struct 
 		e->flags |= EG_F_BACKING;
 }
 
+/*
+ * The task's working directory, as it sees it (walked up to its own root),
+ * at off in the scratch buffer: its length (at most EG_CWD_MAX), and the
+ * EG_F_CWD_* flags into *flags. One walk for exec and failed-exec records.
+ */
+static __always_inline __u32 read_cwd(struct task_struct *task, __u32 off, __u32 *flags)
+{
+	struct fs_struct *fs = task->fs;	/* task: a BTF pointer (tp_btf, bpf_get_current_task_btf) */
+	struct path_walk w;
+	__u32 n;
+
+	if (!fs) {
+		*flags |= EG_F_CWD_FAULT;
+		return 0;
+	}
+	PATH_WALK(w, fs->pwd.dentry, fs->pwd.mnt, fs->root.dentry, fs->root.mnt, off, EG_F_CWD_TRUNC,
+		  EG_F_CWD_FAULT, EG_F_CWD_DELETED);
+	n = read_path(&w);
+	*flags |= w.flags;
+	barrier_var(n);
+	return n > EG_CWD_MAX ? EG_CWD_MAX : n;
+}
+
 #endif /* EG_PATHS_BPF_H */

@@ -216,7 +216,6 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
 					 struct linux_binprm *bprm, struct file *file)
 {
 	const char *fname, *interp;
-	struct fs_struct *fs;
 	struct path_walk w;
 	__u32 n;
 
@@ -252,16 +251,7 @@ static __always_inline void exec_strings(struct eg_event *e, char *buf, struct t
 	}
 
 	/* the working directory, as the task sees it (from its own root) */
-	fs = task->fs;
-	if (fs) {
-		PATH_WALK(w, fs->pwd.dentry, fs->pwd.mnt, fs->root.dentry, fs->root.mnt, strings_end(e),
-			  EG_F_CWD_TRUNC, EG_F_CWD_FAULT, EG_F_CWD_DELETED);
-		n = read_path(&w);
-		e->flags |= w.flags;
-	} else {
-		e->flags |= EG_F_CWD_FAULT;
-		n = 0;
-	}
+	n = read_cwd(task, strings_end(e), &e->flags);
 	e->cwd_len = cut16(n, EG_CWD_MAX);
 }
 
