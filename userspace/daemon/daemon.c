@@ -937,6 +937,29 @@ static int load_policy(struct daemon *d)
 	return 0;
 }
 
+/*
+ * A session and a process group of our own: whoever started us (a script,
+ * a session's process) cannot stop us with one signal to its group
+ * (kill -STOP -- -PGID), nor its terminal's hangup reach us. setsid()
+ * refuses a group leader (a shell's job): that one leaves its group for
+ * its parent's first, which the kernel allows within a session. Left as
+ * it is: a daemon in the foreground of the terminal it reads, whose
+ * person stops it with ^C (make run).
+ */
+static void own_session(void)
+{
+	if (getsid(0) == getpid())
+		return;		/* systemd, a handover: ours already */
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		return;
+	if (setsid() >= 0)
+		return;
+	if (errno == EPERM && !setpgid(0, getpgid(getppid())) && setsid() >= 0)
+		return;
+	p_warn("cannot start a session of its own (%s): a signal to the starter's process group "
+	       "reaches the daemon too", strerror(errno));
+}
+
 int daemon_run(const struct daemon_opts *o)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2 };
@@ -956,6 +979,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.started_mono_ms = eg_mono_ms();
 	stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
 	signal(SIGPIPE, SIG_IGN);
+	own_session();
 
 	err = eg_paths_resolve(o->pin_path, &d.paths);
 	if (err) {
