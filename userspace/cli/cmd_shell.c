@@ -109,6 +109,7 @@ struct state {
 	size_t n;
 	char cwd[PATH_MAX];
 	char oldpwd[PATH_MAX];
+	char workspace[PATH_MAX];	/* the directory the shell started in */
 	char **dirs;		/* pushd stack below the top, bottom first */
 	size_t ndirs;
 	int last_status;
@@ -203,6 +204,7 @@ static int state_init(struct state *st)
 	memset(st, 0, sizeof(*st));
 	if (!getcwd(st->cwd, sizeof(st->cwd)))
 		snprintf(st->cwd, sizeof(st->cwd), "/");
+	snprintf(st->workspace, sizeof(st->workspace), "%s", st->cwd);
 	for (e = environ; *e; e++)
 		if (!is_blocked(*e) && strncmp(*e, "PWD=", 4) && strncmp(*e, "OLDPWD=", 7) &&
 		    strv_add(&st->env, &st->n, *e, strlen(*e)))
@@ -265,7 +267,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	}
 	if (!pid) {
 		char self[PATH_MAX];
-		const char *argv[16];
+		const char *argv[20];
 		int k = 0;
 
 		signal(SIGINT, SIG_DFL);
@@ -282,6 +284,9 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 		argv[k++] = pin;
 		argv[k++] = "--session";
 		argv[k++] = name;
+		/* the word workspace in the policies: where the shell started, wherever cd took it */
+		argv[k++] = "--workspace";
+		argv[k++] = st->workspace;
 		argv[k++] = "--";
 		argv[k++] = a->shell ? a->shell : "/bin/bash";
 		argv[k++] = "--norc";

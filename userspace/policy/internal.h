@@ -168,6 +168,11 @@ struct eg_policy {
 	char *source;			/* the bytes it was loaded from */
 	size_t source_len;
 	struct eg_scratch *scratch;
+	/* filesystem:, network:, environment:, on_unsupported: (the session's boundary) */
+	struct eg_strv fs_read, fs_write, fs_execute, env_deny;
+	uint16_t *connect_tcp, *bind_tcp;
+	size_t n_connect_tcp, n_bind_tcp;
+	struct eg_policy_boundary boundary;	/* views of the above, set at the end of a load */
 };
 
 /* policy.c */

@@ -1188,6 +1188,11 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	launch[k++] = ps->o.pin;
 	launch[k++] = "--session";
 	launch[k++] = name;
+	/* the word workspace in the policies' filesystem lists: the daemon's, not the run's directory */
+	if (ps->ws_fd >= 0) {
+		launch[k++] = "--workspace";
+		launch[k++] = ps->ws_path;
+	}
 	if (r.pty && !r.background)
 		launch[k++] = "--pty";
 	launch[k++] = "--";

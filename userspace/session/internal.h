@@ -55,6 +55,8 @@ struct eg_session {
 	int refs;			/* children, approvals and the registry */
 	uint64_t started_ns;
 	uint64_t execs, denied;
+	char *boundary;			/* its Landlock plan, rendered (boundary.h), or NULL */
+	uint64_t access_denied;		/* accesses its Landlock layers refused (denials.c) */
 	/* a top-level session: its tree's requests in workers, and those waiting for one */
 	unsigned int workers;
 	struct exec_request *backlog, **backlog_tail;
@@ -124,6 +126,8 @@ struct eg_sessions {
 	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
 	struct eg_session *list;
 	unsigned int nsessions;
+	int landlock_abi;		/* the kernel's, probed once */
+	struct eg_denials *denials;	/* Landlock's refusals, from audit (denials.c) */
 	struct eg_sessions_stats st;
 	struct eg_ticket *ticket;	/* one buffer: a ticket is 64 KiB */
 	/* tid -> verdict, open addressing, VERDICTS_MAX slots */

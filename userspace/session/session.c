@@ -34,9 +34,12 @@
 #include "ctl/proto.h"
 #include "ctl/server.h"
 #include "events/meta.h"
+#include "session/boundary.h"
+#include "session/denials.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/digest.h"
+#include "util/landlock.h"
 #include "util/log.h"
 
 #ifndef PIDFD_THREAD
@@ -152,6 +155,7 @@ void session_put(struct eg_sessions *s, struct eg_session *se)
 	if (se->parent)
 		session_put(s, se->parent);
 	policy_free(se->policy);
+	free(se->boundary);
 	free(se);
 }
 
@@ -186,9 +190,14 @@ static void emit_session(struct eg_sessions *s, struct eg_session *se, const cha
 		jsonw_key(&w, "parent");
 		jsonw_null(&w);
 	}
+	if (se->boundary && !strcmp(event, "start")) {
+		jsonw_key(&w, "boundary");
+		jsonw_raw(&w, se->boundary, strlen(se->boundary));
+	}
 	if (!strcmp(event, "end")) {
 		jsonw_uint_field(&w, "execs", se->execs);
 		jsonw_uint_field(&w, "denied", se->denied);
+		jsonw_uint_field(&w, "access_denied", se->access_denied);
 		jsonw_string_field(&w, "reason", why);
 	}
 	jsonw_end_object(&w);
@@ -237,6 +246,7 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 	se->listener = -1;
 	approvals_session_ended(s, se);
 	offload_session_ended(s, se);
+	denials_drain(s);
 	emit_session(s, se, "end", why);
 	for (pp = &s->list; *pp; pp = &(*pp)->next) {
 		if (*pp == se) {
@@ -518,23 +528,53 @@ static void on_launcher_gone(struct ctl_conn *c, void *arg)
 	session_put(se->owner, se);
 }
 
+/*
+ * What the launcher drops from the command's environment besides its own
+ * list: every policy's environment.deny over the session (the daemon's,
+ * its own and its outer sessions').
+ */
+static void env_deny_json(struct jsonw *w, struct eg_sessions *s, struct eg_session *se)
+{
+	const struct eg_policy_boundary *b;
+	struct eg_session *x;
+	size_t i;
+
+	jsonw_key(w, "environment_deny");
+	jsonw_start_array(w);
+	if (*s->o.global) {
+		b = policy_boundary(*s->o.global);
+		for (i = 0; i < b->n_env_deny; i++)
+			jsonw_string(w, b->env_deny[i]);
+	}
+	for (x = se; x; x = x->parent) {
+		if (!x->policy)
+			continue;
+		b = policy_boundary(x->policy);
+		for (i = 0; i < b->n_env_deny; i++)
+			jsonw_string(w, b->env_deny[i]);
+	}
+	jsonw_end_array(w);
+}
+
 static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 {
 	struct eg_sessions *s = arg;
 	const struct ctl_peer *peer = ctl_peer(c);
 	struct eg_session *se, *outer = NULL;
 	struct eg_policy *pol = NULL;
-	const char *name = NULL;
+	const char *name = NULL, *workspace = NULL;
 	bool restricted = false, has_policy = false;
+	struct sbuf plan = {};
 	struct eg_task t;
 	struct sbuf b = {};
 	struct jsonw w;
-	char err[256], sid[16];
+	char err[512], sid[16];
 	int rc;
 
 	if (ctl_get_str(req, "name", false, 63, &name, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_bool(req, "restricted", &restricted, err, sizeof(err)) == -EINVAL ||
-	    ctl_get_bool(req, "policy", &has_policy, err, sizeof(err)) == -EINVAL) {
+	    ctl_get_bool(req, "policy", &has_policy, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_str(req, "workspace", false, PATH_MAX - 1, &workspace, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "%s", err);
 		return 0;
 	}
@@ -603,11 +643,28 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		}
 		eg_diags_free(&d);
 	}
+	/* the Landlock layers its processes will live in, or why the kernel cannot hold what is asked */
+	{
+		struct jsonw pw;
+
+		jsonw_init(&pw, &plan);
+		rc = boundary_plan(&pw, s->landlock_abi, *s->o.global, pol, workspace, err, sizeof(err));
+		if (rc || plan.oom) {
+			policy_free(pol);
+			sbuf_free(&plan);
+			if (!rc)
+				return -ENOMEM;
+			ctl_reply_err(c, "session_open: %s", err);
+			return 0;
+		}
+	}
 	se = calloc(1, sizeof(*se));
 	if (!se) {
 		policy_free(pol);
+		sbuf_free(&plan);
 		return -ENOMEM;
 	}
+	se->boundary = strndup(plan.data, plan.len);
 	se->owner = s;
 	se->id = new_id(s);
 	snprintf(se->name, sizeof(se->name), "%s", name ? name : "");
@@ -653,9 +710,13 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_bool_field(&w, "install_listener", !outer);
 	jsonw_bool_field(&w, "restricted", se->restricted);
 	jsonw_int_field(&w, "daemon_pid", getpid());
+	jsonw_key(&w, "boundary");
+	jsonw_raw(&w, plan.data, plan.len);
+	env_deny_json(&w, s, se);
 	jsonw_end_object(&w);
 	ctl_send(c, b.data, b.len);
 	sbuf_free(&b);
+	sbuf_free(&plan);
 	return 0;
 }
 
@@ -826,6 +887,11 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_uint_field(&w, "age_ms", (now - se->started_ns) / 1000000);
 		jsonw_uint_field(&w, "execs", se->execs);
 		jsonw_uint_field(&w, "denied", se->denied);
+		jsonw_uint_field(&w, "access_denied", se->access_denied);
+		if (se->boundary) {
+			jsonw_key(&w, "boundary");
+			jsonw_raw(&w, se->boundary, strlen(se->boundary));
+		}
 		jsonw_end_object(&w);
 	}
 	jsonw_end_array(&w);
@@ -844,6 +910,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 		return -ENOMEM;
 	s->o = *o;
 	s->roots.fd = -1;
+	s->landlock_abi = eg_landlock_abi();
 	s->ticket = calloc(1, sizeof(*s->ticket));
 	s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
 	if (!s->ticket || !s->verdicts) {
@@ -857,6 +924,8 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 		err = loop_add_timer(o->loop, 10000, 10000, on_sweep, s, &s->sweep);
 	if (!err)
 		err = approvals_init(s);
+	if (!err)
+		err = denials_init(s);
 	if (!err)
 		err = ctl_register(o->ctl, "session_open", CTL_ANYONE, op_session_open, s);
 	if (!err)
@@ -890,6 +959,7 @@ bool sessions_free(struct eg_sessions *s)
 	}
 	receivers_fini(s);
 	approvals_free(s);
+	denials_fini(s);
 	loop_del(s->sweep);
 	supervisor_fini(s);
 	for (i = 0; s->verdicts && i < VERDICTS_MAX; i++) {
@@ -940,6 +1010,30 @@ void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
 	}
 }
 
+void sessions_boundary_status(const struct eg_sessions *s, struct jsonw *w)
+{
+	char err[512];
+	struct sbuf plan = {};
+	struct jsonw pw;
+
+	jsonw_start_object(w);
+	jsonw_int_field(w, "landlock_abi", s->landlock_abi);
+	/* what a session with no policy of its own gets, started now */
+	jsonw_init(&pw, &plan);
+	if (boundary_plan(&pw, s->landlock_abi, *s->o.global, NULL, NULL, err, sizeof(err))) {
+		jsonw_key(w, "session");
+		jsonw_null(w);
+		jsonw_string_field(w, "refused", err);
+	} else if (!plan.oom) {
+		jsonw_key(w, "session");
+		jsonw_raw(w, plan.data, plan.len);
+	}
+	sbuf_free(&plan);
+	jsonw_key(w, "denials");
+	denials_status(s, w);
+	jsonw_end_object(w);
+}
+
 /* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
 
 /*
@@ -982,6 +1076,8 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		jsonw_bool_field(w, "compromised", se->compromised);
 		jsonw_uint_field(w, "execs", se->execs);
 		jsonw_uint_field(w, "denied", se->denied);
+		jsonw_uint_field(w, "access_denied", se->access_denied);
+		jsonw_string_field(w, "boundary", se->boundary);
 		jsonw_int_field(w, "listener", se->listener);
 		if (se->listener >= 0 && *nfds < max)
 			fds[(*nfds)++] = se->listener;
@@ -1031,6 +1127,9 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		se->compromised = json_is_true(json_object_get(e, "compromised"));
 		se->execs = json_integer_value(json_object_get(e, "execs"));
 		se->denied = json_integer_value(json_object_get(e, "denied"));
+		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
+		if (json_string_value(json_object_get(e, "boundary")))
+			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
 		se->listener = json_integer_value(json_object_get(e, "listener"));
 		if (json_is_null(json_object_get(e, "listener")))
 			se->listener = -1;
