@@ -366,3 +366,167 @@ def test_an_older_kernel_refuses_or_says_so(ctx):
     b = started(d)[-1]["boundary"]
     assert b["in_force"] == ["ptrace"] and "network rules (Landlock ABI 4)" in b["missing"], b
     assert "signals and abstract unix sockets" in b["missing"], b
+
+
+# ---- approvals survive a restart, and fair limits ----------------------------------------
+
+ASK = """
+sandbox: {seccomp: {execve: {approval_timeout: %s, approval_timeout_action: %s}}}
+commands:
+  - {name: ask-touch, basenames: [touch], decision: approval, message: "touch needs a yes"}
+"""
+
+
+def approvals(ctx, d, *args):
+    r = ctx.run([ctx.execgate, "approvals", "--json", "-p", d.pin_path] + list(args))
+    return [json.loads(l) for l in r.stdout.decode().splitlines()]
+
+
+def test_a_restart_never_allows(ctx):
+    """approval_timeout_action: allow and nobody answering: a handover (SIGUSR2) before the
+    deadline refuses the waiting exec (it used to count as the timeout and run it at once), and
+    the process's stderr said once that it waited, for which id."""
+    d = ctx.daemon("--policy", write(ctx, ASK % ("1500ms", "allow")))
+    ws = workspace(ctx)
+    f = os.path.join(ws, "f-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "/bin/sh", "-c", "touch %s; echo rc=$?" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ws, start_new_session=True, **ME)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    pend = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    d.proc.send_signal(signal.SIGUSR2)
+    out, err = p.communicate(timeout=30)
+    assert b"rc=126" in out, (out, err)
+    aid = pend["approval_id"]
+    line = ("execgate: waiting for approval %s (execgate approve %s)\n" % (aid, aid)).encode()
+    assert err.count(line) == 1, err
+    assert b"the daemon restarted while the approval waited" in err, err
+    rec = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and e.get("approval_id") == aid and
+                        e["event"] != "requested"], what="the approval's outcome")
+    assert [e["event"] for e in rec] == ["denied"] and "restarted" in rec[0]["reason"], rec
+    # refused, not left to its deadline: the shell went on and is gone, nothing can run it later
+    assert not os.path.exists(f)
+    assert not [e for e in d.events() if e.get("type") == "exec" and f in (e.get("argv") or [])]
+
+
+# Threads that each exec `touch` (ctypes: the GIL is let go), each waiting for an approval.
+THREADS = r"""
+import ctypes, os, sys, threading, time
+n, size, tag = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+libc = ctypes.CDLL(None, use_errno=True)
+def go(i):
+    args = [b"/usr/bin/touch", b"/nonexistent/%s-%d" % (tag.encode(), i), b"x" * size]
+    argv = (ctypes.c_char_p * (len(args) + 1))(*args, None)
+    libc.execve(args[0], argv, None)
+ts = [threading.Thread(target=go, args=(i,), daemon=True) for i in range(n)]
+for t in ts: t.start()
+print("started", flush=True)
+time.sleep(120)
+"""
+
+
+def flood_approvals(ctx, d, uid, sessions, per, size, tag):
+    ps = []
+    for k in range(sessions):
+        p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "/usr/bin/python3", "-c", THREADS,
+                              str(per), str(size), "%s-%d" % (tag, k)], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, cwd="/", start_new_session=True,
+                             user=uid, group=uid, extra_groups=[])
+        ctx.on_cleanup(lambda p=p: (p.poll() is None and os.killpg(p.pid, signal.SIGKILL), p.wait()))
+        ps.append(p)
+    for p in ps:
+        assert p.stdout.readline() == b"started\n"
+    return ps
+
+
+def test_three_users_cannot_take_every_approval(ctx):
+    """Three users with 6 session trees of 64 waiting execs each (1152, more than the 1024 the
+    daemon holds): each user gets a share (256), so root's next request and a fourth user's
+    still wait for an answer; every one is listed (argv of 60 KB shortened, its size said) and
+    `approvals -j ID` shows one whole."""
+    d = ctx.daemon("--policy", write(ctx, ASK % ("60s", "deny")))
+    users = (60111, 60112, 60113)
+    for uid in users:
+        flood_approvals(ctx, d, uid, 6, 64, 8, "u%d" % uid)
+
+    def settled():
+        evs = d.events()
+        asked = [e for e in evs if e.get("type") == "approval" and e["event"] == "requested"]
+        refused = [e for e in evs if e.get("type") == "exec_failed" and "pending" in (e.get("message") or "")]
+        return (asked, refused) if len(asked) + len(refused) >= 1152 else None
+    asked, refused = wait(settled, timeout=120, what="the flood to settle")
+    assert len(asked) == 768 and len(refused) == 1152 - 768, (len(asked), len(refused))
+    assert {e["message"] for e in refused} == {"too many approvals pending for this user"}, \
+        {e["message"] for e in refused}
+    # root, and a fourth user, are not refused
+    f = os.path.join(ctx.tmpdir(), "root-" + token())
+    q = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "touch", f], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    ctx.on_cleanup(lambda: (q.poll() is None and q.kill(), q.wait()))
+    # a fourth user's, with 60 KB of argv each: past a listing's 8 MiB if each were whole
+    flood_approvals(ctx, d, 60114, 1, 16, 60000, "u60114")
+    pend = wait(lambda: (lambda v: v if len(v) == 785 else None)(approvals(ctx, d)), timeout=30,
+                what="785 approvals listed")
+    assert len([a for a in pend if a["argv"][1] == f]) == 1, "root's request waits"
+    big = [a for a in pend if "u60114" in a["argv"][1]]
+    assert len(big) == 16, "the fourth user's wait"
+    assert all(a["argv_shortened"] and a["argv_bytes"] > 60000 and len(a["argv"][2]) < 300 for a in big), big[:1]
+    whole = approvals(ctx, d, big[0]["approval_id"])
+    assert len(whole) == 1 and whole[0]["argv"][2] == "x" * 60000, len(whole[0]["argv"][2])
+    r = ctx.run([ctx.execgate, "approvals", "-p", d.pin_path])
+    assert len(r.stdout.decode().splitlines()) == 786 and b"shortened" in r.stdout, r.stdout[-300:]
+
+
+# Connections a user holds open: each asks whoami every 2 s (no idle timeout closes them).
+HOLD = r"""
+import resource, select, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+path, want = sys.argv[1], int(sys.argv[2])
+socks = []
+for _ in range(want):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    socks.append(s)
+last = 0
+while True:
+    if time.monotonic() - last > 2:
+        for s in list(socks):
+            try:
+                s.send(b'{"op":"whoami"}\n')
+            except OSError:
+                socks.remove(s)
+        last = time.monotonic()
+        print(len(socks), flush=True)
+    r, _, _ = select.select(socks + [sys.stdin], [], [], 0.5)
+    if sys.stdin in r:
+        break
+    for s in r:
+        try:
+            if not s.recv(65536):
+                socks.remove(s)
+        except OSError:
+            socks.remove(s)
+"""
+
+
+def test_three_users_cannot_take_every_connection(ctx):
+    """Three users each holding all the connections they can (320 asked for): together they
+    keep fewer than the daemon has, and a fourth user's `execgate exec` (the shim's shell)
+    still connects and runs."""
+    d = ctx.daemon()
+    sock = d.events()[0]["socket"]
+    holders = []
+    for uid in (60121, 60122, 60123):
+        p = subprocess.Popen(["/usr/bin/python3", "-c", HOLD, sock, "320"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, user=uid, group=uid,
+                             extra_groups=[])
+        ctx.on_cleanup(lambda p=p: (p.poll() is None and p.kill(), p.wait()))
+        holders.append(p)
+    held = [int(p.stdout.readline()) for p in holders]
+    # 2 s later, what the daemon kept: a refused connection reads EOF at once and is dropped
+    held = [int(p.stdout.readline()) for p in holders]
+    # 960 places for users, of which 240 stay free past the first 16 of each
+    assert 700 <= sum(held) <= 720 + 3 * 16, held
+    for _ in range(3):
+        r = exec_(ctx, d, ["/bin/true"], user=dict(user=60124, group=60124, extra_groups=[]))
+        assert r.returncode == 0, r.stderr.decode()
+    assert all(p.poll() is None for p in holders)

@@ -26,6 +26,9 @@
 #define SESSIONS_PER_UID	256
 #define APPROVALS_MAX		1024	/* pending at once */
 #define APPROVALS_PER_TREE	64	/* ... of them for one session tree */
+#define APPROVALS_PER_UID	256	/* ... for one user's sessions, */
+#define APPROVALS_UID_FLOOR	16	/* of which these whenever there is room, */
+#define APPROVALS_UID_SLACK	256	/* the rest while more places than this stay free */
 #define APPROVAL_TIMEOUT_MS	10000	/* when no policy sets approval_timeout */
 #define VERDICTS_MAX		65536	/* verdicts waiting for their exec record */
 #define VERDICT_TTL_NS		(120ull * 1000000000ull)

@@ -1037,6 +1037,64 @@ void sessions_boundary_status(const struct eg_sessions *s, struct jsonw *w)
 /* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
 
 /*
+ * The refusals a shell's PATH search would repeat (supervisor.c) go along:
+ * an exec the old daemon refused (its approval ended by the handover) and
+ * asked again through the next PATH entry gets the same answer, not a new
+ * question that approval_timeout_action: allow would let through.
+ */
+static void refusals_export(const struct eg_sessions *s, const struct eg_session *se, struct jsonw *w)
+{
+	uint64_t now = eg_mono_ns();
+	unsigned int i;
+
+	jsonw_key(w, "refusals");
+	jsonw_start_array(w);
+	for (i = 0; i < REFUSALS_MAX; i++) {
+		const struct refusal *f = &s->refusals[i];
+
+		if (f->session != se->id || !f->tid || now - f->at_ns >= REFUSAL_TTL_NS)
+			continue;
+		char h[3][24];
+
+		/* as hex: a 64-bit hash does not fit the JSON reader's signed integers */
+		snprintf(h[0], sizeof(h[0]), "%llx", (unsigned long long)f->dev);
+		snprintf(h[1], sizeof(h[1]), "%llx", (unsigned long long)f->ino);
+		snprintf(h[2], sizeof(h[2]), "%llx", (unsigned long long)f->argv_hash);
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "tid", f->tid);
+		jsonw_string_field(w, "dev", h[0]);
+		jsonw_string_field(w, "ino", h[1]);
+		jsonw_string_field(w, "argv_hash", h[2]);
+		jsonw_string_field(w, "rule", f->rule);
+		jsonw_string_field(w, "message", f->message);
+		jsonw_string_field(w, "action", f->action);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+static void refusals_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(arr, i, e) {
+		struct refusal *f = &s->refusals[s->next_refusal++ % REFUSALS_MAX];
+
+		f->tid = json_integer_value(json_object_get(e, "tid"));
+		f->session = session;
+		f->dev = strtoull(json_string_value(json_object_get(e, "dev")) ?: "0", NULL, 16);
+		f->ino = strtoull(json_string_value(json_object_get(e, "ino")) ?: "0", NULL, 16);
+		f->argv_hash = strtoull(json_string_value(json_object_get(e, "argv_hash")) ?: "0", NULL, 16);
+		/* from now: the retry has waited in the kernel for as long as the handover took */
+		f->at_ns = eg_mono_ns();
+		snprintf(f->rule, sizeof(f->rule), "%s", json_string_value(json_object_get(e, "rule")) ?: "");
+		snprintf(f->message, sizeof(f->message), "%s", json_string_value(json_object_get(e, "message")) ?: "");
+		snprintf(f->action, sizeof(f->action), "%s", json_string_value(json_object_get(e, "action")) ?: "");
+	}
+}
+
+/*
  * Writes the sessions as a JSON array and collects the fds that must stay
  * open across the exec: each listener, and a memfd with each session
  * policy's bytes. Pending approvals are answered first as their timeout
@@ -1078,6 +1136,7 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		jsonw_uint_field(w, "denied", se->denied);
 		jsonw_uint_field(w, "access_denied", se->access_denied);
 		jsonw_string_field(w, "boundary", se->boundary);
+		refusals_export(s, se, w);
 		jsonw_int_field(w, "listener", se->listener);
 		if (se->listener >= 0 && *nfds < max)
 			fds[(*nfds)++] = se->listener;
@@ -1128,6 +1187,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		se->execs = json_integer_value(json_object_get(e, "execs"));
 		se->denied = json_integer_value(json_object_get(e, "denied"));
 		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
+		refusals_import(s, se->id, json_object_get(e, "refusals"));
 		if (json_string_value(json_object_get(e, "boundary")))
 			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
 		se->listener = json_integer_value(json_object_get(e, "listener"));
