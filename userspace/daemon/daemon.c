@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
+#include "session/boundary.h"
 #include "session/session.h"
 #include "procs/procs.h"
 #include "daemon/daemon_int.h"
@@ -893,6 +894,14 @@ static bool procs_in_session(void *arg, const struct ctl_conn *c)
 	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
 }
 
+/* The daemon's policy's environment.deny, besides the run's own list. */
+static bool procs_env_denied(void *arg, const char *kv)
+{
+	struct daemon *d = arg;
+
+	return boundary_env_denied(d->policy, kv);
+}
+
 static int start_procs(struct daemon *d, const json_t *state)
 {
 	struct eg_procs_opts po = {};
@@ -906,6 +915,7 @@ static int start_procs(struct daemon *d, const json_t *state)
 	po.state_dir = d->o.state_dir ? d->o.state_dir : "/var/lib/execgate";
 	po.workspace = d->o.workspace;
 	po.in_session = procs_in_session;
+	po.env_denied = procs_env_denied;
 	po.emit = sessions_out;
 	po.arg = d;
 	po.handover = state ? json_object_get(state, "procs") : NULL;

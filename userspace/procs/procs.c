@@ -191,6 +191,11 @@ static bool proc_alive(const struct proc *p)
 	return !p->exited || !kill(-p->pid, 0);
 }
 
+static bool env_denied(const struct eg_procs *ps, const char *kv)
+{
+	return ps->o.env_denied && ps->o.env_denied(ps->o.arg, kv);
+}
+
 static bool may(const struct ctl_conn *c, const struct proc *p)
 {
 	const struct ctl_peer *peer = ctl_peer(c);
@@ -1058,7 +1063,13 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			goto out;
 		}
 		if (eg_env_blocked(r.env[i], r.stateful)) {
-			ctl_reply_err(c, "run: --env %.*s is refused: loader, shell-injection and secret variables never reach a run",
+			ctl_reply_err(c, "run: --env %.*s is refused: variables that load code (the loader's, glibc's, "
+				      "the shells' and interpreters') and secrets never reach a run",
+				      (int)strcspn(r.env[i], "="), r.env[i]);
+			goto out;
+		}
+		if (env_denied(ps, r.env[i])) {
+			ctl_reply_err(c, "run: --env %.*s is refused: the daemon's policy denies it (environment.deny)",
 				      (int)strcspn(r.env[i], "="), r.env[i]);
 			goto out;
 		}
@@ -1094,6 +1105,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			/* a new state: the caller's environment (cleaned) and directory */
 			for (i = 0; i < r.nenviron; i++)
 				if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], true) &&
+				    !env_denied(ps, r.environ_[i]) &&
 				    strncmp(r.environ_[i], "PWD=", 4) && strncmp(r.environ_[i], "OLDPWD=", 7) &&
 				    strncmp(r.environ_[i], "__EG_", 5) &&
 				    strv_add(&st->env, &st->n, r.environ_[i], strlen(r.environ_[i])))
@@ -1151,6 +1163,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	} else {
 		for (i = 0; i < r.nenviron; i++)
 			if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], false) &&
+			    !env_denied(ps, r.environ_[i]) &&
 			    strv_add(&env, &nenv, r.environ_[i], strlen(r.environ_[i])))
 				goto oom;
 	}

@@ -45,6 +45,8 @@ struct eg_procs_opts {
 	 * told to be outside one (such peers may not start or drive processes)
 	 */
 	bool (*in_session)(void *arg, const struct ctl_conn *c);
+	/* whether the daemon's policy denies a variable (environment.deny); NULL: none does */
+	bool (*env_denied)(void *arg, const char *name_or_kv);
 	/* one complete JSON line (with '\n'), and a short text for a terminal */
 	void (*emit)(void *arg, const char *json, size_t len, const char *text);
 	void *arg;
