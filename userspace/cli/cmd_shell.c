@@ -30,38 +30,17 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "procs/text.h"
+#include "procs/wrapper.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
-#define STATE_FD	63
+#define STATE_FD	EG_STATE_FD
 #define STATE_MAX	(4 << 20)	/* a state bigger than this is refused, the old one kept */
 #define LINE_MAX_BYTES	(1 << 20)
 #define VAR_MAX		(32 * 4096)	/* MAX_ARG_STRLEN: a longer NAME=VALUE fails the exec (E2BIG) */
 #define ENV_MAX		(1 << 20)	/* what the carried variables take of the exec's room (ARG_MAX) */
 
 extern char **environ;
-
-static const char wrapper[] =
-	"__eg_dump() {\n"
-	"  local v\n"
-	"  for v in $(compgen -e); do printf '%s=%s\\0' \"$v\" \"${!v}\"; done\n"
-	"  printf '__EG_PWD=%s\\0' \"$PWD\"\n"
-	"  [ -n \"${OLDPWD+x}\" ] && printf '__EG_OLDPWD=%s\\0' \"$OLDPWD\"\n"
-	"  local i; for ((i=${#DIRSTACK[@]}-1; i>0; i--)); do printf '__EG_DIR=%s\\0' \"${DIRSTACK[i]}\"; done\n"
-	"}\n"
-	"[ -n \"$__EG_OLDPWD\" ] && OLDPWD=$__EG_OLDPWD\n"
-	"if [ -n \"$__EG_DIRS\" ]; then\n"
-	"  while IFS= read -r __eg_d; do [ -n \"$__eg_d\" ] && pushd -n \"$__eg_d\" >/dev/null 2>&1; done <<< \"$__EG_DIRS\"\n"
-	"fi\n"
-	"unset __EG_DIRS __eg_d\n"
-	"__eg_rc() { return \"$1\"; }\n"
-	"__eg_cmd=$1; __eg_prev=$2; shift 2\n"
-	"unset __EG_OLDPWD\n"
-	"__eg_rc \"$__eg_prev\"\n"
-	"eval \"$__eg_cmd\" 63>&-\n"
-	"__eg_status=$?\n"
-	"__eg_dump >&63\n"
-	"exit $__eg_status\n";
 
 struct shell_args {
 	struct cli_common common;
@@ -292,7 +271,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 		argv[k++] = "--norc";
 		argv[k++] = "--noprofile";
 		argv[k++] = "-c";
-		argv[k++] = wrapper;
+		argv[k++] = eg_state_wrapper;
 		argv[k++] = "execgate-shell";
 		argv[k++] = cmd;
 		argv[k++] = status;

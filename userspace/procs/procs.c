@@ -34,13 +34,14 @@
 #include "procs/plog.h"
 #include "procs/procs.h"
 #include "procs/text.h"
+#include "procs/wrapper.h"
 #include "util/b64.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
-#define STATE_FD	63
+#define STATE_FD	EG_STATE_FD
 #define ERR_FD		62	/* the child's report of a failure before exec (struct spawn_err) */
 #define STATE_MAX	(4u << 20)
 #define STATES_MAX	128
@@ -55,35 +56,6 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD	77		/* Linux 6.5; the system headers may be older */
 #endif
-
-/*
- * The stateful wrapper: restores OLDPWD and the pushd stack, sets $?,
- * runs the command with fd 63 closed (bash keeps its own copy close-on-exec
- * meanwhile, so no program the command starts holds it) and writes the
- * exported variables, NUL-delimited, with printf (a builtin: the writer is
- * the shell itself, which the daemon checks by SCM_CREDENTIALS).
- */
-static const char wrapper[] =
-	"__eg_dump() {\n"
-	"  local v\n"
-	"  for v in $(compgen -e); do printf '%s=%s\\0' \"$v\" \"${!v}\"; done\n"
-	"  printf '__EG_PWD=%s\\0' \"$PWD\"\n"
-	"  [ -n \"${OLDPWD+x}\" ] && printf '__EG_OLDPWD=%s\\0' \"$OLDPWD\"\n"
-	"  local i; for ((i=${#DIRSTACK[@]}-1; i>0; i--)); do printf '__EG_DIR=%s\\0' \"${DIRSTACK[i]}\"; done\n"
-	"}\n"
-	"[ -n \"$__EG_OLDPWD\" ] && OLDPWD=$__EG_OLDPWD\n"
-	"if [ -n \"$__EG_DIRS\" ]; then\n"
-	"  while IFS= read -r __eg_d; do [ -n \"$__eg_d\" ] && pushd -n \"$__eg_d\" >/dev/null 2>&1; done <<< \"$__EG_DIRS\"\n"
-	"fi\n"
-	"unset __EG_DIRS __eg_d\n"
-	"__eg_rc() { return \"$1\"; }\n"
-	"__eg_cmd=$1; __eg_prev=$2; shift 2\n"
-	"unset __EG_OLDPWD\n"
-	"__eg_rc \"$__eg_prev\"\n"
-	"eval \"$__eg_cmd\" 63>&-\n"
-	"__eg_status=$?\n"
-	"__eg_dump >&63\n"
-	"exit $__eg_status\n";
 
 struct shstate {
 	bool used, busy;
@@ -1214,7 +1186,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			goto oom;
 	if (st) {
 		snprintf(status, sizeof(status), "%d", st->last & 0xff);
-		const char *sh[] = { "/bin/bash", "--norc", "--noprofile", "-c", wrapper, "execgate-shell",
+		const char *sh[] = { "/bin/bash", "--norc", "--noprofile", "-c", eg_state_wrapper, "execgate-shell",
 				     r.command, status };
 		for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++)
 			if (strv_add(&argv, &nargv, sh[i], strlen(sh[i])))
