@@ -226,6 +226,56 @@ def test_no_variable_loads_code(ctx):
     assert not os.path.exists(mark), "the iconv module ran"
 
 
+def test_a_run_ends_whole(ctx):
+    """Each run in a cgroup of its own: --timeout and kill reach a child that left the process
+    group with setsid, and pids.max (the run's RLIMIT_NPROC) bounds root's runs too, which the
+    rlimit does not."""
+    e = Env(ctx)
+    t = "%d.%d" % (500 + os.getpid() % 100, time.monotonic_ns() % 1000)
+
+    def left(n):
+        return subprocess.run(["pgrep", "-f", "sleep %s%d" % (t, n)], stdout=subprocess.PIPE).stdout
+
+    def gone(n, within=5):
+        deadline = time.monotonic() + within
+        while left(n) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not left(n), "sleep %s%d runs on" % (t, n)
+
+    ctx.on_cleanup(lambda: subprocess.run(["pkill", "-f", "sleep %s" % t]))
+    st = json.loads(e.ok("status", "-j"))["runs"]
+    assert st["cgroup"] and st["cgroup"].endswith("/execgate-runs"), st
+    r = e.run("run", "--timeout", "1s", "--", "sh", "-c", "setsid sleep %s1 >/dev/null 2>&1 & wait" % t)
+    assert r.returncode == 128 + 9, r
+    gone(1)
+    pid = e.bg("sh", "-c", "setsid sleep %s2 >/dev/null 2>&1 & exit 0" % t)
+    e.wait_status(pid, "exited 0")
+    assert left(2), "the setsid child runs"
+    e.ok("kill", pid)
+    gone(2)
+    # the run's cgroup, and its pids.max: 512 from a caller's RLIMIT_NPROC of 100
+    out = e.ok("run", "--", "cat", "/proc/self/cgroup", pre=["prlimit", "--nproc=100:"])
+    rel = [l.split(":", 2)[2] for l in out.splitlines() if l.startswith("0::")][0]
+    assert rel.startswith(st["cgroup"][len(eg.CGROUP2):] + "/p-"), (rel, st)
+    fork = r"""
+import os, sys, time
+n = 0
+try:
+    while n < 2000:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print(n, e.errno, flush=True)
+os.killpg(0, 9)
+"""
+    r = e.run("run", "--timeout", "60s", "--", "python3", "-c", fork, pre=["prlimit", "--nproc=100:"])
+    words = r.stdout.decode().split()
+    assert len(words) == 2 and int(words[1]) == 11 and 400 < int(words[0]) < 512, (r.stdout, r.stderr)
+
+
 def test_workspace_and_nproc(ctx):
     e = Env(ctx)
     os.mkdir(os.path.join(e.ws, "sub"))

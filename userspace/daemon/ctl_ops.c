@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
+#include "procs/procs.h"
 #include "daemon/metrics.h"
 #include "trace/progstats.h"
 #include "session/session.h"
@@ -186,6 +187,11 @@ static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 		/* what a session's Landlock domain holds on this kernel, and what is counted */
 		jsonw_key(&w, "boundary");
 		sessions_boundary_status(d->sessions, &w);
+	}
+	if (d->procs) {
+		/* where runs end whole: their cgroups */
+		jsonw_key(&w, "runs");
+		procs_status(d->procs, &w);
 	}
 	jsonw_key(&w, "output");
 	jsonw_start_object(&w);

@@ -32,6 +32,7 @@ struct eg_procs;
 #define PROCS_LOG_MAX		(16u << 20)	/* a log file's size before it rotates (plog.h) */
 #define PROCS_NPROC_DEFAULT	512
 #define PROCS_TIMEOUT_MS	30000		/* foreground default */
+#define PROCS_PIDS_MAX		8192		/* pids.max of a run at most (its RLIMIT_NPROC if lower) */
 
 struct eg_procs_opts {
 	struct eg_loop *loop;
@@ -66,5 +67,7 @@ void procs_free(struct eg_procs *p);
  */
 struct jsonw;
 int procs_export(struct eg_procs *p, struct jsonw *w, int *fds, int *nfds, int max);
+/* Where runs' cgroups go, for status (procs/runcg.h). */
+void procs_status(const struct eg_procs *p, struct jsonw *w);
 
 #endif
