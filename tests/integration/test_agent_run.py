@@ -243,8 +243,6 @@ def test_a_run_ends_whole(ctx):
         assert not left(n), "sleep %s%d runs on" % (t, n)
 
     ctx.on_cleanup(lambda: subprocess.run(["pkill", "-f", "sleep %s" % t]))
-    st = json.loads(e.ok("status", "-j"))["runs"]
-    assert st["cgroup"] and st["cgroup"].endswith("/execgate-runs"), st
     r = e.run("run", "--timeout", "1s", "--", "sh", "-c", "setsid sleep %s1 >/dev/null 2>&1 & wait" % t)
     assert r.returncode == 128 + 9, r
     gone(1)
@@ -254,6 +252,8 @@ def test_a_run_ends_whole(ctx):
     e.ok("kill", pid)
     gone(2)
     # the run's cgroup, and its pids.max: 512 from a caller's RLIMIT_NPROC of 100
+    st = json.loads(e.ok("status", "-j"))["runs"]
+    assert st["cgroup"] and st["cgroup"].endswith("/execgate-runs"), st
     out = e.ok("run", "--", "cat", "/proc/self/cgroup", pre=["prlimit", "--nproc=100:"])
     rel = [l.split(":", 2)[2] for l in out.splitlines() if l.startswith("0::")][0]
     assert rel.startswith(st["cgroup"][len(eg.CGROUP2):] + "/p-"), (rel, st)
