@@ -920,6 +920,20 @@ static pid_t spawn(const struct spawn *s)
 
 	if (pid)
 		return pid;
+	/*
+	 * First, into its cgroup: while still root (cgroup.procs is root's),
+	 * before anything forks, and before the fds are moved about below
+	 * (the cgroup's may have any number).
+	 */
+	if (s->cg) {
+		struct spawn_err e = { SPAWN_CGROUP, -runcg_join(s->cg) };
+
+		if (e.err) {
+			if (write(s->err_fd, &e, sizeof(e)) < 0)
+				_exit(126);
+			_exit(126);
+		}
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (sig = 1; sig < NSIG; sig++)
@@ -933,13 +947,6 @@ static pid_t spawn(const struct spawn *s)
 		_exit(126);
 	if (dup2(100, 0) < 0 || dup2(101, 1) < 0 || dup2(102, 2) < 0)
 		spawn_fail(SPAWN_SETUP, errno);
-	/* into its cgroup while still root (cgroup.procs is root's), before anything forks */
-	if (s->cg) {
-		int e = runcg_join(s->cg);
-
-		if (e)
-			spawn_fail(SPAWN_CGROUP, -e);
-	}
 	if (s->state_fd >= 0 && dup2(103, STATE_FD) < 0)
 		spawn_fail(SPAWN_SETUP, errno);
 	syscall(SYS_close_range, 3, ERR_FD - 1, 0);
