@@ -15,18 +15,18 @@ abi=$("$EG" policy check -j "$EG_POLICIES/host-audit.yaml" | sed -n 's/.*"landlo
 note "Landlock ABI $abi"
 
 mkdir -p ws other
+# one daemon (its start is what costs under TCG); the policies are the sessions' own
+daemon_start
 cat > ask.yaml <<EOF
 filesystem: {write: [workspace, /dev/null]}
 network: {connect_tcp: [443]}
 commands: []
 EOF
-daemon_start --policy ask.yaml
-out=$(cd ws && "$EG" exec -- /bin/true 2>&1)
+out=$(cd ws && "$EG" exec --policy ../ask.yaml -- /bin/true 2>&1)
 rc=$?
 echo "refused: rc=$rc $out"
 [ "$rc" -eq 1 ] || fail "a session whose policy asks for network rules on ABI $abi started (rc $rc): $out"
 echo "$out" | grep -q "network rules (Landlock ABI 4)" || fail "the refusal does not say what is missing: $out"
-daemon_stop
 
 cat > allow.yaml <<EOF
 filesystem: {write: [workspace, /dev/null]}
@@ -34,11 +34,9 @@ network: {connect_tcp: [443]}
 on_unsupported: allow
 commands: []
 EOF
-EV=$PWD/ev2.jsonl
-daemon_start --policy allow.yaml
 sleep 60 &
 outside=$!
-out=$(cd ws && "$EG" exec -- sh -c "echo in > in.txt && echo wrote-in; echo out > ../other/out.txt || echo refused-out; : < /proc/$outside/mem && echo mem-opened" 2>&1)
+out=$(cd ws && "$EG" exec --policy ../allow.yaml -- sh -c "echo in > in.txt && echo wrote-in; echo out > ../other/out.txt || echo refused-out; : < /proc/$outside/mem && echo mem-opened" 2>&1)
 echo "session: $out"
 kill "$outside"
 echo "$out" | grep -q wrote-in || fail "the workspace was not writable: $out"
