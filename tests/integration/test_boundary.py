@@ -289,6 +289,41 @@ def test_filesystem_in_and_out_of_the_workspace(ctx):
     assert "filesystem" in st["boundary"]["session"]["in_force"], st["boundary"]
     assert st["boundary"]["denials"]["counted"] is True, st["boundary"]
     assert st["counters"]["sessions"]["access_denied"] >= len(denied), st["counters"]["sessions"]
+    m = [l for l in ctx.run([ctx.execgate, "metrics", "-p", d.pin_path]).stdout.decode().splitlines()
+         if l.startswith("execgate_session_access_denied_total ")]
+    assert m and int(m[0].split()[1]) >= len(denied), m
+
+
+def test_refusals_counted_across_a_handover(ctx):
+    """Audit names a domain's maker once: after a handover (SIGUSR2) the new daemon still knows
+    whose domain a refusal is, and counts it in that session."""
+    Audit(ctx)
+    d = ctx.daemon("--policy", write(ctx, FS_POLICY))
+    ws, other = workspace(ctx), workspace(ctx)
+    go, done = os.path.join(ws, "go"), os.path.join(ws, "done")
+    for f in (go, done):
+        os.mkfifo(f)
+        os.chown(f, U, U)
+    # the session lives on until told, so that both refusals are in before its end record
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "/bin/sh", "-c",
+                          "echo a > %s/a; read x < %s; echo b > %s/b; read x < %s" % (other, go, other, done)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ws, start_new_session=True, **ME)
+    ctx.on_cleanup(lambda: (p.poll() is None and p.kill(), p.wait()))
+    sid = started(d, lambda e: e["boundary"].get("workspace") == ws)[-1]["session"]
+    wait(lambda: [e for e in session_records(d, sid) if e["type"] == "boundary"], what="the first refusal")
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: [e for e in d.events() if e.get("type") == "daemon" and e.get("event") == "start" and
+                  e.get("takeover")], what="the new daemon's start record")
+    with open(go, "w") as f:
+        f.write("go\n")
+    denied = wait(lambda: (lambda v: v if len(v) >= 2 else None)(
+        [e for e in session_records(d, sid) if e["type"] == "boundary"]), what="the second refusal")
+    assert [e["count"] for e in denied] == [1, 2], denied
+    with open(done, "w") as f:
+        f.write("done\n")
+    p.communicate(timeout=30)
+    end = wait(lambda: [e for e in session_records(d, sid) if e.get("event") == "end"], what="the end record")[0]
+    assert end["access_denied"] == 2, end
 
 
 def test_session_policies_stack_and_nest(ctx):

@@ -212,15 +212,25 @@ static void on_access(struct eg_denials *d, const char *text)
 		d->nheld++;
 }
 
+/* The next netlink message of the len bytes at p, or NULL (NLMSG_OK, without its signed compares). */
+static const struct nlmsghdr *msg_at(const char *p, size_t len)
+{
+	const struct nlmsghdr *h = (const struct nlmsghdr *)p;
+
+	if (len < NLMSG_HDRLEN || h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > len)
+		return NULL;
+	return h;
+}
+
 static void drain(struct eg_denials *d, int fd, int rounds)
 {
-	static char buf[65536];
+	static char buf[65536], text[8192];
 	int round;
 
 	for (round = 0; round < rounds; round++) {
-		ssize_t n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT);
-		struct nlmsghdr *h;
-		int len;
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		const struct nlmsghdr *h;
+		size_t off = 0;
 
 		if (n < 0) {
 			if (errno == ENOBUFS)
@@ -229,15 +239,16 @@ static void drain(struct eg_denials *d, int fd, int rounds)
 				continue;
 			return;
 		}
-		len = (int)n;
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
-			char *text = NLMSG_DATA(h), *body;
+		/* the last message's padding may not be in the datagram */
+		for (; off < (size_t)n && (h = msg_at(buf + off, (size_t)n - off)); off += NLMSG_ALIGN(h->nlmsg_len)) {
 			size_t tl = h->nlmsg_len - NLMSG_HDRLEN;
+			char *body;
 
 			if (h->nlmsg_type != AUDIT_LANDLOCK_ACCESS && h->nlmsg_type != AUDIT_LANDLOCK_DOMAIN)
 				continue;
-			if (text + tl >= buf + sizeof(buf))
-				continue;
+			if (tl >= sizeof(text))
+				tl = sizeof(text) - 1;
+			memcpy(text, (const char *)h + NLMSG_HDRLEN, tl);
 			text[tl] = '\0';
 			/* "audit(SECONDS.MS:SERIAL): domain=..." */
 			body = strstr(text, "): ");
@@ -255,6 +266,40 @@ static void on_audit(struct eg_watch *w, int fd, uint32_t events, void *arg)
 	(void)w;
 	(void)events;
 	drain(arg, fd, 64);
+}
+
+void denials_export(const struct eg_sessions *s, uint32_t session, struct jsonw *w)
+{
+	const struct eg_denials *d = s->denials;
+	unsigned int i;
+	char id[24];
+
+	jsonw_key(w, "domains");
+	jsonw_start_array(w);
+	for (i = 0; d && i < DOMAINS_MAX; i++) {
+		if (!d->domains[i].id || d->domains[i].session != session)
+			continue;
+		snprintf(id, sizeof(id), "%llx", (unsigned long long)d->domains[i].id);
+		jsonw_string(w, id);
+	}
+	jsonw_end_array(w);
+}
+
+void denials_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
+{
+	struct eg_denials *d = s->denials;
+	const json_t *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v) {
+		uint64_t id = json_string_value(v) ? strtoull(json_string_value(v), NULL, 16) : 0;
+
+		if (!d || !id || session_of_domain(d, id))
+			continue;
+		d->domains[d->next_domain].id = id;
+		d->domains[d->next_domain].session = session;
+		d->next_domain = (d->next_domain + 1) % DOMAINS_MAX;
+	}
 }
 
 void denials_drain(struct eg_sessions *s)
@@ -337,7 +382,7 @@ static int audit_enabled(void)
 			rc = -errno;
 			break;
 		}
-		if (!NLMSG_OK(h, (int)n))
+		if (!msg_at(buf, (size_t)n))
 			break;
 		if (h->nlmsg_type == NLMSG_ERROR) {
 			struct nlmsgerr *e = NLMSG_DATA(h);

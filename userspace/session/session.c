@@ -1137,6 +1137,7 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		jsonw_uint_field(w, "access_denied", se->access_denied);
 		jsonw_string_field(w, "boundary", se->boundary);
 		refusals_export(s, se, w);
+		denials_export(s, se->id, w);
 		jsonw_int_field(w, "listener", se->listener);
 		if (se->listener >= 0 && *nfds < max)
 			fds[(*nfds)++] = se->listener;
@@ -1188,6 +1189,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		se->denied = json_integer_value(json_object_get(e, "denied"));
 		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
 		refusals_import(s, se->id, json_object_get(e, "refusals"));
+		denials_import(s, se->id, json_object_get(e, "domains"));
 		if (json_string_value(json_object_get(e, "boundary")))
 			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
 		se->listener = json_integer_value(json_object_get(e, "listener"));
