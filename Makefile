@@ -3,6 +3,11 @@
 
 OUTPUT   ?= .output
 export OUTPUT
+
+# Parallel by default, one job per CPU (an explicit -jN wins).
+ifeq ($(filter -j% j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
 CLANG    ?= clang
 CC       ?= gcc
 BPFTOOL  ?= bpftool
@@ -50,7 +55,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-tests asan-daemon build-tests bench fuzz fuzz-build clean vmlinux
+.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-build asan-tests asan-daemon build-tests bench fuzz fuzz-build clean vmlinux
 
 all: $(OUTPUT)/execgate $(OUTPUT)/execgate-shim
 
@@ -121,15 +126,14 @@ $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(patsubst $(OUTPUT)/obj/%,$(OUTPUT)/
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@ $(LDLIBS)
 
-# AddressSanitizer build of the unit tests (used by `make test`).
+# AddressSanitizer builds of the unit tests and of the daemon (`make test`
+# runs both; the session suite runs against that daemon). One sub-make for
+# both: two over the same $(OUTPUT)/asan would race on its skeletons.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-asan-tests:
+asan-build:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" \
-		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS))
-
-# ... and of the daemon, which `make test` runs the session suite against
-asan-daemon:
-	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" $(OUTPUT)/asan/execgate
+		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS)) $(OUTPUT)/asan/execgate
+asan-tests asan-daemon: asan-build
 
 check-asan: deps asan-tests
 	$(Q)tests/run.sh --unit-only --unit-dir $(OUTPUT)/asan/tests
@@ -153,7 +157,7 @@ run: deps
 	$(Q)exec ./$(OUTPUT)/execgate daemon --policy $(RUN_POLICY) $(RUN_ARGS)
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory build-tests asan-tests asan-daemon
+	$(Q)$(MAKE) --no-print-directory build-tests asan-build
 	$(Q)tests/run.sh
 
 test-unit: build-tests

@@ -26,12 +26,35 @@
 #define EG_ARG_READ_MAX		(128 * 1024) /* one string of a failed exec's argv (MAX_ARG_STRLEN) */
 #define EG_RINGBUF_DEFAULT	(16 * 1024 * 1024)
 #define EG_LAUNCHERS_MAX	8	/* execgate binaries whose "exec" verb starts a session */
+#define EG_LOADERS_MAX		64	/* dynamic loaders (ld.so) known by identity */
+#define EG_CHAIN_MAX		4	/* scripts between a '#!' chain's first and its interpreter */
 #define EG_AUID_UNSET		0xffffffffu
 
 enum eg_event_type {
 	EG_EVENT_EXEC		= 1,	/* a successful exec, at sched_process_exec */
 	EG_EVENT_EXEC_FAILED	= 2,	/* execve/execveat returned an error */
+	/* 3: reserved (process exit) */
+	EG_EVENT_LOADED		= 4,	/* the program a dynamic loader run as a command mapped */
+	EG_EVENT_SCOPE		= 5,	/* a --cgroup scope's cgroup was made again, or removed */
 };
+
+/*
+ * A --cgroup scope, by its path (map "scope_paths", index = the scope's
+ * place on the command line): the kernel follows the path, so a container
+ * restarted under the same cgroup path (a new cgroup, a new id) is in
+ * scope from its first exec. An EG_EVENT_SCOPE record tells the daemon:
+ * cgroup_id the cgroup's id, dirfd the scope's index, at_flags EG_SCOPE_*.
+ */
+#define EG_SCOPES_MAX		64
+#define EG_SCOPE_PATH_MAX	256
+#define EG_SCOPE_GONE		1
+#define EG_SCOPE_BACK		2
+struct eg_scope {
+	__u32 len;		/* bytes of path, without a NUL; 0: unused */
+	__u32 pad;
+	char path[EG_SCOPE_PATH_MAX];	/* from the cgroup2 root ("/a/b"), zero-padded */
+};
+_Static_assert(sizeof(struct eg_scope) == 8 + EG_SCOPE_PATH_MAX, "eg_scope is ABI");
 
 /* eg_event.flags */
 #define EG_F_ARGV_TRUNC		(1u << 0)	/* argv cut at the byte cap */
@@ -59,6 +82,13 @@ enum eg_event_type {
 #define EG_F_KILLED		(1u << 22)	/* the kernel killed the task before the image ran */
 #define EG_F_KILL_FAILED	(1u << 23)	/* ... and bpf_send_signal refused: retried at syscall exit */
 #define EG_F_TICKET_OK		(1u << 24)	/* a session exec matched its approval ticket */
+#define EG_F_SESSION_DEPTH	(1u << 25)	/* session_depth holds a depth (a session's command or below) */
+#define EG_F_CONTAINER		(1u << 26)	/* in a pid namespace not the host's: container_depth holds */
+#define EG_F_LOADER		(1u << 27)	/* the file is a dynamic loader run as the command */
+#define EG_F_CHAIN_CUT		(1u << 28)	/* a '#!' chain's middle scripts are not all in chain[] */
+#define EG_F_DEPTH_INFERRED	(1u << 29)	/* depth counts from what the daemon read in /proc */
+#define EG_F_BACKING		(1u << 30)	/* backing_dev/ino: the file under an overlay view */
+#define EG_F_CONTEXT_ENTERED	(1u << 31)	/* this exec matched a context's identity (context_depth 0) */
 
 /* eg_event.reason: why the kernel acted (EG_F_KILLED) */
 enum eg_reason {
@@ -70,10 +100,14 @@ enum eg_reason {
 	EG_REASON_TICKET_SCRIPT,	/* the script is not the one allowed */
 	EG_REASON_RULE,			/* a kernel rule (enforcement) */
 	EG_REASON_KERNEL_ERROR,		/* the kernel could not judge the exec (fails closed) */
+	EG_REASON_TICKET_CHAIN,		/* a '#!' chain's middle script is not the one allowed */
+	EG_REASON_TICKET_LOADER,	/* the program a loader mapped is not the one allowed */
+	EG_REASON_NO_PIN,		/* a session script this kernel cannot pin to its file */
+	EG_REASON_CONTEXT_LIMIT,	/* past a context's max_depth or max_consecutive_shells */
 };
 
 /*
- * One ring-buffer record. The header is followed by six byte strings:
+ * One ring-buffer record. The header is followed by seven byte strings:
  *   filename[filename_len]  exec: the file the kernel runs (bprm->file),
  *                           leaf first like cwd; exec_failed: the path the
  *                           caller passed, NUL terminated
@@ -81,6 +115,8 @@ enum eg_reason {
  *                           (bprm->filename), NUL terminated
  *   interp[interp_len]      a script's interpreter as its '#!' line spells it
  *   script[script_len]      the script file itself, leaf first (when found)
+ *   chain[chain_len]        a '#!' chain's middle scripts, outermost first, each
+ *                           a struct eg_chain_ent and its path, leaf first
  *   cwd[cwd_len]            the working directory's components, each NUL
  *                           terminated, leaf first ("c\0b\0a\0" is /a/b/c)
  *   argv[argv_len]          the argument strings, each NUL terminated; when
@@ -130,10 +166,36 @@ struct eg_event {
 	__u64 size;		/* of filename's file (i_size) */
 	__u64 script_dev;	/* the script's identity, when EG_F_SCRIPT_FOUND */
 	__u64 script_ino;
+	__s32 session_depth;	/* EG_F_SESSION_DEPTH: depth from the session's command (0) */
+	__s32 container_depth;	/* EG_F_CONTAINER: depth from the container's first exec (0) */
+	__u32 context;		/* agent context id; 0: none */
+	__s32 context_depth;	/* depth from the context's identity exec (0) */
+	__u64 context_ktime;	/* the identity exec: (context_tgid, context_ktime) */
+	__u32 context_tgid;
+	__u16 chain_len;	/* bytes of chain[] */
+	__u16 loader_arg;	/* EG_F_LOADER, EG_EVENT_LOADED: argv index of the program asked for */
+	__u64 backing_dev;	/* EG_F_BACKING: the real file under an overlay view */
+	__u64 backing_ino;
+	__u16 shells;		/* shell images in a row, this one included (0: not a shell) */
+	__u16 pad16;
+	__u32 pad32;
 	char comm[EG_COMM_LEN];
 	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
 };
-_Static_assert(sizeof(struct eg_event) == 208, "eg_event is ABI");
+_Static_assert(sizeof(struct eg_event) == 264, "eg_event is ABI");
+
+/* One middle script of a '#!' chain in eg_event's chain[]: this, then its path (leaf first). */
+struct eg_chain_ent {
+	__u64 dev;
+	__u64 ino;
+	__u16 len;		/* bytes of path that follow */
+	__u16 flags;		/* EG_CE_* */
+	__u32 pad;
+};
+_Static_assert(sizeof(struct eg_chain_ent) == 24, "eg_chain_ent is ABI");
+#define EG_CE_TRUNC		(1u << 0)	/* path cut (too deep or long) */
+#define EG_CE_DELETED		(1u << 1)
+#define EG_CE_ANON		(1u << 2)	/* no path: its name alone */
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */
@@ -143,30 +205,42 @@ _Static_assert(sizeof(struct eg_event) == 208, "eg_event is ABI");
 #define EG_TASK_LAUNCHER	(1u << 4)	/* an `execgate exec` launcher image */
 #define EG_TASK_MUST_DIE	(1u << 5)	/* killed at exec, the signal not yet sent */
 #define EG_TASK_LSM_DENIED	(1u << 6)	/* bprm_check_security refused this exec (lsm_* say why) */
+#define EG_TASK_SESSION_DEPTH	(1u << 7)	/* session_depth counts (a launcher, or below one) */
+#define EG_TASK_LOADER		(1u << 8)	/* a loader run as the command: its first executable mapping is judged */
+#define EG_TASK_LOADER_TICKET	(1u << 9)	/* ... and must be loader_dev/ino (a session's ticket) */
+#define EG_TASK_INFERRED	(1u << 10)	/* depth read from /proc at the daemon's start, not seen */
 
+/*
+ * Three depths, three meanings: depth is the host's and nothing resets it
+ * (host policy and kernel rules judge it); session_depth counts from a
+ * session's command (session policies); container_depth from a container's
+ * first exec (rules scoped to cgroups).
+ */
 struct eg_task {
-	__s32 depth;		/* depth of the current image; -1 = launcher */
+	__s32 depth;		/* host exec depth of the current image */
 	__u32 flags;		/* EG_TASK_* */
 	__u64 exec_ktime;	/* exec id of the current image */
 	__u32 exec_tgid;
 	__u32 session;		/* 0: none; set by the daemon for a verified launcher */
-	/*
-	 * Unused since failed execs are read from the registers at the
-	 * syscall's exit; kept so the pinned map's layout (and the depths in
-	 * it) carry over from older daemons.
-	 */
-	__u64 pending_filename;
-	__u64 pending_argv;
-	__s32 pending_dirfd;
-	__u32 pending_at_flags;
+	__s32 session_depth;	/* EG_TASK_SESSION_DEPTH: -1 = a launcher, 0 = its command */
+	__s32 container_depth;	/* cont_pidns: 0 = the first exec seen in that pid namespace */
+	__u32 cont_pidns;	/* pid namespace container_depth counts in; 0: the host's */
+	__u32 context;		/* agent context id; 0: none */
+	__s32 context_depth;
+	__u16 shells;		/* consecutive shell images up to this one */
+	__u16 loader_arg;	/* EG_TASK_LOADER: argv index of the program asked for */
+	__u64 context_ktime;	/* the context's identity exec */
+	__u32 context_tgid;
 	__u32 lsm_rule;		/* EG_TASK_LSM_DENIED: eg_event.krule of the refusal */
 	__u32 lsm_seq;		/* ... kseq */
 	__u16 lsm_kflags;	/* ... kflags */
 	__u8 lsm_kdecision;	/* ... kdecision */
 	__u8 lsm_reason;	/* ... reason */
-	__u32 pad;
+	__u64 loader_dev;	/* EG_TASK_LOADER_TICKET: the program the supervisor judged */
+	__u64 loader_ino;
+	__u32 reserved[2];
 };
-_Static_assert(sizeof(struct eg_task) == 64, "eg_task is ABI");
+_Static_assert(sizeof(struct eg_task) == 96, "eg_task is ABI");
 
 /* Operator view of live processes (map "procs", key: tgid). */
 struct eg_proc {
@@ -206,8 +280,10 @@ struct eg_counters {
 	__u64 kerrors;		/* ... and could not judge (failed closed) */
 	__u64 kretries;		/* judgements redone because a reload swapped the rules */
 	__u64 lsm_deferred;	/* left by bprm_check_security to the check at exec */
+	__u64 other;		/* other records queued (a loader's program, a scope's change) */
+	__u64 lost_other;	/* ... the ring buffer had no room for */
 };
-_Static_assert(sizeof(struct eg_counters) == 144, "eg_counters is ABI");
+_Static_assert(sizeof(struct eg_counters) == 160, "eg_counters is ABI");
 
 /*
  * A script's own file, found at sched_prepare_exec (where the only fput()
@@ -242,6 +318,7 @@ _Static_assert(sizeof(struct eg_script) == 24 + EG_FILENAME_MAX, "eg_script is A
 #define EG_TICKET_ARGV_MAX	(64 * 1024)
 #define EG_TICKET_ARGV_PREFIX	(1u << 0)	/* argv longer than stored: only the prefix is checked */
 #define EG_TICKET_SCRIPT	(1u << 1)	/* script_dev/ino name the script */
+#define EG_TICKET_LOADER	(1u << 2)	/* the file is a loader: target_dev/ino is what it may map */
 
 struct eg_ticket {
 	__u32 session;
@@ -253,9 +330,16 @@ struct eg_ticket {
 	__u32 argv_len;		/* the committed argv's full size, NULs included */
 	__u32 argv_stored;	/* bytes in argv[] */
 	__u64 issued_ns;	/* CLOCK_BOOTTIME */
+	__u64 chain_dev[EG_CHAIN_MAX];	/* a '#!' chain's middle scripts, outermost first */
+	__u64 chain_ino[EG_CHAIN_MAX];
+	__u64 target_dev;	/* EG_TICKET_LOADER */
+	__u64 target_ino;
+	__u32 chain_n;
+	__u32 pad;
 	char argv[EG_TICKET_ARGV_MAX];
 };
-_Static_assert(sizeof(struct eg_ticket) == 56 + EG_TICKET_ARGV_MAX, "eg_ticket is ABI");
+#define EG_TICKET_HDR	(56 + 16 * EG_CHAIN_MAX + 24)
+_Static_assert(sizeof(struct eg_ticket) == EG_TICKET_HDR + EG_TICKET_ARGV_MAX, "eg_ticket is ABI");
 
 /* The same fields as struct eg_ticket, a shorter argv: a prefix of it, byte for byte. */
 #define EG_TICKET_SMALL_ARGV_MAX	512
@@ -270,9 +354,16 @@ struct eg_ticket_small {
 	__u32 argv_len;
 	__u32 argv_stored;	/* at most EG_TICKET_SMALL_ARGV_MAX */
 	__u64 issued_ns;
+	__u64 chain_dev[EG_CHAIN_MAX];
+	__u64 chain_ino[EG_CHAIN_MAX];
+	__u64 target_dev;
+	__u64 target_ino;
+	__u32 chain_n;
+	__u32 pad;
 	char argv[EG_TICKET_SMALL_ARGV_MAX];
 };
-_Static_assert(sizeof(struct eg_ticket_small) == 56 + EG_TICKET_SMALL_ARGV_MAX, "eg_ticket_small is ABI");
+_Static_assert(sizeof(struct eg_ticket_small) == EG_TICKET_HDR + EG_TICKET_SMALL_ARGV_MAX,
+	       "eg_ticket_small is ABI");
 _Static_assert(__builtin_offsetof(struct eg_ticket_small, argv) == __builtin_offsetof(struct eg_ticket, argv) &&
 	       __builtin_offsetof(struct eg_ticket_small, issued_ns) ==
 	       __builtin_offsetof(struct eg_ticket, issued_ns) &&
@@ -291,6 +382,23 @@ struct eg_file_key {
 	__u64 ino;
 };
 _Static_assert(sizeof(struct eg_file_key) == 16, "eg_file_key is ABI");
+
+/*
+ * The dynamic loader's own options when it runs as a command (glibc's
+ * elf/rtld.c dl_main, musl's ldso): the program to run is the first
+ * argument after them. Map "ldso_opts" holds them (key: the option
+ * zero-padded to 32 bytes), and the daemon's judge reads the same list.
+ */
+#define EG_LOADER_ARG_UNKNOWN	0xffff	/* eg_event.loader_arg: where the program is cannot be told */
+#define EG_LDSO_OPT_ALONE	1
+#define EG_LDSO_OPT_VALUE	2	/* the next argument is its value */
+#define EG_LDSO_OPTS_VALUE	"--library-path", "--inhibit-rpath", "--audit", "--preload", "--argv0", \
+				"--glibc-hwcaps-prefer", "--glibc-hwcaps-mask"
+#define EG_LDSO_OPTS_ALONE	"--list", "--verify", "--inhibit-cache", "--list-tunables", \
+				"--list-diagnostics", "--help", "--version"
+struct eg_ldso_opt {
+	char s[32];
+};
 
 /*
  * Which loaded copy of these programs acts (map "control", one entry). A
@@ -346,6 +454,8 @@ enum eg_klayer {
 #define EG_KF_ARGV_SCANNED	(1u << 1)	/* argv tokens were read */
 #define EG_KF_ARGS_CUT		(1u << 2)	/* more arguments than a judgement reads */
 #define EG_KF_DRY_RUN		(1u << 3)	/* judged and reported, not enforced */
+#define EG_KF_CHAIN_RULE	(1u << 4)	/* a middle script of a '#!' chain decided */
+#define EG_KF_TARGET_RULE	(1u << 5)	/* the program a loader was asked to run decided */
 
 /* eg_krule.flags: which matchers the rule has */
 #define EG_KR_NAMES		(1u << 0)
@@ -367,8 +477,27 @@ struct eg_krule {
 	__u32 cg_first;
 	__u32 n_arg_groups;
 	__u32 rank;		/* the policy decision's strength: deny 4, approval 2, audit 1, allow 0 */
+	__u32 ctx_mask;		/* contexts it applies in: bit 0 none, bit N context N; 0: any */
+	__u32 pad;
 };
-_Static_assert(sizeof(struct eg_krule) == 40, "eg_krule is ABI");
+_Static_assert(sizeof(struct eg_krule) == 48, "eg_krule is ABI");
+
+/*
+ * Agent contexts (policy "contexts:"): an exec matching one of a context's
+ * identities enters it (task storage "context", inherited at fork). The
+ * identities are compiled as kernel rules after the commands' rules
+ * (kconf.ident_first, n_ident), rule = the context id; their limits are in
+ * map "kctx" (key: set * EG_CONTEXTS_MAX + id).
+ */
+#define EG_CONTEXTS_MAX		32	/* ids 1..31; 0: no context */
+#include "names.h"	/* EG_SHELL_NAMES, EG_INTERP_NAMES */
+#define EG_CONTEXT_NAME_MAX	64
+struct eg_kctx {
+	__s32 max_depth;	/* an exec deeper than this from the identity: refused; -1: no limit */
+	__s32 max_shells;	/* the Nth shell in a row past this: refused; -1: no limit */
+	char name[EG_CONTEXT_NAME_MAX];
+};
+_Static_assert(sizeof(struct eg_kctx) == 8 + EG_CONTEXT_NAME_MAX, "eg_kctx is ABI");
 
 /* eg_kkey.kind */
 enum eg_kkind {
@@ -378,6 +507,9 @@ enum eg_kkind {
 	EG_KK_ARG,		/* s: one whole argument; kmember value: the rule's groups (bits) it is in */
 	EG_KK_ALL,		/* index: rules no key can rule out */
 	EG_KK_BYPASS,		/* a, b: a file internal_bypass names (member of rule 0) */
+	EG_KK_DIR,		/* s: a path glob's literal directory ("/opt/x/"): index */
+	EG_KK_SUFFIX,		/* s: a path glob's literal tail (".sh"): index */
+	EG_KK_ALIAS,		/* a, b: a file an allow's basename names through root's own links */
 };
 
 /*
@@ -421,6 +553,7 @@ _Static_assert(sizeof(struct eg_kglob) == 4 + EG_KSTR_MAX, "eg_kglob is ABI");
 #define EG_KC_UNKNOWN_DIRECT	(1u << 0)	/* unknown_depth: direct */
 #define EG_KC_BYPASS		(1u << 1)	/* internal_bypass entries: globs bypass_first.. */
 #define EG_KC_ENFORCE		(1u << 2)	/* act on deny (else judge and report) */
+#define EG_KC_RULES		(1u << 3)	/* the set holds the policy's rules (else its contexts alone) */
 
 /* Per set (map "kconf", key: set): what the kernel enforces. */
 struct eg_kconf {
@@ -434,8 +567,12 @@ struct eg_kconf {
 	char sha256[72];	/* of the policy file, hex */
 	__u32 default_rank;	/* default_decision's strength (eg_krule.rank) */
 	__u32 pad;
+	__u64 dir_slashes;	/* bit k: some EG_KK_DIR key has k + 1 slashes */
+	__u64 suffix_lens;	/* bit n - 1: some EG_KK_SUFFIX key is n bytes long */
+	__u32 ident_first;	/* contexts' identities: kernel rules ident_first.. */
+	__u32 n_ident;
 };
-_Static_assert(sizeof(struct eg_kconf) == 112, "eg_kconf is ABI");
+_Static_assert(sizeof(struct eg_kconf) == 136, "eg_kconf is ABI");
 
 /* Map "kstate", one entry: which set is in force. */
 struct eg_kstate {
@@ -475,7 +612,8 @@ _Static_assert(sizeof(struct eg_facts) == 24 + sizeof(struct eg_task), "eg_facts
  * Size of one CPU's scratch record for a given argv cap: the largest record,
  * plus room for one more string read so the verifier can bound each read.
  */
-#define EG_STRINGS_MAX	(4 * EG_FILENAME_MAX + EG_CWD_MAX)
+#define EG_CHAIN_BYTES	EG_FILENAME_MAX	/* chain[]: all of it (eg_chain_ent + path each); more is cut */
+#define EG_STRINGS_MAX	(4 * EG_FILENAME_MAX + EG_CHAIN_BYTES + EG_CWD_MAX)
 #define EG_RECORD_MAX(argv_cap) \
 	(sizeof(struct eg_event) + EG_STRINGS_MAX + (argv_cap))
 #define EG_SCRATCH_SIZE(argv_cap) (EG_RECORD_MAX(argv_cap) + EG_ARG_READ_MAX)

@@ -11,10 +11,7 @@
  * lowest-numbered match wins, as the policy's first match does. Globs,
  * cgroups and argv tokens are read only for candidates that need them.
  *
- * The facts live in a per-CPU buffer (map kscratch, two slots per CPU: one
- * for sched_process_exec, which runs with preemption off, and one for
- * bprm_check_security, which may be preempted and so takes its slot with
- * an atomic exchange). Loops are bpf_loop callbacks and the heavy
+ * The facts live in a per-CPU buffer (kfacts.bpf.h). Loops are bpf_loop callbacks and the heavy
  * functions are global, so each is verified once whoever calls it; they
  * take the slot number and look the buffer up themselves. Every loop keeps
  * its state in that buffer too, not on the stack: the stack of a whole
@@ -24,81 +21,14 @@
 #ifndef EG_KJUDGE_BPF_H
 #define EG_KJUDGE_BPF_H
 
-#define KF_NO_ARGV	(1u << 0)	/* argv not final (bprm_check_security): rules reading it wait */
-#define KF_NO_UID	(1u << 1)	/* the effective uid not final (a set-id file) */
-#define KF_DEPTH_UNKNOWN (1u << 2)	/* the tracer never saw the tree start */
-#define KF_PATH_CUT	(1u << 3)	/* the path is not whole (too deep or long, a fault) */
-
-#define KSLOT_EXEC	0
-#define KSLOT_LSM	1
-
-/* a path, with room for " (deleted)" and for one more name past the end (the verifier's bound) */
-#define KPATH_SIZE	(EG_FILENAME_MAX + EG_KSTR_MAX)
-#define KGLOB_STEPS	65536			/* glob steps one judgement may take */
-#define KJ_DEFER	0x100			/* kjudge_run(): undecided until argv/uid are final */
-#define KJ_RETRY	0x200			/* kjudge_run(): the rules were swapped meanwhile */
-#define KRANK_ERROR	5			/* the kernel could not judge: above any rule's deny */
-
-/* Subjects of a glob (kglob_match's sel). */
-#define KS_PATH		0
-#define KS_CGROUP	1
-#define KS_BASE		2
-
-/* Loop state, one per loop (no loop runs inside itself). */
-struct kconv { __u32 off, len, end, leaf, cgroup; };
-struct kslash { __u64 s; __u32 n; __s32 last; };
-struct kcmp { __u64 a, b; __u32 len, differ; };
-struct kglob_st { __u64 s, p; __u32 n, m, i, j; __s32 star; __u32 mark; __s32 result; __u32 pad; };
-struct kglobs_st { __u32 first, count, sel, n, g, cut, matched, pad; };
-struct kkn { __u64 kn; __u32 pos, fault; };
-struct kargs { __u64 p, end; __u32 rule, all, found, index, from, skipping, fault, pad; };
-struct kcand { __u64 a, b; __u32 kind, slen, rbase, chunk, i, pad; };
-struct kbyp { __u32 first, count, hit, pad; };
-
-struct kfacts {
-	struct eg_kkey key;		/* built in place for each lookup */
-	__u64 dev, ino;			/* the file's identity; ino 0: unknown */
-	__u64 mnt_ns;
-	__u64 arg_start, arg_end;	/* the program's argv in the current mm; 0: none */
-	__u64 busy;			/* KSLOT_LSM: in use */
-	__u32 euid;
-	__s32 depth;			/* as rules count it (launcher -1 is 0, unknown is 1) */
-	__u32 flags;			/* KF_* */
-	__u32 set, seq;
-	__u32 path_len, base_off, base_len;
-	__u32 rbase_len;		/* the spelled name when it differs from the file's; 0: none */
-	__u32 cg_state;			/* 0: not read yet, 1: read, 2: unknown */
-	__u32 cg_len;
-	__u32 args_from;		/* argv index of the program's argv[0] */
-	__u32 best;			/* lowest kernel rule that matched; ~0: none */
-	__u32 defer;			/* lowest rule that may match once argv/uid are final */
-	__u32 steps;			/* glob steps left */
-	__u32 error;
-	__u32 kflags;			/* EG_KF_* gathered */
-	__u32 out_rule;			/* the verdict's policy rule + 1; 0: default or none */
-	__u32 out_rank;			/* its strength, as the daemon merges a script's two verdicts */
-	struct kconv cv;
-	struct kslash sl;
-	struct kcmp cm;
-	struct kglob_st gl;
-	struct kglobs_st gs;
-	struct kkn kn;
-	struct kargs ar;
-	struct kcand cd;
-	struct kbyp bp;
-	char rbase[EG_KSTR_MAX];
-	char raw[EG_FILENAME_MAX];	/* a leaf-first path (input) */
-	char path[KPATH_SIZE];		/* the resolved path, '/'-separated */
-	char cgroup[KPATH_SIZE];	/* the task's cgroup v2 path, read when a rule asks */
-	char tmp[EG_FILENAME_MAX];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);			/* 2 per CPU, set at load */
-	__type(key, __u32);
-	__type(value, struct kfacts);
-} kscratch SEC(".maps");
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate.h"
+#include "execgate.bpf.h"
+#include "common.bpf.h"
+#include "kfacts.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -145,16 +75,13 @@ struct {
 	__type(value, struct eg_kstate);
 } kstate SEC(".maps");
 
-static __always_inline struct kfacts *kf_get(__u32 slot)
-{
-	return bpf_map_lookup_elem(&kscratch, &slot);
-}
-
-/* This CPU's slot for a caller (KSLOT_*). */
-static __always_inline __u32 kf_slot(__u32 kind)
-{
-	return bpf_get_smp_processor_id() * 2 + kind;
-}
+/* Each context's limits and name, per set (key: set * EG_CONTEXTS_MAX + id). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_KSETS * EG_CONTEXTS_MAX);
+	__type(key, __u32);
+	__type(value, struct eg_kctx);
+} kctx SEC(".maps");
 
 static __always_inline struct eg_kstate *kstate_get(void)
 {
@@ -163,12 +90,46 @@ static __always_inline struct eg_kstate *kstate_get(void)
 	return bpf_map_lookup_elem(&kstate, &zero);
 }
 
+/* The set in force now (eg_kstate.seq); 0: none. */
+static __always_inline __u32 kstate_seq(void)
+{
+	struct eg_kstate *s = kstate_get();
+
+	return s ? *(volatile __u32 *)&s->seq : 0;
+}
+
+/* The set in force holds the policy's rules (not only its contexts' identities). */
+static __always_inline bool krules_commands(void)
+{
+	__u32 set = EG_KSET_OF(kstate_seq());
+	struct eg_kconf *c = bpf_map_lookup_elem(&kconf, &set);
+
+	return c && (c->flags & EG_KC_RULES);
+}
+
 /* Kernel rules are loaded. */
 static __always_inline bool krules_loaded(void)
 {
 	struct eg_kstate *s = kstate_get();
 
 	return s && s->seq;
+}
+
+/* The set in force acts on what it denies (else it only judges and reports). */
+static __always_inline bool kenforcing(void)
+{
+	struct eg_kstate *st = kstate_get();
+	struct eg_kconf *c;
+	__u32 set, seq;
+
+	if (!st)
+		return false;
+	seq = *(volatile __u32 *)&st->seq;
+	if (!seq)
+		return false;
+	set = EG_KSET_OF(seq);
+	c = bpf_map_lookup_elem(&kconf, &set);
+	return c && (c->flags & EG_KC_ENFORCE);
 }
 
 /* ---- strings ----------------------------------------------------------------- */
@@ -739,6 +700,7 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 	struct eg_krule *r;
 	__u32 idx, flags;
 	bool named, unknown = false;
+	__s32 depth;
 
 	if (!f || k >= EG_KRULES_MAX)
 		return 0;
@@ -747,7 +709,12 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 	if (!r)
 		return 0;
 	flags = r->flags;
-	if (f->depth < r->min_depth || f->depth > r->max_depth)
+	/* a rule scoped to contexts: bit 0 is "none", bit N the context N */
+	if (r->ctx_mask && !(r->ctx_mask & (1u << (f->context & (EG_CONTEXTS_MAX - 1)))))
+		return 0;
+	/* a rule scoped to cgroups judges the depth in the container, where there is one */
+	depth = ((flags & EG_KR_CGROUPS) && (f->flags & KF_CONTAINER)) ? f->cdepth : f->depth;
+	if (depth < r->min_depth || depth > r->max_depth)
 		return 0;
 	if ((flags & EG_KR_UIDS) && !(f->flags & KF_NO_UID) &&
 	    !kmember_id(f, EG_KK_UID, k, f->euid, 0))
@@ -758,6 +725,9 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 		/* a rule that is not an allow also meets the name the caller spelled */
 		if (!named && r->decision != EG_KD_ALLOW && f->rbase_len)
 			named = kmember_str(f, EG_KK_NAME, k, f->rbase, f->rbase_len);
+		/* an allow, a name root's own links give the file (a package alias, /etc/alternatives) */
+		if (!named && r->decision == EG_KD_ALLOW && f->ino)
+			named = kmember_id(f, EG_KK_ALIAS, k, f->dev, f->ino);
 		if (!named)
 			return 0;
 	}
@@ -808,10 +778,19 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 static __always_inline struct eg_kcands *cand_chunk(struct kfacts *f)
 {
 	key_init(f, f->cd.kind, f->cd.chunk, 0);
-	f->key.a = f->cd.a;
-	f->key.b = f->cd.b;
-	if (f->cd.rbase) {
+	if (f->cd.src != KSRC_PREFIX && f->cd.src != KSRC_SUFFIX) {
+		f->key.a = f->cd.a;
+		f->key.b = f->cd.b;
+	}
+	if (f->cd.src == KSRC_RBASE) {
 		if (!key_str(f, f->rbase, f->cd.slen))
+			return NULL;
+	} else if (f->cd.src == KSRC_PREFIX) {
+		if (!key_str(f, f->path, f->cd.slen))
+			return NULL;
+	} else if (f->cd.src == KSRC_SUFFIX) {
+		if (f->cd.slen > f->path_len ||
+		    !key_str(f, f->path + ((f->path_len - f->cd.slen) & (EG_FILENAME_MAX - 1)), f->cd.slen))
 			return NULL;
 	} else if (f->cd.slen) {
 		if (!key_str(f, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->cd.slen))
@@ -821,6 +800,41 @@ static __always_inline struct eg_kcands *cand_chunk(struct kfacts *f)
 }
 
 /* One candidate per step; the first that matches (or may) ends the list. */
+/* The lowest set bit's number (x not 0), without a count-trailing-zeros insn (BPF has none). */
+static const __u8 ctz_table[64] = { 0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6 };
+
+static __always_inline __u32 ctz64(__u64 x)
+{
+	return ctz_table[((x & -x) * 0x03f79d71b4cb0a89ull) >> 58];
+}
+
+/*
+ * A walk over several keys (a path's directory prefixes, its tails): the
+ * next one, its list from the start. False when there is none left.
+ */
+static __always_inline bool next_key(struct kfacts *f)
+{
+	__u32 n;
+
+	if (f->cd.src == KSRC_PREFIX) {
+		n = ++f->cd.pad;
+		if (n >= f->npfx || n >= KPFX_MAX)
+			return false;
+		f->cd.slen = f->pfx[n];
+	} else if (f->cd.src == KSRC_SUFFIX) {
+		/* the next length a key has (cd.a: the lengths left, bit n - 1 for n bytes) */
+		f->cd.a &= f->cd.a - 1;
+		if (!f->cd.a)
+			return false;
+		f->cd.slen = ctz64(f->cd.a) + 1;
+	} else {
+		return false;
+	}
+	f->cd.chunk = 0;
+	f->cd.i = 0;
+	return true;
+}
+
 static long cand_step(__u32 step, __u32 *slot)
 {
 	struct kfacts *f = kf_get(*slot);
@@ -832,35 +846,40 @@ static long cand_step(__u32 step, __u32 *slot)
 		return 1;
 	c = cand_chunk(f);		/* rebuilt each time: a rule check reuses f->key */
 	if (!c)
-		return 1;
+		return next_key(f) ? 0 : 1;
 	i = f->cd.i;
 	if (i >= c->n || i >= EG_KCHUNK) {
 		if (!c->more)
-			return 1;
+			return next_key(f) ? 0 : 1;
 		f->cd.chunk++;
 		f->cd.i = 0;
 		return 0;
 	}
 	k = c->idx[i];
-	if (k >= f->best || k >= f->defer)
-		return 1;	/* ascending: nothing later in this list can win */
+	if (k >= f->best || k >= f->defer || k >= f->khi)
+		return next_key(f) ? 0 : 1;	/* ascending: nothing later in this list can win */
+	if (k < f->klo) {
+		f->cd.i = i + 1;		/* another judgement's rule (identities, or the commands') */
+		return 0;
+	}
 	f->cd.i = i + 1;
 	m = kcheck_rule(*slot, k);
 	f = kf_get(*slot);
 	if (!f || f->error)
 		return 1;
+	/* this list goes on past k only: the next key's list may still hold a lower rule */
 	if (m == 1) {
 		f->best = k;
-		return 1;
+		return next_key(f) ? 0 : 1;
 	}
 	if (m == 2) {
 		f->defer = k;
-		return 1;
+		return next_key(f) ? 0 : 1;
 	}
 	return 0;
 }
 
-static __always_inline void kwalk(__u32 slot, __u32 kind, __u64 a, __u64 b, __u32 slen, __u32 rbase)
+static __always_inline void kwalk(__u32 slot, __u32 kind, __u64 a, __u64 b, __u32 slen, __u32 src)
 {
 	struct kfacts *f = kf_get(slot);
 
@@ -870,10 +889,67 @@ static __always_inline void kwalk(__u32 slot, __u32 kind, __u64 a, __u64 b, __u3
 	f->cd.a = a;
 	f->cd.b = b;
 	f->cd.slen = slen;
-	f->cd.rbase = rbase;
+	f->cd.src = src;
+	f->cd.pad = 0;		/* the first of the keys a multi-key walk takes (next_key) */
 	f->cd.chunk = 0;
 	f->cd.i = 0;
 	bpf_loop(1 << 20, cand_step, &slot, 0);
+}
+
+struct kdirs_ctx {
+	__u32 slot;
+	__u64 mask;
+};
+
+/* Eight bytes of the path a step: the prefixes ending at a '/' some key is as deep as. */
+static long dirs_step(__u32 i, struct kdirs_ctx *c)
+{
+	struct kfacts *f = kf_get(c->slot);
+	__u32 at = i * 8, k, n;
+	__u64 x = 0;
+
+	if (!f || at >= f->path_len)
+		return 1;
+	bpf_probe_read_kernel(&x, 8, f->path + (at & (EG_FILENAME_MAX - 1)));
+	for (k = 0; k < 8; k++) {
+		if (at + k >= f->path_len || ((x >> (k * 8)) & 0xff) != '/')
+			continue;
+		n = ++f->pfx_slashes;
+		/* longer than a key: no key is that deep, nor deeper */
+		if (n > 64 || at + k + 1 >= EG_KSTR_MAX)
+			return 1;
+		if (!((c->mask >> (n - 1)) & 1) || f->npfx >= KPFX_MAX)
+			continue;
+		f->pfx[f->npfx & (KPFX_MAX - 1)] = at + k + 1;
+		f->npfx++;
+	}
+	return 0;
+}
+
+/*
+ * Rules found by the path's directory prefixes that some DIR key is as
+ * deep as (mask bit k: k + 1 slashes), in one walk over those keys.
+ */
+static __always_inline void kwalk_dirs(__u32 slot, __u64 mask)
+{
+	struct kfacts *f = kf_get(slot);
+	struct kdirs_ctx c = { .slot = slot, .mask = mask };
+
+	if (!f || f->path[0] != '/')
+		return;
+	f->npfx = 0;
+	f->pfx_slashes = 0;
+	bpf_loop(EG_FILENAME_MAX / 8, dirs_step, &c, 0);
+	f = kf_get(slot);
+	if (!f || !f->npfx)
+		return;
+	kwalk(slot, EG_KK_DIR, 0, 0, f->pfx[0], KSRC_PREFIX);
+}
+
+/* ... and by the path's tails as long as some SUFFIX key (mask bit n - 1: n bytes). */
+static __always_inline void kwalk_suffixes(__u32 slot, __u64 mask)
+{
+	kwalk(slot, EG_KK_SUFFIX, mask, 0, ctz64(mask) + 1, KSRC_SUFFIX);
 }
 
 /* internal_bypass: a file the policy's entries named at load, in the host's mount namespace. */
@@ -928,12 +1004,16 @@ __noinline int kjudge_run(__u32 slot)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c)
 		return EG_KD_ERROR;
+	/* the range of kernel rules this judgement reads: the commands', or the contexts' identities */
+	f->klo = f->identities ? c->ident_first : 0;
+	f->khi = f->identities ? c->ident_first + c->n_ident : c->nrules;
 	/* the depth as rules count it */
 	if (!(c->flags & EG_KC_UNKNOWN_DIRECT) && f->depth < 1 && (f->flags & KF_DEPTH_UNKNOWN))
 		f->depth = 1;
 
 	/* internal_bypass first, whatever the rules say */
-	if ((c->flags & EG_KC_BYPASS) && f->mnt_ns == c->host_mnt_ns && f->ino && f->path[0] == '/' &&
+	if (!f->identities && (c->flags & EG_KC_BYPASS) && f->mnt_ns == c->host_mnt_ns && f->ino &&
+	    f->path[0] == '/' &&
 	    kmember_id(f, EG_KK_BYPASS, 0, f->dev, f->ino)) {
 		f->bp.first = c->bypass_first;
 		f->bp.count = c->n_bypass;
@@ -948,17 +1028,30 @@ __noinline int kjudge_run(__u32 slot)
 		}
 	}
 
-	kwalk(slot, EG_KK_NAME, 0, 0, f->base_len, 0);
+	kwalk(slot, EG_KK_NAME, 0, 0, f->base_len, KSRC_BASE);
 	f = kf_get(slot);
 	if (!f)
 		return EG_KD_ERROR;
 	if (f->rbase_len)
-		kwalk(slot, EG_KK_NAME, 0, 0, f->rbase_len, 1);
+		kwalk(slot, EG_KK_NAME, 0, 0, f->rbase_len, KSRC_RBASE);
 	f = kf_get(slot);
 	if (!f)
 		return EG_KD_ERROR;
-	if (f->ino)
+	if (f->ino) {
 		kwalk(slot, EG_KK_IDENT, f->dev, f->ino, 0, 0);
+		kwalk(slot, EG_KK_ALIAS, f->dev, f->ino, 0, 0);
+	}
+	/* path globs by their literal directory, and by their literal tail */
+	c = bpf_map_lookup_elem(&kconf, &set);
+	if (!c)
+		return EG_KD_ERROR;
+	if (c->dir_slashes)
+		kwalk_dirs(slot, c->dir_slashes);
+	c = bpf_map_lookup_elem(&kconf, &set);
+	if (!c)
+		return EG_KD_ERROR;
+	if (c->suffix_lens)
+		kwalk_suffixes(slot, c->suffix_lens);
 	kwalk(slot, EG_KK_ALL, 0, 0, 0, 0);
 
 	f = kf_get(slot);
@@ -977,8 +1070,9 @@ __noinline int kjudge_run(__u32 slot)
 		c = bpf_map_lookup_elem(&kconf, &set);
 		if (!c)
 			return EG_KD_ERROR;
-		d = c->default_decision;
-		f->out_rank = c->default_rank;
+		/* no identity matched: no context to enter */
+		d = f->identities ? EG_KD_NONE : c->default_decision;
+		f->out_rank = f->identities ? 0 : c->default_rank;
 		goto out;
 	}
 	idx = set * EG_KRULES_MAX + (f->best & (EG_KRULES_MAX - 1));

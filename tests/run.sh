@@ -19,16 +19,20 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-passed=0 failed=0 skipped=0
+passed=0 failed=0 skipped=0 times=""
 log=$(mktemp -d /tmp/execgate-tests.XXXXXX)
 
 # run_suite NAME CMD...: runs, shows its lines, adds its counts.
 run_suite() {
 	local name=$1; shift
-	local out=$log/${name//\//_}.out rc p f s
+	local out=$log/${name//\//_}.out rc p f s start secs
 	echo "== $name"
+	start=$(date +%s)
 	"$@" > "$out" 2>&1
 	rc=$?
+	secs=$(( $(date +%s) - start ))
+	times="$times$(printf '%5ds  %s' "$secs" "$name")
+"
 	if [ ! -f "$out" ]; then
 		echo "FAIL $name: no output captured"
 		failed=$((failed + 1))
@@ -41,7 +45,7 @@ run_suite() {
 		tail -n 30 "$out" | sed 's/^/    /'
 		f=1
 	fi
-	echo "$name: $p passed, $f failed, $s skipped"
+	echo "$name: $p passed, $f failed, $s skipped ($secs s)"
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 }
 
@@ -79,5 +83,7 @@ if [ "$only" != unit ]; then
 fi
 
 echo "logs in $log"
+echo "time per suite:"
+printf '%s' "$times"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -149,7 +149,7 @@ def test_shim_runs_shells_in_a_session(ctx):
     evs = dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session")
                       and e.get("filename") == "/usr/bin/bash.real" and ("zero-" + tok) in e.get("argv", []),
                       what="bash.real in a session")
-    assert evs[0]["depth"] == 0 and evs[0]["argv"][0] == "bash", evs[0]
+    assert evs[0]["session_depth"] == 0 and evs[0]["argv"][0] == "bash", evs[0]
     evs = dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session")
                       and e.get("argv", [None])[0] == "-bash", what="a login bash in a session")
     assert evs[0]["filename"] == "/usr/bin/bash.real", evs[0]
@@ -172,7 +172,7 @@ def test_shim_recursion_guard_is_the_kernels(ctx):
     mine = [e for e in dm.events() if e.get("session") == sid and e.get("type") == "exec"]
     assert not [e for e in mine if os.path.basename(e["filename"]) == "execgate"], \
         "a nested launcher ran: %s" % [e["argv"] for e in mine]
-    assert evs[0]["depth"] >= 2, evs[0]
+    assert evs[0]["session_depth"] >= 2 and evs[0]["depth"] > evs[0]["session_depth"], evs[0]
     # outside a session, variables claiming otherwise change nothing
     env = dict(os.environ, EXECGATE_IN_SESSION="1", AGENTSH_IN_SESSION="1", EXECGATE_SESSION="s-0",
                EXECGATE_SESSION_ID="claimed-" + tok)
@@ -337,7 +337,7 @@ def test_exec_pty_pipes(ctx):
     assert "first" not in out.replace("got=first", ""), "piped input echoed: %r" % out
     evs = dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("filename") == "/usr/bin/dash"
                       and any(("tty-" + tok) in a for a in e.get("argv", [])), what="the pty command in a session")
-    assert evs[0]["depth"] == 0, evs[0]
+    assert evs[0]["session_depth"] == 0, evs[0]
     dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") == evs[0]["session"]
                 and e.get("argv") == ["tty"], what="tty, nested, in the same session")
     # death by a signal is 128+N, as a shell reports it

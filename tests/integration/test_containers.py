@@ -130,3 +130,38 @@ commands:
         assert pexec(cid, "/bin/static_true", "EVIL").returncode == 137, cid
         assert pexec(cid, "/bin/static_true", "fine").returncode == 0, cid
     assert subprocess.run([ctx.helper("static_true"), "EVIL"], stdout=subprocess.DEVNULL).returncode == 0
+
+
+def test_scope_follows_a_restarted_container(ctx):
+    """`podman restart` makes a new cgroup (a new id) at the same path: a
+    --cgroup scope follows the path, so the restarted container's first
+    command is judged, and the daemon says the scope was gone and is back.
+    The container's first process is container_depth 0."""
+    need_podman(ctx)
+    tag = image(ctx)
+    r = subprocess.run(PODMAN + ["run", "-d"] + RUN_FLAGS + [tag, "/bin/sh", "-c", "static_true egscope; sleep 120"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    cid = r.stdout.decode().strip()
+    ctx.on_cleanup(lambda: subprocess.run(PODMAN + ["rm", "-f", "-t", "0", cid],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    path = "/%s/libpod-%s" % (PARENT, cid)
+    pol = os.path.join(ctx.tmpdir(), "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: no-static, basenames: [static_true], decision: deny}\n")
+    os.chmod(os.path.dirname(pol), 0o755)
+    d = ctx.daemon("--policy", pol, "--enforce", "--cgroup", path)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    r = subprocess.run(PODMAN + ["restart", "-t", "0", cid], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    killed = d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv") == ["static_true", "egscope"]
+                        and e.get("action") == "killed", timeout=20, what="the restarted container's exec")
+    sh = d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv", [None])[0] == "/bin/sh" and
+                    e.get("cgroup") == path, what="the container's command")[0]
+    assert sh["container_depth"] == 0 and killed[0]["container_depth"] == 1, (sh, killed[0])
+    states = [e["state"] for e in d.events() if e.get("type") == "daemon" and e.get("event") == "scope"]
+    assert states[:2] == ["gone", "back"], states
+    st = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path]).stdout)
+    assert st["scopes"][0]["state"] == "present" and st["scopes"][0]["path"] == path, st["scopes"]

@@ -249,7 +249,9 @@ def test_man5_matches_schema(ctx):
         p = os.path.join(d, "example.yaml")
         with open(p, "w") as f:
             f.write("\n".join(l[11:] for l in ex.splitlines()))
-        r = ctx.run([ctx.execgate, "policy", "check", "--strict", p], check=False)
+        # the schema is what is checked here, not this host's multi-call binaries (busybox)
+        r = ctx.run([ctx.execgate, "policy", "check", "--strict", p], check=False,
+                    env=dict(os.environ, EXECGATE_NO_MULTICALL_LINT="1"))
         assert r.returncode == 0, (r.stdout.decode(), r.stderr.decode())
         assert b"3 rules" in r.stdout, r.stdout
 

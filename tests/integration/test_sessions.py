@@ -91,10 +91,12 @@ def test_exit_status_depth_and_argv0(ctx):
     assert r.stdout.decode().strip() == "myname-" + t, "--argv0 sets $0"
     sh = wait(lambda: [e for e in d.events() if e.get("type") == "exec" and e.get("session") and
                        e["argv"][0] == "myname-" + t], what="the direct exec")[0]
-    assert sh["depth"] == 0 and sh["depth_known"] is True and sh["session"], sh
+    # the command is the session's depth 0; the host's depth is never reset by a launcher
+    assert sh["session_depth"] == 0 and sh["depth"] >= 1 and sh["session"], sh
     assert sh["filename"] == os.path.realpath("/bin/sh") and sh["layer"] == "seccomp", sh
     child = wait(lambda: evs(d, t, "exec"), what="the nested exec")[0]
-    assert child["depth"] == 1 and child["session"] == sh["session"], child
+    assert child["session_depth"] == 1 and child["depth"] == sh["depth"] + 1, child
+    assert child["session"] == sh["session"], child
     assert child["action"] == "allowed" and child["decision"] == "allow", child
     start = [e for e in d.events() if e.get("type") == "session" and e.get("event") == "start"]
     assert start and start[-1]["session"] == sh["session"], start
@@ -325,7 +327,7 @@ def test_threads_start_sessions(ctx):
         th.join()
     for t in toks:
         e = wait(lambda: evs(d, t, "exec"), what="exec " + t)[0]
-        assert e["depth"] == 0 and e["depth_known"], e
+        assert e["session_depth"] == 0, e
 
 
 def test_on_truncated_in_sessions(ctx):
@@ -353,7 +355,8 @@ def test_racing_thread_rewrites_argv(ctx):
     n = dict(zip(counts[0::2], map(int, counts[1::2])))
     assert sum(n.values()) == RACE, n
     assert not os.path.exists(marker), "the denied command ran: " + open(marker).read()[:200]
-    assert n["killed"] > 0 or n["denied"] > 0, n
+    # the kernel's own check fired: flips the supervisor never saw were caught at the exec
+    assert n["killed"] > 0, n
     st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
     assert st["killed"] == n["killed"], (st["killed"], n)
 
@@ -372,7 +375,7 @@ def test_racing_thread_rewrites_long_argv(ctx):
     n = dict(zip(counts[0::2], map(int, counts[1::2])))
     assert sum(n.values()) == RACE, n
     assert not os.path.exists(marker), "the denied command ran: " + open(marker).read()[:200]
-    assert n["allowed"] > 0 and (n["killed"] > 0 or n["denied"] > 0), n
+    assert n["allowed"] > 0 and n["killed"] > 0, n
     st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
     assert st["killed"] == n["killed"], (st["killed"], n)
 
@@ -444,6 +447,7 @@ def test_racing_thread_rewrites_path(ctx):
     n = dict(zip(counts[0::2], map(int, counts[1::2])))
     assert sum(n.values()) == RACE, n
     assert not os.path.exists(marker), "the denied program ran: " + open(marker).read()[:200]
+    assert n["killed"] > 0, n   # the kernel's check fired
     st = json.loads(ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path]).stdout)["counters"]
     assert st["killed"] == n["killed"], (n, st["killed"])
     # every kill is on record, with its reason
@@ -469,7 +473,7 @@ def test_approve_deny_timeout_cancel(ctx):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     pend = wait(lambda: approvals(ctx, d), what="a pending approval")
     a = pend[0]
-    assert a["argv"] == ["touch", f1] and a["depth"] == 1 and a["rule"] == "ask-touch", a
+    assert a["argv"] == ["touch", f1] and a["session_depth"] == 1 and a["rule"] == "ask-touch", a
     assert 0 < a["seconds_left"] <= 4, a
     r = ctx.run([ctx.execgate, "approve", a["approval_id"], "--reason", "fine", "-p", d.pin_path])
     out, err = p.communicate(timeout=20)

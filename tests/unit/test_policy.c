@@ -1687,6 +1687,117 @@ static void test_eval_edge_requests(void)
 	policy_free(p);
 }
 
+/* contexts: identities, rules scoped to contexts (and to none), limits, errors in place. */
+static void test_agent_contexts(void)
+{
+	struct eg_policy *p = load("default_decision: allow\n"
+				   "contexts:\n"
+				   "  - name: claude\n"
+				   "    identities: [{paths: [/opt/claude/cli.js]}, {basenames: [claude], uids: [1000]}]\n"
+				   "    limits: {max_depth: 3, max_consecutive_shells: 2}\n"
+				   "  - name: aider\n"
+				   "    identities: [{basenames: [python3], args: [aider]}]\n"
+				   "commands:\n"
+				   "  - {name: no-curl-in-agents, basenames: [curl], contexts: [claude, aider], decision: deny}\n"
+				   "  - {name: no-sudo-outside, basenames: [sudo], contexts: [none], decision: deny}\n");
+	struct eg_exec_req req = {};
+	struct eg_context_info ci;
+	struct eg_verdict v;
+	const char *argv[] = { "curl", "x", NULL };
+	const char *pargv[] = { "python3", "-m", "aider", NULL };
+	const char *why;
+
+	if (!p)
+		return;
+	ASSERT_EQ(policy_context_count(p), 2, "two contexts");
+	ASSERT_OK(policy_context_info(p, 1, &ci), "info");
+	ASSERT_STREQ(ci.name, "claude", "name");
+	ASSERT_EQ(ci.max_depth, 3, "max_depth");
+	ASSERT_EQ(ci.max_shells, 2, "max_consecutive_shells");
+	ASSERT_EQ(ci.n_identities, 2, "identities");
+	ASSERT_EQ(policy_context_id(p, "aider"), 2, "by name");
+	ASSERT_EQ(policy_context_id(p, "none"), 0, "none is no context");
+
+	/* identities: a path, a name for one uid only (allow: the file's own name), argv */
+	req.filename = "/opt/claude/cli.js";
+	req.argv = argv;
+	req.argc = 1;
+	req.depth_known = true;
+	ASSERT_EQ(policy_context_identity(p, &req), 1, "the script's path");
+	req.filename = "/usr/local/bin/claude";
+	req.euid = 1000;
+	ASSERT_EQ(policy_context_identity(p, &req), 1, "name and uid");
+	req.euid = 0;
+	ASSERT_EQ(policy_context_identity(p, &req), 0, "another uid");
+	req.filename = "/usr/bin/python3";
+	req.argv = pargv;
+	req.argc = 3;
+	ASSERT_EQ(policy_context_identity(p, &req), 2, "an argument");
+	req.requested = "claude";
+	req.filename = "/tmp/evil";
+	ASSERT_EQ(policy_context_identity(p, &req), 0, "a name spelled is not the file's");
+
+	/* rules by context */
+	memset(&req, 0, sizeof(req));
+	req.filename = "/usr/bin/curl";
+	req.argv = argv;
+	req.argc = 2;
+	req.depth_known = true;
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_ALLOW, "curl outside");
+	req.context = 2;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "no-curl-in-agents", "curl in aider");
+	req.filename = "/usr/bin/sudo";
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_ALLOW, "sudo in a context: the rule is for outside");
+	req.context = 0;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "no-sudo-outside", "sudo outside");
+
+	/* limits: past them, a deny whatever the rules say */
+	req.context = 1;
+	req.filename = "/usr/bin/true";
+	req.context_depth = 3;
+	ASSERT_FALSE(policy_context_over(p, &req, &why), "depth 3 of 3");
+	req.context_depth = 4;
+	ASSERT_TRUE(policy_context_over(p, &req, &why), "depth 4 of 3");
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_DENY, "too deep");
+	ASSERT_STREQ(v.rule, "context_limit", "rule");
+	req.context_depth = 1;
+	req.shells = 3;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "context_limit", "third shell");
+	req.shells = 2;
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_ALLOW, "second shell");
+	req.context = 2;
+	req.shells = 9;
+	req.context_depth = 99;
+	policy_eval(p, &req, &v);
+	ASSERT_EQ(v.decision, EG_DECISION_ALLOW, "a context without limits");
+	ASSERT_TRUE(policy_is_shell("/usr/bin/dash") && !policy_is_shell("/usr/bin/dashboard"), "shells");
+	ASSERT_TRUE(policy_is_interpreter("/usr/bin/node") && !policy_is_interpreter("/usr/bin/git"),
+		    "interpreters");
+	policy_free(p);
+
+	ASSERT_TRUE(load_fails_at("contexts:\n  - name: a\n    identities: [{paths: [/x], decision: deny}]\n",
+				  3, 32, "does not belong in an identity"), "identity with a decision");
+	ASSERT_TRUE(load_fails_at("contexts:\n  - name: a\n    identities: []\n", 3, 17, "empty"),
+		    "no identities");
+	ASSERT_TRUE(load_fails_at("contexts:\n  - name: a\n", 2, 5, "no 'identities'"), "identities missing");
+	ASSERT_TRUE(load_fails_at("contexts:\n  - {name: a, identities: [{basenames: [x]}]}\n"
+				  "  - {name: a, identities: [{basenames: [y]}]}\n", 3, 12, "duplicate context"),
+		    "duplicate");
+	ASSERT_TRUE(load_fails_at("commands:\n  - {name: r, basenames: [x], contexts: [nope], decision: deny}\n",
+				  2, 42, "names context 'nope'"), "unknown context");
+	ASSERT_TRUE(load_fails_at("contexts:\n  - {name: a, identities: [{basenames: [x]}], "
+				  "limits: {max_consecutive_shells: 0}}\n", 2, 80, "from 1"), "zero shells");
+	ASSERT_TRUE(load_fails_at("commands:\n  - {name: context_limit, basenames: [x], decision: deny}\n",
+				  2, 12, "reserved"), "reserved name");
+}
+
 int main(void)
 {
 	RUN(test_seed001_full_configuration);
@@ -1696,6 +1807,7 @@ int main(void)
 	RUN(test_args_all_must_match);
 	RUN(test_basenames_and_paths);
 	RUN(test_context_forms);
+	RUN(test_agent_contexts);
 	RUN(test_cgroups_and_uids);
 	RUN(test_decisions_and_messages);
 	RUN(test_first_match_wins);

@@ -158,7 +158,7 @@ static void test_format_json_exec(void)
 	ASSERT_TRUE(strstr(s, "\"exec_id\":\"42:5000000000\",\"parent_exec_id\":\"41:4000000000\"") != NULL, "ids");
 	ASSERT_TRUE(strstr(s, "\"argv\":[\"curl\",\"a\\nb\",\"\\udcff\"],\"argc\":3") != NULL, "argv");
 	ASSERT_TRUE(strstr(s, "\"cwd\":\"/a\"") != NULL, "cwd");
-	ASSERT_TRUE(strstr(s, "\"depth\":2,\"depth_known\":true,\"session\":null,\"cgroup_id\":7") != NULL, "depth");
+	ASSERT_TRUE(strstr(s, "\"depth\":2,\"depth_known\":true,\"session_depth\":null,\"context\":null,\"session\":null,\"cgroup_id\":7") != NULL, "depth");
 	ASSERT_TRUE(strstr(s, "\"filename\":\"/usr/bin/curl\",\"path_requested\":\"./curl\"") != NULL,
 		    "resolved file and spelling");
 	ASSERT_TRUE(strstr(s, "\"uid\":1000,\"euid\":1000,\"gid\":1000,\"egid\":1000,\"auid\":null,\"tty\":null,"

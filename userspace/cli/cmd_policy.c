@@ -18,6 +18,7 @@
 #include "util/json.h"
 #include "util/log.h"
 #include "cli/common.h"
+#include "cli/multicall.h"
 #include "ctl/client.h"
 #include "enforce/compile.h"
 #include "policy/policy.h"
@@ -258,6 +259,23 @@ static void boundary_plain(const struct eg_policy *p)
 	sbuf_free(&plan);
 }
 
+/* A rule's contexts by name ("ag, none"); "" when it applies in every one and outside. */
+static const char *ctx_list(const struct eg_policy *p, uint32_t mask, char *buf, size_t len)
+{
+	struct eg_context_info ci;
+	size_t off = 0;
+	uint32_t id;
+
+	buf[0] = '\0';
+	for (id = 0; id < 32 && off < len; id++) {
+		if (!(mask & (1u << id)))
+			continue;
+		off += snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+				!id ? "none" : !policy_context_info(p, id, &ci) ? ci.name : "?");
+	}
+	return buf;
+}
+
 static void check_json(const struct check_opts *o, const struct eg_policy *p, const struct kc_prog *kp,
 		       const struct eg_diags *d,
 		       bool ok)
@@ -324,6 +342,22 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 			json_key(&b, "not_in_kernel_because", &f);
 			put_json_str(&b, why);
 		}
+		if (ri.ctx_mask) {
+			struct eg_context_info ci;
+			uint32_t id;
+			int c = 0;
+
+			json_key(&b, "contexts", &f);
+			sbuf_putc(&b, '[');
+			for (id = 0; id < 32; id++) {
+				if (!(ri.ctx_mask & (1u << id)))
+					continue;
+				if (c++)
+					sbuf_putc(&b, ',');
+				put_json_str(&b, !id ? "none" : !policy_context_info(p, id, &ci) ? ci.name : "?");
+			}
+			sbuf_putc(&b, ']');
+		}
 		json_key(&b, "reads", &f);
 		sbuf_putc(&b, '[');
 		n = rule_facts(&ri, facts);
@@ -333,6 +367,27 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 			put_json_str(&b, facts[k]);
 		}
 		sbuf_puts(&b, "]}");
+	}
+	sbuf_putc(&b, ']');
+	json_key(&b, "contexts", &first);
+	sbuf_putc(&b, '[');
+	for (i = 1; p && i <= policy_context_count(p); i++) {
+		struct eg_context_info ci;
+
+		policy_context_info(p, i, &ci);
+		sbuf_printf(&b, "%s{\"name\":", i > 1 ? "," : "");
+		put_json_str(&b, ci.name);
+		sbuf_printf(&b, ",\"line\":%d,\"identities\":%zu,\"max_depth\":", ci.line, ci.n_identities);
+		if (ci.max_depth >= 0)
+			sbuf_printf(&b, "%d", ci.max_depth);
+		else
+			sbuf_puts(&b, "null");
+		sbuf_puts(&b, ",\"max_consecutive_shells\":");
+		if (ci.max_shells >= 0)
+			sbuf_printf(&b, "%d", ci.max_shells);
+		else
+			sbuf_puts(&b, "null");
+		sbuf_printf(&b, ",\"entered_in_kernel\":%s}", kp && !kp->ident_left_out ? "true" : "false");
 	}
 	sbuf_puts(&b, "]}\n");
 	write_out(&b);
@@ -391,10 +446,31 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 		putchar('\n');
 		if (why && ri.decision != EG_DECISION_AUDIT)
 			printf("%-*s  not in the kernel: %s\n", (int)w, "", why);
+		if (ri.ctx_mask)
+			printf("%-*s  only in contexts: %s\n", (int)w, "", ctx_list(p, ri.ctx_mask, col, sizeof(col)));
+	}
+	if (policy_context_count(p)) {
+		printf("\n%-20s  %-5s  %-10s  %-9s  %-6s  %s\n", "CONTEXT", "LINE", "IDENTITIES", "MAX_DEPTH",
+		       "SHELLS", "ENTERED BY");
+		for (i = 1; i <= policy_context_count(p); i++) {
+			struct eg_context_info ci;
+			char md[16] = "-", ms[16] = "-";
+
+			policy_context_info(p, i, &ci);
+			if (ci.max_depth >= 0)
+				snprintf(md, sizeof(md), "%d", ci.max_depth);
+			if (ci.max_shells >= 0)
+				snprintf(ms, sizeof(ms), "%d", ci.max_shells);
+			printf("%-20s  %-5d  %-10zu  %-9s  %-6s  %s\n", ci.name, ci.line, ci.n_identities, md, ms,
+			       kp && kp->ident_left_out ? "userspace only (see below)" :
+			       "the kernel, at exec (with or without --enforce)");
+		}
+		if (kp && kp->ident_left_out)
+			printf("not in the kernel: %s\n", kp->ident_why);
 	}
 	if (kp)
-		printf("\nexecgate daemon --enforce: %zu of %zu rules in the kernel%s\n", kp->n_rules,
-		       policy_rule_count(p),
+		printf("\nexecgate daemon --enforce: %zu of %zu rules in the kernel%s\n",
+		       kp->n_rules - kp->conf.n_ident, policy_rule_count(p),
 		       kp->partial ? "; refused without --allow-partial (a deny the kernel cannot hold)" :
 		       kp->n_left_out ? "; the rest change no kernel verdict" : "");
 }
@@ -420,6 +496,8 @@ static int do_check(int argc, char **argv)
 		return EXIT_USAGE;
 	if (policy_load_file(o.file, &p, &d))
 		p = NULL;
+	if (p)
+		multicall_lint(p, o.file, &d);
 	nwarn = d.n - eg_diags_errors(&d);
 	ok = p && !(o.strict && nwarn);
 	/* what the kernel could hold (the daemon's mount namespace decides internal_bypass) */

@@ -44,9 +44,19 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_start_object(w);
 	jsonw_uint_field(w, "exec", c.exec);
 	jsonw_uint_field(w, "exec_failed", c.exec_failed);
-	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed);
+	jsonw_uint_field(w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_other);
 	jsonw_uint_field(w, "lost_exec", c.lost_exec);
 	jsonw_uint_field(w, "lost_exec_failed", c.lost_exec_failed);
+	jsonw_uint_field(w, "lost_other", c.lost_other);
+	jsonw_uint_field(w, "scope_changes", d->scope_changes);
+	{
+		size_t k, gone = 0;
+
+		for (k = 0; k < d->o.n_cgroups; k++)
+			gone += d->cg_gone[k];
+		jsonw_uint_field(w, "scopes_gone", gone);
+	}
+	jsonw_uint_field(w, "other", c.other);
 	jsonw_uint_field(w, "argv_truncated", c.argv_truncated);
 	jsonw_uint_field(w, "read_faults", c.read_faults);
 	jsonw_uint_field(w, "storage_failed", c.storage_failed);
@@ -167,6 +177,8 @@ static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 	/* what the kernel holds, read back from the maps and the pinned links */
 	jsonw_key(&w, "kernel");
 	inforce_json(d->paths.pin, &w);
+	/* --cgroup scopes, and whether each one's cgroup is there now */
+	daemon_scopes_json(d, &w);
 	jsonw_key(&w, "available");
 	jsonw_start_array(&w);
 	for (i = 0; i < EG_FEAT__COUNT; i++)

@@ -40,6 +40,7 @@
 #include "trace/cgroups.h"
 #include "util/fileid.h"
 #include "trace/progstats.h"
+#include "trace/seed.h"
 #include "trace/tracer.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -122,32 +123,31 @@ static const char *audit_action(enum eg_decision dec)
 
 static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a)
 {
+	const struct eg_policy *p = d->policy;
 	struct eg_verdict v;
 
-	if (!d->policy)
+	if (!p)
 		return false;
-	judge_record(&d->judge, d->policy, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
+	/* the policy the kernel judged it by, when it did: a reload since changes nothing here */
+	if (d->k.on && r->h.klayer && kernel_policy_of(d, r->h.kseq))
+		p = kernel_policy_of(d, r->h.kseq);
+	judge_record(&d->judge, p, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
 	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
 	*a = (struct eg_annotation){};
+	a->programs = d->judge.progs;
+	a->n_programs = d->judge.n_progs;
+	if (r->h.context) {
+		struct eg_context_info ci;
+
+		if (!policy_context_info(p, r->h.context, &ci))
+			a->context = ci.name;
+	}
 	a->decision = eg_decision_name(v.decision);
 	a->rule = v.rule;
 	a->message = v.message;
 	a->action = audit_action(v.decision);
 	a->reason = v.error;
 	return true;
-}
-
-static const char *kill_reason(uint32_t reason)
-{
-	switch (reason) {
-	case EG_REASON_NO_TICKET: return "no-ticket";
-	case EG_REASON_TICKET_FILE:
-	case EG_REASON_TICKET_ARGV:
-	case EG_REASON_TICKET_SESSION:
-	case EG_REASON_TICKET_SCRIPT: return "ticket-mismatch";
-	case EG_REASON_RULE: return "kernel-rule";
-	default: return NULL;
-	}
 }
 
 static void print_diags(const struct eg_diags *diags, bool errors_only)
@@ -190,6 +190,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 	struct eg_diags local = {};
 	struct eg_diags *dg = diags ? diags : &local;
 	struct eg_policy *p = NULL;
+	uint32_t old_seq;
 	char line[1024];
 	struct jsonw w;
 	size_t i;
@@ -197,6 +198,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 
 	if (!d->o.policy_path)
 		return -ENOENT;
+	old_seq = d->k.seq;
 	notify_reloading();
 	err = policy_load_file(d->o.policy_path, &p, dg);
 	if (err) {
@@ -220,7 +222,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			jsonw_end_array(&w);
 			meta_close(&w, d->out);
 		}
-	} else if (d->k.on && (err = kernel_reload(d, p))) {
+	} else if ((d->k.on || d->k.ctx_only || policy_context_count(p)) && (err = kernel_reload(d, p))) {
 		/* the kernel cannot hold it: nothing changes, anywhere */
 		d->st.policy_reload_failures++;
 		policy_free(p);
@@ -238,13 +240,11 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			meta_close(&w, d->out);
 		}
 	} else {
-		if (d->k.on) {
-			/* records judged by the previous rules still name theirs */
-			policy_free(d->k.prev_policy);
-			d->k.prev_policy = d->policy;
-		} else {
+		if (d->k.on)
+			/* records judged by the previous rules are annotated with theirs */
+			kernel_keep_policy(d, d->policy, old_seq);
+		else
 			policy_free(d->policy);
-		}
 		d->policy = p;
 		d->st.policy_reloads++;
 		emit_policy(d, true);
@@ -318,21 +318,141 @@ static void stage_report(void)
 			stage_names[i], stage_ns[i], stage_n[i]);
 }
 
+/*
+ * A loader's exec and the kernel's record of the program it mapped: what
+ * the kernel did to the program (its verdict, a kill) joins the exec's.
+ */
+static void annotate_loaded(struct daemon *d, const struct eg_record *l, struct eg_annotation *a)
+{
+	struct eg_annotation k = {};
+
+	if (l->h.flags & EG_F_KILLED) {
+		a->action = "killed";
+		a->reason = eg_reason_name(l->h.reason);
+		if (!a->decision || !strcmp(a->decision, "allow"))
+			a->decision = "deny";
+		if (l->h.session)
+			a->layer = "seccomp";
+	}
+	if (!l->h.klayer)
+		return;
+	kernel_annotate(d, l, &k);
+	if (!a->kernel_layer || (k.kernel_decision && !strcmp(k.kernel_decision, "deny"))) {
+		a->kernel_layer = k.kernel_layer;
+		a->kernel_decision = k.kernel_decision;
+		a->kernel_rule = k.kernel_rule;
+	}
+	if (k.layer)
+		a->layer = k.layer;
+	if (k.action)
+		a->action = k.action;
+	if (k.reason)
+		a->reason = k.reason;
+}
+
+static void process_record(struct daemon *d, struct eg_record *rp);
+
+/*
+ * The kernel followed a --cgroup scope: its cgroup was removed, or made
+ * again at the same path (a restarted container): said, and the
+ * per-cgroup BPF LSM link attached again.
+ */
+static void scope_changed(struct daemon *d, const struct eg_event *h)
+{
+	size_t i = (size_t)h->dirfd;
+	bool back = h->at_flags == EG_SCOPE_BACK;
+	struct jsonw w;
+
+	if (i >= d->o.n_cgroups)
+		return;
+	d->scope_changes++;
+	d->cg_gone[i] = !back;
+	if (back) {
+		d->cg_ids[i] = h->cgroup_id;
+		if (d->k.lsm_cgroup && kernel_scope_back(d, i))
+			p_warn("--cgroup %s: made again, but the BPF LSM cannot be attached to it: the kill at "
+			       "exec enforces there", d->o.cgroups[i]);
+	}
+	if (d->text) {
+		emit_comment(d, "scope %s: %s", d->o.cgroups[i], back ? "its cgroup is back (made again)"
+										 : "its cgroup is gone");
+		return;
+	}
+	meta_open_daemon(&w, output_buf(d->out), "scope");
+	jsonw_string_field(&w, "cgroup", d->o.cgroups[i]);
+	jsonw_string_field(&w, "path", d->cg_paths[i]);
+	jsonw_string_field(&w, "state", back ? "back" : "gone");
+	jsonw_uint_field(&w, "cgroup_id", h->cgroup_id);
+	meta_close(&w, d->out);
+}
+
+/* Held loader execs whose time is up (or all, with force) go out without their program's record. */
+static void hold_expire(struct daemon *d, bool force)
+{
+	struct eg_record r;
+	size_t size;
+	void *data;
+
+	while (d->hold && (data = hold_expired(d->hold, eg_mono_ms(), force, &size))) {
+		if (!record_decode(&d->dec_held, data, size, &r))
+			process_record(d, &r);
+		else
+			d->st.malformed++;
+		free(data);
+	}
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
-	struct eg_annotation a, *ap;
-	struct sbuf *b = output_buf(d->out);
-	struct eg_path_search ps;
-	enum eg_filter_cause cause;
-	struct eg_record r;
+	struct eg_record r, held;
 	uint64_t t = stage_clock();
+	size_t held_size;
+	void *held_data;
 
 	if (record_decode(&d->dec, data, size, &r)) {
 		d->st.malformed++;
 		return 0;
 	}
 	stage_add(STAGE_DECODE, &t);
+	if (r.h.type == EG_EVENT_SCOPE) {
+		scope_changed(d, &r.h);
+		goto next;
+	}
+	/* a loader run as the command: wait (briefly) for the program it maps */
+	if (r.h.type == EG_EVENT_EXEC && (r.h.flags & EG_F_LOADER) && !(r.h.flags & EG_F_KILLED) &&
+	    r.h.loader_arg && d->hold &&
+	    !hold_put(d->hold, r.h.pid, r.h.ktime_ns, data, size, eg_mono_ms()))
+		goto next;
+	if (r.h.type == EG_EVENT_LOADED && d->hold &&
+	    (held_data = hold_take(d->hold, r.h.pid, r.h.ktime_ns, &held_size))) {
+		if (!record_decode(&d->dec_held, held_data, held_size, &held)) {
+			held.loaded = &r;
+			process_record(d, &held);
+		} else {
+			d->st.malformed++;
+		}
+		free(held_data);
+		goto next;
+	}
+	process_record(d, &r);
+next:
+	/* a bounded round: the rest waits for the next one (the loop runs between) */
+	if (++d->batch_records >= (d->round_limit ? d->round_limit : BATCH_RECORDS))
+		return -EAGAIN;
+	return 0;
+}
+
+/* One record (and a held loader exec's program with it) to the output. */
+static void process_record(struct daemon *d, struct eg_record *rp)
+{
+	struct eg_annotation a, *ap;
+	struct sbuf *b = output_buf(d->out);
+	struct eg_path_search ps;
+	enum eg_filter_cause cause;
+	struct eg_record r = *rp;
+	uint64_t t = stage_clock();
+
 	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a))
 		ap = &a;
 	else
@@ -344,7 +464,7 @@ static int on_record(void *ctx, void *data, size_t size)
 			ap = &a;
 		}
 		ap->action = "killed";
-		ap->reason = kill_reason(r.h.reason);
+		ap->reason = eg_reason_name(r.h.reason);
 		if (r.h.session)
 			ap->layer = "seccomp";
 	}
@@ -355,6 +475,13 @@ static int on_record(void *ctx, void *data, size_t size)
 		}
 		kernel_annotate(d, &r, ap);
 	}
+	if (r.loaded) {
+		if (!ap) {
+			memset(&a, 0, sizeof(a));
+			ap = &a;
+		}
+		annotate_loaded(d, r.loaded, ap);
+	}
 	stage_add(STAGE_JUDGE, &t);
 	/* filters only thin the log: the exec was traced, judged and enforced all the same */
 	if (filter_active(&d->filter) && !service_must_show(&r, ap) &&
@@ -362,7 +489,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->filter.n[cause]++;
 		if (d->collapse && r.h.type == EG_EVENT_EXEC)
 			d->filter.n[cause] += collapse_discard(d->collapse, &r);
-		goto next;
+		return;
 	}
 	if (d->collapse && r.h.type == EG_EVENT_EXEC_FAILED) {
 		sbuf_reset(&d->held_line);
@@ -370,7 +497,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (!d->held_line.oom &&
 		    collapse_failed(d->collapse, &r, d->held_line.data, d->held_line.len,
 				    service_must_show(&r, ap)))
-			goto next;
+			return;
 		if (d->held_line.oom)
 			b->oom = true;	/* counted as dropped at the flush */
 		else
@@ -382,16 +509,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		d->fc.path_search = &ps;
 	format_record(d, b, &r, ap);
 	d->fc.path_search = NULL;
-	output_end(d->out, r.h.type == EG_EVENT_EXEC ? EG_REC_EXEC : EG_REC_EXEC_FAILED);
+	output_end(d->out, r.h.type == EG_EVENT_EXEC_FAILED ? EG_REC_EXEC_FAILED : EG_REC_EXEC);
 	stage_add(STAGE_FORMAT, &t);
 written:
 	if (output_pending(d->out) >= FLUSH_BYTES)
 		flush_timed(d);
-next:
-	/* a bounded round: the rest waits for the next one (the loop runs between) */
-	if (++d->batch_records >= (d->round_limit ? d->round_limit : BATCH_RECORDS))
-		return -EAGAIN;
-	return 0;
 }
 
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret)
@@ -423,7 +545,7 @@ static void report_lost_now(struct daemon *d, bool force)
 	struct jsonw w;
 
 	daemon_read_counters(d, &c);
-	lost = c.lost_exec + c.lost_exec_failed;
+	lost = c.lost_exec + c.lost_exec_failed + c.lost_other;
 	dropped = output_dropped_total(d->out);
 	rec = recursion_misses(d, force);
 	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported)
@@ -439,6 +561,7 @@ static void report_lost_now(struct daemon *d, bool force)
 		jsonw_uint_field(&w, "total", lost + dropped + rec);
 		jsonw_uint_field(&w, "exec", c.lost_exec);
 		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
+		jsonw_uint_field(&w, "other", c.lost_other);
 		jsonw_uint_field(&w, "output_dropped", dropped);
 		jsonw_uint_field(&w, "recursion_misses", rec);
 		meta_close(&w, d->out);
@@ -492,6 +615,7 @@ static void drain(struct daemon *d)
 	/* PATH searches that no exec ended in time are written as they were */
 	if (d->collapse)
 		collapse_expire(d->collapse, eg_boot_ns());
+	hold_expire(d, false);
 	report_lost(d);
 	flush_timed(d);
 	service_check_rotation(d);
@@ -564,9 +688,26 @@ static const char *enforcement_text(const struct daemon *d)
 				   : "none (audit only)";
 	snprintf(buf, sizeof(buf), "%shost-wide: %s, %zu kernel rules%s%s",
 		 d->sessions ? "supervised sessions (seccomp); " : "",
-		 d->k.layer, d->k.prog->n_rules, d->k.prog->partial ? " (partial)" : "",
+		 d->k.layer, d->k.prog->n_rules - d->k.prog->conf.n_ident, d->k.prog->partial ? " (partial)" : "",
 		 d->k.lsm_cgroup ? " per --cgroup" : (d->o.n_cgroups ? " in the --cgroup subtrees" : ""));
 	return buf;
+}
+
+void daemon_scopes_json(struct daemon *d, struct jsonw *w)
+{
+	size_t i;
+
+	jsonw_key(w, "scopes");
+	jsonw_start_array(w);
+	for (i = 0; i < d->o.n_cgroups; i++) {
+		jsonw_start_object(w);
+		jsonw_string_field(w, "cgroup", d->o.cgroups[i]);
+		jsonw_string_field(w, "path", d->cg_paths[i]);
+		jsonw_string_field(w, "state", d->cg_gone[i] ? "gone" : "present");
+		jsonw_uint_field(w, "cgroup_id", d->cg_ids[i]);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
 }
 
 static void emit_start(struct daemon *d)
@@ -611,6 +752,14 @@ static void emit_start(struct daemon *d)
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
 	jsonw_bool_field(&w, "tasks_reused", d->reuse.tasks);
+	/* what /proc told the kernel about processes older than this daemon */
+	jsonw_key(&w, "seeded");
+	jsonw_start_object(&w);
+	jsonw_uint_field(&w, "scanned", d->seeded.scanned);
+	jsonw_uint_field(&w, "inferred", d->seeded.inferred);
+	jsonw_uint_field(&w, "contexts", d->seeded.contexts);
+	jsonw_uint_field(&w, "failed", d->seeded.failed);
+	jsonw_end_object(&w);
 	jsonw_bool_field(&w, "takeover", d->o.takeover_fd >= 0);
 	host_facts(&w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
@@ -625,6 +774,7 @@ static void emit_start(struct daemon *d)
 	for (i = 0; i < (int)d->o.n_cgroups; i++)
 		jsonw_string(&w, d->o.cgroups[i]);
 	jsonw_end_array(&w);
+	daemon_scopes_json(d, &w);
 	jsonw_string_field(&w, "policy", d->o.policy_path);
 	service_start_facts(d, &w);
 	meta_close(&w, d->out);
@@ -644,7 +794,7 @@ static void emit_stop(struct daemon *d)
 			     "%llu lost, %" PRIu64 " not written, %" PRIu64 " BPF recursion misses, "
 			     "%" PRIu64 " filtered",
 			     os->written[EG_REC_EXEC], os->written[EG_REC_EXEC_FAILED],
-			     (unsigned long long)(c.lost_exec + c.lost_exec_failed),
+			     (unsigned long long)(c.lost_exec + c.lost_exec_failed + c.lost_other),
 			     output_dropped_total(d->out), d->recursion_reported, filter_total(&d->filter));
 		return;
 	}
@@ -652,7 +802,7 @@ static void emit_stop(struct daemon *d)
 	/* written: reached the file before this record was formatted */
 	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
 	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);
-	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed);
+	jsonw_uint_field(&w, "lost", c.lost_exec + c.lost_exec_failed + c.lost_other);
 	jsonw_uint_field(&w, "output_dropped", output_dropped_total(d->out));
 	jsonw_uint_field(&w, "shutdown_dropped", d->st.shutdown_dropped);
 	jsonw_uint_field(&w, "argv_truncated", c.argv_truncated);
@@ -722,6 +872,7 @@ static int drain_until(struct daemon *d, uint64_t deadline)
 		rc = ring_buffer__consume(d->rb);
 		output_flush(d->out);
 	} while (rc == -EAGAIN && eg_mono_ms() < deadline);
+	hold_expire(d, true);
 	collapse_flush(d->collapse);
 	report_lost_now(d, true);
 	return rc == -EAGAIN ? -EAGAIN : 0;
@@ -774,8 +925,21 @@ static int start_tracer(struct daemon *d)
 	to.max_argv_bytes = d->o.max_argv_bytes;
 	to.ringbuf_size = d->o.ringbuf_size;
 	to.exec_failed = d->o.exec_failed != EXEC_FAILED_NONE;
+	to.host_pid_ns = d->fc.host_pid_ns;
+	if (d->o.n_cgroups > EG_SCOPES_MAX) {
+		p_err("--cgroup: at most %d scopes", EG_SCOPES_MAX);
+		return -E2BIG;
+	}
 	for (size_t i = 0; i < d->o.n_cgroups; i++) {
+		char rel[PATH_MAX];
+
 		err = cgroup_resolve(d->o.cgroups[i], &d->cg_ids[i], &d->cg_levels[i]);
+		if (!err)
+			err = cgroup_relpath(d->o.cgroups[i], rel, sizeof(rel));
+		if (!err && strlen(rel) >= EG_SCOPE_PATH_MAX)
+			err = -ENAMETOOLONG;
+		if (!err && !(d->cg_paths[i] = strdup(rel)))
+			err = -ENOMEM;
 		if (err) {
 			p_err("--cgroup %s: %s (a cgroup v2 directory, absolute or relative to the cgroup2 mount)",
 			      d->o.cgroups[i], strerror(-err));
@@ -783,11 +947,21 @@ static int start_tracer(struct daemon *d)
 		}
 	}
 	to.cgroup_ids = d->cg_ids;
+	to.cgroup_paths = (const char *const *)d->cg_paths;
 	to.cgroup_levels = d->cg_levels;
 	to.n_cgroups = d->o.n_cgroups;
 	err = kernel_prepare(d, &to);
 	if (err)
 		return err;
+	/*
+	 * Where BPF LSM exists, a session's tickets are checked at each file
+	 * the kernel opens too (a '#!' chain's scripts on kernels that cannot
+	 * name them at exec): attached for that even without --enforce, when
+	 * it then judges no rule.
+	 */
+	if (!to.lsm && !to.lsm_cgroup && d->feats.r[EG_FEAT_BPF_LSM].available &&
+	    !strcmp(d->mode.session_enforcement, "seccomp_notify"))
+		to.lsm = true;
 	err = tracer_start(&to, d->paths.pin, &d->skel, &d->reuse);
 	if (err) {
 		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
@@ -805,6 +979,16 @@ static int start_tracer(struct daemon *d)
 		if (err)
 			p_warn("cannot register the session launcher: %s", strerror(-err));
 	}
+	/* the dynamic loaders, by identity: run as a command, what they map is judged */
+	if (loaders_find("/", &d->loaders))
+		p_warn("no dynamic loader found on this host: `ld.so PROGRAM` is judged as ld.so alone");
+	for (size_t i = 0; i < d->loaders.n; i++) {
+		err = tracer_add_loader(d->skel, d->loaders.l[i].dev, d->loaders.l[i].ino);
+		if (err) {
+			p_err("cannot register the dynamic loader %s: %s", d->loaders.l[i].path, strerror(-err));
+			return err;
+		}
+	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_record, d, NULL);
 	if (!d->rb) {
 		p_err("cannot open the ring buffer: %s", strerror(errno));
@@ -816,7 +1000,14 @@ static int start_tracer(struct daemon *d)
 		p_err("cannot switch to the new programs: %s", strerror(-err));
 		return err;
 	}
-	return kernel_start(d);
+	err = kernel_start(d);
+	if (err)
+		return err;
+	/* what ran before us: depths, and agents already running, from /proc */
+	err = tasks_seed(bpf_map__fd(d->skel->maps.tasks), d->policy, &d->seeded);
+	if (err)
+		p_warn("cannot read the running processes: %s (their depths stay unknown)", strerror(-err));
+	return 0;
 }
 
 /*
@@ -849,7 +1040,7 @@ static void retire_previous(struct daemon *d, json_t *state)
 		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));
 	else if (d->reuse.counters) {
 		daemon_read_counters(d, &c);
-		d->lost_reported = c.lost_exec + c.lost_exec_failed;
+		d->lost_reported = c.lost_exec + c.lost_exec_failed + c.lost_other;
 	}
 }
 
@@ -879,6 +1070,8 @@ static int start_sessions(struct daemon *d)
 	so.tickets_small_fd = bpf_map__fd(d->skel->maps.tickets_small);
 	so.argv_cap = d->o.max_argv_bytes;
 	so.host_mnt_ns = d->fc.host_mnt_ns;
+	so.host_pid_ns = d->fc.host_pid_ns;
+	so.loaders = &d->loaders;
 	so.global = &d->policy;
 	so.out.emit = sessions_out;
 	so.out.arg = d;
@@ -1076,6 +1269,11 @@ int daemon_run(const struct daemon_opts *o)
 	d.fc.host_mnt_ns = ns_inode("mnt");
 	d.fc.host_pid_ns = ns_inode("pid");
 	d.judge.host_mnt_ns = d.fc.host_mnt_ns;
+	d.judge.loaders = &d.loaders;
+	if (hold_new(&d.hold)) {
+		p_err("out of memory");
+		goto cleanup;
+	}
 	d.cgroups = cgroup_cache_new();
 	d.fc.cgroups = d.cgroups;
 	d.filter.uids = o->uids;
@@ -1198,6 +1396,10 @@ cleanup:
 	kernel_free(&d);
 	tracer_destroy(d.skel);
 	decoder_free(&d.dec);
+	for (size_t i = 0; i < d.o.n_cgroups; i++)
+		free(d.cg_paths[i]);
+	decoder_free(&d.dec_held);
+	hold_free(d.hold);
 	policy_free(d.policy);
 	cgroup_cache_free(d.cgroups);
 	judge_free(&d.judge);

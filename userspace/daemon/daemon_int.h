@@ -18,9 +18,12 @@
 #include "policy/policy.h"
 #include "trace/probe.h"
 #include "trace/record.h"
+#include "trace/seed.h"
 #include "trace/tracer.h"
 #include "daemon/judge.h"
+#include "util/loaders.h"
 #include "util/paths.h"
+#include "daemon/hold.h"
 #include "enforce/kmaps.h"
 
 struct execgate_bpf;
@@ -41,16 +44,24 @@ struct daemon_stats {
 };
 
 /* --enforce (daemon/kernel.c) */
+#define DAEMON_KEPT_POLICIES	16
 struct kc_prog;
 struct bpf_link;
 struct daemon_kernel {
 	bool on;
+	bool ctx_only;			/* no --enforce: the policy's contexts alone, tracked by the kernel */
 	const char *layer;		/* "kernel-lsm" or "kernel-kill" */
 	bool lsm_cgroup;		/* BPF_LSM_CGROUP links, one per --cgroup */
 	struct kmaps km;
 	struct kc_prog *prog;		/* what the kernel holds now */
-	uint32_t seq, prev_seq;		/* its eg_kstate.seq, and the one before */
-	struct eg_policy *prev_policy;	/* names for records judged by the previous rules */
+	uint32_t seq;			/* its eg_kstate.seq */
+	/*
+	 * The policies of earlier rule sets, by their seq: a record the kernel
+	 * judged before a reload is annotated with the policy it was judged by
+	 * (its decision, rule and action then agree with what the kernel did).
+	 */
+	struct { uint32_t seq; struct eg_policy *p; } kept[DAEMON_KEPT_POLICIES];
+	unsigned int next_kept;
 	struct bpf_link *cg_links[DAEMON_MAX_LIST];
 	int n_cg_links;
 };
@@ -68,6 +79,9 @@ struct daemon {
 	struct eg_procs *procs;		/* execgate run */
 	struct eg_output *out;
 	struct eg_decoder dec;
+	struct eg_decoder dec_held;	/* a held loader exec, decoded beside the record that frees it */
+	struct eg_hold *hold;		/* loader execs waiting for the program they map (hold.h) */
+	struct eg_loaders loaders;	/* the host's dynamic loaders (util/loaders.h) */
 	struct eg_format_ctx fc;
 	bool text;
 	struct tracer_reuse reuse;	/* what an earlier daemon left and we picked up */
@@ -93,9 +107,13 @@ struct daemon {
 	char self[PATH_MAX];
 	bool handoff_requested;
 	struct daemon_kernel k;
+	struct seed_stats seeded;	/* what the /proc walk at start gave the kernel */
 	/* --cgroup scopes, resolved */
 	uint64_t cg_ids[DAEMON_MAX_LIST];
 	uint32_t cg_levels[DAEMON_MAX_LIST];
+	char *cg_paths[DAEMON_MAX_LIST];	/* from the cgroup2 root: the kernel follows them */
+	bool cg_gone[DAEMON_MAX_LIST];		/* the scope's cgroup was removed (not made again yet) */
+	uint64_t scope_changes;
 	/* volume control and metrics (events/filter.c, events/collapse.c, daemon/metrics.c) */
 	struct eg_filter filter;
 	struct eg_collapse *collapse;	/* --exec-failed=collapse */
@@ -122,8 +140,19 @@ int kernel_reload(struct daemon *d, const struct eg_policy *p);
 void kernel_stop(struct daemon *d);
 void kernel_free(struct daemon *d);
 void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a);
+/* A --cgroup scope's cgroup made again (state EG_SCOPE_BACK): its per-cgroup BPF LSM link too. */
+int kernel_scope_back(struct daemon *d, size_t i);
+/* The policy whose rules the kernel's set seq holds (the one in force, or a recent one), or NULL. */
+const struct eg_policy *kernel_policy_of(const struct daemon *d, uint32_t seq);
+/* The policy in force until a reload, for records the kernel judged with its rules. */
+void kernel_keep_policy(struct daemon *d, struct eg_policy *old, uint32_t old_seq);
+/* Why the kernel acted (enum eg_reason): "kernel-rule", "ticket-mismatch"...; NULL for none. */
+const char *eg_reason_name(uint32_t reason);
 struct jsonw;
 void kernel_start_record(struct daemon *d, struct jsonw *w);
+
+/* "scopes": each --cgroup, its path and whether its cgroup is there (status, stats, start). */
+void daemon_scopes_json(struct daemon *d, struct jsonw *w);
 
 /* Text mode: a comment line ("# ..."), folded at the terminal's width. */
 void emit_comment(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -32,16 +32,54 @@ static bool same(const struct eg_str *a, const struct eg_str *b)
 	return a->len == b->len && !memcmp(a->p, b->p, a->len);
 }
 
+/* One program's verdict: merged into *ret, kept for the event. */
+static void judge_one(struct eg_judge *j, const struct eg_policy *p, struct eg_exec_req *req,
+		      const char *role, struct eg_verdict *ret, bool first)
+{
+	struct eg_program_verdict *pv;
+	struct eg_verdict v;
+
+	policy_eval(p, req, &v);
+	if (first)
+		*ret = v;
+	else
+		policy_verdict_merge(ret, &v);
+	if (j->n_progs >= JUDGE_PROGRAMS_MAX)
+		return;
+	pv = &j->progs[j->n_progs++];
+	pv->role = role;
+	pv->filename = (struct eg_str){ req->filename, strlen(req->filename) };
+	pv->decision = eg_decision_name(v.decision);
+	pv->rule = v.rule;
+}
+
+/*
+ * Where the script's caller's arguments start: the kernel replaced argv[0]
+ * by [interpreter, optional argument, (each middle script of a chain and
+ * its optional argument,) the script's path as spelled]; 0 when argv does
+ * not look like that. The same window as the kernel's (bpf/kexec.bpf.h).
+ */
+static size_t script_skip(const struct eg_record *r)
+{
+	size_t i, words = 2 * ((r->h.chain_len ? EG_CHAIN_MAX : 0) + 1) + 1;
+
+	for (i = 1; i < words && i < r->argv_kept; i++)
+		if (same(&r->argv[i], &r->requested))
+			return i;
+	return 0;
+}
+
 int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_record *r,
 		 const char *cgroup, bool session, struct eg_verdict *ret)
 {
 	const struct eg_event *h = &r->h;
 	struct eg_eval_budget budget = {};
 	struct eg_exec_req req = {};
-	struct eg_verdict v;
 	char exe[32];
 	size_t i, skip;
+	bool script = h->type == EG_EVENT_EXEC && (h->flags & EG_F_SCRIPT);
 
+	j->n_progs = 0;
 	if (grow(j, r->argv_kept + 2)) {
 		*ret = (struct eg_verdict){ .decision = EG_DECISION_ERROR, .rule = "on_error",
 					    .message = "out of memory", .error = "out of memory",
@@ -55,6 +93,11 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 
 	req.depth = h->depth;
 	req.depth_known = h->flags & EG_F_DEPTH_KNOWN;
+	req.in_container = h->flags & EG_F_CONTAINER;
+	req.container_depth = h->container_depth;
+	req.context = h->context;
+	req.context_depth = h->context_depth;
+	req.shells = h->shells;
 	req.cgroup = cgroup;
 	req.euid = h->euid;
 	req.foreign_ns = j->host_mnt_ns && h->mnt_ns && h->mnt_ns != j->host_mnt_ns;
@@ -65,20 +108,84 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 
 	/* the file that runs (the interpreter, for a script), with the argv it got */
 	req.filename = cstr(&j->fname, &r->filename);
-	if (h->type == EG_EVENT_EXEC) {
-		req.requested = (h->flags & EG_F_SCRIPT) ? cstr(&j->req, &r->interp)
-							 : cstr(&j->req, &r->requested);
+	if (h->type == EG_EVENT_LOADED) {
+		/* the program a loader mapped, reported alone (its exec was written without it) */
+		req.requested = cstr(&j->req, &r->requested);
 		req.dev = h->dev;
 		req.ino = h->ino;
 		req.size = h->size;
-		/* the new image, while it lives: also for a memfd or a file in another namespace */
-		snprintf(exe, sizeof(exe), "/proc/%u/exe", h->pid);
-		req.content_path = exe;
+	} else if (h->type == EG_EVENT_EXEC) {
+		req.requested = script ? cstr(&j->req, &r->interp) : cstr(&j->req, &r->requested);
+		/* the file under an overlay view is the one a literal path names */
+		req.dev = (h->flags & EG_F_BACKING) ? h->backing_dev : h->dev;
+		req.ino = (h->flags & EG_F_BACKING) ? h->backing_ino : h->ino;
+		req.size = h->size;
+		/*
+		 * The content, of the file the record names (identity checked):
+		 * the same answer whether the process lived 1 ms or a minute.
+		 * A memfd has no path: its image, while it lives; another mount
+		 * namespace's path, through the process's root.
+		 */
+		if (h->flags & EG_F_ANON_FILE) {
+			snprintf(exe, sizeof(exe), "/proc/%u/exe", h->pid);
+			req.content_path = exe;
+		} else if (req.foreign_ns) {
+			sbuf_reset(&j->content);
+			sbuf_printf(&j->content, "/proc/%u/root%s", h->pid, req.filename);
+			req.content_path = sbuf_cstr(&j->content);
+		}
 	}
 	req.argv = j->argvp;
 	req.argc = r->argv_kept;
-	policy_eval(p, &req, ret);
-	if (h->type != EG_EVENT_EXEC || !(h->flags & EG_F_SCRIPT))
+	judge_one(j, p, &req, script ? "interpreter" : (h->flags & EG_F_LOADER) ? "loader" : "program",
+		  ret, true);
+
+	/* a loader run as the command: the program it maps is judged as the program */
+	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER)) {
+		unsigned int t = h->loader_arg;
+		bool known = t && t < r->argv_kept;
+
+		if (!r->loaded && !known) {
+			if (t == EG_LOADER_ARG_UNKNOWN) {
+				struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
+							.message = "which program the dynamic loader runs cannot be told",
+							.error = "loader program unknown", .rule_index = -1 };
+
+				policy_verdict_merge(ret, &v);
+			}
+			return 0;
+		}
+		req.requested = known ? j->argvp[t] : NULL;
+		if (r->loaded && r->loaded->filename.len) {
+			/* what the kernel saw it map */
+			req.filename = cstr(&j->target, &r->loaded->filename);
+			req.dev = r->loaded->h.dev;
+			req.ino = r->loaded->h.ino;
+			req.size = r->loaded->h.size;
+		} else {
+			/* not mapped (yet): its name, from the working directory for a relative one */
+			sbuf_reset(&j->target);
+			if (j->argvp[t][0] != '/') {
+				sbuf_put(&j->target, r->cwd.p, r->cwd.len);
+				if (!r->cwd.len || r->cwd.p[r->cwd.len - 1] != '/')
+					sbuf_putc(&j->target, '/');
+			}
+			sbuf_puts(&j->target, j->argvp[t]);
+			req.filename = sbuf_cstr(&j->target);
+			req.dev = 0;
+			req.ino = 0;
+			req.size = 0;
+		}
+		req.content_path = NULL;
+		/* its own argv from its name on (unknown: from the loader's first argument) */
+		if (!known)
+			t = r->argv_kept > 1 ? 1 : r->argv_kept;
+		req.argv = j->argvp + t;
+		req.argc = r->argv_kept - t;
+		judge_one(j, p, &req, "program", ret, false);
+		return 0;
+	}
+	if (!script)
 		return 0;
 
 	/*
@@ -86,13 +193,7 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	 * kernel replaced argv[0] by [interpreter, optional argument, the
 	 * script's path as spelled], so the caller's arguments follow it.
 	 */
-	skip = 0;
-	for (i = 1; i <= 2 && i < r->argv_kept; i++) {
-		if (same(&r->argv[i], &r->requested)) {
-			skip = i;
-			break;
-		}
-	}
+	skip = script_skip(r);
 	if (!skip)
 		return 0;	/* an argv that does not look like a script's: nothing more to judge */
 	req.filename = r->script.len ? cstr(&j->sname, &r->script) : cstr(&j->sname, &r->requested);
@@ -104,8 +205,28 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	req.content_path = NULL;
 	req.argv = j->argvp + skip;
 	req.argc = r->argv_kept - skip;
-	policy_eval(p, &req, &v);
-	policy_verdict_merge(ret, &v);
+	judge_one(j, p, &req, "script", ret, false);
+
+	/*
+	 * The scripts between it and the interpreter, each by its file, with
+	 * the caller's argv too (as the kernel judges them: how each '#!'
+	 * line spelled the next is not in the record).
+	 */
+	for (i = 0; i < r->chain_n; i++) {
+		req.filename = cstr(&j->chain[i], &r->chain[i].path);
+		req.requested = NULL;
+		req.dev = r->chain[i].dev;
+		req.ino = r->chain[i].ino;
+		judge_one(j, p, &req, "chain", ret, false);
+	}
+	/* a chain the record could not hold whole: its missing levels cannot be judged */
+	if (h->flags & EG_F_CHAIN_CUT) {
+		struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
+					.message = "a '#!' chain longer than the record holds",
+					.error = "chain cut", .rule_index = -1 };
+
+		policy_verdict_merge(ret, &v);
+	}
 	return 0;
 }
 
@@ -117,5 +238,9 @@ void judge_free(struct eg_judge *j)
 	sbuf_free(&j->sname);
 	sbuf_free(&j->sreq);
 	sbuf_free(&j->interp);
+	sbuf_free(&j->target);
+	sbuf_free(&j->content);
+	for (size_t i = 0; i < EG_CHAIN_MAX; i++)
+		sbuf_free(&j->chain[i]);
 	memset(j, 0, sizeof(*j));
 }

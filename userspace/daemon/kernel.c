@@ -28,6 +28,7 @@ static void kmaps_of(struct execgate_bpf *skel, struct kmaps *m)
 	m->kglobs = bpf_map__fd(skel->maps.kglobs);
 	m->kconf = bpf_map__fd(skel->maps.kconf);
 	m->kstate = bpf_map__fd(skel->maps.kstate);
+	m->kctx = bpf_map__fd(skel->maps.kctx);
 }
 
 /* "rule NAME (line N): why" for each rule the kernel cannot hold, one a line. */
@@ -53,6 +54,12 @@ static void print_left_out(const struct eg_policy *p, const struct kc_prog *k, b
 			p_err("  %s", k->bypass_why);
 		else
 			p_warn("  %s", k->bypass_why);
+	}
+	if (k->ident_left_out) {
+		if (error)
+			p_err("  %s", k->ident_why);
+		else
+			p_warn("  %s", k->ident_why);
 	}
 }
 
@@ -87,13 +94,39 @@ static int compile(struct daemon *d, const struct eg_policy *p, struct kc_prog *
 	return 0;
 }
 
+/*
+ * Without --enforce, a policy's contexts still go to the kernel: the
+ * identities (which task enters which context) and nothing that refuses;
+ * the rules stay out (EG_KC_RULES unset) and so does EG_KC_ENFORCE.
+ */
+static int contexts_only(struct daemon *d, const struct eg_policy *p, struct kc_prog **ret)
+{
+	int err;
+
+	*ret = NULL;
+	d->k.ctx_only = false;
+	if (!p || !policy_context_count(p))
+		return 0;
+	err = kcompile(p, d->fc.host_mnt_ns, ret);
+	if (err) {
+		p_err("cannot compile the contexts of %s for the kernel: %s", d->o.policy_path, strerror(-err));
+		return err;
+	}
+	(*ret)->conf.flags &= ~EG_KC_RULES;
+	if ((*ret)->ident_left_out)
+		p_warn("%s: the kernel cannot match every identity, so these tasks do not enter "
+		       "their context: %s", d->o.policy_path, (*ret)->ident_why);
+	d->k.ctx_only = true;
+	return 0;
+}
+
 int kernel_prepare(struct daemon *d, struct tracer_opts *to)
 {
 	struct daemon_kernel *k = &d->k;
 	int err;
 
 	if (!d->o.enforce)
-		return 0;
+		return contexts_only(d, d->policy, &k->prog);
 	err = compile(d, d->policy, &k->prog);
 	if (err)
 		return err;
@@ -151,6 +184,31 @@ static int attach_cgroups(struct daemon *d)
 	return 0;
 }
 
+int kernel_scope_back(struct daemon *d, size_t i)
+{
+	struct daemon_kernel *k = &d->k;
+	struct bpf_link *l;
+	char path[PATH_MAX];
+	int fd, err;
+
+	if (!k->lsm_cgroup || i >= (size_t)k->n_cg_links)
+		return 0;
+	if (cgroup_dir(d->o.cgroups[i], path, sizeof(path)))
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	l = bpf_program__attach_cgroup(d->skel->progs.enforce_bprm_cgroup, fd);
+	err = libbpf_get_error(l);
+	close(fd);
+	if (err)
+		return err;
+	/* the old cgroup is gone, and its link with it */
+	bpf_link__destroy(k->cg_links[i]);
+	k->cg_links[i] = l;
+	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+}
+
 int kernel_start(struct daemon *d)
 {
 	struct daemon_kernel *k = &d->k;
@@ -166,6 +224,13 @@ int kernel_start(struct daemon *d)
 			kmaps_unload(&k->km);
 		}
 		tracer_unpin_links(d->paths.pin);
+		if (k->ctx_only) {
+			err = kmaps_load(&k->km, k->prog, false, &k->seq);
+			if (err) {
+				p_err("cannot load the policy's contexts into the kernel: %s", strerror(-err));
+				return err;
+			}
+		}
 		return 0;
 	}
 	if (k->lsm_cgroup) {
@@ -194,12 +259,25 @@ int kernel_reload(struct daemon *d, const struct eg_policy *p)
 	uint32_t seq;
 	int err;
 
-	if (!k->on)
-		return 0;
-	err = compile(d, p, &prog);
+	if (!k->on) {
+		/* contexts only: the new policy's (none: the kernel holds nothing) */
+		err = contexts_only(d, p, &prog);
+		if (err)
+			return err;
+		if (!prog) {
+			if (k->prog)
+				kmaps_unload(&k->km);
+			kc_prog_free(k->prog);
+			k->prog = NULL;
+			k->seq = 0;
+			return 0;
+		}
+	} else {
+		err = compile(d, p, &prog);
+	}
 	if (err)
 		return err;
-	err = kmaps_load(&k->km, prog, true, &seq);
+	err = kmaps_load(&k->km, prog, k->on, &seq);
 	if (err) {
 		p_err("--enforce: cannot load the new kernel rules (the previous ones stay): %s",
 		      strerror(-err));
@@ -208,9 +286,18 @@ int kernel_reload(struct daemon *d, const struct eg_policy *p)
 	}
 	kc_prog_free(k->prog);
 	k->prog = prog;
-	k->prev_seq = k->seq;
 	k->seq = seq;
 	return 0;
+}
+
+void kernel_keep_policy(struct daemon *d, struct eg_policy *old, uint32_t old_seq)
+{
+	struct daemon_kernel *k = &d->k;
+	unsigned int i = k->next_kept++ % DAEMON_KEPT_POLICIES;
+
+	policy_free(k->kept[i].p);
+	k->kept[i].p = old;
+	k->kept[i].seq = old_seq;
 }
 
 void kernel_stop(struct daemon *d)
@@ -218,8 +305,11 @@ void kernel_stop(struct daemon *d)
 	struct daemon_kernel *k = &d->k;
 	int i;
 
-	if (!k->on)
+	if (!k->on) {
+		if (k->ctx_only)
+			kmaps_unload(&k->km);
 		return;
+	}
 	if (d->o.persist) {
 		p_info("kernel rules stay in force (--persist); 'execgate unload -p %s' removes them",
 		       d->paths.pin);
@@ -236,21 +326,27 @@ void kernel_free(struct daemon *d)
 {
 	kc_prog_free(d->k.prog);
 	d->k.prog = NULL;
-	policy_free(d->k.prev_policy);
-	d->k.prev_policy = NULL;
+	for (unsigned int i = 0; i < DAEMON_KEPT_POLICIES; i++) {
+		policy_free(d->k.kept[i].p);
+		d->k.kept[i].p = NULL;
+	}
 }
 
-/* The policy that made the rules of sequence seq, or NULL. */
-static const struct eg_policy *policy_of(const struct daemon *d, uint32_t seq)
+const struct eg_policy *kernel_policy_of(const struct daemon *d, uint32_t seq)
 {
+	unsigned int i;
+
+	if (!seq)
+		return NULL;
 	if (seq == d->k.seq)
 		return d->policy;
-	if (seq == d->k.prev_seq)
-		return d->k.prev_policy;
+	for (i = 0; i < DAEMON_KEPT_POLICIES; i++)
+		if (d->k.kept[i].p && d->k.kept[i].seq == seq)
+			return d->k.kept[i].p;
 	return NULL;
 }
 
-static const char *kernel_reason(uint32_t reason)
+const char *eg_reason_name(uint32_t reason)
 {
 	switch (reason) {
 	case EG_REASON_RULE: return "kernel-rule";
@@ -259,7 +355,11 @@ static const char *kernel_reason(uint32_t reason)
 	case EG_REASON_TICKET_FILE:
 	case EG_REASON_TICKET_ARGV:
 	case EG_REASON_TICKET_SESSION:
-	case EG_REASON_TICKET_SCRIPT: return "ticket-mismatch";
+	case EG_REASON_TICKET_SCRIPT:
+	case EG_REASON_TICKET_CHAIN:
+	case EG_REASON_TICKET_LOADER: return "ticket-mismatch";
+	case EG_REASON_NO_PIN: return "not-pinned";
+	case EG_REASON_CONTEXT_LIMIT: return "context-limit";
 	default: return NULL;
 	}
 }
@@ -276,19 +376,30 @@ void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	a->kernel_layer = h->klayer == EG_KL_LSM ? "kernel-lsm" : "kernel-kill";
 	a->kernel_decision = h->kdecision ? kc_decision_name(h->kdecision) : NULL;
 	a->kernel_rule = NULL;
-	p = policy_of(d, h->kseq);
+	p = kernel_policy_of(d, h->kseq);
 	if (h->krule && p && !policy_rule_info(p, h->krule - 1, &ri))
 		a->kernel_rule = ri.name;
-	acted = (h->type == EG_EVENT_EXEC && (h->flags & EG_F_KILLED) &&
+	acted = (h->type != EG_EVENT_EXEC_FAILED && (h->flags & EG_F_KILLED) &&
 		 (h->reason == EG_REASON_RULE || h->reason == EG_REASON_KERNEL_ERROR)) ||
 		(h->type == EG_EVENT_EXEC_FAILED && h->klayer == EG_KL_LSM && h->err == -EPERM);
 	if (!acted)
 		return;
-	/* what the kernel did; the policy's own verdict stays beside it when there is one */
-	a->action = h->type == EG_EVENT_EXEC ? "killed" : "blocked";
+	/* what the kernel did */
+	a->action = h->type != EG_EVENT_EXEC_FAILED ? "killed" : "blocked";
 	a->layer = a->kernel_layer;
-	a->reason = kernel_reason(h->reason);
-	if (a->decision)
+	a->reason = eg_reason_name(h->reason);
+	/*
+	 * ... and the decision agrees with it: the kernel could not judge
+	 * (error), or its rule's (the policy's verdict stands where it
+	 * refuses too, a session's say).
+	 */
+	if (h->reason == EG_REASON_KERNEL_ERROR) {
+		a->decision = "error";
+		a->rule = "on_error";
+		a->message = "the kernel could not judge this exec";
+		return;
+	}
+	if (a->decision && (!strcmp(a->decision, "deny") || !strcmp(a->decision, "approval")))
 		return;
 	if (h->krule && p && !policy_rule_info(p, h->krule - 1, &ri)) {
 		a->decision = eg_decision_name(ri.decision);
@@ -310,13 +421,41 @@ void kernel_start_record(struct daemon *d, struct jsonw *w)
 	struct daemon_kernel *k = &d->k;
 	size_t i;
 
+	/* the agent contexts the kernel tracks (with or without --enforce) */
+	if (k->prog && k->prog->n_ctx) {
+		jsonw_key(w, "contexts");
+		jsonw_start_array(w);
+		for (i = 1; i <= k->prog->n_ctx; i++) {
+			struct eg_context_info ci;
+
+			if (policy_context_info(d->policy, i, &ci))
+				continue;
+			jsonw_start_object(w);
+			jsonw_string_field(w, "name", ci.name);
+			jsonw_uint_field(w, "identities", ci.n_identities);
+			jsonw_key(w, "max_depth");
+			if (ci.max_depth >= 0)
+				jsonw_int(w, ci.max_depth);
+			else
+				jsonw_null(w);
+			jsonw_key(w, "max_consecutive_shells");
+			if (ci.max_shells >= 0)
+				jsonw_int(w, ci.max_shells);
+			else
+				jsonw_null(w);
+			jsonw_bool_field(w, "entered_in_kernel", !k->prog->ident_left_out);
+			jsonw_bool_field(w, "limits_enforced", k->on);
+			jsonw_end_object(w);
+		}
+		jsonw_end_array(w);
+	}
 	if (!k->on)
 		return;
 	jsonw_key(w, "kernel");
 	jsonw_start_object(w);
 	jsonw_string_field(w, "layer", k->layer);
 	jsonw_bool_field(w, "per_cgroup", k->lsm_cgroup);
-	jsonw_uint_field(w, "rules", k->prog->n_rules);
+	jsonw_uint_field(w, "rules", k->prog->n_rules - k->prog->conf.n_ident);
 	jsonw_bool_field(w, "partial", k->prog->partial);
 	jsonw_bool_field(w, "persist", d->o.persist);
 	jsonw_key(w, "left_out");

@@ -125,6 +125,12 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_policy_reloads_total", "result", "failed", NULL, NULL, m->policy_reload_failures);
 	one(b, "execgate_policy_loaded", G, "1 when the daemon runs with a policy.", m->policy);
 	one(b, "execgate_policy_rules", G, "Rules in the policy in force.", m->policy_rules);
+	one(b, "execgate_scopes", G, "--cgroup scopes the daemon traces and enforces.", m->scopes);
+	one(b, "execgate_scopes_gone", G,
+	    "--cgroup scopes whose cgroup is gone (removed, not made again yet).", m->scopes_gone);
+	one(b, "execgate_scope_changes_total", C,
+	    "Times a --cgroup scope's cgroup was removed or made again (a restarted container).",
+	    m->scope_changes);
 
 	one(b, "execgate_sessions_started_total", C, "Supervised sessions started.", m->ss.sessions_started);
 	one(b, "execgate_sessions_open", G, "Supervised sessions open now.", m->ss.sessions_active);
@@ -226,6 +232,10 @@ void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 		httpd_stats(d->httpd, &m->http_requests, &m->http_rejected);
 	m->textfile_writes = d->textfile_writes;
 	m->textfile_errors = d->textfile_errors;
+	m->scopes = d->o.n_cgroups;
+	for (size_t i = 0; i < d->o.n_cgroups; i++)
+		m->scopes_gone += d->cg_gone[i];
+	m->scope_changes = d->scope_changes;
 }
 
 void daemon_metrics_render(struct sbuf *b, void *daemon)

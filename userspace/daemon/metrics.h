@@ -46,6 +46,7 @@ struct eg_metrics {
 	struct ctl_server_stats ctl;
 	uint64_t http_requests, http_rejected;
 	uint64_t textfile_writes, textfile_errors;
+	uint64_t scopes, scopes_gone, scope_changes;	/* --cgroup scopes */
 };
 
 /* Appends the exposition text for m to b. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "enforce/compile.h"
+#include "match/glob.h"
 
 struct vec {
 	void *v;
@@ -170,6 +171,11 @@ static const char *rule_problem(const struct eg_policy *p, size_t i, const struc
 			return why;
 		}
 	}
+	/* a rule's globs are counted in 16 bits (eg_krule.n_globs, n_cgroups) */
+	if (ri->n_paths > UINT16_MAX || ri->n_cgroups > UINT16_MAX) {
+		snprintf(why, len, "more than %u paths or cgroups in one rule: split it", UINT16_MAX);
+		return why;
+	}
 	for (k = 0; k < ri->n_paths; k++) {
 		const char *pr = glob_problem(ri->paths[k]);
 
@@ -189,16 +195,6 @@ static const char *rule_problem(const struct eg_policy *p, size_t i, const struc
 	return NULL;
 }
 
-/* The name every match of a path pattern ends with ("curl" for /usr/bin/curl and /opt/x*y/curl), or NULL. */
-static const char *fixed_basename(const char *g)
-{
-	const char *slash = strrchr(g, '/');
-	const char *base = slash ? slash + 1 : g;
-
-	if (!*base || strpbrk(base, "*?[\\") || strlen(base) >= EG_KSTR_MAX)
-		return NULL;
-	return base;
-}
 
 /* ---- building ----------------------------------------------------------------------- */
 
@@ -336,7 +332,7 @@ static bool partial(const struct eg_policy *p, const struct kc_prog *k)
 	bool deny_after = kc_decision(p, policy_settings(p)->default_decision) == EG_KD_DENY;
 	size_t i;
 
-	if (k->bypass_left_out)
+	if (k->bypass_left_out || k->ident_left_out)
 		return true;
 	for (i = k->n_info; i-- > 0;) {
 		struct eg_rule_info ri;
@@ -350,9 +346,61 @@ static bool partial(const struct eg_policy *p, const struct kc_prog *k)
 	return false;
 }
 
+/*
+ * The index key of path glob g, as the policy's own evaluator indexes it:
+ * the basename every match ends with, else the literal directory it
+ * starts with (cut back to a shorter directory when longer than a key
+ * holds), else its literal tail; false: none (the rule is every exec's
+ * candidate). The kernel looks up an exec's name, each of its directory
+ * prefixes as deep as some key, and its tails as long as some key.
+ */
+static bool glob_index(struct kc_prog *k, struct vec *ix, const char *g, __u32 knum, int *err)
+{
+	char key[EG_KSTR_MAX];
+	const char *s;
+	size_t len, n, slashes = 0;
+
+	switch (eg_glob_key(g, &s, &len)) {
+	case EG_KEY_BASENAME:
+		if (!len || len >= EG_KSTR_MAX)
+			return false;
+		memcpy(key, s, len);
+		key[len] = '\0';
+		*err = add_index(ix, mkkey(EG_KK_NAME, 0, key, 0, 0), knum);
+		return true;
+	case EG_KEY_DIR:
+		while (len >= EG_KSTR_MAX) {
+			/* a shorter directory is still one every match starts with */
+			for (len--; len && s[len - 1] != '/'; len--)
+				;
+		}
+		if (!len)
+			return false;
+		memcpy(key, s, len);
+		key[len] = '\0';
+		for (n = 0; n < len; n++)
+			slashes += key[n] == '/';
+		if (!slashes || slashes > 64)
+			return false;
+		k->conf.dir_slashes |= 1ull << (slashes - 1);
+		*err = add_index(ix, mkkey(EG_KK_DIR, 0, key, 0, 0), knum);
+		return true;
+	case EG_KEY_SUFFIX:
+		if (!len || len > 64 || len >= EG_KSTR_MAX)
+			return false;
+		memcpy(key, s, len);
+		key[len] = '\0';
+		k->conf.suffix_lens |= 1ull << (len - 1);
+		*err = add_index(ix, mkkey(EG_KK_SUFFIX, 0, key, 0, 0), knum);
+		return true;
+	default:
+		return false;
+	}
+}
+
 static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rule_info *ri,
 			__u32 knum, struct vec *rules, struct vec *ix, struct vec *mem,
-			struct vec *globs)
+			struct vec *globs, struct kc_prog *kp)
 {
 	struct eg_krule *r = vec_push(rules);
 	char words[8192];
@@ -368,6 +416,7 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 	r->rank = policy_decision_rank(ri->decision);
 	r->min_depth = ri->min_depth;
 	r->max_depth = ri->max_depth < 0 ? 0x7fffffff : ri->max_depth;
+	r->ctx_mask = ri->ctx_mask;
 
 	/* names: members, and the index when the rule has them (they are necessary) */
 	if (ri->n_basenames) {
@@ -380,9 +429,19 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 				err = add_index(ix, mkkey(EG_KK_NAME, 0, ri->basenames[k], 0, 0), knum);
 		}
 		by_name = true;
+		/* an allow's names that root's own links give a file: that file, by identity */
+		if (ri->decision == EG_DECISION_ALLOW) {
+			uint64_t dev, ino;
+
+			for (k = 0; !err && !policy_rule_alias_id(p, i, k, &dev, &ino); k++) {
+				err = add_member(mem, mkkey(EG_KK_ALIAS, knum, NULL, dev, ino), 1);
+				if (!err)
+					err = add_index(ix, mkkey(EG_KK_ALIAS, 0, NULL, dev, ino), knum);
+			}
+		}
 	}
 	if (ri->n_paths) {
-		bool all_fixed = true;
+		bool all_keyed = true;
 		uint64_t dev, ino;
 
 		r->flags |= EG_KR_PATHS;
@@ -391,8 +450,6 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 			err = add_glob(globs, ri->paths[k], 0, &id);
 			if (!k)
 				r->glob_first = id;
-			if (!fixed_basename(ri->paths[k]))
-				all_fixed = false;
 		}
 		/* the files literal paths named at load: the same file by another path */
 		for (k = 0; !err && !policy_rule_file_id(p, i, k, &dev, &ino); k++) {
@@ -400,18 +457,18 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 			err = add_member(mem, mkkey(EG_KK_IDENT, knum, NULL, dev, ino), 1);
 		}
 		/*
-		 * With no basenames, a path's own name finds the rule when every
-		 * path fixes it ("/usr/bin/curl", "/opt/x*y/curl"); a file a
-		 * literal path named, when run by another name, by its identity.
-		 * A glob that fixes no name: the rule is every exec's candidate.
+		 * With no basenames, each path finds the rule by its key: the name
+		 * every match ends with, its literal directory or its tail (so
+		 * thousands of path rules cost an exec a few lookups); a file a
+		 * literal path named, run by another name, by its identity. A glob
+		 * with no key makes the rule every exec's candidate.
 		 */
-		if (!by_name && all_fixed) {
-			for (k = 0; k < ri->n_paths && !err; k++)
-				err = add_index(ix, mkkey(EG_KK_NAME, 0, fixed_basename(ri->paths[k]), 0, 0),
-						knum);
-			for (k = 0; !err && !policy_rule_file_id(p, i, k, &dev, &ino); k++)
+		if (!by_name) {
+			for (k = 0; k < ri->n_paths && !err && all_keyed; k++)
+				all_keyed = glob_index(kp, ix, ri->paths[k], knum, &err);
+			for (k = 0; !err && all_keyed && !policy_rule_file_id(p, i, k, &dev, &ino); k++)
 				err = add_index(ix, mkkey(EG_KK_IDENT, 0, NULL, dev, ino), knum);
-			by_name = true;
+			by_name = all_keyed;
 		}
 	}
 	if (ri->n_uids) {
@@ -481,6 +538,52 @@ static int compile_bypass(const struct eg_policy *p, uint64_t host_mnt_ns, struc
 	return err;
 }
 
+/*
+ * The contexts: their identities as kernel rules after the commands'
+ * (rule = the context's id, an allow each: the judge's verdict says which
+ * matched), their limits in ctx[]. An identity the kernel cannot match
+ * leaves the context to userspace: partial, and said why.
+ */
+static int compile_contexts(const struct eg_policy *p, __u32 *knum, struct vec *rules, struct vec *ix,
+			    struct vec *mem, struct vec *globs, struct kc_prog *k)
+{
+	const struct eg_policy *ids = policy_identities(p);
+	size_t i, n = policy_context_count(p);
+	struct eg_context_info ci;
+	struct eg_rule_info ri;
+	char why[200];
+	int err = 0;
+
+	if (!ids)
+		return 0;
+	k->n_ctx = n;
+	for (i = 1; i <= n; i++) {
+		policy_context_info(p, i, &ci);
+		k->ctx[i].max_depth = ci.max_depth;
+		k->ctx[i].max_shells = ci.max_shells;
+		snprintf(k->ctx[i].name, sizeof(k->ctx[i].name), "%s", ci.name);
+	}
+	k->conf.ident_first = *knum;
+	for (i = 0; i < policy_rule_count(ids) && !err; i++) {
+		policy_rule_info(ids, i, &ri);
+		if (rule_problem(ids, i, &ri, why, sizeof(why)) || *knum >= EG_KRULES_MAX) {
+			if (*knum >= EG_KRULES_MAX)
+				snprintf(why, sizeof(why), "the kernel holds %d rules at most", EG_KRULES_MAX);
+			k->ident_left_out = true;
+			snprintf(k->ident_why, sizeof(k->ident_why), "context '%s' (line %d): an identity %s",
+				 ri.name, ri.line, why);
+			continue;
+		}
+		err = compile_rule(ids, i, &ri, *knum, rules, ix, mem, globs, k);
+		if (err)
+			break;
+		((struct eg_krule *)rules->v)[rules->n - 1].rule = policy_identity_context(ids, i);
+		(*knum)++;
+		k->conf.n_ident++;
+	}
+	return err;
+}
+
 int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **ret)
 {
 	struct vec rules = { .size = sizeof(struct eg_krule) };
@@ -517,10 +620,12 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 			k->n_left_out++;
 			continue;
 		}
-		err = compile_rule(p, i, &ri, knum, &rules, &ix, &mem, &globs);
+		err = compile_rule(p, i, &ri, knum, &rules, &ix, &mem, &globs, k);
 		info->kernel = true;
 		info->knum = knum++;
 	}
+	if (!err)
+		err = compile_contexts(p, &knum, &rules, &ix, &mem, &globs, k);
 	if (!err)
 		err = compile_bypass(p, host_mnt_ns, k, &mem, &globs);
 	if (!err && globs.n > EG_KGLOBS_MAX / EG_KSETS)
@@ -540,6 +645,7 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 		return err;
 	}
 	k->conf.nrules = k->n_rules;
+	k->conf.flags |= EG_KC_RULES;
 	k->conf.default_decision = kc_decision(p, st->default_decision);
 	k->conf.default_rank = policy_decision_rank(st->default_decision);
 	if (st->unknown_depth_direct)

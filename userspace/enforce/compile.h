@@ -58,6 +58,11 @@ struct kc_prog {
 	size_t n_left_out;		/* policy rules not in the kernel */
 	bool bypass_left_out;		/* internal_bypass could not be compiled */
 	char bypass_why[200];
+	/* agent contexts: limits and names by id (1..n_ctx), and an identity the kernel cannot match */
+	struct eg_kctx ctx[EG_CONTEXTS_MAX];
+	uint32_t n_ctx;
+	bool ident_left_out;
+	char ident_why[260];
 	/*
 	 * Leaving those out changes what the kernel denies: one of them denies
 	 * (or asks, with kernel_approval: deny), or a deny comes after it.

@@ -16,12 +16,12 @@
 #include "enforce/kmaps.h"
 
 const char *const kmaps_names[] = {
-	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", NULL,
+	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL,
 };
 
 static int *field(struct kmaps *m, int i)
 {
-	int *f[] = { &m->krules, &m->kindex, &m->kmember, &m->kglobs, &m->kconf, &m->kstate };
+	int *f[] = { &m->krules, &m->kindex, &m->kmember, &m->kglobs, &m->kconf, &m->kstate, &m->kctx };
 
 	return f[i];
 }
@@ -168,6 +168,16 @@ int kmaps_load(const struct kmaps *m, const struct kc_prog *k, bool enforce, uin
 
 		key.set = set;
 		if (bpf_map_update_elem(m->kmember, &key, &k->member[i].val, BPF_ANY))
+			return -errno;
+	}
+	/* every context id of the set: the unused ones with no limits */
+	for (i = 0; i < EG_CONTEXTS_MAX; i++) {
+		__u32 key = set * EG_CONTEXTS_MAX + i;
+		struct eg_kctx c = { .max_depth = -1, .max_shells = -1 };
+
+		if (i && i <= k->n_ctx)
+			c = k->ctx[i];
+		if (bpf_map_update_elem(m->kctx, &key, &c, BPF_ANY))
 			return -errno;
 	}
 	conf = k->conf;

@@ -13,7 +13,7 @@
 
 /* Map fds; -1 when not open. */
 struct kmaps {
-	int krules, kindex, kmember, kglobs, kconf, kstate;
+	int krules, kindex, kmember, kglobs, kconf, kstate, kctx;
 };
 
 /* Names of the rule maps as pinned (docs/maps.md). */

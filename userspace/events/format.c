@@ -161,15 +161,26 @@ static void json_str_field(struct sbuf *b, const char *key, const struct eg_str 
 	json_str(b, s->p, s->len);
 }
 
+/* "dev":"MAJOR:MINOR","ino":N, after a ',' unless first */
+static void json_dev_ino(struct sbuf *b, uint64_t dev, uint64_t ino, bool first)
+{
+	sbuf_puts(b, first ? "\"dev\":\"" : ",\"dev\":\"");
+	sbuf_put_u64(b, dev >> 20);
+	sbuf_putc(b, ':');
+	sbuf_put_u64(b, dev & 0xfffff);
+	json_u64(b, "\",\"ino\":", ino);
+}
+
 void format_record_json(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a)
 {
 	const struct eg_event *h = &r->h;
-	bool failed = h->type == EG_EVENT_EXEC_FAILED;
+	bool failed = h->type == EG_EVENT_EXEC_FAILED, loaded = h->type == EG_EVENT_LOADED;
 	struct eg_str prog = record_program(r);
 	size_t i;
 
-	format_json_open(b, failed ? "exec_failed" : "exec", h->ktime_ns + fc->boot_to_real);
+	/* "loaded": the program a loader mapped, when its exec went out without it (events.md) */
+	format_json_open(b, failed ? "exec_failed" : loaded ? "loaded" : "exec", h->ktime_ns + fc->boot_to_real);
 	if (failed) {
 		sbuf_puts(b, ",\"exec_id\":null");
 	} else {
@@ -224,28 +235,58 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			if (!r->script.len)
 				sbuf_puts(b, ",\"script_resolved\":false");
 		}
-		sbuf_puts(b, ",\"dev\":\"");
-		sbuf_put_u64(b, h->dev >> 20);
-		sbuf_putc(b, ':');
-		sbuf_put_u64(b, h->dev & 0xfffff);
-		json_u64(b, "\",\"ino\":", h->ino);
+		if (r->chain_n) {
+			/* the scripts between the first and the interpreter, outermost first */
+			sbuf_puts(b, ",\"script_chain\":[");
+			for (i = 0; i < r->chain_n; i++) {
+				if (i)
+					sbuf_putc(b, ',');
+				json_str(b, r->chain[i].path.p, r->chain[i].path.len);
+			}
+			sbuf_putc(b, ']');
+		}
+		if (h->flags & EG_F_CHAIN_CUT)
+			sbuf_puts(b, ",\"script_chain_cut\":true");
+		json_dev_ino(b, h->dev, h->ino, false);
+		if (h->flags & EG_F_BACKING) {
+			sbuf_puts(b, ",\"backing\":{");
+			json_dev_ino(b, h->backing_dev, h->backing_ino, true);
+			sbuf_putc(b, '}');
+		}
 		if (h->flags & EG_F_ANON_FILE)
 			sbuf_puts(b, ",\"file_kind\":\"anonymous\"");
+		if (h->flags & EG_F_LOADER) {
+			sbuf_puts(b, ",\"loader\":true,\"loaded\":");
+			if (r->loaded) {
+				const struct eg_record *l = r->loaded;
+
+				sbuf_putc(b, '{');
+				json_str_field(b, "\"filename\":", &l->filename);
+				json_str_field(b, ",\"path_requested\":", &l->requested);
+				json_dev_ino(b, l->h.dev, l->h.ino, false);
+				sbuf_putc(b, '}');
+			} else {
+				sbuf_puts(b, "null");
+			}
+		}
 	}
 	if (record_exec_fd(r))
 		sbuf_puts(b, ",\"exec_fd\":true");
-	json_str_field(b, ",\"cwd\":", &r->cwd);
-	sbuf_puts(b, ",\"argv\":[");
-	for (i = 0; i < r->argv_kept; i++) {
-		if (i)
-			sbuf_putc(b, ',');
-		json_str(b, r->argv[i].p, r->argv[i].len);
+	if (!loaded) {
+		json_str_field(b, ",\"cwd\":", &r->cwd);
+		sbuf_puts(b, ",\"argv\":[");
+		for (i = 0; i < r->argv_kept; i++) {
+			if (i)
+				sbuf_putc(b, ',');
+			json_str(b, r->argv[i].p, r->argv[i].len);
+		}
+		json_u64(b, "],\"argc\":", h->argc);
+		json_u64(b, ",\"argv_bytes\":", h->argv_bytes);
+		json_bool(b, ",\"truncated\":", r->argv_truncated);
 	}
-	json_u64(b, "],\"argc\":", h->argc);
-	json_u64(b, ",\"argv_bytes\":", h->argv_bytes);
-	json_bool(b, ",\"truncated\":", r->argv_truncated);
 	json_bool(b, ",\"filename_truncated\":", r->filename_truncated);
-	json_bool(b, ",\"cwd_truncated\":", r->cwd_truncated);
+	if (!loaded)
+		json_bool(b, ",\"cwd_truncated\":", r->cwd_truncated);
 	if (h->flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT | EG_F_CWD_FAULT)) {
 		const char *sep = "";
 
@@ -270,6 +311,35 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 	sbuf_puts(b, ",\"depth\":");
 	sbuf_put_i64(b, h->depth);
 	json_bool(b, ",\"depth_known\":", h->flags & EG_F_DEPTH_KNOWN);
+	if (h->flags & EG_F_DEPTH_INFERRED)
+		sbuf_puts(b, ",\"depth_inferred\":true");
+	sbuf_puts(b, ",\"session_depth\":");
+	if (h->session && (h->flags & EG_F_SESSION_DEPTH))
+		sbuf_put_i64(b, h->session_depth);
+	else
+		sbuf_puts(b, "null");
+	if (h->flags & EG_F_CONTAINER) {
+		sbuf_puts(b, ",\"container_depth\":");
+		sbuf_put_i64(b, h->container_depth);
+	}
+	/* the agent context: its name, the depth from its identity and that exec (none when inferred) */
+	if (h->context) {
+		sbuf_puts(b, ",\"context\":{\"name\":");
+		if (a && a->context)
+			json_str(b, a->context, strlen(a->context));
+		else
+			sbuf_puts(b, "null");
+		sbuf_puts(b, ",\"depth\":");
+		sbuf_put_i64(b, h->context_depth);
+		if (h->context_ktime) {
+			sbuf_puts(b, ",\"identity_exec_id\":");
+			json_exec_id(b, h->context_tgid, h->context_ktime);
+		} else
+			sbuf_puts(b, ",\"identity_exec_id\":null,\"inferred\":true");
+		sbuf_putc(b, '}');
+	} else {
+		sbuf_puts(b, ",\"context\":null");
+	}
 	if (h->session) {
 		sbuf_puts(b, ",\"session\":\"s-");
 		sbuf_printf(b, "%x", h->session);
@@ -321,6 +391,20 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			json_opt_str(b, "layer", a->layer);
 		if (a->reason)
 			json_opt_str(b, "reason", a->reason);
+		if (a->n_programs > 1) {
+			sbuf_puts(b, ",\"programs\":[");
+			for (i = 0; i < a->n_programs; i++) {
+				const struct eg_program_verdict *pv = &a->programs[i];
+
+				sbuf_puts(b, i ? ",{\"role\":" : "{\"role\":");
+				json_str(b, pv->role, strlen(pv->role));
+				json_str_field(b, ",\"filename\":", &pv->filename);
+				json_opt_str(b, "decision", pv->decision);
+				json_opt_str(b, "rule", pv->rule);
+				sbuf_putc(b, '}');
+			}
+			sbuf_putc(b, ']');
+		}
 		if (a->kernel_layer) {
 			sbuf_puts(b, ",\"kernel\":{");
 			sbuf_puts(b, "\"layer\":");

@@ -9,6 +9,14 @@
 struct cgroup_cache;
 #include "util/sbuf.h"
 
+/* One program of an exec (a script, a chain's middle script, a loader's program) and its verdict. */
+struct eg_program_verdict {
+	const char *role;		/* "program", "script", "chain", "interpreter", "loader" */
+	struct eg_str filename;
+	const char *decision;
+	const char *rule;		/* NULL: the default decision */
+};
+
 /* What the policy said about an exec; NULL fields are left out (rule: null). */
 struct eg_annotation {
 	const char *decision;
@@ -21,6 +29,10 @@ struct eg_annotation {
 	const char *kernel_decision;
 	const char *kernel_rule;	/* NULL: the default decision */
 	const char *kernel_layer;	/* NULL: the kernel did not judge */
+	/* every program judged, when there are more than one ("programs":[...]) */
+	const struct eg_program_verdict *programs;
+	unsigned int n_programs;
+	const char *context;		/* the agent context's name (h->context), NULL: not known */
 };
 
 /* Failed execs of a PATH search folded into the exec that ended it (events/collapse.h). */

@@ -30,16 +30,15 @@ static const char *const system_dirs[] = {
 	"/usr/libexec", "/usr/lib/execgate", NULL,
 };
 
-/* Root owns it and no one else may write it: the file and every directory above. */
-static bool trusted_chain(const char *path)
+bool eg_trusted_dirs(const char *dir)
 {
 	char buf[PATH_MAX];
 	struct stat st;
 	char *slash;
 
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
 		return false;
-	if (lstat(buf, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	if (lstat(buf, &st) || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
 	    (st.st_mode & (S_IWGRP | S_IWOTH)))
 		return false;
 	while ((slash = strrchr(buf, '/')) != NULL) {
@@ -54,6 +53,28 @@ static bool trusted_chain(const char *path)
 			break;
 	}
 	return true;
+}
+
+/* Root owns it and no one else may write it: the file and every directory above. */
+static bool trusted_chain(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return false;
+	if (lstat(buf, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return false;
+	if (slash == buf)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return eg_trusted_dirs(buf);
 }
 
 static int add_id(struct eg_policy *p, uint64_t dev, uint64_t ino)

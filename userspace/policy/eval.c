@@ -24,200 +24,6 @@
 #define JOIN_INITIAL 4096
 #define JIT_STACK_MAX (1u << 20)
 
-uint32_t eg_hash(const char *s, size_t n)
-{
-	uint32_t h = 2166136261u;	/* FNV-1a: incremental, so prefixes hash as we scan */
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
-struct eg_bucket *eg_htab_find(const struct eg_htab *t, const char *key, size_t n, uint32_t h)
-{
-	uint32_t i;
-
-	if (!t->b)
-		return NULL;
-	for (i = h & t->mask;; i = (i + 1) & t->mask) {
-		struct eg_bucket *b = &t->b[i];
-
-		if (!b->key)
-			return NULL;
-		if (b->hash == h && b->keylen == n && !memcmp(b->key, key, n))
-			return b;
-	}
-}
-
-static int htab_grow(struct eg_htab *t)
-{
-	uint32_t cap = t->b ? (t->mask + 1) * 2 : 64, i;
-	struct eg_bucket *nb;
-
-	if (cap == 0)
-		return -ENOMEM;
-	nb = calloc(cap, sizeof(*nb));
-	if (!nb)
-		return -ENOMEM;
-	for (i = 0; t->b && i <= t->mask; i++) {
-		uint32_t j;
-
-		if (!t->b[i].key)
-			continue;
-		for (j = t->b[i].hash & (cap - 1); nb[j].key; j = (j + 1) & (cap - 1))
-			;
-		nb[j] = t->b[i];
-	}
-	free(t->b);
-	t->b = nb;
-	t->mask = cap - 1;
-	return 0;
-}
-
-static int htab_add_n(struct eg_htab *t, const char *key, size_t n, uint32_t idx)
-{
-	uint32_t h = eg_hash(key, n), i;
-	struct eg_bucket *b = eg_htab_find(t, key, n, h);
-
-	if (!b) {
-		/* At most half full: probes stay short. */
-		if ((!t->b || (t->used + 1) * 2 > t->mask + 1) && htab_grow(t))
-			return -ENOMEM;
-		for (i = h & t->mask; t->b[i].key; i = (i + 1) & t->mask)
-			;
-		b = &t->b[i];
-		b->key = key;
-		b->keylen = (uint32_t)n;
-		b->hash = h;
-		t->used++;
-	}
-	/* Rules arrive in order: a repeat can only be the last one. */
-	if (b->n && b->idx[b->n - 1] == idx)
-		return 0;
-	if (b->n == b->cap) {
-		uint32_t cap = b->cap ? b->cap * 2 : 2;
-		uint32_t *v = realloc(b->idx, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		b->idx = v;
-		b->cap = cap;
-	}
-	b->idx[b->n++] = idx;
-	return 0;
-}
-
-int eg_htab_add(struct eg_htab *t, const char *key, uint32_t idx)
-{
-	return htab_add_n(t, key, strlen(key), idx);
-}
-
-int eg_htab_add_key(struct eg_htab *t, const char *key, size_t n, uint32_t idx)
-{
-	return htab_add_n(t, key, n, idx);
-}
-
-void eg_htab_free(struct eg_htab *t)
-{
-	uint32_t i;
-
-	for (i = 0; t->b && i <= t->mask; i++)
-		free(t->b[i].idx);
-	free(t->b);
-	memset(t, 0, sizeof(*t));
-}
-
-static bool is_glob_meta(char c)
-{
-	return c == '*' || c == '?' || c == '[' || c == ']' || c == '\\';
-}
-
-bool eg_glob_is_literal(const char *g)
-{
-	for (; *g; g++)
-		if (*g == '*' || *g == '?' || *g == '[' || *g == '\\')
-			return false;
-	return true;
-}
-
-void eg_glob_info(const char *g, struct eg_glob *ret)
-{
-	size_t len = strlen(g), pre, suf;
-
-	for (pre = 0; pre < len && !is_glob_meta(g[pre]); pre++)
-		;
-	for (suf = 0; suf < len - pre && !is_glob_meta(g[len - 1 - suf]); suf++)
-		;
-	ret->len = (uint16_t)len;
-	ret->literal = eg_glob_is_literal(g);
-	ret->pre = (uint16_t)(ret->literal ? len : pre);
-	ret->suf = (uint16_t)(ret->literal ? 0 : suf);
-}
-
-bool eg_glob_match(const char *g, const struct eg_glob *gi, const char *s, size_t slen)
-{
-	if (gi->literal)
-		return gi->len == slen && !memcmp(g, s, slen);
-	/* The literal ends match distinct bytes of s: s holds both, apart. */
-	if (slen < (size_t)gi->pre + gi->suf || memcmp(g, s, gi->pre) ||
-	    memcmp(g + gi->len - gi->suf, s + slen - gi->suf, gi->suf))
-		return false;
-	return !fnmatch(g, s, 0);
-}
-
-/*
- * What a path glob tells about the filenames it can match: the basename
- * when the glob ends in a literal component (with no FNM_PATHNAME a '*'
- * crosses '/', but the text after the last '/' must still end the name),
- * else the literal directory it starts with, else its literal tail.
- */
-enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_len)
-{
-	const char *slash = strrchr(g, '/'), *c;
-	size_t lit;
-
-	if (eg_glob_is_literal(g)) {
-		*ret_key = slash ? slash + 1 : g;
-		*ret_len = strlen(*ret_key);
-		return EG_KEY_BASENAME;
-	}
-	if (slash) {
-		/* No ']' after the last '/' either: so that '/' is not inside a bracket. */
-		for (c = slash + 1; *c && !is_glob_meta(*c); c++)
-			;
-		if (!*c) {
-			*ret_key = slash + 1;
-			*ret_len = strlen(slash + 1);
-			return EG_KEY_BASENAME;
-		}
-	}
-	for (lit = 0; g[lit] && !is_glob_meta(g[lit]); lit++)
-		;
-	while (lit && g[lit - 1] != '/')
-		lit--;
-	if (lit) {
-		*ret_key = g;
-		*ret_len = lit;
-		return EG_KEY_DIR;
-	}
-	{
-		size_t len = strlen(g), suf;
-
-		for (suf = 0; suf < len && !is_glob_meta(g[len - 1 - suf]); suf++)
-			;
-		if (!suf)
-			return EG_KEY_NONE;
-		if (suf > EG_SUFFIX_KEY_MAX)
-			suf = EG_SUFFIX_KEY_MAX;
-		*ret_key = g + len - suf;
-		*ret_len = suf;
-		return EG_KEY_SUFFIX;
-	}
-}
-
 static int count_slashes(const char *s, size_t n)
 {
 	int k = 0;
@@ -262,7 +68,7 @@ int eg_policy_compile(struct eg_policy *p)
 		}
 		if (!all_keyed && r->n_uids) {
 			for (j = 0; j < r->n_uids; j++)
-				if (htab_add_n(&p->by_uid, (const char *)&r->uids[j], sizeof(r->uids[j]), i))
+				if (eg_htab_add_key(&p->by_uid, (const char *)&r->uids[j], sizeof(r->uids[j]), i))
 					return -ENOMEM;
 			continue;
 		}
@@ -294,17 +100,17 @@ int eg_policy_compile(struct eg_policy *p)
 
 			switch (eg_glob_key(r->paths.v[j], &key, &len)) {
 			case EG_KEY_BASENAME:
-				rc = htab_add_n(&p->by_basename, key, len, i);
+				rc = eg_htab_add_key(&p->by_basename, key, len, i);
 				break;
 			case EG_KEY_DIR:
 				k = (uint32_t)count_slashes(key, len);
 				if (k > p->max_dir_slashes)
 					p->max_dir_slashes = k;
-				rc = htab_add_n(&p->by_dir, key, len, i);
+				rc = eg_htab_add_key(&p->by_dir, key, len, i);
 				break;
 			default:
 				p->suffix_lens |= 1ull << (len - 1);
-				rc = htab_add_n(&p->by_suffix, key, len, i);
+				rc = eg_htab_add_key(&p->by_suffix, key, len, i);
 				break;
 			}
 			if (rc)
@@ -317,7 +123,7 @@ int eg_policy_compile(struct eg_policy *p)
 	for (i = 0; i < p->bypass.n; i++)
 		eg_glob_info(p->bypass.v[i], &p->bypass_glob[i]);
 	eg_bypass_refresh(p);
-	if (eg_identity_compile(p))
+	if (eg_identity_compile(p) || eg_alias_compile(p))
 		return -ENOMEM;
 
 	sc = calloc(1, sizeof(*sc));
@@ -328,9 +134,9 @@ int eg_policy_compile(struct eg_policy *p)
 	sc->mctx = pcre2_match_context_create(NULL);
 	sc->join_cap = JOIN_INITIAL;
 	sc->join = malloc(sc->join_cap);
-	/* basename x2, dirs, suffixes, uid, cgroup prefixes (one per '/' and the whole), identity, content, unindexed */
+	/* basename x2, dirs, suffixes, uid, cgroup prefixes (one per '/' and the whole), identity, content, alias, unindexed */
 	sc->ncur = 2 + p->max_dir_slashes + (uint32_t)__builtin_popcountll(p->suffix_lens) + 1 +
-		   p->max_cg_slashes + 1 + 2 + 1;
+		   p->max_cg_slashes + 1 + 2 + 1 + 1;
 	sc->cur = calloc(sc->ncur, sizeof(*sc->cur));
 	if (!sc->md || !sc->mctx || !sc->join || !sc->cur)
 		return -ENOMEM;
@@ -370,6 +176,7 @@ struct eval {
 	const char *rbase;		/* of the path as spelled; NULL when the same */
 	size_t rbase_len;
 	int depth;
+	int container_depth;
 	bool joined;
 	bool join_failed;
 	size_t join_len;
@@ -474,30 +281,6 @@ static int join_args(struct eval *e)
 	return 0;
 }
 
-bool eg_cgroup_under(const char *cg, const char *top)
-{
-	size_t n = strlen(top), i;
-	char anc[4096];
-
-	if (!eg_glob_is_literal(top)) {
-		/* a glob names the cgroups it matches and everything below them */
-		if (!fnmatch(top, cg, 0))
-			return true;
-		for (i = 1; cg[i] && i < sizeof(anc); i++) {
-			if (cg[i] != '/')
-				continue;
-			memcpy(anc, cg, i);
-			anc[i] = '\0';
-			if (!fnmatch(top, anc, 0))
-				return true;
-		}
-		return false;
-	}
-	if (n == 1 && top[0] == '/')
-		return cg[0] == '/';
-	return !strncmp(cg, top, n) && (cg[n] == '\0' || cg[n] == '/');
-}
-
 static bool has_basename(const struct eg_rule *r, const char *b, size_t n)
 {
 	uint32_t i;
@@ -524,8 +307,14 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base,
 	const struct eg_exec_req *req = e->req;
 	uint32_t i;
 	unsigned int a;
+	int depth;
 
-	if (e->depth < r->min_depth || e->depth > r->max_depth)
+	/* a rule scoped to contexts: bit 0 is "none", bit N the context N */
+	if (r->ctx_mask && !(r->ctx_mask & (1u << (req->context & 31))))
+		return false;
+	/* a rule scoped to cgroups speaks of depth in the container, where there is one */
+	depth = r->cgroups.n && req->in_container ? e->container_depth : e->depth;
+	if (depth < r->min_depth || depth > r->max_depth)
 		return false;
 	if (r->n_uids) {
 		for (i = 0; i < r->n_uids && r->uids[i] != req->euid; i++)
@@ -546,6 +335,9 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base,
 
 		if (!named && r->decision != EG_DECISION_ALLOW && e->rbase)
 			named = (via_req && r->indexed_by_basename) || has_basename(r, e->rbase, e->rbase_len);
+		/* an allow: a name root's own links give this very file (alias.c) */
+		if (!named && r->decision == EG_DECISION_ALLOW && req->ino)
+			named = eg_rule_has_alias(r, req->dev, req->ino);
 		if (!named)
 			return false;
 	}
@@ -692,6 +484,14 @@ static int first_match(struct eval *e)
 			}
 		}
 	}
+	/* an allow whose names root's own links give this file */
+	if (p->by_alias.used && e->req->ino) {
+		struct eg_file_id id = { e->req->dev, e->req->ino };
+
+		b = eg_htab_find(&p->by_alias, (const char *)&id, sizeof(id), eg_hash((const char *)&id, sizeof(id)));
+		if (b)
+			cur[nc++] = (struct eg_cursor){ b->idx, b->n, 0 };
+	}
 	if (p->n_unindexed)
 		cur[nc++] = (struct eg_cursor){ p->unindexed, p->n_unindexed, 0 };
 
@@ -735,6 +535,25 @@ void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *othe
 {
 	if (policy_decision_rank(other->decision) > policy_decision_rank(into->decision))
 		*into = *other;
+}
+
+/* A context's limits: read here, where every verdict is made (contexts.c calls the evaluator). */
+bool policy_context_over(const struct eg_policy *p, const struct eg_exec_req *req, const char **why)
+{
+	const struct eg_context *c;
+
+	if (!p || !req->context || req->context > p->n_contexts)
+		return false;
+	c = &p->contexts[req->context - 1];
+	if (c->max_depth >= 0 && req->context_depth > c->max_depth) {
+		*why = "deeper than its context's max_depth";
+		return true;
+	}
+	if (c->max_shells >= 0 && req->shells > (unsigned int)c->max_shells) {
+		*why = "more shells in a row than its context's max_consecutive_shells";
+		return true;
+	}
+	return false;
 }
 
 static void set_error(const struct eg_policy *p, const struct eg_exec_req *req, const char *why,
@@ -786,6 +605,7 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 	/* Older than the tracer: nested unless the policy says otherwise. */
 	if (!req->depth_known && !p->settings.unknown_depth_direct && e.depth < 1)
 		e.depth = 1;
+	e.container_depth = req->container_depth < 0 ? 0 : req->container_depth;
 
 	/* Bypass first, whatever the argv: the infrastructure, by identity. */
 	if (p->bypass.n && policy_bypass_allowed(p, e.filename, req->dev, req->ino, req->foreign_ns)) {
@@ -794,6 +614,12 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 	}
 	if (e.budget->exceeded) {
 		set_error(p, req, "evaluation budget exceeded (regular expressions took too long)", ret);
+		return;
+	}
+	/* past its context's limits: refused, whatever the rules say */
+	if (policy_context_over(p, req, &ret->message)) {
+		ret->decision = EG_DECISION_DENY;
+		ret->rule = "context_limit";
 		return;
 	}
 

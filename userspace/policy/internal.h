@@ -10,6 +10,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdarg.h>
+#include "match/glob.h"
+#include "match/htab.h"
 #include "policy/policy.h"
 #include "util/digest.h"
 
@@ -37,24 +39,14 @@ struct eg_strv {
 	uint32_t n;
 };
 
-/*
- * What fnmatch must find at the ends of a name: the literal bytes before
- * the first and after the last metacharacter, checked with memcmp before
- * fnmatch (which is slow) gets to say no.
- */
-struct eg_glob {
-	uint16_t len;
-	uint16_t pre;
-	uint16_t suf;
-	bool literal;			/* no metacharacter: equality */
-};
-
-#define EG_SUFFIX_KEY_MAX 64		/* by_suffix keys: the last bytes of a literal suffix */
-
 struct eg_regex {
 	pcre2_code *code;
 	char *src;
 	struct eg_pos pos;
+};
+
+struct eg_file_id {
+	uint64_t dev, ino;		/* dev in the kernel's encoding (eg_kdev) */
 };
 
 struct eg_rule {
@@ -70,8 +62,13 @@ struct eg_rule {
 	uint32_t n_args;
 	uint32_t n_args_patterns;
 	bool indexed_by_basename;	/* reached only through its basenames */
+	struct eg_file_id *alias_ids;	/* an allow: files its names lead to through root's links (alias.c) */
+	uint32_t n_alias_ids;
 	bool has_context;
 	bool has_decision;
+	uint32_t ctx_mask;		/* contexts: bit 0 none, bit N context N; 0: any */
+	uint32_t ident_of;		/* an identity (p->idents): its context's id */
+	struct eg_strv ctx_names;	/* contexts: as written, resolved into ctx_mask after the file */
 	struct eg_regex *args;		/* each must match one whole argument */
 	struct eg_regex *args_patterns;	/* searched in argv[1..] joined by ' ' */
 	struct eg_strv cgroups;		/* normalized: no trailing '/', "/" for the root */
@@ -81,19 +78,13 @@ struct eg_rule {
 	struct eg_pos pos, name_pos, decision_pos;
 };
 
-/* String -> ascending list of rule indices; open addressing. */
-struct eg_bucket {
-	const char *key;		/* borrowed from a rule; keylen bytes, not NUL-terminated */
-	uint32_t keylen;
-	uint32_t hash;
-	uint32_t *idx;
-	uint32_t n, cap;
-};
-
-struct eg_htab {
-	struct eg_bucket *b;
-	uint32_t mask;			/* capacity - 1, capacity a power of 2 */
-	uint32_t used;
+/* An agent context (top-level "contexts:"): id = index + 1. */
+struct eg_context {
+	char *name;
+	struct eg_pos pos;
+	int32_t max_depth;		/* limits.max_depth; -1: none */
+	int32_t max_shells;		/* limits.max_consecutive_shells; -1: none */
+	uint32_t n_ident;		/* identities in p->idents */
 };
 
 struct eg_cursor {
@@ -113,10 +104,6 @@ struct eg_scratch {
 	size_t join_cap;
 	struct eg_cursor *cur;
 	uint32_t ncur;
-};
-
-struct eg_file_id {
-	uint64_t dev, ino;		/* dev in the kernel's encoding (eg_kdev) */
 };
 
 /*
@@ -156,6 +143,7 @@ struct eg_policy {
 	struct eg_htab by_cgroup;	/* ... or else their cgroups */
 	struct eg_htab by_ident;	/* dev+ino of files literal paths name */
 	struct eg_htab by_content;	/* sha256 of those files */
+	struct eg_htab by_alias;	/* dev+ino of files allows name through root's own links */
 	struct eg_htab by_size;		/* their sizes: whether an exec's file is worth hashing */
 	uint64_t hashed_bytes;
 	uint32_t max_cg_slashes;	/* most '/' in a by_cgroup key */
@@ -168,6 +156,9 @@ struct eg_policy {
 	char *source;			/* the bytes it was loaded from */
 	size_t source_len;
 	struct eg_scratch *scratch;
+	struct eg_context *contexts;	/* ids 1..n_contexts */
+	uint32_t n_contexts;
+	struct eg_policy *idents;	/* the contexts' identities, as allow rules (ident_of) */
 	/* filesystem:, network:, environment:, on_unsupported: (the session's boundary) */
 	struct eg_strv fs_read, fs_write, fs_execute, env_deny;
 	uint16_t *connect_tcp, *bind_tcp;
@@ -186,32 +177,23 @@ void eg_strv_free(struct eg_strv *s);
 int eg_parse_duration_ms(const char *s, uint64_t *ret_ms);
 
 /* policy_eval.c */
-uint32_t eg_hash(const char *s, size_t n);
-struct eg_bucket *eg_htab_find(const struct eg_htab *t, const char *key, size_t n, uint32_t h);
-int eg_htab_add(struct eg_htab *t, const char *key, uint32_t idx);
-/* The same for a binary key of n bytes (borrowed: it must outlive the table). */
-int eg_htab_add_key(struct eg_htab *t, const char *key, size_t n, uint32_t idx);
-void eg_htab_free(struct eg_htab *t);
 /* Builds the indexes and the scratch space: the last step of a load. */
 int eg_policy_compile(struct eg_policy *p);
-bool eg_glob_is_literal(const char *g);
-enum eg_key_kind { EG_KEY_NONE, EG_KEY_BASENAME, EG_KEY_DIR, EG_KEY_SUFFIX };
-/* What a path glob requires of a filename: its basename, a directory prefix, or a tail. */
-enum eg_key_kind eg_glob_key(const char *g, const char **ret_key, size_t *ret_len);
-void eg_glob_info(const char *g, struct eg_glob *ret);
-/* fnmatch(g, s, 0) == 0, with the literal ends checked first. */
-bool eg_glob_match(const char *g, const struct eg_glob *gi, const char *s, size_t slen);
-/* cg is top or below it (cgroup v2 paths, component boundaries). */
-bool eg_cgroup_under(const char *cg, const char *top);
 /* pattern matches the empty string (interpreted, no scratch needed) */
 bool eg_regex_matches_empty(const struct eg_regex *re);
 
 /* identity.c */
 int eg_identity_compile(struct eg_policy *p);
 
+/* alias.c */
+int eg_alias_compile(struct eg_policy *p);
+bool eg_rule_has_alias(const struct eg_rule *r, uint64_t dev, uint64_t ino);
+
 /* bypass.c */
 /* Expands the internal_bypass entries into file identities (load, reload). */
 void eg_bypass_refresh(struct eg_policy *p);
+/* dir (an absolute, resolved path) and every directory above it are root's and nobody else's to write */
+bool eg_trusted_dirs(const char *dir);
 
 /* policy_lint.c: adds warnings only. */
 void eg_policy_lint(const struct eg_policy *p, const char *file, struct eg_diags *d);

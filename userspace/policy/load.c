@@ -34,14 +34,15 @@ struct loader {
 	unsigned int nerr;
 	struct eg_policy *p;
 	struct eg_htab names;		/* rule name -> index, for duplicates */
+	struct eg_policy *top;		/* the policy (l->p is its identities' while they are read) */
 	uint32_t n_items;		/* list items so far */
 };
 
 /* Keys per mapping; enum values index these tables. */
 enum { ROOT_SANDBOX, ROOT_COMMANDS, ROOT_DEFAULT_DECISION, ROOT_UNKNOWN_DEPTH, ROOT_KERNEL_APPROVAL,
-       ROOT_FILESYSTEM, ROOT_NETWORK, ROOT_ENVIRONMENT, ROOT_ON_UNSUPPORTED };
+       ROOT_CONTEXTS, ROOT_FILESYSTEM, ROOT_NETWORK, ROOT_ENVIRONMENT, ROOT_ON_UNSUPPORTED };
 static const char *const root_keys[] = { "sandbox", "commands", "default_decision", "unknown_depth",
-					 "kernel_approval", "filesystem", "network", "environment",
+					 "kernel_approval", "contexts", "filesystem", "network", "environment",
 					 "on_unsupported", NULL };
 
 /* The session's boundary: filesystem:, network:, environment: */
@@ -69,11 +70,20 @@ static const char *const execve_keys[] = {
 };
 
 enum { R_NAME, R_BASENAMES, R_PATHS, R_ARGS_PATTERNS, R_ARGS, R_CONTEXT, R_CGROUPS, R_UIDS,
-       R_DECISION, R_MESSAGE };
+       R_DECISION, R_MESSAGE, R_CONTEXTS };
 static const char *const rule_keys[] = {
 	"name", "basenames", "paths", "args_patterns", "args", "context", "cgroups", "uids",
-	"decision", "message", NULL
+	"decision", "message", "contexts", NULL
 };
+
+/* What an identity matches on: the program, its arguments, who runs it. */
+#define IDENT_KEYS ((1u << R_BASENAMES) | (1u << R_PATHS) | (1u << R_ARGS) | (1u << R_UIDS))
+
+enum { AC_NAME, AC_IDENTITIES, AC_LIMITS };
+static const char *const actx_keys[] = { "name", "identities", "limits", NULL };
+
+enum { LIM_MAX_DEPTH, LIM_MAX_SHELLS };
+static const char *const limit_keys[] = { "max_depth", "max_consecutive_shells", NULL };
 
 enum { CTX_MIN_DEPTH, CTX_MAX_DEPTH };
 static const char *const context_keys[] = { "min_depth", "max_depth", NULL };
@@ -90,6 +100,8 @@ static const struct {
 	{ "sandbox.seccomp.execve", execve_keys },
 	{ "a rule (an item of commands)", rule_keys },
 	{ "a rule's context mapping", context_keys },
+	{ "a context (an item of contexts)", actx_keys },
+	{ "a context's limits", limit_keys },
 	{ "filesystem", filesystem_keys },
 	{ "network", network_keys },
 	{ "environment", environment_keys },
@@ -909,12 +921,16 @@ static struct eg_rule *new_rule(struct loader *l)
 	return r;
 }
 
-static int parse_rule(struct loader *l)
+/*
+ * A rule of commands, or (ident, the context's id) one of a context's
+ * identities: a matcher of the same keys, without name, decision or scope.
+ */
+static int parse_rule(struct loader *l, uint32_t ident)
 {
 	struct regex_list rl;
 	struct map_iter it;
 	struct eg_rule *r;
-	uint32_t idx;
+	uint32_t idx, extra;
 	int k = 0, rc = 0;
 
 	r = new_rule(l);
@@ -922,7 +938,8 @@ static int parse_rule(struct loader *l)
 		return -EINVAL;
 	idx = (uint32_t)(r - l->p->rules);
 	r->pos = ev_pos(l);
-	map_begin(l, &it, rule_keys, "in a rule");
+	r->ident_of = ident;
+	map_begin(l, &it, rule_keys, ident ? "in an identity" : "in a rule");
 	while (rc == 0 && (k = map_next(l, &it)) >= 0) {
 		/* p->rules does not move while one rule is read: r stays valid. */
 		switch (k) {
@@ -932,7 +949,7 @@ static int parse_rule(struct loader *l)
 			if (r->name && !r->name[0]) {
 				err(l, r->name_pos, "rule name is empty");
 			} else if (r->name && (!strcmp(r->name, "default") || !strcmp(r->name, "internal_bypass") ||
-					       !strcmp(r->name, "on_truncated"))) {
+					       !strcmp(r->name, "on_truncated") || !strcmp(r->name, "context_limit"))) {
 				/* Verdicts that no rule decided carry these names. */
 				err(l, r->name_pos, "rule name '%s' is reserved; choose another", r->name);
 			} else if (r->name) {
@@ -978,12 +995,28 @@ static int parse_rule(struct loader *l)
 		case R_MESSAGE:
 			r->message = get_string(l, "message", true);
 			break;
+		case R_CONTEXTS:
+			rc = each_item(l, "contexts", "a list of context names, e.g. [claude] or [none]",
+				       strv_item, &r->ctx_names);
+			break;
 		}
 		if (l->fatal)
 			return -EINVAL;
 	}
 	if (rc || k == -2)
 		return -EINVAL;
+	if (ident) {
+		extra = it.seen & ~IDENT_KEYS;
+		for (k = 0; rule_keys[k]; k++)
+			if (extra & (1u << k))
+				err(l, it.first[k], "'%s' does not belong in an identity, which says what the "
+				    "program is (basenames, paths, args, uids)", rule_keys[k]);
+		if (!(it.seen & IDENT_KEYS))
+			err(l, r->pos, "an identity needs basenames, paths, args or uids");
+		r->decision = EG_DECISION_ALLOW;
+		r->has_decision = true;
+		return 0;
+	}
 	if (!(it.seen & (1u << R_NAME)))
 		err(l, r->pos, "rule has no 'name'");
 	if (!(it.seen & (1u << R_DECISION)))
@@ -1008,8 +1041,191 @@ static int parse_commands(struct loader *l)
 				return -EINVAL;
 			continue;
 		}
-		if (parse_rule(l))
+		if (parse_rule(l, 0))
 			return -EINVAL;
+	}
+}
+
+static void settings_defaults(struct eg_policy_settings *s);
+
+/* A context's identities: a list of matchers, read into the identities' policy. */
+static int parse_identities(struct loader *l, uint32_t id)
+{
+	struct eg_context *c = &l->top->contexts[id - 1];
+	struct eg_pos pos = ev_pos(l);
+	int rc = 0;
+
+	if (l->ev.type != YAML_SEQUENCE_START_EVENT)
+		return wrong_type(l, "identities", "a list of matchers, e.g. [{paths: [/usr/local/bin/agent]}]");
+	l->p = l->top->idents;
+	for (;;) {
+		if (next(l)) {
+			rc = -EINVAL;
+			break;
+		}
+		if (l->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		if (l->ev.type != YAML_MAPPING_START_EVENT) {
+			err(l, ev_pos(l), "each identity is a mapping (- paths: [...]), got %s", kind(l));
+			if (skip(l)) {
+				rc = -EINVAL;
+				break;
+			}
+			continue;
+		}
+		if (parse_rule(l, id)) {
+			rc = -EINVAL;
+			break;
+		}
+		c->n_ident++;
+	}
+	l->p = l->top;
+	if (!rc && !c->n_ident)
+		err(l, pos, "'identities' is an empty list: the context could never be entered");
+	return rc;
+}
+
+static int parse_limits(struct loader *l, struct eg_context *c)
+{
+	struct map_iter it;
+	long long v;
+	int k, rc;
+
+	if (l->ev.type != YAML_MAPPING_START_EVENT)
+		return wrong_type(l, "limits", "a mapping, e.g. {max_depth: 8, max_consecutive_shells: 2}");
+	map_begin(l, &it, limit_keys, "in a context's limits");
+	while ((k = map_next(l, &it)) >= 0) {
+		rc = get_int(l, limit_keys[k], k == LIM_MAX_SHELLS ? 1 : 0, 65535, &v);
+		if (rc < 0)
+			return -EINVAL;
+		if (rc)
+			continue;
+		if (k == LIM_MAX_DEPTH)
+			c->max_depth = (int32_t)v;
+		else
+			c->max_shells = (int32_t)v;
+	}
+	return k == -2 ? -EINVAL : 0;
+}
+
+static int parse_one_context(struct loader *l)
+{
+	struct eg_policy *p = l->top;
+	struct eg_context *c;
+	struct map_iter it;
+	uint32_t id;
+	int k = 0, rc = 0;
+
+	if (p->n_contexts >= EG_POLICY_MAX_CONTEXTS) {
+		err(l, ev_pos(l), "more than %u contexts (the kernel keeps one of 31 ids per task)",
+		    EG_POLICY_MAX_CONTEXTS);
+		return skip(l);
+	}
+	if (!p->contexts) {
+		p->contexts = calloc(EG_POLICY_MAX_CONTEXTS, sizeof(*p->contexts));
+		if (!p->contexts) {
+			oom(l);
+			return -ENOMEM;
+		}
+	}
+	id = ++p->n_contexts;
+	c = &p->contexts[id - 1];
+	c->pos = ev_pos(l);
+	c->max_depth = -1;
+	c->max_shells = -1;
+	map_begin(l, &it, actx_keys, "in a context");
+	while (!rc && (k = map_next(l, &it)) >= 0) {
+		switch (k) {
+		case AC_NAME: {
+			struct eg_pos pos = ev_pos(l);
+			uint32_t j;
+
+			c->name = get_string(l, "name", false);
+			if (!c->name)
+				break;
+			if (!strcmp(c->name, "none")) {
+				err(l, pos, "context name 'none' is reserved (a rule's contexts: [none] means outside any)");
+				break;
+			}
+			for (j = 0; j + 1 < id; j++)
+				if (p->contexts[j].name && !strcmp(p->contexts[j].name, c->name))
+					err(l, pos, "duplicate context name '%s' (first at line %d)", c->name,
+					    p->contexts[j].pos.line);
+			break;
+		}
+		case AC_IDENTITIES:
+			rc = parse_identities(l, id);
+			break;
+		case AC_LIMITS:
+			rc = parse_limits(l, c);
+			break;
+		}
+		if (l->fatal)
+			return -EINVAL;
+	}
+	if (rc || k == -2)
+		return -EINVAL;
+	if (!(it.seen & (1u << AC_NAME)))
+		err(l, c->pos, "context has no 'name'");
+	if (!(it.seen & (1u << AC_IDENTITIES)))
+		err(l, c->pos, "context '%s' has no 'identities': nothing would enter it",
+		    c->name ? c->name : "?");
+	return 0;
+}
+
+static int parse_contexts(struct loader *l)
+{
+	if (l->ev.type != YAML_SEQUENCE_START_EVENT)
+		return wrong_type(l, "contexts", "a list of contexts (- name: ...)");
+	if (!l->top->idents) {
+		struct eg_policy *q = calloc(1, sizeof(*q));
+
+		if (!q) {
+			oom(l);
+			return -ENOMEM;
+		}
+		settings_defaults(&q->settings);
+		q->no_files = l->top->no_files;
+		memcpy(q->sha256, l->top->sha256, sizeof(q->sha256));
+		l->top->idents = q;
+	}
+	for (;;) {
+		if (next(l))
+			return -EINVAL;
+		if (l->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		if (l->ev.type != YAML_MAPPING_START_EVENT) {
+			err(l, ev_pos(l), "each item of 'contexts' must be a mapping (- name: ...), got %s", kind(l));
+			if (skip(l))
+				return -EINVAL;
+			continue;
+		}
+		if (parse_one_context(l))
+			return -EINVAL;
+	}
+}
+
+/* Rules' contexts: names, now that every context is known, into masks. */
+static void resolve_contexts(struct loader *l)
+{
+	struct eg_policy *p = l->top;
+	size_t i;
+	uint32_t j, id;
+
+	for (i = 0; i < p->n_rules; i++) {
+		struct eg_rule *r = &p->rules[i];
+
+		for (j = 0; j < r->ctx_names.n; j++) {
+			const char *n = r->ctx_names.v[j];
+
+			id = strcmp(n, "none") ? policy_context_id(p, n) : 0;
+			if (!id && strcmp(n, "none")) {
+				err(l, r->ctx_names.pos[j], "rule '%s' names context '%.64s', which the policy does "
+				    "not define (contexts: [- name: %.64s ...])", r->name ? r->name : "?", n, n);
+				continue;
+			}
+			r->ctx_mask |= 1u << id;
+		}
 	}
 }
 
@@ -1332,6 +1548,9 @@ static int parse_root(struct loader *l)
 		case ROOT_KERNEL_APPROVAL:
 			rc = get_word(l, "kernel_approval", "deny", "audit", &l->p->settings.kernel_approval_audit);
 			break;
+		case ROOT_CONTEXTS:
+			rc = parse_contexts(l);
+			break;
 		case ROOT_FILESYSTEM:
 			rc = parse_filesystem(l);
 			break;
@@ -1431,6 +1650,7 @@ int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigne
 	l.file = name;
 	l.diags = diags;
 	l.p = p;
+	l.top = p;
 	if (!yaml_parser_initialize(&l.yp)) {
 		eg_diag_add(diags, name, (struct eg_pos){}, false, "out of memory");
 		policy_free(p);
@@ -1438,6 +1658,9 @@ int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigne
 	}
 	yaml_parser_set_input_string(&l.yp, (const unsigned char *)buf, len);
 	rc = parse_stream(&l);
+	l.p = p;
+	if (!rc)
+		resolve_contexts(&l);
 	if (l.have_ev)
 		yaml_event_delete(&l.ev);
 	yaml_parser_delete(&l.yp);
@@ -1445,6 +1668,8 @@ int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigne
 	boundary_views(p);
 	if (!rc && !l.nerr) {
 		rc = eg_policy_compile(p);
+		if (!rc && p->idents)
+			rc = eg_policy_compile(p->idents);
 		if (rc)
 			oom(&l);
 	}

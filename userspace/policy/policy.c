@@ -143,7 +143,9 @@ static void rule_free(struct eg_rule *r)
 	eg_strv_free(&r->paths);
 	free(r->path_glob);
 	free(r->path_ids);
+	free(r->alias_ids);
 	eg_strv_free(&r->cgroups);
+	eg_strv_free(&r->ctx_names);
 	regexes_free(r->args_patterns, r->n_args_patterns);
 	regexes_free(r->args, r->n_args);
 	free(r->uids);
@@ -166,11 +168,16 @@ void policy_free(struct eg_policy *p)
 	eg_htab_free(&p->by_cgroup);
 	eg_htab_free(&p->by_ident);
 	eg_htab_free(&p->by_content);
+	eg_htab_free(&p->by_alias);
 	eg_htab_free(&p->by_size);
 	free(p->bypass_glob);
 	free(p->bypass_ids);
 	free(p->source);
 	free(p->unindexed);
+	for (i = 0; i < p->n_contexts; i++)
+		free(p->contexts[i].name);
+	free(p->contexts);
+	policy_free(p->idents);
 	eg_strv_free(&p->fs_read);
 	eg_strv_free(&p->fs_write);
 	eg_strv_free(&p->fs_execute);
@@ -239,6 +246,7 @@ int policy_rule_info(const struct eg_policy *p, size_t i, struct eg_rule_info *r
 	ret->n_args = r->n_args;
 	ret->min_depth = r->min_depth;
 	ret->max_depth = r->max_depth == EG_DEPTH_INF ? -1 : r->max_depth;
+	ret->ctx_mask = r->ctx_mask;
 	return 0;
 }
 
@@ -288,6 +296,13 @@ void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg)
 	struct eg_pos nowhere = { 0, 0 };
 
 	eg_diag_add(d, file, nowhere, false, "%s", msg);
+}
+
+void eg_diags_add_warning(struct eg_diags *d, const char *file, int line, int col, const char *msg)
+{
+	struct eg_pos at = { line, col };
+
+	eg_diag_add(d, file, at, true, "%s", msg);
 }
 
 size_t policy_content_sizes(const struct eg_policy *p, uint64_t *out, size_t max)

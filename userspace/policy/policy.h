@@ -51,6 +51,12 @@ struct eg_exec_req {
 	unsigned int argc;
 	int depth;			/* 0 = direct, >= 1 = nested (relative when !depth_known) */
 	bool depth_known;		/* false: the tracer never saw this tree start */
+	/*
+	 * In a container (a pid namespace not the host's): the depth from the
+	 * container's first exec, which rules scoped with cgroups judge.
+	 */
+	bool in_container;
+	int container_depth;
 	const char *cgroup;		/* cgroup v2 path from the hierarchy root ("/a/b"), NULL if unknown */
 	uint32_t euid;			/* uids: rules match the effective uid */
 	uint64_t dev, ino;		/* the file's identity (st_dev as the kernel encodes it), 0 if unknown */
@@ -58,6 +64,15 @@ struct eg_exec_req {
 	const char *content_path;	/* where the file can be read to compare content (/proc/PID/exe), or NULL */
 	const uint8_t *content_sha;	/* its SHA-256, taken by the caller (then nothing is read here), or NULL */
 	bool foreign_ns;		/* runs in another mount namespace than the daemon's */
+	/*
+	 * The agent context the task is in (policy "contexts:", id 1..; 0:
+	 * none), the depth from its identity exec (0 for it) and the shell
+	 * images in a row up to this one (0: not a shell). Rules with
+	 * "contexts:" and the contexts' limits read these.
+	 */
+	uint32_t context;
+	int context_depth;
+	unsigned int shells;
 	bool truncated;			/* argv (or filename) was cut */
 	bool apply_on_truncated;	/* a supervised session: on_truncated decides a cut argv */
 	struct eg_eval_budget *budget;	/* NULL: a fresh budget for this call */
@@ -116,6 +131,8 @@ struct eg_diags {
 void eg_diags_free(struct eg_diags *d);
 /* Adds an error not tied to a place in the file. */
 void eg_diags_add_error(struct eg_diags *d, const char *file, const char *msg);
+/* Adds a warning at FILE:LINE:COL (0: no place), from a caller's own lint. */
+void eg_diags_add_warning(struct eg_diags *d, const char *file, int line, int col, const char *msg);
 
 struct eg_policy;
 
@@ -215,6 +232,7 @@ struct eg_rule_info {
 	size_t n_args;
 	int min_depth;			/* 0 when the rule has no context */
 	int max_depth;			/* -1: no upper bound */
+	uint32_t ctx_mask;		/* contexts: bit 0 none, bit N context N; 0: in every one and outside */
 };
 
 /* -ERANGE if i >= policy_rule_count(p). */
@@ -228,6 +246,11 @@ const char *policy_rule_regex(const struct eg_policy *p, size_t i, bool whole, s
  * (dev in the kernel's encoding, inode); -ERANGE past the last.
  */
 int policy_rule_file_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino);
+/*
+ * The k-th file rule i (an allow) names through root's own links from one
+ * of its basenames (/usr/bin/gcc -> x86_64-linux-gnu-gcc-12); -ERANGE past the last.
+ */
+int policy_rule_alias_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino);
 /* The k-th file internal_bypass names on this host (at load); -ERANGE past the last. */
 int policy_bypass_file_id(const struct eg_policy *p, size_t k, uint64_t *dev, uint64_t *ino);
 
@@ -243,5 +266,43 @@ const char *const *policy_internal_bypass(const struct eg_policy *p, size_t *ret
  */
 bool policy_bypass_allowed(const struct eg_policy *p, const char *filename, uint64_t dev,
 			   uint64_t ino, bool foreign_ns);
+
+/*
+ * Agent contexts (top-level "contexts:"): ids 1..policy_context_count().
+ * An exec that matches one of a context's identities enters it; rules
+ * with "contexts:" apply only there (or, with "none", outside any).
+ */
+#define EG_POLICY_MAX_CONTEXTS	31
+struct eg_context_info {
+	const char *name;
+	int line, column;
+	int max_depth;			/* limits.max_depth; -1: none */
+	int max_shells;			/* limits.max_consecutive_shells; -1: none */
+	size_t n_identities;
+};
+size_t policy_context_count(const struct eg_policy *p);
+/* id 1..count; -ERANGE otherwise. */
+int policy_context_info(const struct eg_policy *p, uint32_t id, struct eg_context_info *ret);
+/* The id of the context named so; 0: none. */
+uint32_t policy_context_id(const struct eg_policy *p, const char *name);
+/*
+ * The context whose identity the program in req is (the first context in
+ * file order with an identity that matches); 0: none. What req says of its
+ * context and depth is not read.
+ */
+uint32_t policy_context_identity(const struct eg_policy *p, const struct eg_exec_req *req);
+/*
+ * The identities as a policy of allow rules (one per identity, named after
+ * its context; policy_identity_context() maps rule i to its context), for
+ * the kernel compiler; NULL when the policy has no contexts.
+ */
+const struct eg_policy *policy_identities(const struct eg_policy *p);
+uint32_t policy_identity_context(const struct eg_policy *idents, size_t i);
+/* The resolved file is a shell (its name: sh, dash, bash, ...), as max_consecutive_shells counts them. */
+bool policy_is_shell(const char *path);
+/* ... an interpreter (node, python3, ...) whose script a context's identity may name. */
+bool policy_is_interpreter(const char *path);
+/* Whether req goes past its context's limits; *why says which (static text). */
+bool policy_context_over(const struct eg_policy *p, const struct eg_exec_req *req, const char **why);
 
 #endif

@@ -941,8 +941,19 @@ static pid_t spawn(const struct spawn *s)
 	setsid();
 	if (s->ctty >= 0)
 		ioctl(s->ctty, TIOCSCTTY, 0);
-	if (dup2(s->fd0, 100) < 0 || dup2(s->fd1, 101) < 0 || dup2(s->fd2, 102) < 0 ||
-	    (s->state_fd >= 0 && dup2(s->state_fd, 103) < 0) || dup2(s->err_fd, 104) < 0 ||
+	/*
+	 * Each fd to its place through 100..104. A source already in that
+	 * range would be overwritten by an earlier dup2 (the daemon holds
+	 * many fds: a state socket at 101 became the command's stdout), so
+	 * every source is first copied above it.
+	 */
+	int src[] = { s->fd0, s->fd1, s->fd2, s->state_fd, s->err_fd };
+
+	for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
+		if (src[i] >= 0 && (src[i] = fcntl(src[i], F_DUPFD, 200)) < 0)
+			_exit(126);
+	if (dup2(src[0], 100) < 0 || dup2(src[1], 101) < 0 || dup2(src[2], 102) < 0 ||
+	    (src[3] >= 0 && dup2(src[3], 103) < 0) || dup2(src[4], 104) < 0 ||
 	    dup2(104, ERR_FD) < 0 || fcntl(ERR_FD, F_SETFD, FD_CLOEXEC))
 		_exit(126);
 	if (dup2(100, 0) < 0 || dup2(101, 1) < 0 || dup2(102, 2) < 0)

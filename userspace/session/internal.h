@@ -107,6 +107,7 @@ void latency_record(struct eg_sessions *s, const struct exec_request *r);
 
 /* The daemon's own root, and what makes a task's root the same (mount id, device, inode). */
 struct eg_roots {
+	const struct eg_loaders *loaders;	/* the host's dynamic loaders */
 	int fd;
 	bool known;
 	uint64_t mnt, dev, ino;
@@ -194,8 +195,11 @@ struct exec_request {
 	bool execveat;
 	int dirfd_num;
 	int at_flags;
-	int depth;
+	int depth;			/* the host's */
 	bool depth_known;
+	int session_depth;		/* from the session's command (0) */
+	bool in_container;		/* its pid namespace is not the host's (read when a rule needs it) */
+	int container_depth;
 	uint32_t euid;
 	char cgroup[512];
 	bool cgroup_read;		/* cgroup is filled in (read lazily: request_cgroup) */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,9 +129,41 @@ static char **strv_dup(const char *const *v, unsigned int n)
  * thread. Absolute paths start at the caller's root, relative ones at its
  * cwd (or execveat's dirfd).
  */
+/*
+ * "/proc/self/fd/N", "/proc/thread-self/fd/N", "/dev/fd/N" (and the rest
+ * after N): the caller's own file descriptor N. Resolved by us, /proc/self
+ * would be the daemon's: the caller's fd table, through the host's /proc,
+ * is what the kernel will open. Returns the host path in buf, or NULL.
+ */
+static const char *own_fd_path(const struct eg_exec_spec *s, const char *path, char *buf, size_t len)
+{
+	static const char *const prefixes[] = { "/proc/self/fd/", "/proc/thread-self/fd/", "/dev/fd/" };
+	const char *rest = NULL, *end;
+	unsigned long n;
+	size_t i;
+
+	if (s->tgid <= 0)
+		return NULL;
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !rest; i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			rest = path + strlen(prefixes[i]);
+	if (!rest || *rest < '0' || *rest > '9')
+		return NULL;
+	n = strtoul(rest, (char **)&end, 10);
+	if (n > INT_MAX || (*end && *end != '/'))
+		return NULL;
+	/* a thread's /proc/thread-self/fd is its files table: the same as its process's unless unshared */
+	if (snprintf(buf, len, "/proc/%d/fd/%lu%s", !strncmp(path, "/proc/thread-self/", 18) ? s->tid : s->tgid,
+		     n, end) >= (int)len)
+		return NULL;
+	return buf;
+}
+
 static int open_target(const struct eg_exec_spec *s, const char *path, bool first, int *ret_fd)
 {
 	int flags = O_PATH | O_CLOEXEC, fd, base;
+	char own[PATH_MAX];
+	const char *host;
 
 	if (first && s->execveat && (s->at_flags & AT_EMPTY_PATH) && !*path) {
 		if (s->dir_fd < 0)
@@ -147,6 +180,14 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 	/* O_PATH|O_NOFOLLOW opens a final symlink itself: describe() answers ELOOP for it */
 	if (first && s->execveat && (s->at_flags & AT_SYMLINK_NOFOLLOW))
 		flags |= O_NOFOLLOW;
+	host = own_fd_path(s, path, own, sizeof(own));
+	if (host) {
+		fd = open(host, flags);
+		if (fd < 0)
+			return -errno;
+		*ret_fd = fd;
+		return 0;
+	}
 	if (path[0] == '/') {
 		if (s->root_fd >= 0) {
 			/*
@@ -306,6 +347,41 @@ static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, 
 	return 0;
 }
 
+/*
+ * A dynamic loader run as the command maps the program it is asked for,
+ * opened as a path from the working directory; a bare name it looks up in
+ * library paths (LD_LIBRARY_PATH, --library-path, its cache), which this
+ * side does not follow: such a program cannot be pinned.
+ */
+static void plan_loader(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
+{
+	struct eg_program *f = &plan->prog[plan->n - 1], *t = &plan->target;
+	char head[EG_BINPRM_BUF + 1];
+	unsigned int at;
+	size_t len = 0;
+	int fd = -1, rc;
+
+	if (!s->loaders || f->kind != EG_PROG_ELF || !loaders_has(s->loaders, f->dev, f->ino))
+		return;
+	at = ldso_target((const char *const *)f->argv, f->argc);
+	if (!at)
+		return;		/* --help, --version, no program: the loader runs alone */
+	plan->loader = EG_LOADER_UNPINNED;
+	if (at >= f->argc || !strchr(f->argv[at], '/'))
+		return;
+	memset(t, 0, offsetof(struct eg_program, argv));
+	snprintf(t->requested, sizeof(t->requested), "%s", f->argv[at]);
+	t->argv = f->argv + at;
+	t->argc = f->argc - at;
+	rc = open_target(s, f->argv[at], false, &fd);
+	if (!rc) {
+		rc = describe(s, fd, t, head, &len);
+		close(fd);
+	}
+	/* a program that is not there (or no ELF): the loader says so and runs nothing */
+	plan->loader = rc ? EG_LOADER_UNPINNED : EG_LOADER_TARGET;
+}
+
 int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 {
 	const char *next_path = s->path;
@@ -316,6 +392,7 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	/* not a memset: the plan is about 50 KiB, of which an exec uses a few hundred bytes */
 	plan->n = 0;
 	plan->err = 0;
+	plan->loader = EG_LOADER_NONE;
 	/* the kernel's name for the file: what a script's interpreter receives */
 	if (!s->execveat || s->dir_fd_num == AT_FDCWD || s->path[0] == '/')
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "%s", s->path);
@@ -409,6 +486,8 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 			break;
 		}
 	}
+	if (!rc)
+		plan_loader(s, plan);
 	plan->err = rc;
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "util/loaders.h"
 
 #define EG_MAX_PROGRAMS		6	/* the file and up to 5 interpreters (exec_binprm: depth > 5 is ELOOP) */
 #define EG_BINPRM_BUF		256	/* what the kernel reads of a file to choose a handler */
@@ -64,12 +65,28 @@ struct eg_exec_spec {
 	/* files of these sizes are hashed (a policy names a file of that size by content) */
 	const uint64_t *content_sizes;
 	unsigned int n_content_sizes;
+	/* the dynamic loaders: run as the command, the program each is asked to run is a program too */
+	const struct eg_loaders *loaders;
+	/* the caller (its process and thread): what /proc/self, /dev/fd name for it; 0: not known */
+	int tgid, tid;
+};
+
+enum eg_loader_plan {
+	EG_LOADER_NONE,			/* the final program is no loader (or asked for none: --help) */
+	EG_LOADER_TARGET,		/* plan->target is the program the loader will map */
+	EG_LOADER_UNPINNED,		/* a loader asked for a program this side cannot name for sure */
 };
 
 struct eg_exec_plan {
 	struct eg_program prog[EG_MAX_PROGRAMS];
 	unsigned int n;			/* programs found */
 	int err;			/* 0, or -errno the exec will fail with (ENOENT, ELOOP...) */
+	/*
+	 * A loader run as the command (ld.so [options] PROG ARGS): PROG, as the
+	 * loader will open it (its argv points into the final program's).
+	 */
+	enum eg_loader_plan loader;
+	struct eg_program target;
 	char bprm_filename[PATH_MAX + 32]; /* the kernel's bprm->filename */
 };
 

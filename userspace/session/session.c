@@ -853,6 +853,11 @@ static int op_whoami(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_int(&w, t.depth);
 	else
 		jsonw_null(&w);
+	jsonw_key(&w, "session_depth");
+	if (!rc && t.session && (t.flags & EG_TASK_SESSION_DEPTH))
+		jsonw_int(&w, t.session_depth);
+	else
+		jsonw_null(&w);
 	jsonw_bool_field(&w, "restricted", se && se->restricted);
 	jsonw_string_field(&w, "session_name", se && se->name[0] ? se->name : NULL);
 	jsonw_end_object(&w);

@@ -21,6 +21,7 @@
 #include "daemon/loop.h"
 #include "events/format.h"
 #include "policy/policy.h"
+#include "util/loaders.h"
 #include "util/sbuf.h"
 
 struct ctl_server;
@@ -43,6 +44,8 @@ struct eg_sessions_opts {
 	uint32_t argv_cap;		/* the tracer's --max-argv-bytes: a ticket stores at most this */
 	uint32_t host_mnt_ns;
 	struct eg_policy *const *global;	/* the daemon's policy (it may be reloaded) */
+	uint32_t host_pid_ns;
+	const struct eg_loaders *loaders;	/* the host's dynamic loaders (util/loaders.h) */
 	struct eg_sessions_out out;
 };
 

@@ -213,6 +213,18 @@ static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg
 		t->flags |= EG_TICKET_SCRIPT;
 		t->script_dev = r->plan.prog[0].dev;
 		t->script_ino = r->plan.prog[0].ino;
+		/* the scripts between the first and the interpreter, each opened by the kernel in turn */
+		for (i = 1; i + 1 < r->plan.n && t->chain_n < EG_CHAIN_MAX; i++) {
+			t->chain_dev[t->chain_n] = r->plan.prog[i].dev;
+			t->chain_ino[t->chain_n] = r->plan.prog[i].ino;
+			t->chain_n++;
+		}
+	}
+	/* a loader run as the command: the one program it may map */
+	if (r->plan.loader == EG_LOADER_TARGET) {
+		t->flags |= EG_TICKET_LOADER;
+		t->target_dev = r->plan.target.dev;
+		t->target_ino = r->plan.target.ino;
 	}
 	for (i = 0; i < f->argc; i++) {
 		size_t n = strlen(f->argv[i]) + 1;
@@ -351,6 +363,7 @@ void request_json(struct jsonw *w, const struct exec_request *r)
 	jsonw_bool_field(w, "truncated", r->argv_trunc);
 	jsonw_int_field(w, "depth", r->depth);
 	jsonw_bool_field(w, "depth_known", r->depth_known);
+	jsonw_int_field(w, "session_depth", r->session_depth);
 	snprintf(sid, sizeof(sid), "s-%x", r->session->id);
 	jsonw_string_field(w, "session", sid);
 	jsonw_string_field(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
@@ -611,6 +624,7 @@ int supervisor_init(struct eg_sessions *s)
 	if (err)
 		p_dbg("session: the facts program cannot serve here (%s): pidfds and /proc instead",
 		      strerror(-err));
+	s->roots.loaders = s->o.loaders;
 	s->roots.fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (s->roots.fd < 0)
 		return -errno;
@@ -728,6 +742,9 @@ static int plan_request(const struct eg_roots *roots, struct exec_request *r)
 	spec.argc = r->argc;
 	spec.content_sizes = r->content_sizes;
 	spec.n_content_sizes = r->n_content_sizes;
+	spec.loaders = roots->loaders;
+	spec.tgid = r->tgid;
+	spec.tid = r->tid;
 	rc = exec_plan(&spec, &r->plan);
 	r->planned = true;
 out:
@@ -805,6 +822,18 @@ static void facts_for_policy(struct eg_sessions *s, struct exec_request *r)
 
 	if (needs & POLICY_NEEDS_CGROUP)
 		request_cgroup(r);
+	/* rules scoped to cgroups judge the depth in a container: is it in one? */
+	if ((needs & POLICY_NEEDS_CGROUP) && s->o.host_pid_ns) {
+		char path[64];
+		struct stat st;
+
+		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)r->tid);
+		if (!stat(path, &st) && st.st_ino != s->o.host_pid_ns) {
+			r->in_container = true;
+			r->container_depth = r->task.cont_pidns == (uint32_t)st.st_ino ?
+					     r->task.container_depth + 1 : 0;
+		}
+	}
 	if ((needs & POLICY_NEEDS_MNT_NS) && s->o.host_mnt_ns) {
 		char path[64];
 		struct stat st;
@@ -816,8 +845,13 @@ static void facts_for_policy(struct eg_sessions *s, struct exec_request *r)
 
 /* ---- judging ----------------------------------------------------------------- */
 
+/*
+ * One program under one policy. host: the daemon's policy, which judges the
+ * host's depth (nothing a user starts resets it); a session's policy judges
+ * the depth from the session's command.
+ */
 static void judge_one(const struct eg_policy *p, struct exec_request *r, const struct eg_program *pr,
-		      struct eg_eval_budget *budget, struct eg_verdict *acc, bool *first)
+		      bool host, struct eg_eval_budget *budget, struct eg_verdict *acc, bool *first)
 {
 	struct eg_exec_req req = {};
 	struct eg_verdict v;
@@ -826,8 +860,10 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 	req.requested = pr->requested;
 	req.argv = (const char *const *)pr->argv;
 	req.argc = pr->argc;
-	req.depth = r->depth;
-	req.depth_known = r->depth_known;
+	req.depth = host ? r->depth : r->session_depth;
+	req.depth_known = host ? r->depth_known : true;
+	req.in_container = r->in_container;
+	req.container_depth = r->container_depth;
 	req.cgroup = r->cgroup[0] ? r->cgroup : NULL;
 	req.euid = r->euid;
 	req.dev = pr->dev;
@@ -841,6 +877,23 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 	req.truncated = r->argv_trunc;
 	req.apply_on_truncated = true;
 	req.budget = budget;
+	/*
+	 * The daemon's policy knows agent contexts: the one the task is in
+	 * (the kernel's, inherited), or the one this program's identity
+	 * enters; the shells in a row as the kernel counts them.
+	 */
+	if (host && policy_context_count(p)) {
+		uint32_t id = policy_context_identity(p, &req);
+
+		if (id && id != r->task.context) {
+			req.context = id;
+			req.context_depth = 0;
+		} else if (r->task.context) {
+			req.context = r->task.context;
+			req.context_depth = r->task.context_depth + 1;
+		}
+		req.shells = policy_is_shell(pr->path) ? r->task.shells + 1u : 0;
+	}
 	policy_eval(p, &req, &v);
 	if (*first) {
 		*acc = v;
@@ -890,7 +943,8 @@ static void judge(struct eg_sessions *s, struct exec_request *r, struct eg_verdi
 		while (m && n < 64)
 			chain[n++] = stack[--m]->policy;
 	}
-	if (restricted && r->depth >= 1) {
+	/* restricted: nothing below the session's own command (its depth, not the host's) */
+	if (restricted && r->session_depth >= 1) {
 		ret->decision = EG_DECISION_DENY;
 		ret->rule = "restricted";
 		ret->message = "restricted session: only the session's command runs, external commands are refused";
@@ -915,9 +969,22 @@ static void judge(struct eg_sessions *s, struct exec_request *r, struct eg_verdi
 			return;
 		}
 	}
-	for (i = 0; i < n; i++)
+	/* a loader asked for a program by a name it looks up itself: which file is not known */
+	if (r->plan.loader == EG_LOADER_UNPINNED) {
+		ret->decision = EG_DECISION_DENY;
+		ret->rule = "loader";
+		ret->message = "the dynamic loader was asked for a program this supervisor cannot pin "
+			       "(a bare name, or a file that is not there): name it by its path";
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		bool host = *s->o.global && i == 0;
+
 		for (k = 0; k < r->plan.n; k++)
-			judge_one(chain[i], r, &r->plan.prog[k], &budget, ret, &first);
+			judge_one(chain[i], r, &r->plan.prog[k], host, &budget, ret, &first);
+		if (r->plan.loader == EG_LOADER_TARGET)
+			judge_one(chain[i], r, &r->plan.target, host, &budget, ret, &first);
+	}
 }
 
 static const char *action_of(enum eg_decision d)
@@ -1051,6 +1118,8 @@ bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_requ
 	r->session = own;
 	r->depth = (r->task.flags & EG_TASK_KNOWN) ? r->task.depth + 1 : 0;
 	r->depth_known = r->task.flags & EG_TASK_DEPTH_KNOWN;
+	/* a session's command is 0 (its launcher was -1), below it 1 and more */
+	r->session_depth = (r->task.flags & EG_TASK_SESSION_DEPTH) ? r->task.session_depth + 1 : 0;
 	/* the first exec on a new listener is its launcher's: anything else breaks the protocol */
 	if (!se->first_seen) {
 		se->first_seen = true;
@@ -1212,6 +1281,7 @@ void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const s
 	tmp->pidfd = -1;
 	tmp->depth = r->depth;
 	tmp->depth_known = r->depth_known;
+	tmp->session_depth = r->session_depth;
 	tmp->euid = r->euid;
 	tmp->foreign_ns = r->foreign_ns;
 	if (r->cgroup_read) {

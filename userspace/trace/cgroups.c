@@ -84,6 +84,23 @@ int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level)
 	return 0;
 }
 
+int cgroup_relpath(const char *path, char *buf, size_t len)
+{
+	char real[PATH_MAX], root[PATH_MAX];
+	const char *rel;
+	int err;
+
+	err = cgroup_dir(path, real, sizeof(real));
+	if (!err)
+		err = cgroup2_mount(root, sizeof(root));
+	if (err)
+		return err;
+	rel = real + strlen(root);
+	if ((size_t)snprintf(buf, len, "%s", *rel ? rel : "/") >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 #define CACHE_SLOTS 1024	/* direct-mapped: a miss costs one open_by_handle_at */
 
 struct cgroup_cache {

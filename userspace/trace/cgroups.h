@@ -10,6 +10,8 @@
 int cgroup2_mount(char *buf, size_t len);
 /* A cgroup v2 directory (path may be relative to the cgroup2 mount) -> its real path. */
 int cgroup_dir(const char *path, char *buf, size_t len);
+/* A cgroup v2 directory -> its path from the hierarchy's root ("/a/b", as the kernel names it). */
+int cgroup_relpath(const char *path, char *buf, size_t len);
 /* A cgroup v2 directory -> id and level (root = 0); path may be relative to the cgroup2 mount. */
 int cgroup_resolve(const char *path, uint64_t *ret_id, uint32_t *ret_level);
 

@@ -64,31 +64,33 @@ static int grow_argv(struct eg_decoder *d, size_t need)
 
 int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg_record *ret)
 {
-	const char *base = data, *fn, *rq, *in, *sc, *cwd, *argv;
+	const char *base = data, *fn, *rq, *in, *sc, *ch, *cwd, *argv;
 	struct eg_event h;
 	size_t i, start, count = 0;
 
 	if (size < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
-	if (h.type != EG_EVENT_EXEC && h.type != EG_EVENT_EXEC_FAILED)
+	if (h.type != EG_EVENT_EXEC && h.type != EG_EVENT_EXEC_FAILED && h.type != EG_EVENT_LOADED &&
+	    h.type != EG_EVENT_SCOPE)
 		return -EINVAL;
 	if (h.filename_len > EG_FILENAME_MAX || h.requested_len > EG_FILENAME_MAX ||
 	    h.interp_len > EG_FILENAME_MAX || h.script_len > EG_FILENAME_MAX ||
-	    h.cwd_len > EG_CWD_MAX || h.argv_len > EG_ARGV_LIMIT ||
+	    h.chain_len > EG_CHAIN_BYTES || h.cwd_len > EG_CWD_MAX || h.argv_len > EG_ARGV_LIMIT ||
 	    sizeof(h) + (size_t)h.filename_len + h.requested_len + h.interp_len + h.script_len +
-	    h.cwd_len + h.argv_len > size)
+	    h.chain_len + h.cwd_len + h.argv_len > size)
 		return -EINVAL;
 	fn = base + sizeof(h);
 	rq = fn + h.filename_len;
 	in = rq + h.requested_len;
 	sc = in + h.interp_len;
-	cwd = sc + h.script_len;
+	ch = sc + h.script_len;
+	cwd = ch + h.chain_len;
 	argv = cwd + h.cwd_len;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->h = h;
-	if (h.type == EG_EVENT_EXEC && !(h.flags & EG_F_ANON_FILE)) {
+	if (h.type != EG_EVENT_EXEC_FAILED && !(h.flags & EG_F_ANON_FILE)) {
 		rebuild_path(&d->filename, fn, h.filename_len, h.flags & EG_F_FILE_DELETED);
 		if (d->filename.oom)
 			return -ENOMEM;
@@ -106,6 +108,29 @@ int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg
 		ret->script = (struct eg_str){ d->script.data, d->script.len };
 	}
 
+	/* eg_chain_ent and its path, for each middle script */
+	for (i = 0; i + sizeof(struct eg_chain_ent) <= h.chain_len && ret->chain_n < EG_CHAIN_MAX;) {
+		struct eg_chain_ent ent;
+		struct eg_chain_view *v = &ret->chain[ret->chain_n];
+
+		memcpy(&ent, ch + i, sizeof(ent));
+		i += sizeof(ent);
+		if (ent.len > h.chain_len - i)
+			return -EINVAL;
+		v->dev = ent.dev;
+		v->ino = ent.ino;
+		v->flags = ent.flags;
+		if (ent.flags & EG_CE_ANON) {
+			v->path = plain(ch + i, ent.len);
+		} else {
+			rebuild_path(&d->chain[ret->chain_n], ch + i, ent.len, ent.flags & EG_CE_DELETED);
+			if (d->chain[ret->chain_n].oom)
+				return -ENOMEM;
+			v->path = (struct eg_str){ d->chain[ret->chain_n].data, d->chain[ret->chain_n].len };
+		}
+		i += ent.len;
+		ret->chain_n++;
+	}
 	rebuild_path(&d->cwd, cwd, h.cwd_len, h.flags & EG_F_CWD_DELETED);
 	if (d->cwd.oom)
 		return -ENOMEM;
@@ -136,6 +161,8 @@ void decoder_free(struct eg_decoder *d)
 	sbuf_free(&d->cwd);
 	sbuf_free(&d->filename);
 	sbuf_free(&d->script);
+	for (size_t k = 0; k < EG_CHAIN_MAX; k++)
+		sbuf_free(&d->chain[k]);
 	free(d->argv);
 	memset(d, 0, sizeof(*d));
 }

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 #include "execgate.h"
 #include "util/sbuf.h"
@@ -19,16 +20,27 @@ struct eg_str {
 	size_t len;
 };
 
+/* A middle script of a '#!' chain (chain[] of the record). */
+struct eg_chain_view {
+	uint64_t dev, ino;
+	struct eg_str path;		/* rebuilt "/a/b" (its name alone for EG_CE_ANON) */
+	uint16_t flags;			/* EG_CE_* */
+};
+
 struct eg_record {
 	struct eg_event h;		/* a copy: aligned and writable */
 	struct eg_str filename;		/* exec: the file that runs, rebuilt "/a/b"; failed: as passed */
 	struct eg_str requested;	/* exec: the path as spelled (bprm->filename) */
 	struct eg_str interp;		/* a script's interpreter as its '#!' spells it */
 	struct eg_str script;		/* the script file, rebuilt (EG_F_SCRIPT_FOUND) */
+	struct eg_chain_view chain[EG_CHAIN_MAX];	/* a '#!' chain's middle scripts, outermost first */
+	size_t chain_n;
 	struct eg_str cwd;		/* "/a/b", in the caller's buffer */
 	struct eg_str *argv;		/* the whole arguments kept */
 	size_t argv_kept;
 	bool argv_truncated;		/* argv cut (at an argument boundary) */
+	/* a loader run as the command: the kernel's record of the program it mapped, or NULL */
+	const struct eg_record *loaded;
 	bool filename_truncated;
 	bool cwd_truncated;
 };
@@ -38,6 +50,7 @@ struct eg_decoder {
 	struct sbuf cwd;
 	struct sbuf filename;
 	struct sbuf script;
+	struct sbuf chain[EG_CHAIN_MAX];
 	struct eg_str *argv;
 	size_t argv_cap;
 };

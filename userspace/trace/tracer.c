@@ -28,9 +28,10 @@
 
 /* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
 const char *const tracer_pinned_maps[] = {
-	"tasks", "procs", "counters", "tickets", "tickets_small", "control", "events", "scripts",
+	"tasks", "procs", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
+	"loaders",
 	/* kernel rules (enforce/kmaps.c) */
-	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", NULL
+	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
 };
 
 static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
@@ -107,6 +108,44 @@ static void log_verified(struct execgate_bpf *skel)
 	}
 }
 
+/* The loader's own options (execgate.h), for the program that finds what it was asked to run. */
+static int fill_ldso_opts(struct execgate_bpf *skel)
+{
+	static const char *const value[] = { EG_LDSO_OPTS_VALUE }, *const alone[] = { EG_LDSO_OPTS_ALONE };
+	int fd = bpf_map__fd(skel->maps.ldso_opts);
+	struct eg_ldso_opt k;
+	__u32 v;
+	size_t i;
+
+	for (i = 0; i < sizeof(value) / sizeof(value[0]) + sizeof(alone) / sizeof(alone[0]); i++) {
+		const char *o = i < sizeof(value) / sizeof(value[0]) ? value[i] :
+				alone[i - sizeof(value) / sizeof(value[0])];
+
+		memset(&k, 0, sizeof(k));
+		strncpy(k.s, o, sizeof(k.s) - 1);
+		v = i < sizeof(value) / sizeof(value[0]) ? EG_LDSO_OPT_VALUE : EG_LDSO_OPT_ALONE;
+		if (bpf_map_update_elem(fd, &k, &v, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Names the kernel looks a file's name up in (32 bytes, zero-padded). */
+static int fill_names(int fd, const char *const *names, size_t n)
+{
+	struct eg_ldso_opt k;
+	__u32 one = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&k, 0, sizeof(k));
+		strncpy(k.s, names[i], sizeof(k.s) - 1);
+		if (bpf_map_update_elem(fd, &k, &one, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
 		 struct tracer_reuse *ret)
 {
@@ -148,6 +187,8 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
 	reuse_pinned(skel->maps.tickets_small, pin_dir, "tickets_small", NULL);
 	reuse_pinned(skel->maps.scripts, pin_dir, "scripts", NULL);
+	reuse_pinned(skel->maps.chains, pin_dir, "chains", NULL);
+	reuse_pinned(skel->maps.loaders, pin_dir, "loaders", NULL);
 	/* the kernel rules in force stay in force while this copy takes over */
 	reuse_pinned(skel->maps.krules, pin_dir, "krules", NULL);
 	reuse_pinned(skel->maps.kindex, pin_dir, "kindex", NULL);
@@ -155,6 +196,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	reuse_pinned(skel->maps.kglobs, pin_dir, "kglobs", NULL);
 	reuse_pinned(skel->maps.kconf, pin_dir, "kconf", NULL);
 	reuse_pinned(skel->maps.kstate, pin_dir, "kstate", NULL);
+	reuse_pinned(skel->maps.kctx, pin_dir, "kctx", NULL);
 	/* a ring of another size cannot be shared: it is drained after the switch */
 	ret->events = reuse_pinned(skel->maps.events, pin_dir, "events", &ret->old_events_fd);
 	if (ret->control) {
@@ -165,8 +207,12 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	/* the next generation: attached first, acting only once activated */
 	skel->rodata->my_gen = ret->prev_gen + 1 ? ret->prev_gen + 1 : 1;
 
-	/* sched_prepare_exec (6.10+) finds scripts best; older kernels do without */
-	if (!kernel_has_type("btf_trace_sched_prepare_exec"))
+	/*
+	 * sched_prepare_exec (6.10+) finds scripts best; older kernels do
+	 * without (EXECGATE_NO_PREPARE_EXEC=1 does too: how the tests see a
+	 * kernel that cannot pin a script to its file).
+	 */
+	if (!kernel_has_type("btf_trace_sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
@@ -177,14 +223,40 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	 * refused is retried there, a failed session exec's ticket dropped).
 	 */
 	skel->rodata->report_failures = o->exec_failed;
+	skel->rodata->host_pid_ns = o->host_pid_ns;
+	/* BPF LSM checks each file of a session exec as the kernel opens it */
+	skel->rodata->lsm_tickets = o->lsm || o->lsm_cgroup;
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
 	log_verified(skel);
-	for (size_t i = 0; i < o->n_cgroups; i++) {
-		__u32 one = 1;
+	err = fill_ldso_opts(skel);
+	if (!err) {
+		static const char *const shells[] = { EG_SHELL_NAMES }, *const interps[] = { EG_INTERP_NAMES };
+
+		err = fill_names(bpf_map__fd(skel->maps.shells), shells, sizeof(shells) / sizeof(shells[0]));
+		if (!err)
+			err = fill_names(bpf_map__fd(skel->maps.interps), interps,
+					 sizeof(interps) / sizeof(interps[0]));
+	}
+	if (err)
+		goto fail;
+	for (size_t i = 0; i < o->n_cgroups && i < EG_SCOPES_MAX; i++) {
+		struct eg_scope sp = {};
+		__u32 one = 1, k = i;
 
 		if (bpf_map_update_elem(bpf_map__fd(skel->maps.scope), &o->cgroup_ids[i], &one, BPF_ANY)) {
+			err = -errno;
+			goto fail;
+		}
+		/* the path too: a cgroup made again there (a restarted container) is in scope at once */
+		sp.len = strlen(o->cgroup_paths[i]);
+		if (sp.len >= sizeof(sp.path)) {
+			err = -ENAMETOOLONG;
+			goto fail;
+		}
+		memcpy(sp.path, o->cgroup_paths[i], sp.len);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.scope_paths), &k, &sp, BPF_ANY)) {
 			err = -errno;
 			goto fail;
 		}
@@ -216,6 +288,14 @@ int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 	__u32 one = 1;
 
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.launchers), &k, &one, BPF_ANY) ? -errno : 0;
+}
+
+int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
+{
+	struct eg_file_key k = { dev, ino };
+	__u32 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.loaders), &k, &one, BPF_ANY) ? -errno : 0;
 }
 
 int tracer_pin(struct execgate_bpf *skel, const char *dir)
@@ -299,6 +379,9 @@ static struct bpf_link *prog_link(struct execgate_bpf *skel, struct bpf_program 
 	LINK(handle_exit);
 	LINK(handle_exit_execve);
 	LINK(handle_exit_execveat);
+	LINK(handle_exit_mmap);
+	LINK(handle_cgroup_mkdir);
+	LINK(handle_cgroup_rmdir);
 	LINK(enforce_bprm);
 #undef LINK
 	return NULL;
@@ -429,6 +512,8 @@ int tracer_read_counters(int map_fd, struct eg_counters *ret)
 		ret->kerrors += v[i].kerrors;
 		ret->kretries += v[i].kretries;
 		ret->lsm_deferred += v[i].lsm_deferred;
+		ret->other += v[i].other;
+		ret->lost_other += v[i].lost_other;
 	}
 	free(v);
 	return 0;

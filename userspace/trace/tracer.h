@@ -16,10 +16,12 @@ struct tracer_opts {
 	uint32_t ringbuf_size;		/* power of two, >= page size */
 	const uint64_t *cgroup_ids;	/* subtrees traced and enforced; none: the whole host */
 	const uint32_t *cgroup_levels;
+	const char *const *cgroup_paths;	/* from the hierarchy's root: the kernel follows these */
 	size_t n_cgroups;
 	bool lsm;			/* load lsm/bprm_check_security (host-wide refusal) */
 	bool lsm_cgroup;		/* load lsm_cgroup/bprm_check_security (per --cgroup) */
 	bool exec_failed;		/* build failed-exec records at the syscall exit tracepoints */
+	uint32_t host_pid_ns;		/* the daemon's pid namespace: any other is a container */
 };
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */
@@ -54,6 +56,8 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 int tracer_unpin_dir(const char *dir);
 /* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
+/* Registers a dynamic loader (its dev/ino): run as a command, the program it maps is judged. */
+int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
 /*
  * Pins every link (the programs attached, and lsm_cgroup links) under
  * dir/links, replacing an earlier daemon's: those programs then detach.

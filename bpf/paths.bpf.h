@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Path walks: a dentry and its mount, up to a root, written leaf first into
+ * the record scratch (or a judgement's buffer), and kernel strings copied
+ * whole or flagged.
+ */
+#ifndef EG_PATHS_BPF_H
+#define EG_PATHS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate.h"
+#include "execgate.bpf.h"
+#include "common.bpf.h"
+#include "kfacts.bpf.h"
+
+/* ---- paths --------------------------------------------------------------- */
+
+/*
+ * A path walk writes the components of a path, leaf first, each NUL
+ * terminated, at scratch[off..]. It stops at root (root_dentry/root_mnt)
+ * when given, else at the root of the mount namespace.
+ */
+struct path_walk {
+	struct dentry *dentry;
+	struct vfsmount *vfsmnt;
+	struct dentry *root_dentry;	/* NULL: walk to the namespace root */
+	struct vfsmount *root_mnt;
+	__u32 off;			/* where the path starts in scratch */
+	__u32 pos;			/* bytes written so far */
+	__u32 trunc_flag, fault_flag, deleted_flag;
+	__u32 flags;
+	__u32 kslot;			/* slot + 1: write into kscratch[slot].raw, not the record */
+	struct dentry *mnt_root;	/* vfsmnt's root, once read (NULL: not yet) */
+	bool done;
+};
+
+/*
+ * Helper calls are what a walk costs (each bpf_probe_read_kernel is a call
+ * with fault handling; the pointers here are plain numbers once a mount is
+ * crossed, so they cannot be loaded directly). Where the kernel keeps the
+ * fields a step needs next to each other, one read fetches them all:
+ * dentry: d_hash.pprev, d_parent, d_name.hash_len, d_name.name;
+ * mount: mnt_parent, mnt_mountpoint. CO-RE settles which way at load time.
+ */
+struct dentry_head {
+	void *pprev;
+	struct dentry *parent;
+	__u64 hash_len;
+	const unsigned char *name;
+};
+
+static __always_inline bool dentry_head_packed(void)
+{
+	__u32 pprev = bpf_core_field_offset(struct dentry, d_hash.pprev);
+
+	return bpf_core_field_offset(struct dentry, d_parent) == pprev + 8 &&
+	       bpf_core_field_offset(struct dentry, d_name.hash_len) == pprev + 16 &&
+	       bpf_core_field_offset(struct dentry, d_name.name) == pprev + 24 &&
+	       bpf_core_field_size(struct dentry, d_hash.pprev) == 8 &&
+	       bpf_core_field_size(struct dentry, d_parent) == 8 &&
+	       bpf_core_field_size(struct dentry, d_name.name) == 8;
+}
+
+static __always_inline int dentry_head_read(struct dentry *d, struct dentry_head *h)
+{
+	if (dentry_head_packed())
+		return bpf_probe_read_kernel(h, sizeof(*h),
+					     (char *)d + bpf_core_field_offset(struct dentry, d_hash.pprev));
+	h->pprev = BPF_CORE_READ(d, d_hash.pprev);
+	h->parent = BPF_CORE_READ(d, d_parent);
+	h->name = BPF_CORE_READ(d, d_name.name);
+	return 0;
+}
+
+struct mount_up {
+	struct mount *parent;
+	struct dentry *mountpoint;
+};
+
+static __always_inline int mount_up_read(struct mount *m, struct mount_up *u)
+{
+	__u32 off = bpf_core_field_offset(struct mount, mnt_parent);
+
+	if (bpf_core_field_offset(struct mount, mnt_mountpoint) == off + 8 &&
+	    bpf_core_field_size(struct mount, mnt_parent) == 8 &&
+	    bpf_core_field_size(struct mount, mnt_mountpoint) == 8)
+		return bpf_probe_read_kernel(u, sizeof(*u), (char *)m + off);
+	u->parent = BPF_CORE_READ(m, mnt_parent);
+	u->mountpoint = BPF_CORE_READ(m, mnt_mountpoint);
+	return 0;
+}
+
+static long path_step(__u32 i, struct path_walk *w)
+{
+	struct dentry *d = w->dentry, *mnt_root, *up;
+	struct vfsmount *vm = w->vfsmnt;
+	struct dentry_head h = {};
+	const unsigned char *name;
+	__u32 off = w->off, pos = w->pos;
+	bool have_h = false;
+	char *buf;
+	long n;
+
+	/* d_unlinked() of the leaf: unhashed and not a root */
+	if (!i && w->deleted_flag) {
+		if (dentry_head_read(d, &h)) {
+			w->flags |= w->fault_flag;
+			goto done;
+		}
+		have_h = true;
+		if (!h.pprev && h.parent != d)
+			w->flags |= w->deleted_flag;
+	}
+	if (w->root_dentry && d == w->root_dentry && vm == w->root_mnt)
+		goto done;
+	mnt_root = w->mnt_root;
+	if (!mnt_root) {
+		mnt_root = BPF_CORE_READ(vm, mnt_root);
+		w->mnt_root = mnt_root;
+	}
+	if (d == mnt_root) {
+		struct mount *m = eg_container_of(vm, struct mount, mnt);
+		struct mount_up u = {};
+
+		if (mount_up_read(m, &u) || u.parent == m)
+			goto done;
+		w->dentry = u.mountpoint;
+		w->vfsmnt = (struct vfsmount *)((char *)u.parent +
+				bpf_core_field_offset(struct mount, mnt));
+		w->mnt_root = NULL;
+		return 0;
+	}
+	if (!have_h && dentry_head_read(d, &h)) {
+		w->flags |= w->fault_flag;
+		goto done;
+	}
+	up = h.parent;
+	if (!up || up == d)
+		goto done;
+	if (off > EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX || pos > EG_FILENAME_MAX - EG_NAME_MAX) {
+		w->flags |= w->trunc_flag;
+		goto done;
+	}
+	name = h.name;
+	if (w->kslot) {
+		struct kfacts *f = kf_get(w->kslot - 1);
+		__u64 p = pos;
+
+		if (!f)
+			goto done;
+		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
+		n = bpf_probe_read_kernel_str(f->raw + p, EG_NAME_MAX, name);
+	} else {
+		__u64 o = off, p = pos;
+
+		buf = scratch_get();
+		if (!buf)
+			goto done;
+		/*
+		 * Checked above already, but on registers clang then spilled
+		 * across the calls: a verifier without ids on spilled scalars
+		 * (before 6.8, e.g. 6.1) forgets that bound when it fills the
+		 * slot again ("R1 unbounded memory access"). Bound the
+		 * registers that are used.
+		 */
+		eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
+		eg_clamp(p, EG_FILENAME_MAX - EG_NAME_MAX);
+		n = bpf_probe_read_kernel_str(buf + o + p, EG_NAME_MAX, name);
+	}
+	if (n <= 0) {
+		w->flags |= w->fault_flag;
+		goto done;
+	}
+	w->pos = pos + n;
+	w->dentry = up;
+	return 0;
+done:
+	w->done = true;
+	return 1;
+}
+
+/* An internal mount (memfd, pipes, anonymous inodes) belongs to no namespace. */
+static __always_inline bool mount_internal(struct vfsmount *vm)
+{
+	struct mount *m = eg_container_of(vm, struct mount, mnt);
+	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
+
+	return ns < 4096 || ns >= (unsigned long)-4095;
+}
+
+/*
+ * Walks w (dentry, vfsmnt, roots, off and the flag bits set by the caller);
+ * returns the length written at scratch+off (0 on a fault), flags in w->flags.
+ */
+static __noinline __u32 read_path(struct path_walk *w)
+{
+	if (!w->dentry || !w->vfsmnt) {
+		w->flags |= w->fault_flag;
+		return 0;
+	}
+	bpf_loop(EG_CWD_DEPTH, path_step, w, 0);
+	if (!w->done)
+		w->flags |= w->trunc_flag;
+	return w->pos;
+}
+
+/* Fills w to walk (dentry, mnt) up to root (NULL: the namespace root). */
+#define PATH_WALK(w, d, m, rd, rm, o, tf, ff, df) do {			\
+		__builtin_memset(&(w), 0, sizeof(w));			\
+		(w).dentry = (d);					\
+		(w).vfsmnt = (m);					\
+		(w).root_dentry = (rd);					\
+		(w).root_mnt = (rm);					\
+		(w).off = (o);						\
+		(w).trunc_flag = (tf);					\
+		(w).fault_flag = (ff);					\
+		(w).deleted_flag = (df);				\
+	} while (0)
+
+/* buf + off, with off clamped on the very register the verifier checks. */
+static __always_inline char *at(char *buf, __u32 off, __u64 max)
+{
+	__u64 o = off;
+
+	eg_clamp(o, max);
+	return buf + o;
+}
+
+#define STR_OFF_MAX	(EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX)
+
+/* The name of a file with no path (memfd:NAME): its dentry's name, alone. */
+static __always_inline __u32 read_anon_name(struct dentry *d, char *buf, __u32 off, __u32 *flags,
+					    __u32 fault_flag)
+{
+	long n;
+
+	if (off > STR_OFF_MAX)
+		return 0;
+	n = bpf_probe_read_kernel_str(at(buf, off, STR_OFF_MAX), EG_NAME_MAX, BPF_CORE_READ(d, d_name.name));
+	if (n <= 0) {
+		*flags |= fault_flag;
+		return 0;
+	}
+	return n;
+}
+
+/* A string copied whole or flagged: the length read, never an error code. */
+static __always_inline __u32 read_str(char *buf, __u32 off, const char *src, __u32 *flags,
+				      __u32 trunc_flag, __u32 fault_flag, bool user)
+{
+	char next = 0;
+	long n;
+
+	if (off > STR_OFF_MAX)
+		return 0;
+	if (user)
+		n = bpf_probe_read_user_str(at(buf, off, STR_OFF_MAX), EG_FILENAME_MAX, src);
+	else
+		n = bpf_probe_read_kernel_str(at(buf, off, STR_OFF_MAX), EG_FILENAME_MAX, src);
+	if (n <= 0) {
+		*flags |= fault_flag;
+		return 0;
+	}
+	if (n >= EG_FILENAME_MAX) {
+		if (user)
+			bpf_probe_read_user(&next, 1, src + EG_FILENAME_MAX - 1);
+		else
+			bpf_probe_read_kernel(&next, 1, src + EG_FILENAME_MAX - 1);
+		if (next)
+			*flags |= trunc_flag;
+		n = EG_FILENAME_MAX;
+	}
+	return n;
+}
+
+/* ... from kernel memory */
+static __always_inline __u32 read_kstr(char *buf, __u32 off, const char *src, __u32 *flags,
+				       __u32 trunc_flag, __u32 fault_flag)
+{
+	return read_str(buf, off, src, flags, trunc_flag, fault_flag, false);
+}
+
+/* ... from the current task's memory */
+static __always_inline __u32 read_user_str(char *buf, __u32 off, const char *src, __u32 *flags,
+					   __u32 trunc_flag, __u32 fault_flag)
+{
+	return read_str(buf, off, src, flags, trunc_flag, fault_flag, true);
+}
+
+/* Writes f's path at scratch+off; returns its length. */
+static __always_inline __u32 file_path(struct file *f, __u32 off, __u32 *flags, __u32 trunc_flag,
+				       __u32 deleted_flag)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(f, f_path.mnt);
+	struct dentry *d = BPF_CORE_READ(f, f_path.dentry);
+	struct path_walk w;
+	char *buf;
+	__u32 n;
+
+	if (mount_internal(mnt)) {
+		*flags |= EG_F_ANON_FILE;
+		buf = scratch_get();
+		return buf ? read_anon_name(d, buf, off, flags, EG_F_FILENAME_FAULT) : 0;
+	}
+	PATH_WALK(w, d, mnt, NULL, NULL, off, trunc_flag, EG_F_FILENAME_FAULT, deleted_flag);
+	n = read_path(&w);
+	*flags |= w.flags;
+	return n;
+}
+
+
+/* ---- the file behind a mapping -------------------------------------------- */
+
+struct vma_file_ctx {
+	struct file *file;
+	__u64 flags;			/* vm_flags */
+};
+
+static long vma_file_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_file_ctx *c = data;
+
+	c->file = BPF_CORE_READ(vma, vm_file);
+	c->flags = BPF_CORE_READ(vma, vm_flags);
+	return 0;
+}
+
+/*
+ * The file mapped at addr in the current task, or NULL (none there, or the
+ * mm lock was busy: bpf_find_vma only tries it).
+ */
+static __always_inline struct file *vma_file(struct task_struct *task, __u64 addr, __u64 *ret_flags)
+{
+	struct vma_file_ctx c = {};
+
+	if (bpf_find_vma(task, addr, vma_file_cb, &c, 0))
+		return NULL;
+	if (ret_flags)
+		*ret_flags = c.flags;
+	return c.file;
+}
+
+#define EG_OVERLAYFS_MAGIC	0x794c7630
+
+/*
+ * An overlayfs view of a file has the overlay's device and inode; the file
+ * behind it (upper or lower layer) is the one a literal path elsewhere
+ * names. The kernel maps an ELF's segments from that backing file (ovl_mmap
+ * puts it in vm_file), so the new image's text mapping tells it.
+ */
+static __always_inline void file_backing(struct eg_event *e, struct task_struct *task, struct inode *inode)
+{
+	struct file *real;
+	__u64 start;
+
+	if (BPF_CORE_READ(inode, i_sb, s_magic) != EG_OVERLAYFS_MAGIC)
+		return;
+	start = BPF_CORE_READ(task, mm, start_code);
+	real = vma_file(task, start, NULL);
+	if (!real)
+		return;
+	e->backing_dev = BPF_CORE_READ(real, f_inode, i_sb, s_dev);
+	e->backing_ino = BPF_CORE_READ(real, f_inode, i_ino);
+	if (e->backing_dev != e->dev || e->backing_ino != e->ino)
+		e->flags |= EG_F_BACKING;
+}
+
+#endif /* EG_PATHS_BPF_H */

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * A --cgroup scope follows its path. `podman restart` makes a new cgroup
+ * (a new id) at the same path: at the cgroup's mkdir, before any task can
+ * be moved into it, its id joins the scope, so the container's first exec
+ * is traced and judged; at its rmdir the id leaves. Each change is an
+ * EG_EVENT_SCOPE record for the daemon (status, metrics, the per-cgroup
+ * BPF LSM link it attaches again).
+ */
+#ifndef EG_SCOPE_BPF_H
+#define EG_SCOPE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "execgate.h"
+#include "execgate.bpf.h"
+#include "common.bpf.h"
+#include "record.bpf.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_SCOPES_MAX);
+	__type(key, __u32);
+	__type(value, struct eg_scope);
+} scope_paths SEC(".maps");
+
+struct scope_find {
+	char path[EG_SCOPE_PATH_MAX];
+	__u32 len;
+	__s32 hit;
+};
+
+static long scope_step(__u32 i, struct scope_find *c)
+{
+	struct eg_scope *sp = bpf_map_lookup_elem(&scope_paths, &i);
+	__u64 *a, *b;
+	__u32 k;
+
+	if (!sp || !sp->len)
+		return 1;	/* the scopes are the first entries */
+	if (sp->len != c->len)
+		return 0;
+	a = (__u64 *)sp->path;
+	b = (__u64 *)c->path;
+	for (k = 0; k < EG_SCOPE_PATH_MAX / 8; k++)
+		if (a[k] != b[k])
+			return 0;
+	c->hit = i;
+	return 1;
+}
+
+/* The scope whose path is this cgroup's (on the default hierarchy), or -1. */
+static __always_inline __s32 scope_of(struct cgroup *cgrp, const char *path, struct scope_find *c)
+{
+	long n;
+
+	c->hit = -1;
+	if (!scope_on || BPF_CORE_READ(cgrp, root, hierarchy_id) != 0)
+		return -1;
+	__builtin_memset(c->path, 0, sizeof(c->path));
+	n = bpf_probe_read_kernel_str(c->path, sizeof(c->path), path);
+	if (n <= 1 || n >= (long)sizeof(c->path))
+		return -1;
+	c->len = n - 1;
+	bpf_loop(EG_SCOPES_MAX, scope_step, c, 0);
+	return c->hit;
+}
+
+/* The id in or out of the scope, and a record of it. */
+static __noinline void scope_change(__u64 id, __u32 index, __u32 state)
+{
+	struct eg_event *e;
+	__u32 one = 1;
+	char *buf;
+
+	if (state == EG_SCOPE_BACK)
+		bpf_map_update_elem(&scope, &id, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(&scope, &id);
+	buf = scratch_get();
+	if (!buf) {
+		COUNT(scratch_missing);
+		return;
+	}
+	e = (struct eg_event *)buf;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = EG_EVENT_SCOPE;
+	e->ktime_ns = bpf_ktime_get_boot_ns();
+	e->cgroup_id = id;
+	e->dirfd = index;
+	e->at_flags = state;
+	submit(buf, EG_EVENT_HDR, EG_EVENT_SCOPE);
+}
+
+#endif /* EG_SCOPE_BPF_H */

@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""Agent contexts by ancestry: whatever an agent starts, at any depth, is
+judged by its context's rules in the kernel, without a launcher.
+
+The agent is a program of our own making (a copy of bash, or a script, or a
+node script) named by its path in the policy's `contexts:`. Each test tries
+to leave the context the way a tool would (a double fork and setsid, a
+daemon started before the tracer, shells inside shells, a deep tree) and
+fails to: the denied program never writes its line to the marker file."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+import eg
+from eg import token
+from test_enforce import enforcing, in_cg, write
+from test_what_runs import MARKER, marks
+
+KILL = -signal.SIGKILL
+
+
+def agent_files(ctx):
+    """work/agent (bash by another name and content), work/denied (the marker), work/ok."""
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    for name, src in (("agent", "/bin/bash"), ("denied", ctx.helper("marker"))):
+        shutil.copy(src, os.path.join(work, name))
+        os.chmod(os.path.join(work, name), 0o755)
+        # content of its own: no rule names it by a system file's content
+        with open(os.path.join(work, name), "ab") as f:
+            f.write(b"\0" + name.encode() + token().encode())
+    return work
+
+
+def ctx_policy(work, limits="", extra_rules="", identities=None):
+    ids = identities or "[{paths: [%s/agent]}]" % work
+    return """
+default_decision: allow
+contexts:
+  - name: agent
+    identities: %s
+%s
+commands:
+  - {name: no-denied-in-agent, paths: [%s/denied], contexts: [agent], decision: deny, message: "not for agents"}
+%s
+""" % (ids, ("    limits: " + limits) if limits else "", work, extra_rules)
+
+
+def events_of(d, tok):
+    return [e for e in d.events() if e.get("type") == "exec" and any(tok in a for a in e.get("argv", []))]
+
+
+def wait_mark_or_kill(d, tok, timeout=10):
+    """The exec event of the marker run with tok."""
+    evs = d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", [])
+                     and e.get("filename", "").endswith("/denied"), timeout, "marker exec %s" % tok)
+    return evs[0]
+
+
+def test_double_fork_and_setsid_stay_in_the_context(ctx):
+    work = agent_files(ctx)
+    d, rel, cg = enforcing(ctx, ctx_policy(work))
+    start = d.events()[0]
+    assert start["contexts"][0]["name"] == "agent" and start["contexts"][0]["entered_in_kernel"], start
+    denied = os.path.join(work, "denied")
+    # outside any context the same program runs
+    t_out = "out-" + token()
+    r = in_cg(cg, [denied, t_out])
+    assert r.returncode == 0 and marks(t_out), (r.returncode, r.stderr)
+    e = wait_mark_or_kill(d, t_out)
+    assert e["context"] is None and e["action"] == "allowed", e
+    # the agent daemonizes a child (fork, setsid, fork again: reparented to init) that runs it
+    t_in = "in-" + token()
+    script = "( setsid sh -c '( sleep 0.3; %s %s; echo $? > %s/rc ) &' & ) ; exit 0" % (denied, t_in, work)
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c", script])
+    assert r.returncode == 0, r.stderr
+    e = wait_mark_or_kill(d, t_in)
+    assert not marks(t_in), "the denied program ran inside the agent's context"
+    assert e["action"] == "killed" and e["decision"] == "deny" and e["rule"] == "no-denied-in-agent", e
+    assert e["context"]["name"] == "agent" and e["context"]["depth"] >= 3, e
+    ident = e["context"]["identity_exec_id"]
+    agent_ev = [x for x in d.events() if x.get("type") == "exec" and x.get("exec_id") == ident]
+    assert agent_ev and agent_ev[0]["filename"] == os.path.join(work, "agent"), (ident, agent_ev)
+    assert agent_ev[0]["context"]["depth"] == 0, agent_ev[0]
+    assert e["kernel"]["decision"] == "deny" and e["reason"] == "kernel-rule", e
+    # its parent had left the agent's process group and session, and was reparented
+    deadline = time.time() + 5
+    while not os.path.exists(os.path.join(work, "rc")) and time.time() < deadline:
+        time.sleep(0.05)
+    with open(os.path.join(work, "rc")) as f:
+        assert f.read().strip() == str(128 + 9)
+
+
+def test_rules_for_outside_any_context(ctx):
+    """contexts: [none]: a rule that holds only outside every context."""
+    work = agent_files(ctx)
+    pol = ctx_policy(work, extra_rules="  - {name: only-outside, basenames: [true], args: [NOPE], "
+                                       "contexts: [none], decision: deny}")
+    d, rel, cg = enforcing(ctx, pol)
+    t = token()
+    r = in_cg(cg, ["/bin/true", "NOPE", t])
+    assert r.returncode == KILL, r.returncode
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c", "/bin/true NOPE %s; echo rc=$?" % t])
+    assert b"rc=0" in r.stdout, r.stdout
+
+
+def test_a_context_started_before_the_daemon(ctx):
+    """An agent already running when the daemon starts is in its context from its next exec."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    t = "early-" + token()
+    denied = os.path.join(work, "denied")
+
+    def join():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write("0")
+    # the agent and its child shell start now; the child runs the program only once told
+    fifo = os.path.join(work, "go")
+    os.mkfifo(fifo)
+    agent = subprocess.Popen([os.path.join(work, "agent"), "-c",
+                              "sh -c 'read x < %s; %s %s; echo $? > %s/rc'; exit 0" % (fifo, denied, t, work)],
+                             preexec_fn=join)
+    ctx.on_cleanup(agent.kill)
+    time.sleep(0.3)
+    pf = write(ctx, ctx_policy(work))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    seeded = d.events()[0]["seeded"]
+    assert seeded["contexts"] >= 2, seeded   # the agent and its shell
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    agent.wait(timeout=20)
+    e = wait_mark_or_kill(d, t)
+    assert not marks(t), "the denied program ran in an agent started before the daemon"
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+    assert e["context"]["inferred"] is True and e["context"]["identity_exec_id"] is None, e
+    with open(os.path.join(work, "rc")) as f:
+        assert f.read().strip() == str(128 + 9)
+
+
+def test_max_consecutive_shells(ctx):
+    """sh -c "sh -c 'sh -c X'": the third shell in a row is refused; a program between resets the count."""
+    work = agent_files(ctx)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, limits="{max_consecutive_shells: 2}"))
+    agent = os.path.join(work, "agent")
+    denied = os.path.join(work, "denied")
+    t = "sh3-" + token()
+    # the third shell itself is what dies; the second says so
+    cmd = "sh -c \"sh -c 'sh -c \\\"/bin/true %s\\\"; echo third=\\$?'\"; echo second=$?" % t
+    r = in_cg(cg, [agent, "-c", cmd])
+    out = r.stdout.decode()
+    assert "third=137" in out and "second=0" in out, (out, r.stderr)
+    evs = d.wait_for(lambda e: e.get("type") == "exec" and e.get("action") == "killed" and
+                     any(t in a for a in e.get("argv", [])), 10, "the killed shell")
+    assert evs[0]["rule"] == "context_limit" and evs[0]["reason"] == "context-limit", evs
+    assert evs[0]["argv"][0] == "sh" and evs[0]["context"]["name"] == "agent", evs[0]
+    # outside the context shells nest freely
+    t2 = "sh3out-" + token()
+    r = in_cg(cg, ["/bin/sh", "-c", "sh -c 'sh -c \"sh -c \\\"/bin/true %s\\\"\"'; echo rc=$?" % t2])
+    assert "rc=0" in r.stdout.decode(), r.stdout
+    # a program between shells ends the row: sh, env, sh, sh is two in a row at most
+    t3 = "shenv-" + token()
+    r = in_cg(cg, [agent, "-c", "sh -c '/usr/bin/env sh -c \"sh -c \\\"/bin/true %s\\\"; echo in=\\$?\"'" % t3])
+    assert "in=0" in r.stdout.decode(), (r.stdout, r.stderr)
+
+
+def test_max_depth(ctx):
+    work = agent_files(ctx)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, limits="{max_depth: 2}"))
+    agent = os.path.join(work, "agent")
+    t = "deep-" + token()
+    # agent (0) -> env (1) -> env (2) -> true (3): refused
+    r = in_cg(cg, [agent, "-c", "/usr/bin/env /usr/bin/env /bin/true %s; echo rc=$?" % t])
+    assert "rc=137" in r.stdout.decode(), r.stdout
+    d.wait_for(lambda e: e.get("type") == "exec" and e.get("action") == "killed" and t in e.get("argv", []),
+               10, "the killed exec")
+    killed = [e for e in events_of(d, t) if e.get("action") == "killed"]
+    assert len(killed) == 1 and killed[0]["filename"] == "/usr/bin/true", killed
+    assert killed[0]["context"]["depth"] == 3 and killed[0]["rule"] == "context_limit", killed[0]
+    t2 = "shallow-" + token()
+    r = in_cg(cg, [agent, "-c", "/usr/bin/env /bin/true %s; echo rc=$?" % t2])
+    assert "rc=0" in r.stdout.decode(), r.stdout
+
+
+def test_script_identities(ctx):
+    """A '#!/usr/bin/env python3' script and a node script are identities by their own paths."""
+    work = agent_files(ctx)
+    py = os.path.join(work, "agent.py")
+    js = os.path.join(work, "cli.js")
+    denied = os.path.join(work, "denied")
+    with open(py, "w") as f:
+        f.write("#!/usr/bin/env python3\nimport subprocess, sys\n"
+                "r = subprocess.run([%r, sys.argv[1]])\nprint('rc=%%d' %% r.returncode)\n" % denied)
+    os.chmod(py, 0o755)
+    with open(js, "w") as f:
+        f.write("const r = require('child_process').spawnSync(%s, [process.argv[2]]);\n"
+                "console.log('rc=' + (r.signal === 'SIGKILL' ? 137 : r.status));\n" % json.dumps(denied))
+    ids = "[{paths: [%s]}, {paths: [%s]}]" % (py, js)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, identities=ids))
+    for argv in ([py], ["/usr/bin/node", js]):
+        t = "script-" + token()
+        r = in_cg(cg, argv + [t])
+        out = r.stdout.decode()
+        assert "rc=-9" in out or "rc=137" in out, (argv, out, r.stderr[-300:])
+        assert not marks(t), argv
+        e = wait_mark_or_kill(d, t)
+        assert e["context"]["name"] == "agent" and e["action"] == "killed", e
+    # the same programs outside: python3 running another script, node another file
+    t = "plain-" + token()
+    r = in_cg(cg, ["/usr/bin/python3", "-c", "import subprocess; subprocess.run([%r, %r])" % (denied, t)])
+    assert r.returncode == 0 and marks(t), r.stderr
+
+
+def test_audit_mode_tracks_contexts(ctx):
+    """Without --enforce the kernel still puts tasks in their context: the events say so, nothing dies."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    d = ctx.daemon("--policy", write(ctx, ctx_policy(work, limits="{max_depth: 1}")), "--cgroup", cg)
+    t = "audit-" + token()
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c", "/usr/bin/env %s %s; echo rc=$?" %
+                   (os.path.join(work, "denied"), t)])
+    assert "rc=0" in r.stdout.decode() and marks(t), r.stdout
+    e = wait_mark_or_kill(d, t)
+    assert e["context"]["name"] == "agent" and e["context"]["depth"] == 2, e
+    assert e["decision"] == "deny" and e["action"] == "would-block", e
+    assert e["rule"] in ("no-denied-in-agent", "context_limit"), e
+    start = d.events()[0]
+    assert start["contexts"][0]["limits_enforced"] is False, start
+
+
+def test_a_session_inside_a_context_is_judged_by_both(ctx):
+    """execgate exec started by an agent: the daemon's context rules judge the session's execs too."""
+    work = agent_files(ctx)
+    d, rel, cg = enforcing(ctx, ctx_policy(work))
+    t = "sess-" + token()
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c",
+                   "%s exec -- %s %s; echo rc=$?" % (ctx.execgate, os.path.join(work, "denied"), t)],
+              env=dict(os.environ, EXECGATE_SOCKET=d.pin_path), timeout=60)
+    assert not marks(t), "ran in a session inside the agent's context"
+    assert "rc=0" not in r.stdout.decode(), (r.stdout, r.stderr[-400:])
+
+
+def test_policy_errors_name_the_place(ctx):
+    bad = """
+contexts:
+  - name: a
+    identities: [{paths: [/x], decision: allow}]
+  - name: none
+    identities: [{basenames: [y]}]
+commands:
+  - {name: r, basenames: [z], contexts: [b], decision: deny}
+"""
+    r = subprocess.run([ctx.execgate, "policy", "check", write(ctx, bad)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert ":4:" in err and "'decision' does not belong in an identity" in err, err
+    assert ":5:" in err and "'none' is reserved" in err, err
+    assert ":8:" in err and "names context 'b'" in err, err

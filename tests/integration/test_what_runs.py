@@ -1,0 +1,398 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+"""No way around a verdict: the program that really runs is judged,
+whatever loads it, at the host's true depth.
+
+Each test here is an attack that worked before: the dynamic loader run as a
+command (`ld.so /path/denied`), a rename raced under it, a '#!' chain whose
+middle script is denied, a kernel that cannot pin a script, a session
+launcher used to reset the exec depth, /proc/self/fd/N in a session, and a
+package alias (gcc -> x86_64-linux-gnu-gcc-12) an allow must see. The
+marker program writes a line when it runs: a denied one must never."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import eg
+from eg import token
+from test_enforce import enforcing, in_cg, one, write
+from test_sessions import session, wait
+
+LDSO = "/lib64/ld-linux-x86-64.so.2"
+MARKER = "/tmp/egmarker"
+KILL = -signal.SIGKILL
+
+
+def marks(word):
+    try:
+        with open(MARKER) as f:
+            return [l for l in f if l.split()[0] == word]
+    except FileNotFoundError:
+        return []
+
+
+def files(ctx):
+    """A directory with denied (the marker), forbidden (the marker by another name) and ok (true)."""
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    for name, src in (("denied", ctx.helper("marker")), ("forbidden", ctx.helper("marker")),
+                      ("ok", "/bin/true")):
+        shutil.copy(src, os.path.join(work, name))
+        os.chmod(os.path.join(work, name), 0o755)
+    # forbidden is denied by name only: give it content of its own so no path rule names it
+    with open(os.path.join(work, "forbidden"), "ab") as f:
+        f.write(b"\0forbidden")
+    return work
+
+
+def policy(work):
+    return """
+default_decision: allow
+commands:
+  - {name: no-denied, paths: [%s/denied], decision: deny, message: "denied by path"}
+  - {name: no-forbidden, basenames: [forbidden], decision: deny}
+  - {name: no-mid, paths: [%s/mid*.sh], decision: deny, message: "denied in the middle"}
+""" % (work, work)
+
+
+# ---- the dynamic loader ---------------------------------------------------------
+
+def test_loader_is_a_launcher_under_enforce(ctx):
+    work = files(ctx)
+    d, rel, cg = enforcing(ctx, policy(work))
+    denied, forbidden = os.path.join(work, "denied"), os.path.join(work, "forbidden")
+    tries = {
+        "plain": [LDSO, denied],
+        "options": [LDSO, "--library-path", "/nonexistent", "--argv0", "innocent", "--inhibit-cache", denied],
+        "by-name": [LDSO, forbidden],
+        "relative": [LDSO, "./denied"],
+    }
+    for how, argv in tries.items():
+        t = "ld-" + how + "-" + token()
+        r = in_cg(cg, argv + [t], cwd=work)
+        assert r.returncode == KILL, (how, r.returncode, r.stderr[-300:])
+        assert not marks(t), (how, "the denied program ran")
+        e = one(d, t)
+        assert e["loader"] is True and e["action"] == "killed" and e["decision"] == "deny", (how, e)
+        assert e["reason"] == "kernel-rule" and e["loaded"]["filename"] in (denied, forbidden), (how, e)
+        progs = {p["role"]: p for p in e["programs"]}
+        assert progs["loader"]["decision"] == "allow" and progs["program"]["decision"] == "deny", (how, e)
+    # allowed programs, and ldd, keep working through the loader
+    t = token()
+    assert in_cg(cg, [LDSO, os.path.join(work, "ok"), t]).returncode == 0
+    e = one(d, t)
+    assert e["action"] == "allowed" and e["loaded"]["filename"] == os.path.join(work, "ok"), e
+    r = in_cg(cg, ["ldd", "/bin/true"])
+    assert r.returncode == 0 and b"libc.so" in r.stdout, r
+    # the loader alone (--help) is the loader alone
+    assert in_cg(cg, [LDSO, "--help"]).returncode == 0
+
+
+def test_loader_is_a_launcher_in_sessions(ctx):
+    work = files(ctx)
+    d = ctx.daemon("--policy", write(ctx, policy(work)))
+    t = token()
+    r = session(ctx, d, [LDSO, os.path.join(work, "denied"), t])
+    assert r.returncode == 126 and b"denied by path" in r.stderr, (r.returncode, r.stderr)
+    assert not marks(t)
+    e = wait(lambda: [x for x in d.events() if x.get("type") == "exec_failed" and t in x.get("argv", [])],
+             what="the refusal")[0]
+    assert e["decision"] == "deny" and e["rule"] == "no-denied", e
+    # a bare name the loader would look up itself (--library-path): no file to pin, refused
+    t = token()
+    r = session(ctx, d, [LDSO, "--library-path", work, "denied", t])
+    assert r.returncode == 126 and b"rule loader" in r.stderr, r.stderr
+    assert not marks(t)
+    # an allowed program runs
+    r = session(ctx, d, [LDSO, os.path.join(work, "ok"), token()])
+    assert r.returncode == 0, r.stderr
+
+
+def race(ctx, run, work, n):
+    """Flips work/prog between ok and denied while run() executes it n times; returns its codes."""
+    prog = os.path.join(work, "prog")
+    os.symlink("ok", prog)
+    stop = threading.Event()
+
+    def flip():
+        i = 0
+        while not stop.is_set():
+            tmp = prog + ".new"
+            try:
+                os.symlink("denied" if i & 1 else "ok", tmp)
+                os.replace(tmp, prog)
+            except OSError:
+                pass
+            i += 1
+    th = threading.Thread(target=flip)
+    th.start()
+    try:
+        return run(prog, n)
+    finally:
+        stop.set()
+        th.join()
+
+
+def test_loader_race_in_a_session_never_runs_the_denied(ctx):
+    """The supervisor judges the program the loader is asked for; a racer
+    swaps the file under that name right after: the kernel checks the file
+    the loader maps against the ticket, so the swap is killed, never run."""
+    work = files(ctx)
+    d = ctx.daemon("--policy", write(ctx, policy(work)))
+    word = "race" + token()
+
+    def run(prog, n):
+        r = session(ctx, d, ["sh", "-c", 'i=0; while [ $i -lt %d ]; do %s %s %s; echo "rc=$?"; i=$((i+1)); done'
+                             % (n, LDSO, prog, word)], timeout=300)
+        return [l.split("=")[1] for l in r.stdout.decode().split() if l.startswith("rc=")]
+    codes = race(ctx, run, work, 400)
+    assert len(codes) == 400, codes[-5:]
+    assert not marks(word), "the denied program ran %d times" % len(marks(word))
+    killed = codes.count("137")
+    print("    loader race in a session: %d allowed, %d refused, %d killed" %
+          (codes.count("0"), codes.count("126"), killed))
+    assert killed > 0, "the kernel's check at the mapping never fired: %s" % codes[:20]
+    assert set(codes) <= {"0", "126", "137"}, set(codes)
+    killed_ev = [e for e in d.events() if e.get("type") == "exec" and word in e.get("argv", []) and
+                 e.get("action") == "killed"]
+    assert killed_ev and all(e["reason"] == "ticket-mismatch" for e in killed_ev), killed_ev[:2]
+
+
+def test_loader_race_under_enforce_never_runs_the_denied(ctx):
+    work = files(ctx)
+    d, rel, cg = enforcing(ctx, policy(work))
+    word = "krace" + token()
+
+    def run(prog, n):
+        codes = []
+        for _ in range(n):
+            codes.append(in_cg(cg, [LDSO, prog, word]).returncode)
+        return codes
+    codes = race(ctx, run, work, 200)
+    assert not marks(word), "the denied program ran"
+    assert set(codes) <= {0, KILL}, set(codes)
+    assert codes.count(KILL) > 0 and codes.count(0) > 0, codes
+
+
+# ---- '#!' chains --------------------------------------------------------------
+
+def chain(work, levels, denied_at=None):
+    """levels scripts s0 -> s1 -> ... -> /bin/sh; s0 is what one runs. denied_at: that one is mid*.sh."""
+    names = []
+    for i in range(levels):
+        names.append(os.path.join(work, ("mid%d.sh" if i == denied_at else "s%d.sh") % i))
+    for i, n in enumerate(names):
+        interp = names[i + 1] if i + 1 < len(names) else "/bin/sh"
+        with open(n, "w") as f:
+            f.write("#!%s\n" % interp + ("exit 0\n" if i + 1 == len(names) else ""))
+        os.chmod(n, 0o755)
+    return names
+
+
+def test_a_denied_script_in_the_middle_of_a_chain_is_killed(ctx):
+    work = files(ctx)
+    d, rel, cg = enforcing(ctx, policy(work))
+    for levels, at in ((2, 1), (4, 2), (4, 3)):
+        names = chain(work, levels, at)
+        t = token()
+        r = in_cg(cg, [names[0], t])
+        assert r.returncode == KILL, (levels, at, r.returncode, r.stderr)
+        e = one(d, t)
+        assert e["action"] == "killed" and e["decision"] == "deny" and e["rule"] == "no-mid", e
+        assert names[at] in e["script_chain"], (names, e["script_chain"])
+        assert any(p["role"] == "chain" and p["decision"] == "deny" for p in e["programs"]), e
+        for n in names:
+            os.unlink(n)
+    # a chain of allowed scripts runs, all the way (the kernel allows 4 levels and an interpreter)
+    names = chain(work, 5)
+    t = token()
+    assert in_cg(cg, [names[0], t]).returncode == 0
+    e = one(d, t)
+    assert len(e["script_chain"]) == 4 and e["action"] == "allowed", e
+
+
+def test_chains_in_sessions(ctx):
+    work = files(ctx)
+    d = ctx.daemon("--policy", write(ctx, policy(work)))
+    names = chain(work, 4)
+    r = session(ctx, d, [names[0], token()])
+    assert r.returncode == 0, r.stderr
+    for n in names:
+        os.unlink(n)
+    names = chain(work, 3, denied_at=1)
+    r = session(ctx, d, [names[0], token()])
+    assert r.returncode == 126 and b"denied in the middle" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_a_script_the_kernel_cannot_pin_fails_closed_in_a_session(ctx):
+    """Without sched_prepare_exec and without BPF LSM the kernel cannot
+    name a script's own file at exec: a session's script exec is killed
+    (said: not-pinned), never run unchecked; an ELF still runs."""
+    work = files(ctx)
+    env = dict(os.environ, EXECGATE_NO_PREPARE_EXEC="1")
+    d = ctx.daemon("--policy", write(ctx, policy(work)), env=env)
+    names = chain(work, 1)
+    t = token()
+    r = session(ctx, d, [names[0], t])
+    assert r.returncode == KILL, (r.returncode, r.stderr)   # the launcher's process became the script
+    e = d.wait_for(lambda x: x.get("type") == "exec" and t in x.get("argv", []) and
+                   x.get("interpreter") == "/usr/bin/dash", what="the kill")[0]
+    assert e["action"] == "killed" and e["reason"] == "not-pinned", e
+    assert session(ctx, d, ["/bin/true", token()]).returncode == 0
+
+
+# ---- depth ------------------------------------------------------------------------
+
+def test_a_launcher_does_not_reset_the_hosts_depth(ctx):
+    """`runuser -u nobody -- sh -c "sh -c 'execgate exec -- X'"` ran X at
+    depth 0: host rules on depth were escaped. depth is the host's now;
+    session_depth is the session's (0 for its command)."""
+    work = files(ctx)
+    x = os.path.join(work, "deepx")
+    shutil.copy("/bin/true", x)
+    os.chmod(x, 0o755)
+    pol = """
+default_decision: allow
+commands:
+  - {name: no-deep-x, basenames: [deepx], context: {min_depth: 3}, decision: deny, message: "too deep"}
+"""
+    d, rel, cg = enforcing(ctx, pol)
+    t = token()
+    inner = "%s exec -p %s -- %s %s; echo rc=$?" % (ctx.execgate, d.pin_path, x, t)
+    r = in_cg(cg, ["runuser", "-u", "nobody", "--", "sh", "-c", "sh -c '%s'" % inner])
+    out = r.stdout.decode()
+    assert "rc=126" in out or "rc=137" in out, (out, r.stderr[-500:])
+    e = d.wait_for(lambda e: e.get("type") in ("exec", "exec_failed") and t in e.get("argv", [])
+                   and e.get("filename", "").endswith("deepx"), what="the deep exec")[0]
+    assert e["depth"] >= 3 and e["session_depth"] == 0, e
+    assert e["decision"] == "deny", e
+
+
+def test_a_session_policy_judges_the_sessions_depth(ctx):
+    work = files(ctx)
+    d = ctx.daemon()
+    sp = write(ctx, """
+default_decision: allow
+commands:
+  - {name: command-only, context: [nested], basenames: [ok], decision: deny, message: "not below"}
+""")
+    ok = os.path.join(work, "ok")
+    # the session's own command is direct (session_depth 0) whatever the host's depth
+    assert session(ctx, d, [ok, token()], "--policy", sp).returncode == 0
+    r = session(ctx, d, ["sh", "-c", "%s; echo rc=$?" % ok], "--policy", sp)
+    assert b"rc=126" in r.stdout and b"not below" in r.stderr, (r.stdout, r.stderr)
+
+
+# ---- what a session's process names -------------------------------------------------
+
+def test_proc_self_fd_runs_in_a_session(ctx):
+    """A program named by the caller's own fd (/proc/self/fd/N, /dev/fd/N)
+    is the caller's file, not the daemon's: allowed, it runs."""
+    d = ctx.daemon()
+    code = ("import os, sys\n"
+            "fd = os.open('/bin/true', os.O_RDONLY)\n"
+            "os.execv(sys.argv[1] % fd, ['true'])\n")
+    for spelling in ("/proc/self/fd/%d", "/dev/fd/%d", "/proc/thread-self/fd/%d"):
+        r = session(ctx, d, ["/usr/bin/python3", "-c", code, spelling])
+        assert r.returncode == 0, (spelling, r.returncode, r.stderr[-300:])
+
+
+# ---- names the system gave ------------------------------------------------------------
+
+def test_an_allow_sees_the_names_root_gave(ctx):
+    """Debian's gcc is /usr/bin/gcc -> gcc-12 -> x86_64-linux-gnu-gcc-12:
+    `basenames: [gcc]` allows it through root's own links; a user's link
+    named gcc to something else grants nothing."""
+    if not os.path.exists("/usr/bin/gcc"):
+        ctx.skip("no gcc on this machine")
+    work = files(ctx)
+    pol = write(ctx, """
+default_decision: deny
+commands:
+  - {name: allow-cc, basenames: [gcc, cc, editor], decision: allow}
+""")
+
+    def verdict(argv):
+        r = ctx.run([ctx.execgate, "policy", "test", pol, "--json", "--"] + argv, check=False)
+        return json.loads(r.stdout)["decision"]
+    assert verdict(["gcc"]) == "allow"
+    assert verdict(["cc"]) == "allow"
+    if os.path.islink("/usr/bin/editor"):
+        assert verdict(["editor"]) == "allow"
+    userlink = os.path.join(work, "gcc")
+    os.symlink(os.path.join(work, "denied"), userlink)
+    assert verdict([userlink]) == "deny"
+    # in the kernel too: the default denies, the alias allows
+    d, rel, cg = enforcing(ctx, open(pol).read())
+    assert in_cg(cg, ["/usr/bin/gcc", "--version"]).returncode == 0
+    assert in_cg(cg, [userlink, token()]).returncode == KILL
+
+
+# ---- other views of a file ------------------------------------------------------------
+
+def test_an_overlay_view_of_a_denied_file_is_the_file(ctx):
+    """overlayfs gives a file another device and inode: the file behind it
+    is the one the literal path names, and the kernel judges that one."""
+    work = files(ctx)
+    view, upper, wd = ctx.tmpdir(), ctx.tmpdir(), ctx.tmpdir()
+    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        "lowerdir=%s,upperdir=%s,workdir=%s" % (work, upper, wd), view],
+                       stderr=subprocess.PIPE)
+    if r.returncode:
+        ctx.skip("overlayfs cannot be mounted here: %s" % r.stderr.decode().strip())
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", view]))
+    os.chmod(view, 0o755)
+    d, rel, cg = enforcing(ctx, policy(work))
+    t = token()
+    assert in_cg(cg, [os.path.join(view, "denied"), t]).returncode == KILL
+    assert not marks(t)
+    e = one(d, t)
+    assert e["backing"]["ino"] == os.stat(os.path.join(work, "denied")).st_ino, e
+    assert e["action"] == "killed" and e["rule"] == "no-denied", e
+    # an allowed program through the same view runs
+    assert in_cg(cg, [os.path.join(view, "ok"), token()]).returncode == 0
+
+
+def test_policy_check_warns_about_multicall_names(ctx):
+    if not any(os.path.exists(p) for p in ("/bin/busybox", "/usr/bin/busybox")):
+        ctx.skip("no busybox on this machine")
+    pol = write(ctx, "commands:\n  - {name: no-cat, basenames: [cat], decision: deny}\n")
+    r = ctx.run([ctx.execgate, "policy", "check", "--strict", pol], check=False)
+    assert r.returncode == 1 and b"multi-call binary" in r.stderr and b"busybox" in r.stderr, r.stderr
+    # a policy that names the multi-call binary itself took it into account
+    pol = write(ctx, "commands:\n  - {name: no-busybox, basenames: [busybox], decision: deny}\n"
+                     "  - {name: no-cat, basenames: [cat], decision: deny}\n")
+    assert ctx.run([ctx.execgate, "policy", "check", "--strict", pol], check=False).returncode == 0
+
+
+# ---- events tell what happened -----------------------------------------------------------
+
+def test_a_copy_is_known_by_content_however_short_it_lived(ctx):
+    """The daemon compares a program's content with a file the policy names
+    by its literal path; it reads the file the record names, so a copy that
+    exited at once is judged as one that lived on."""
+    work = files(ctx)
+    d = ctx.daemon("--policy", write(ctx, policy(work)))
+    copy = os.path.join(work, "innocent")
+    shutil.copy(os.path.join(work, "denied"), copy)
+    os.chmod(copy, 0o755)
+    t = token()
+    subprocess.run([copy, "SAFE", t])    # the marker exits at once for SAFE
+    e = d.wait_for(lambda x: x.get("type") == "exec" and t in x.get("argv", []), what="the copy's exec")[0]
+    assert e["decision"] == "deny" and e["rule"] == "no-denied" and e["action"] == "would-block", e
+
+
+def test_kernel_counts_stay_16_bits_honest(ctx):
+    """One rule with 65,536 paths compiled to 0 paths (a 16-bit count):
+    such a rule is left out of the kernel, and said."""
+    work = ctx.tmpdir()
+    paths = ", ".join("/opt/egwide/p%d" % i for i in range(65536))
+    pol = os.path.join(work, "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: wide, paths: [%s], decision: deny}\n" % paths)
+    r = ctx.run([ctx.execgate, "policy", "check", "--json", pol], check=False)
+    rules = json.loads(r.stdout)["rules"]
+    assert rules[0]["kernel"] is False and "65535" in rules[0]["not_in_kernel_because"], rules[0]

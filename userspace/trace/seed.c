@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * What ran before the daemon: at start it reads the processes already
+ * running in /proc and gives the kernel's task storage what the tracer
+ * could not see.
+ *
+ * - A process the kernel knows nothing of gets a depth inferred from the
+ *   process tree (init 0, each child one more), its start as an exec id,
+ *   and EG_TASK_INFERRED: its children's records say depth_inferred and
+ *   name it as their parent.
+ * - A process of one of the policy's agent contexts (its own program is an
+ *   identity, or an ancestor's is) enters that context, marked inferred
+ *   (context_ktime 0: its identity's exec was not seen), so an agent
+ *   started before the daemon is under its context from its next exec.
+ *
+ * What the kernel already knows is never overwritten (BPF_NOEXIST), except
+ * a context added to a known task that has none. Only thread-group leaders
+ * can be reached (pidfd): a process's other threads keep what they had.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "execgate.h"
+#include "trace/seed.h"
+#include "util/fileid.h"
+
+#define SEED_MAX_PROCS	(1u << 20)
+#define SEED_ARGV_MAX	(64u << 10)
+
+struct sproc {
+	pid_t pid, ppid;
+	uint64_t start_ns;		/* CLOCK_BOOTTIME, from /proc/PID/stat */
+	bool kthread;
+	bool known;			/* the kernel has its storage */
+	bool done;			/* depth and context computed */
+	bool visiting;
+	struct eg_task t;		/* the kernel's, or what we infer */
+	uint32_t ctx;			/* context: from the kernel, or inferred */
+	int32_t ctx_depth;
+	pid_t ctx_pid;			/* its identity's process */
+	bool ctx_new;			/* inferred here */
+};
+
+struct seeder {
+	struct sproc *v;
+	size_t n, cap;
+	int map_fd;
+	const struct eg_policy *p;
+	long hz;
+	char *buf;			/* cmdline */
+};
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct sproc *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static struct sproc *find(struct seeder *s, pid_t pid)
+{
+	struct sproc key = { .pid = pid };
+
+	return bsearch(&key, s->v, s->n, sizeof(*s->v), by_pid);
+}
+
+/* ppid, flags (PF_KTHREAD) and start time from /proc/PID/stat; -1 when gone. */
+static int read_stat(struct seeder *s, struct sproc *pr)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	unsigned int flags = 0;
+	int ppid = 0, fd, i;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pr->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* the command name may hold anything, ')' too: fields start after the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	p++;
+	/* field 3 state, 4 ppid, ... 9 flags, ... 22 starttime */
+	for (i = 3; i <= 22 && *p; i++) {
+		while (*p == ' ')
+			p++;
+		if (i == 4)
+			ppid = atoi(p);
+		else if (i == 9)
+			flags = (unsigned int)strtoul(p, NULL, 10);
+		else if (i == 22)
+			start = strtoull(p, NULL, 10);
+		while (*p && *p != ' ')
+			p++;
+	}
+	pr->ppid = ppid;
+	pr->kthread = (flags & 0x00200000) || pr->pid == 2 || ppid == 2;	/* PF_KTHREAD */
+	pr->start_ns = s->hz > 0 ? start * (1000000000ull / (uint64_t)s->hz) : 0;
+	return 0;
+}
+
+static int pidfd_of(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/*
+ * The program a process runs, as an identity sees it: /proc/PID/exe (its
+ * resolved path, dev and inode), its argv and effective uid.
+ */
+static uint32_t identity_of(struct seeder *s, const struct sproc *pr)
+{
+	char path[64], exe_path[64], exe[PATH_MAX], line[256];
+	const char *argv[256];
+	struct eg_exec_req req = {};
+	struct stat st;
+	unsigned int argc = 0;
+	uint32_t id = 0;
+	ssize_t n, len = 0;
+	FILE *f;
+	int fd;
+
+	snprintf(exe_path, sizeof(exe_path), "/proc/%d/exe", (int)pr->pid);
+	n = readlink(exe_path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = '\0';
+	if (stat(exe_path, &st))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pr->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (len < (ssize_t)SEED_ARGV_MAX - 1 && (n = read(fd, s->buf + len, SEED_ARGV_MAX - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	s->buf[len] = '\0';
+	for (ssize_t i = 0; i < len && argc < sizeof(argv) / sizeof(argv[0]) - 1; i += strlen(s->buf + i) + 1)
+		argv[argc++] = s->buf + i;
+	argv[argc] = NULL;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pr->pid);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			unsigned int r, e;
+
+			if (sscanf(line, "Uid: %u %u", &r, &e) == 2) {
+				req.euid = e;
+				break;
+			}
+		}
+		fclose(f);
+	}
+	req.filename = exe;
+	req.argv = argv;
+	req.argc = argc;
+	req.depth_known = true;
+	req.dev = eg_kdev(st.st_dev);
+	req.ino = st.st_ino;
+	req.size = (uint64_t)st.st_size;
+	req.content_path = exe_path;	/* its image, while it lives */
+	id = policy_context_identity(s->p, &req);
+	/* an interpreter's script, given as its first argument that is not an option */
+	if (!id && policy_is_interpreter(exe)) {
+		unsigned int i;
+
+		for (i = 1; i < argc && argv[i][0] == '-'; i++)
+			;
+		if (i < argc && argv[i][0] == '/') {
+			req.filename = argv[i];
+			req.requested = NULL;
+			req.argv = argv + i;
+			req.argc = argc - i;
+			req.dev = 0;
+			req.ino = 0;
+			req.size = 0;
+			req.content_path = NULL;
+			id = policy_context_identity(s->p, &req);
+		}
+	}
+	return id;
+}
+
+/* Depth and context of pr, from its parent's (computed first). */
+static void settle(struct seeder *s, struct sproc *pr, unsigned int level)
+{
+	struct sproc *pa;
+	uint32_t own;
+
+	if (pr->done || pr->visiting)
+		return;
+	pr->visiting = true;
+	pa = pr->ppid > 0 && pr->ppid != pr->pid ? find(s, pr->ppid) : NULL;
+	if (pa && level < 4096)
+		settle(s, pa, level + 1);
+	if (!pr->known) {
+		pr->t.flags = EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN | EG_TASK_INFERRED;
+		pr->t.depth = pa && pa->done && !pa->kthread ? pa->t.depth + 1 : 0;
+		pr->t.exec_tgid = (uint32_t)pr->pid;
+		pr->t.exec_ktime = pr->start_ns;
+	}
+	if (s->p && policy_context_count(s->p)) {
+		own = pr->known && pr->t.context ? 0 : identity_of(s, pr);
+		if (pr->known && pr->t.context) {
+			pr->ctx = pr->t.context;
+			pr->ctx_depth = pr->t.context_depth;
+			pr->ctx_pid = (pid_t)pr->t.context_tgid;
+		} else if (own) {
+			pr->ctx = own;
+			pr->ctx_depth = 0;
+			pr->ctx_pid = pr->pid;
+			pr->ctx_new = true;
+		} else if (pa && pa->done && pa->ctx) {
+			pr->ctx = pa->ctx;
+			pr->ctx_depth = pa->ctx_depth + 1;
+			pr->ctx_pid = pa->ctx_pid;
+			pr->ctx_new = true;
+		}
+	}
+	pr->visiting = false;
+	pr->done = true;
+}
+
+static int scan(struct seeder *s)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		struct sproc pr = {};
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		pr.pid = (pid_t)pid;
+		if (read_stat(s, &pr) || pr.kthread)
+			continue;
+		if (s->n == s->cap) {
+			size_t cap = s->cap ? s->cap * 2 : 1024;
+			struct sproc *v = cap <= SEED_MAX_PROCS ? realloc(s->v, cap * sizeof(*v)) : NULL;
+
+			if (!v) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			s->v = v;
+			s->cap = cap;
+		}
+		s->v[s->n++] = pr;
+	}
+	closedir(d);
+	qsort(s->v, s->n, sizeof(*s->v), by_pid);
+	return 0;
+}
+
+int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
+{
+	struct seeder s = { .map_fd = map_fd, .p = p };
+	size_t i;
+	int err;
+
+	memset(ret, 0, sizeof(*ret));
+	s.hz = sysconf(_SC_CLK_TCK);
+	s.buf = malloc(SEED_ARGV_MAX);
+	if (!s.buf)
+		return -ENOMEM;
+	err = scan(&s);
+	if (err)
+		goto out;
+	/* what the kernel knows */
+	for (i = 0; i < s.n; i++) {
+		int fd = pidfd_of(s.v[i].pid);
+
+		if (fd < 0)
+			continue;
+		s.v[i].known = !bpf_map_lookup_elem(map_fd, &fd, &s.v[i].t) && (s.v[i].t.flags & EG_TASK_KNOWN);
+		if (!s.v[i].known)
+			memset(&s.v[i].t, 0, sizeof(s.v[i].t));
+		close(fd);
+	}
+	for (i = 0; i < s.n; i++)
+		settle(&s, &s.v[i], 0);
+	for (i = 0; i < s.n; i++) {
+		struct sproc *pr = &s.v[i];
+		struct eg_task t;
+		int fd;
+
+		ret->scanned++;
+		if (pr->known && !pr->ctx_new)
+			continue;
+		fd = pidfd_of(pr->pid);
+		if (fd < 0)
+			continue;	/* gone since */
+		if (pr->known) {
+			/* a known task: its context only, on what the kernel has now */
+			if (bpf_map_lookup_elem(map_fd, &fd, &t) || t.context) {
+				close(fd);
+				continue;
+			}
+			t.context = pr->ctx;
+			t.context_depth = pr->ctx_depth;
+			t.context_ktime = 0;
+			t.context_tgid = (uint32_t)pr->ctx_pid;
+			if (bpf_map_update_elem(map_fd, &fd, &t, BPF_EXIST))
+				ret->failed++;
+			else
+				ret->contexts++;
+		} else {
+			t = pr->t;
+			if (pr->ctx) {
+				t.context = pr->ctx;
+				t.context_depth = pr->ctx_depth;
+				t.context_ktime = 0;
+				t.context_tgid = (uint32_t)pr->ctx_pid;
+			}
+			/* an exec since the scan made its own: that one is the truth */
+			if (bpf_map_update_elem(map_fd, &fd, &t, BPF_NOEXIST)) {
+				if (errno != EEXIST)
+					ret->failed++;
+			} else {
+				ret->inferred++;
+				ret->contexts += pr->ctx != 0;
+			}
+		}
+		close(fd);
+	}
+out:
+	free(s.v);
+	free(s.buf);
+	return err;
+}
