@@ -12,7 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "procs/runcg.h"
-#include "trace/cgroups.h"
 
 #define RUNS_DIR	"execgate-runs"
 #define DAEMON_LEAF	"execgate-daemon"
@@ -89,8 +88,12 @@ static int own_cgroup(const char *tag, char *buf, size_t len)
 	return rc;
 }
 
-/* The mount of the v1 hierarchy that holds the pids controller, or -ENOENT. */
-static int v1_pids_mount(char *buf, size_t len)
+/*
+ * Where a cgroup hierarchy is mounted (/proc/self/mountinfo): the v2 one
+ * (fstype "cgroup2"), or the v1 one with the controller opt among its
+ * super options ("cgroup", opt "pids"). -ENOENT when there is none.
+ */
+static int cgroup_mount(const char *fstype_want, const char *opt, char *buf, size_t len)
 {
 	char line[4096], mnt[PATH_MAX], fstype[64], opts[1024];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -101,10 +104,18 @@ static int v1_pids_mount(char *buf, size_t len)
 	while (fgets(line, sizeof(line), f)) {
 		char *sep = strstr(line, " - ");
 
-		if (!sep || sscanf(sep + 3, "%63s %*s %1023s", fstype, opts) != 2 || strcmp(fstype, "cgroup"))
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS ... - FSTYPE SOURCE SUPER_OPTS */
+		if (!sep || sscanf(sep + 3, "%63s %*s %1023s", fstype, opts) < 1 || strcmp(fstype, fstype_want))
 			continue;
-		if (!strstr(opts, ",pids") && strncmp(opts, "pids", 4))
-			continue;
+		if (opt) {
+			char *o, *save;
+			bool found = false;
+
+			for (o = strtok_r(opts, ",", &save); o && !found; o = strtok_r(NULL, ",", &save))
+				found = !strcmp(o, opt);
+			if (!found)
+				continue;
+		}
 		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
 			continue;
 		rc = (size_t)snprintf(buf, len, "%s", mnt) >= len ? -ENAMETOOLONG : 0;
@@ -156,7 +167,7 @@ int runcg_open(struct eg_runcg **ret)
 		return -ENOMEM;
 	*ret = cg;
 	snprintf(cg->stamp, sizeof(cg->stamp), "%d.%llx", (int)getpid(), (unsigned long long)time(NULL));
-	rc = cgroup2_mount(cg->mnt, sizeof(cg->mnt));
+	rc = cgroup_mount("cgroup2", NULL, cg->mnt, sizeof(cg->mnt));
 	if (!rc)
 		rc = own_cgroup("0::", own, sizeof(own));
 	if (rc) {
@@ -193,7 +204,7 @@ int runcg_open(struct eg_runcg **ret)
 		/* a hybrid host: the pids controller on a v1 hierarchy of its own */
 		char mnt[PATH_MAX];
 
-		if (!v1_pids_mount(mnt, sizeof(mnt)) && !own_cgroup(":pids:", own, sizeof(own))) {
+		if (!cgroup_mount("cgroup", "pids", mnt, sizeof(mnt)) && !own_cgroup(":pids:", own, sizeof(own))) {
 			snprintf(path, sizeof(path), "%s%s/" RUNS_DIR, mnt, strcmp(own, "/") ? own : "");
 			if ((!mkdir(path, 0755) || errno == EEXIST) && strlen(path) < sizeof(cg->v1_runs) - 100)
 				snprintf(cg->v1_runs, sizeof(cg->v1_runs), "%.4000s", path);

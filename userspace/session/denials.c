@@ -20,11 +20,12 @@
 #include <unistd.h>
 #include <linux/audit.h>
 #include <linux/netlink.h>
+#include "daemon/loop.h"
 #include "events/meta.h"
 #include "session/denials.h"
-#include "session/internal.h"
 #include "util/clock.h"
 #include "util/landlock.h"
+#include "util/sbuf.h"
 
 #ifndef AUDIT_LANDLOCK_ACCESS
 #define AUDIT_LANDLOCK_ACCESS	1423
@@ -51,7 +52,7 @@ struct held {
 };
 
 struct eg_denials {
-	struct eg_sessions *s;
+	struct eg_denials_opts o;
 	int fd;
 	struct eg_watch *w;
 	char why[160];			/* why nothing is counted, or "" */
@@ -98,28 +99,27 @@ static uint32_t session_of_domain(struct eg_denials *d, uint64_t id)
 
 /*
  * One refusal, in session sid: counted, and a record for its first
- * RECORDS_PER_SESSION. se is NULL when the session has ended already
- * (audit is asynchronous): the record still names it, with no count.
+ * RECORDS_PER_SESSION. A session that has ended already (audit is
+ * asynchronous) still gets its record, with no count.
  */
-static void count(struct eg_denials *d, uint32_t sid, struct eg_session *se, uint64_t domain,
-		  const char *text)
+static void count(struct eg_denials *d, uint32_t sid, uint64_t domain, const char *text)
 {
+	uint64_t n = d->o.counted(d->o.arg, sid);
 	const char *blk = strstr(text, "blockers="), *detail;
 	struct sbuf b = {};
 	struct jsonw w;
 	char name[16], dom[24], blockers[128], line[256];
-	size_t n;
+	size_t k;
 
-	d->s->st.access_denied++;
-	if (se && ++se->access_denied > RECORDS_PER_SESSION)
+	if (n > RECORDS_PER_SESSION)
 		return;
 	blockers[0] = '\0';
 	detail = NULL;
 	if (blk) {
 		blk += strlen("blockers=");
-		n = strcspn(blk, " ");
-		snprintf(blockers, sizeof(blockers), "%.*s", (int)n, blk);
-		detail = blk[n] ? blk + n + 1 : NULL;
+		k = strcspn(blk, " ");
+		snprintf(blockers, sizeof(blockers), "%.*s", (int)k, blk);
+		detail = blk[k] ? blk + k + 1 : NULL;
 	}
 	snprintf(name, sizeof(name), "s-%x", sid);
 	snprintf(dom, sizeof(dom), "%llx", (unsigned long long)domain);
@@ -131,14 +131,15 @@ static void count(struct eg_denials *d, uint32_t sid, struct eg_session *se, uin
 	jsonw_string_field(&w, "object", detail);
 	jsonw_string_field(&w, "domain", dom);
 	jsonw_key(&w, "count");
-	if (se)
-		jsonw_uint(&w, se->access_denied);
+	if (n)
+		jsonw_uint(&w, n);
 	else
 		jsonw_null(&w);
 	jsonw_end_object(&w);
 	sbuf_putc(&b, '\n');
 	snprintf(line, sizeof(line), "boundary %s denied %s %.160s", name, blockers, detail ? detail : "");
-	sessions_emit(d->s, &b, line);
+	if (!b.oom)
+		d->o.emit(d->o.arg, b.data, b.len, line);
 	sbuf_free(&b);
 }
 
@@ -150,7 +151,7 @@ static void held_drop(struct eg_denials *d, unsigned int i)
 
 static void on_domain(struct eg_denials *d, const char *text)
 {
-	struct eg_session *se;
+	uint32_t sid;
 	uint64_t id;
 	long pid;
 	unsigned int i;
@@ -159,16 +160,15 @@ static void on_domain(struct eg_denials *d, const char *text)
 	    !field_int(text, " pid=", &pid) || session_of_domain(d, id))
 		return;
 	/* made by a session's launcher: the only domains ours are */
-	for (se = d->s->list; se && se->launcher != (pid_t)pid; se = se->next)
-		;
-	if (!se)
+	sid = d->o.session_of_launcher(d->o.arg, (pid_t)pid);
+	if (!sid)
 		return;
 	d->domains[d->next_domain].id = id;
-	d->domains[d->next_domain].session = se->id;
+	d->domains[d->next_domain].session = sid;
 	d->next_domain = (d->next_domain + 1) % DOMAINS_MAX;
 	for (i = 0; i < d->nheld;) {
 		if (d->held[i].domain == id) {
-			count(d, se->id, se, id, d->held[i].text);
+			count(d, sid, id, d->held[i].text);
 			held_drop(d, i);
 		} else {
 			i++;
@@ -178,18 +178,15 @@ static void on_domain(struct eg_denials *d, const char *text)
 
 static void on_access(struct eg_denials *d, const char *text)
 {
-	struct eg_session *se;
 	uint64_t id, now = eg_mono_ns();
 	unsigned int i;
-
 	uint32_t sid;
 
 	if (!field_hex(text, "domain=", &id))
 		return;
 	sid = session_of_domain(d, id);
 	if (sid) {
-		se = session_find(d->s, sid);
-		count(d, sid, se, id, text);
+		count(d, sid, id, text);
 		return;
 	}
 	/* the domain's own record comes right after its first refusal */
@@ -268,9 +265,8 @@ static void on_audit(struct eg_watch *w, int fd, uint32_t events, void *arg)
 	drain(arg, fd, 64);
 }
 
-void denials_export(const struct eg_sessions *s, uint32_t session, struct jsonw *w)
+void denials_export(const struct eg_denials *d, uint32_t session, struct jsonw *w)
 {
-	const struct eg_denials *d = s->denials;
 	unsigned int i;
 	char id[24];
 
@@ -285,9 +281,8 @@ void denials_export(const struct eg_sessions *s, uint32_t session, struct jsonw 
 	jsonw_end_array(w);
 }
 
-void denials_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
+void denials_import(struct eg_denials *d, uint32_t session, const json_t *arr)
 {
-	struct eg_denials *d = s->denials;
 	const json_t *v;
 	size_t i;
 
@@ -302,13 +297,13 @@ void denials_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
 	}
 }
 
-void denials_drain(struct eg_sessions *s)
+void denials_drain(struct eg_denials *d)
 {
-	if (s->denials && s->denials->fd >= 0)
-		drain(s->denials, s->denials->fd, 16);
+	if (d && d->fd >= 0)
+		drain(d, d->fd, 16);
 }
 
-int denials_init(struct eg_sessions *s)
+int denials_new(const struct eg_denials_opts *o, struct eg_denials **ret)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1u << (AUDIT_NLGRP_READLOG - 1) };
 	struct eg_denials *d = calloc(1, sizeof(*d));
@@ -316,12 +311,12 @@ int denials_init(struct eg_sessions *s)
 
 	if (!d)
 		return -ENOMEM;
-	d->s = s;
+	d->o = *o;
 	d->fd = -1;
-	s->denials = d;
-	if (s->landlock_abi < EG_LL_ABI_AUDIT) {
+	*ret = d;
+	if (o->landlock_abi < EG_LL_ABI_AUDIT) {
 		snprintf(d->why, sizeof(d->why), "the kernel logs Landlock's refusals from ABI %d on; it has %d",
-			 EG_LL_ABI_AUDIT, s->landlock_abi);
+			 EG_LL_ABI_AUDIT, o->landlock_abi);
 		return 0;
 	}
 	d->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_AUDIT);
@@ -334,13 +329,11 @@ int denials_init(struct eg_sessions *s)
 		return 0;
 	}
 	setsockopt(d->fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
-	return loop_add_fd(s->o.loop, d->fd, EPOLLIN, on_audit, d, &d->w);
+	return loop_add_fd(o->loop, d->fd, EPOLLIN, on_audit, d, &d->w);
 }
 
-void denials_fini(struct eg_sessions *s)
+void denials_free(struct eg_denials *d)
 {
-	struct eg_denials *d = s->denials;
-
 	if (!d)
 		return;
 	loop_del(d->w);
@@ -349,7 +342,6 @@ void denials_fini(struct eg_sessions *s)
 	while (d->nheld)
 		held_drop(d, 0);
 	free(d);
-	s->denials = NULL;
 }
 
 /*
@@ -403,9 +395,8 @@ out:
 	return rc;
 }
 
-void denials_status(const struct eg_sessions *s, struct jsonw *w)
+void denials_status(const struct eg_denials *d, struct jsonw *w)
 {
-	const struct eg_denials *d = s->denials;
 	int on;
 
 	jsonw_start_object(w);

@@ -246,7 +246,7 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 	se->listener = -1;
 	approvals_session_ended(s, se);
 	offload_session_ended(s, se);
-	denials_drain(s);
+	denials_drain(s->denials);
 	emit_session(s, se, "end", why);
 	for (pp = &s->list; *pp; pp = &(*pp)->next) {
 		if (*pp == se) {
@@ -906,6 +906,44 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 	return 0;
 }
 
+/* ---- what the sessions' Landlock domains refused (denials.c) ------------- */
+
+static uint32_t denials_launcher(void *arg, pid_t pid)
+{
+	struct eg_sessions *s = arg;
+	struct eg_session *se;
+
+	for (se = s->list; se && se->launcher != pid; se = se->next)
+		;
+	return se ? se->id : 0;
+}
+
+static uint64_t denials_counted(void *arg, uint32_t id)
+{
+	struct eg_sessions *s = arg;
+	struct eg_session *se = session_find(s, id);
+
+	s->st.access_denied++;
+	return se ? ++se->access_denied : 0;
+}
+
+static void denials_emit(void *arg, const char *json, size_t len, const char *text)
+{
+	struct eg_sessions *s = arg;
+
+	if (s->o.out.emit)
+		s->o.out.emit(s->o.out.arg, json, len, text);
+}
+
+static int denials_start(struct eg_sessions *s)
+{
+	struct eg_denials_opts o = { .loop = s->o.loop, .landlock_abi = s->landlock_abi,
+				     .session_of_launcher = denials_launcher, .counted = denials_counted,
+				     .emit = denials_emit, .arg = s };
+
+	return denials_new(&o, &s->denials);
+}
+
 int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 {
 	struct eg_sessions *s = calloc(1, sizeof(*s));
@@ -930,7 +968,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	if (!err)
 		err = approvals_init(s);
 	if (!err)
-		err = denials_init(s);
+		err = denials_start(s);
 	if (!err)
 		err = ctl_register(o->ctl, "session_open", CTL_ANYONE, op_session_open, s);
 	if (!err)
@@ -964,7 +1002,8 @@ bool sessions_free(struct eg_sessions *s)
 	}
 	receivers_fini(s);
 	approvals_free(s);
-	denials_fini(s);
+	denials_free(s->denials);
+	s->denials = NULL;
 	loop_del(s->sweep);
 	supervisor_fini(s);
 	for (i = 0; s->verdicts && i < VERDICTS_MAX; i++) {
@@ -1035,7 +1074,7 @@ void sessions_boundary_status(const struct eg_sessions *s, struct jsonw *w)
 	}
 	sbuf_free(&plan);
 	jsonw_key(w, "denials");
-	denials_status(s, w);
+	denials_status(s->denials, w);
 	jsonw_end_object(w);
 }
 
@@ -1142,7 +1181,7 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		jsonw_uint_field(w, "access_denied", se->access_denied);
 		jsonw_string_field(w, "boundary", se->boundary);
 		refusals_export(s, se, w);
-		denials_export(s, se->id, w);
+		denials_export(s->denials, se->id, w);
 		jsonw_int_field(w, "listener", se->listener);
 		if (se->listener >= 0 && *nfds < max)
 			fds[(*nfds)++] = se->listener;
@@ -1194,7 +1233,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		se->denied = json_integer_value(json_object_get(e, "denied"));
 		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
 		refusals_import(s, se->id, json_object_get(e, "refusals"));
-		denials_import(s, se->id, json_object_get(e, "domains"));
+		denials_import(s->denials, se->id, json_object_get(e, "domains"));
 		if (json_string_value(json_object_get(e, "boundary")))
 			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
 		se->listener = json_integer_value(json_object_get(e, "listener"));
