@@ -19,14 +19,14 @@ commands:
 
 
 class Env:
-    def __init__(self, ctx):
+    def __init__(self, ctx, policy=POLICY):
         self.ctx = ctx
         self.ws = ctx.tmpdir()
         os.chmod(self.ws, 0o755)
         self.state = ctx.tmpdir()
         pol = os.path.join(ctx.tmpdir(), "policy.yaml")
         with open(pol, "w") as f:
-            f.write(POLICY)
+            f.write(policy)
         self.d = ctx.daemon("--policy", pol, "--state-dir", self.state, "--workspace", self.ws)
 
     def run(self, *args, input=None, timeout=60, env=None, cwd=None, pre=()):
@@ -159,6 +159,121 @@ def test_env_blocklist(ctx):
     out = e.ok("run", "--env", "SET=1", "--", "sh", "-c",
                "echo ${LD_PRELOAD-u} ${AWS_SECRET_ACCESS_KEY-u} ${MY_TOKEN-u} ${PYTHONPATH-u} $KEEP $SET", env=env)
     assert out == "u u u u yes 1\n", out
+
+
+GCONV_MODULE = r"""
+#include <fcntl.h>
+#include <unistd.h>
+__attribute__((constructor)) static void loaded(void)
+{
+	int fd = open(MARK, O_WRONLY | O_CREAT | O_APPEND, 0666);
+
+	if (fd >= 0) {
+		if (write(fd, "loaded\n", 7)) {}
+		close(fd);
+	}
+}
+int gconv_init(void *step) { (void)step; return 1; }
+int gconv(void) { return 1; }
+"""
+
+
+def gconv_module(ctx):
+    """A real iconv module, built here: loaded (it says so in mark) by any program that converts
+    from EGTEST with GCONV_PATH naming its directory. Returns (that directory, mark)."""
+    d = ctx.tmpdir()
+    os.chmod(d, 0o755)
+    mark = os.path.join(d, "mark")
+    with open(os.path.join(d, "m.c"), "w") as f:
+        f.write(GCONV_MODULE)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-DMARK=\"%s\"" % mark, os.path.join(d, "m.c"), "-o",
+                    os.path.join(d, "egtest.so")], check=True)
+    with open(os.path.join(d, "gconv-modules"), "w") as f:
+        f.write("module EGTEST// INTERNAL egtest 1\nmodule INTERNAL EGTEST// egtest 1\n")
+    # it works: outside execgate the module runs
+    subprocess.run(["iconv", "-f", "EGTEST", "-t", "UTF-8"], input=b"x", env=dict(os.environ, GCONV_PATH=d),
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    assert open(mark).read() == "loaded\n", "the module does not load even outside execgate"
+    os.unlink(mark)
+    return d, mark
+
+
+def test_no_variable_loads_code(ctx):
+    """GCONV_PATH (a real iconv module), NODE_OPTIONS, PERL5OPT, ...: refused with --env, dropped
+    when inherited, by run, exec and shell alike; a policy's environment.deny adds names; an
+    agent wrapped by exec keeps its own keys (only runs drop secrets)."""
+    e = Env(ctx, POLICY + "environment: {deny: [CORP_*]}\n")
+    gdir, mark = gconv_module(ctx)
+    for kv in ["GCONV_PATH=" + gdir, "NODE_OPTIONS=--require /x.js", "PERL5OPT=-Mx", "PERL5LIB=/p", "RUBYOPT=-rx",
+               "PYTHONHOME=/h", "PYTHONSTARTUP=/s", "PYTHONWARNINGS=ignore::x.Y", "LOCPATH=/l",
+               "GLIBC_TUNABLES=glibc.malloc.check=3", "HOSTALIASES=/h", "LD_DEBUG=all", "CORP_HOOK=1"]:
+        r = e.run("run", "--env", kv, "--", "true")
+        assert r.returncode in (1, 2) and b"--env " in r.stderr and b"refused" in r.stderr, (kv, r)
+    names = ["GCONV_PATH", "NODE_OPTIONS", "PERL5OPT", "RUBYOPT", "PYTHONHOME", "LOCPATH", "GLIBC_TUNABLES",
+             "HOSTALIASES", "CORP_HOOK"]
+    env = dict(os.environ, GCONV_PATH=gdir, NODE_OPTIONS="x", PERL5OPT="x", RUBYOPT="x", PYTHONHOME="/h",
+               LOCPATH="/l", GLIBC_TUNABLES="x", HOSTALIASES="/h", CORP_HOOK="1", MY_API_KEY="k", KEEP="yes")
+    show = "iconv -f EGTEST -t UTF-8 </dev/null 2>/dev/null; env | grep -E '^(%s|MY_API_KEY|KEEP)=' | sort" % \
+        "|".join(names)
+    out = e.ok("run", "--", "sh", "-c", show, env=env)
+    assert out == "KEEP=yes\n", out
+    r = subprocess.run([e.ctx.execgate, "exec", "-p", e.d.pin_path, "--", "sh", "-c", show], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.stdout.decode() == "KEEP=yes\nMY_API_KEY=k\n", (r.stdout, r.stderr)
+    r = subprocess.run([e.ctx.execgate, "shell", "-p", e.d.pin_path], input=(show + "\n").encode(), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, cwd=e.ws)
+    assert r.stdout.decode() == "KEEP=yes\n", (r.stdout, r.stderr)
+    assert not os.path.exists(mark), "the iconv module ran"
+
+
+def test_a_run_ends_whole(ctx):
+    """Each run in a cgroup of its own: --timeout and kill reach a child that left the process
+    group with setsid, and pids.max (the run's RLIMIT_NPROC) bounds root's runs too, which the
+    rlimit does not."""
+    e = Env(ctx)
+    t = "%d.%d" % (500 + os.getpid() % 100, time.monotonic_ns() % 1000)
+
+    def left(n):
+        return subprocess.run(["pgrep", "-f", "sleep %s%d" % (t, n)], stdout=subprocess.PIPE).stdout
+
+    def gone(n, within=5):
+        deadline = time.monotonic() + within
+        while left(n) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not left(n), "sleep %s%d runs on" % (t, n)
+
+    ctx.on_cleanup(lambda: subprocess.run(["pkill", "-f", "sleep %s" % t]))
+    r = e.run("run", "--timeout", "1s", "--", "sh", "-c", "setsid sleep %s1 >/dev/null 2>&1 & wait" % t)
+    assert r.returncode == 128 + 9, r
+    gone(1)
+    pid = e.bg("sh", "-c", "setsid sleep %s2 >/dev/null 2>&1 & exit 0" % t)
+    e.wait_status(pid, "exited 0")
+    assert left(2), "the setsid child runs"
+    e.ok("kill", pid)
+    gone(2)
+    # the run's cgroup, and its pids.max: 512 from a caller's RLIMIT_NPROC of 100
+    st = json.loads(e.ok("status", "-j"))["runs"]
+    assert st["cgroup"] and st["cgroup"].endswith("/execgate-runs"), st
+    out = e.ok("run", "--", "cat", "/proc/self/cgroup", pre=["prlimit", "--nproc=100:"])
+    rel = [l.split(":", 2)[2] for l in out.splitlines() if l.startswith("0::")][0]
+    assert rel.startswith(st["cgroup"][len(eg.CGROUP2):] + "/p-"), (rel, st)
+    fork = r"""
+import os, sys, time
+n = 0
+try:
+    while n < 2000:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print(n, e.errno, flush=True)
+os.killpg(0, 9)
+"""
+    r = e.run("run", "--timeout", "60s", "--", "python3", "-c", fork, pre=["prlimit", "--nproc=100:"])
+    words = r.stdout.decode().split()
+    assert len(words) == 2 and int(words[1]) == 11 and 400 < int(words[0]) < 512, (r.stdout, r.stderr)
 
 
 def test_workspace_and_nproc(ctx):

@@ -51,6 +51,23 @@ def test_shell_state_carries(ctx):
                 what="a command's exec in the session")
 
 
+def test_shell_state_survives_ifs(ctx):
+    """export IFS=/ (or a function named printf) does not lose the state: the directory, the
+    exports and the pushd stack still carry to the commands after it."""
+    dm = ctx.daemon()
+    r = shell(ctx, dm, [
+        "export A=1",
+        "export IFS=/",
+        "cd /usr; pushd /etc >/dev/null",
+        "export B=2; printf() { :; }",
+        "echo \"A=$A B=$B PWD=$PWD\"; dirs -l",
+        "export IFS=0; exit 10",
+        "echo \"after=$? A=$A\"",
+    ])
+    out = r.stdout.decode().splitlines()
+    assert out == ["A=1 B=2 PWD=/etc", "/etc /usr", "after=10 A=1"], (out, r.stderr)
+
+
 def test_shell_sanitizes_every_cycle(ctx):
     dm = ctx.daemon()
     env = {"LD_PRELOAD": "/inherited.so", "GITHUB_TOKEN": "t0k", "PAGER": "evil", "KEEP_ME": "yes"}

@@ -11,7 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include "unit.h"
-#include "daemon/loop.h"
+#include "loop/loop.h"
 #include "util/clock.h"
 
 struct busy {

@@ -762,6 +762,44 @@ static void test_error_types(void)
 		      "'message' must be a string");
 }
 
+/* filesystem:, network:, environment:, on_unsupported: (the session's boundary, issue 18) */
+static void test_boundary_sections(void)
+{
+	const struct eg_policy_boundary *b;
+	struct eg_policy *p;
+
+	p = load("filesystem:\n  read: [/]\n  write: [workspace, /dev/null]\n  execute: []\n"
+		 "network: {connect_tcp: [443, 47811], bind_tcp: []}\n"
+		 "environment: {deny: [corp_*, X]}\non_unsupported: allow\ncommands: []\n");
+	if (!ASSERT_TRUE(p, "a policy with every section"))
+		return;
+	b = policy_boundary(p);
+	ASSERT_TRUE(b->filesystem && b->network && b->on_unsupported_allow, "sections seen");
+	ASSERT_TRUE(b->layer.read.set && b->layer.read.n == 1 && !strcmp(b->layer.read.v[0], "/"), "read");
+	ASSERT_TRUE(b->layer.write.n == 2 && !strcmp(b->layer.write.v[0], "workspace"), "write");
+	/* an empty list is a list: nothing of that kind is allowed */
+	ASSERT_TRUE(b->layer.execute.set && !b->layer.execute.n, "execute: []");
+	ASSERT_TRUE(b->layer.connect_tcp.n == 2 && b->layer.connect_tcp.v[1] == 47811, "connect_tcp");
+	ASSERT_TRUE(b->layer.bind_tcp.set && !b->layer.bind_tcp.n, "bind_tcp: []");
+	ASSERT_FALSE(b->layer.scopes, "scopes are the daemon's to add");
+	ASSERT_TRUE(b->n_env_deny == 2 && !strcmp(b->env_deny[0], "CORP_*"), "deny names, upper case");
+	policy_free(p);
+	p = load("commands: []\n");
+	if (ASSERT_TRUE(p, "no sections")) {
+		b = policy_boundary(p);
+		ASSERT_FALSE(b->filesystem || b->network || b->n_env_deny || b->on_unsupported_allow, "defaults");
+		ASSERT_FALSE(b->layer.read.set || b->layer.connect_tcp.set, "nothing limited");
+		policy_free(p);
+	}
+	load_fails_at("filesystem: {read: [etc]}\n", 1, 21, "absolute paths or the word workspace");
+	load_fails_at("filesystem: {wirte: [/]}\n", 1, 14, "did you mean 'write'?");
+	load_fails_at("network: {connect_tcp: [70000]}\n", 1, 25, "from 0 to 65535");
+	load_fails_at("network: {connect_tcp: 443}\n", 1, 24, "'connect_tcp' must be");
+	load_fails_at("environment: {deny: [A=1]}\n", 1, 22, "without '='");
+	load_fails_at("on_unsupported: maybe\n", 1, 17, "'on_unsupported' is deny or allow");
+	load_fails_at("read: [/]\n", 1, 1, "'read' does not belong at the top level; it goes in filesystem");
+}
+
 static void test_error_rules(void)
 {
 	load_fails_at("commands:\n  - name: \"\"\n    decision: allow\n", 2, 11, "rule name is empty");
@@ -1779,6 +1817,7 @@ int main(void)
 	RUN(test_durations);
 	RUN(test_error_misspelled_key);
 	RUN(test_error_types);
+	RUN(test_boundary_sections);
 	RUN(test_error_rules);
 	RUN(test_error_yaml);
 	RUN(test_diag_format);

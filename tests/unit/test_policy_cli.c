@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "unit.h"
 
@@ -203,6 +204,28 @@ static void test_cli_check_json(void)
 	ASSERT_TRUE(strstr(out, "\"ok\":false") != NULL, "ok false");
 }
 
+/* What a policy asks of a session's boundary, and what a session of it would do on a kernel (issue 18). */
+static void test_cli_check_boundary(void)
+{
+	const char *pol = write_file("boundary.yaml", "filesystem: {write: [workspace]}\n"
+				     "network: {connect_tcp: [443]}\ncommands: []\n");
+	const char *allow = write_file("boundary-allow.yaml", "filesystem: {write: [workspace]}\n"
+				       "network: {connect_tcp: [443]}\non_unsupported: allow\ncommands: []\n");
+
+	/* the variable only lowers what the kernel has */
+	if (syscall(444 /* landlock_create_ruleset */, NULL, 0, 1 /* VERSION */) < 2)
+		SKIP("this kernel has no Landlock ABI 2");
+	setenv("EXECGATE_LANDLOCK_ABI", "2", 1);
+	ASSERT_EQ(RUN_EG("policy", "check", pol), 0, "valid on any kernel");
+	ASSERT_TRUE(strstr(out, "sessions here: refused: ") && strstr(out, "network rules (Landlock ABI 4)") &&
+		    strstr(out, "limits on truncating files (Landlock ABI 3)"), out);
+	ASSERT_EQ(RUN_EG("policy", "check", "--json", allow), 0, "valid");
+	ASSERT_TRUE(strstr(out, "\"on_unsupported\":\"allow\",\"needs_landlock_abi\":4,\"landlock_abi\":2") != NULL,
+		    out);
+	ASSERT_TRUE(strstr(out, "\"in_force\":[\"ptrace\",\"filesystem\"]") != NULL, out);
+	unsetenv("EXECGATE_LANDLOCK_ABI");
+}
+
 static void test_cli_test(void)
 {
 	const char *f = write_file("t.yaml", seedish);
@@ -317,6 +340,7 @@ int main(void)
 	RUN(test_cli_check_valid_with_warning);
 	RUN(test_cli_check_errors);
 	RUN(test_cli_check_json);
+	RUN(test_cli_check_boundary);
 	RUN(test_cli_test);
 	RUN(test_cli_reload_without_daemon);
 	RUN(test_cli_usage);

@@ -17,9 +17,10 @@ static void test_env_blocklist(void)
 	const char *bad[] = { "LD_PRELOAD=/x.so", "LD_LIBRARY_PATH", "LD_AUDIT=a", "BASH_ENV=x", "ENV=x",
 			      "PROMPT_COMMAND=x", "PYTHONPATH=/p", "BASH_FUNC_f%%=() { :; }", "OPENAI_API_KEY=k",
 			      "GITHUB_TOKEN=t", "DB_PASSWORD=p", "PASSWORD=p", "AWS_SECRET_ACCESS_KEY=s",
-			      "SECRET_KEY=s", "github_token=t", "PRIVATE_KEY=x", "DATABASE_URL=x", "=x", "" };
-	const char *good[] = { "PATH=/bin", "HOME=/root", "TOKENIZER=x", "LD_X=1", "ENVIRONMENT=x", "PAGER=less",
-			       "EDITOR=vi", "SHELLOPTS=x" };
+			      "SECRET_KEY=s", "github_token=t", "PRIVATE_KEY=x", "DATABASE_URL=x", "=x", "",
+			      "LD_X=1", "SHELLOPTS=xtrace" };
+	const char *good[] = { "PATH=/bin", "HOME=/root", "TOKENIZER=x", "ENVIRONMENT=x", "PAGER=less",
+			       "EDITOR=vi", "TMPDIR=/tmp", "LANG=C.UTF-8", "OLD_PWD=x", "NODE_ENV=production" };
 	size_t i;
 
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -31,6 +32,28 @@ static void test_env_blocklist(void)
 	ASSERT_TRUE(eg_env_blocked("SHELLOPTS=x", true), "SHELLOPTS in a state");
 	ASSERT_TRUE(eg_env_blocked("CDPATH=/", true), "CDPATH in a state");
 	ASSERT_FALSE(eg_env_blocked("PATH=/bin", true), "PATH in a state");
+}
+
+/* glibc's own list for setuid programs and the interpreters' (issue 18): code loaded by a variable */
+static void test_env_injection(void)
+{
+	const char *inj[] = { "GCONV_PATH=/tmp/g", "LOCPATH=/l", "GLIBC_TUNABLES=x", "HOSTALIASES=/h",
+			      "NLSPATH=/n", "RESOLV_HOST_CONF=/r", "RES_OPTIONS=x", "TZDIR=/t", "MALLOC_TRACE=/m",
+			      "LD_DEBUG=all", "ld_preload=/x.so", "NODE_OPTIONS=--require /x.js", "PERL5OPT=-Mx",
+			      "PERL5LIB=/p", "RUBYOPT=-rx", "PYTHONHOME=/h", "PYTHONSTARTUP=/s",
+			      "PYTHONWARNINGS=ignore::x.Y", "JAVA_TOOL_OPTIONS=-javaagent:/a.jar", "OPENSSL_CONF=/c",
+			      "BASH_FUNC_ls%%=() { :; }", "LUA_INIT=@/x.lua", "PS4=$(id)" };
+	const char *not_inj[] = { "OPENAI_API_KEY=k", "GITHUB_TOKEN=t", "PATH=/bin", "TMPDIR=/tmp",
+				  "HOME=/h", "NODE_ENV=x" };
+	size_t i;
+
+	for (i = 0; i < sizeof(inj) / sizeof(inj[0]); i++) {
+		ASSERT_TRUE(eg_env_injection(inj[i]), inj[i]);
+		ASSERT_TRUE(eg_env_blocked(inj[i], false), inj[i]);
+	}
+	/* an agent wrapped by `execgate exec` keeps its own keys: only a run drops secrets */
+	for (i = 0; i < sizeof(not_inj) / sizeof(not_inj[0]); i++)
+		ASSERT_FALSE(eg_env_injection(not_inj[i]), not_inj[i]);
 }
 
 static void key(const char *word, const char *want, bool named)
@@ -213,6 +236,7 @@ static void test_plog(void)
 int main(void)
 {
 	RUN(test_env_blocklist);
+	RUN(test_env_injection);
 	RUN(test_keys);
 	RUN(test_log_tail);
 	RUN(test_signals);

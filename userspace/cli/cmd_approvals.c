@@ -52,7 +52,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		a->reason = arg;
 		break;
 	case ARGP_KEY_ARG:
-		if (!a->answer || a->id)
+		if (a->id || (!a->answer && a->watch))
 			argp_error(state, "unexpected argument '%s'", arg);
 		a->id = arg;
 		break;
@@ -80,6 +80,11 @@ static void print_row(json_t *e)
 	       json_string_value(json_object_get(e, "rule")) ? json_string_value(json_object_get(e, "rule")) : "default");
 	json_array_foreach(argv, i, v)
 		printf("%s%s", i ? " " : "", json_string_value(v));
+	if (json_is_true(json_object_get(e, "argv_shortened")))
+		printf("  [shortened: %" JSON_INTEGER_FORMAT " arguments, %" JSON_INTEGER_FORMAT
+		       " bytes; 'execgate approvals -j %s' shows all]", json_integer_value(json_object_get(e, "argc")),
+		       json_integer_value(json_object_get(e, "argv_bytes")),
+		       json_string_value(json_object_get(e, "approval_id")));
 	putchar('\n');
 }
 
@@ -93,11 +98,21 @@ static int request(const struct appr_args *a, int fd, struct sbuf *line, bool he
 {
 	json_error_t je;
 	json_t *reply, *list, *e;
+	struct sbuf req = {};
+	struct jsonw w;
 	size_t i;
-	const char *req = a->watch ? "{\"op\":\"approvals\",\"watch\":true}" : "{\"op\":\"approvals\"}";
 	int rc;
 
-	rc = ctl_send_request(fd, req, strlen(req), NULL, 0);
+	jsonw_init(&w, &req);
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "op", "approvals");
+	if (a->watch)
+		jsonw_bool_field(&w, "watch", true);
+	if (a->id)
+		jsonw_string_field(&w, "id", a->id);
+	jsonw_end_object(&w);
+	rc = req.oom ? -ENOMEM : ctl_send_request(fd, req.data, req.len, NULL, 0);
+	sbuf_free(&req);
 	if (!rc)
 		rc = ctl_read_line(fd, line, 30000, 64u << 20);
 	if (rc)
@@ -162,12 +177,14 @@ static int do_list(int argc, char **argv)
 {
 	static const char doc[] =
 		"List the execs that wait for an answer, with the seconds left before the\n"
-		"policy's approval_timeout decides. --watch keeps listening and prints each\n"
+		"policy's approval_timeout decides; a long command line is shortened (its\n"
+		"size is said): with an ID, that one is shown whole (-j for JSON). --watch\n"
+		"keeps listening and prints each\n"
 		"approval event (requested, approved, denied, timeout, cancelled) as a line;\n"
 		"it goes on with the new daemon after a handover (SIGUSR2), and exits 1 when\n"
 		"the daemon is gone.";
 	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
-	struct argp argp = { list_options, parse_opt, NULL, doc, children, NULL, NULL };
+	struct argp argp = { list_options, parse_opt, "[ID]", doc, children, NULL, NULL };
 	struct appr_args a = {};
 	struct sbuf line = {};
 	json_error_t je;

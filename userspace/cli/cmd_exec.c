@@ -9,7 +9,10 @@
  * CMD's: after the exec this program is gone.
  */
 #include <argp.h>
+#include <ctype.h>
 #include <errno.h>
+#include <fnmatch.h>
+#include <limits.h>
 #include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +32,8 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "ctl/client.h"
+#include "procs/text.h"
+#include "session/boundary.h"
 #include "session/resolve.h"
 #include "util/jsonw.h"
 #include "util/log.h"
@@ -46,13 +51,16 @@ struct exec_args {
 	const char *policy;
 	const char *name;
 	const char *argv0;
+	const char *workspace;
 	bool restricted;
 	bool pty;
 	char **cmd;
 	int ncmd;
+	char ws[PATH_MAX];		/* the workspace's real path */
+	char **env;			/* the command's environment */
 };
 
-enum { OPT_POLICY = 0x100, OPT_RESTRICTED, OPT_SESSION, OPT_ARGV0, OPT_PTY };
+enum { OPT_POLICY = 0x100, OPT_RESTRICTED, OPT_SESSION, OPT_ARGV0, OPT_PTY, OPT_WORKSPACE };
 
 static const struct argp_option options[] = {
 	{ "policy", OPT_POLICY, "FILE", 0, "A session policy, on top of the daemon's (both must allow); opened with your rights", 0 },
@@ -60,6 +68,7 @@ static const struct argp_option options[] = {
 	{ "session", OPT_SESSION, "NAME", 0, "A name for the session in events and listings", 0 },
 	{ "argv0", OPT_ARGV0, "NAME", 0, "argv[0] for CMD (the file run is still CMD)", 0 },
 	{ "pty", OPT_PTY, NULL, 0, "CMD on a new pseudo-terminal of its own, this process relaying (raw mode, resizes, signals; stdout and stderr merged)", 0 },
+	{ "workspace", OPT_WORKSPACE, "DIR", 0, "What the word workspace means in the policies' filesystem lists (default: the current directory)", 0 },
 	{},
 };
 
@@ -87,6 +96,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PTY:
 		a->pty = true;
+		break;
+	case OPT_WORKSPACE:
+		a->workspace = arg;
 		break;
 	case ARGP_KEY_ARG:
 		/* the command and everything after it are the command's */
@@ -321,21 +333,56 @@ static int policy_to_memfd(int fd)
 	return mfd;
 }
 
+/* The command's environment: ours without what loads code (procs/text.h) and what a policy denies. */
+static int command_env(struct exec_args *a, const json_t *deny)
+{
+	extern char **environ;
+	size_t n = 0, k = 0, i;
+	char **e;
+
+	for (e = environ; *e; e++)
+		n++;
+	a->env = calloc(n + 1, sizeof(*a->env));
+	if (!a->env)
+		return -ENOMEM;
+	for (e = environ; *e; e++) {
+		char name[256];
+		const json_t *g;
+		bool drop = eg_env_injection(*e);
+		size_t l = strcspn(*e, "=");
+
+		for (i = 0; !drop && i < l && i < sizeof(name) - 1; i++)
+			name[i] = toupper((unsigned char)(*e)[i]);
+		name[l < sizeof(name) - 1 ? l : sizeof(name) - 1] = '\0';
+		json_array_foreach(deny, i, g)
+			if (!drop && json_string_value(g) && !fnmatch(json_string_value(g), name, 0))
+				drop = true;
+		if (!drop)
+			a->env[k++] = *e;
+	}
+	return 0;
+}
+
 /*
- * Asks the daemon for a session and puts this process under its filter:
- * after this, our next exec is the session's first. 0, or the exit status.
+ * Asks the daemon for a session and puts this process under its filter
+ * and in its Landlock domain: after this, our next exec is the session's
+ * first. 0, or the exit status.
  */
 static int session_start(struct exec_args *a)
 {
 	char err[1024];
 	struct sbuf req = {};
 	struct jsonw w;
-	json_t *reply;
+	json_t *reply, *plan = NULL;
 	int ctl, pol = -1, lfd, fds[1], rc;
 	bool install;
 	int64_t id;
 	pid_t daemon_pid = 0;
 
+	if (a->workspace ? !realpath(a->workspace, a->ws) : !getcwd(a->ws, sizeof(a->ws))) {
+		p_err("the workspace %s: %s", a->workspace ? a->workspace : ".", strerror(errno));
+		return 1;
+	}
 	if (a->policy) {
 		/* opened here, with the caller's rights: the daemon reads only what we could */
 		pol = open(a->policy, O_RDONLY | O_CLOEXEC);
@@ -364,6 +411,7 @@ static int session_start(struct exec_args *a)
 		jsonw_string_field(&w, "name", a->name);
 	jsonw_bool_field(&w, "restricted", a->restricted);
 	jsonw_bool_field(&w, "policy", pol >= 0);
+	jsonw_string_field(&w, "workspace", a->ws);
 	jsonw_end_object(&w);
 	fds[0] = pol;
 	reply = call(ctl, &req, fds, pol >= 0 ? 1 : 0, err, sizeof(err));
@@ -377,18 +425,24 @@ static int session_start(struct exec_args *a)
 	id = json_integer_value(json_object_get(reply, "id"));
 	install = json_is_true(json_object_get(reply, "install_listener"));
 	daemon_pid = json_integer_value(json_object_get(reply, "daemon_pid"));
+	plan = json_incref(json_object_get(reply, "boundary"));
+	rc = command_env(a, json_object_get(reply, "environment_deny"));
 	json_decref(reply);
+	if (rc) {
+		p_err("out of memory");
+		goto fail;
+	}
 
-	/* no privilege gains inside a session, and the filter needs it for non-root users */
+	/* no privilege gains inside a session, and the filter and Landlock need it for non-root users */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		p_err("cannot set no_new_privs: %s", strerror(errno));
-		return 1;
+		goto fail;
 	}
 	if (install) {
 		lfd = install_filter(daemon_pid);
 		if (lfd < 0) {
 			p_err("cannot install the session's seccomp filter: %s", strerror(-lfd));
-			return 1;
+			goto fail;
 		}
 		jsonw_init(&w, &req);
 		jsonw_start_object(&w);
@@ -404,12 +458,25 @@ static int session_start(struct exec_args *a)
 		if (!reply) {
 			/* our execs now wait for a supervisor that refused us: fail, do not run */
 			p_err("the daemon did not take the session's listener: %s", err);
-			return 1;
+			goto fail;
 		}
 		json_decref(reply);
 	}
 	close(ctl);
+	ctl = -1;
+	/* last: the command is the first thing the domain runs, and nothing of ours needs more */
+	rc = boundary_enter(plan, a->ws, err, sizeof(err));
+	json_decref(plan);
+	if (rc) {
+		p_err("cannot put the session in its Landlock domain: %s", err);
+		return 1;
+	}
 	return 0;
+fail:
+	json_decref(plan);
+	if (ctl >= 0)
+		close(ctl);
+	return 1;
 }
 
 static int wait_status(int status)
@@ -499,7 +566,7 @@ static int exec_pty(struct exec_args *a, const char *path)
 		close(sync[1]);
 		if (a->argv0)
 			a->cmd[0] = (char *)a->argv0;
-		execv(path, a->cmd);
+		execve(path, a->cmd, a->env);
 		p_err("%s: %s", path, strerror(errno));
 		_exit(errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN);
 	}
@@ -562,7 +629,7 @@ int do_exec(int argc, char **argv)
 		return rc;
 	if (a.argv0)
 		a.cmd[0] = (char *)a.argv0;
-	execv(path, a.cmd);
+	execve(path, a.cmd, a.env);
 	p_err("%s: %s", path, strerror(errno));
 	return errno == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_RUN;
 }

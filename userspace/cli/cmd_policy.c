@@ -27,7 +27,10 @@
 #include "ctl/client.h"
 #include "enforce/compile.h"
 #include "policy/policy.h"
+#include "session/boundary.h"
 #include "session/resolve.h"
+#include "util/jsonw.h"
+#include "util/landlock.h"
 
 
 static void put_json_str(struct sbuf *b, const char *s)
@@ -175,6 +178,92 @@ static error_t check_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * What the policy asks of a session's boundary (filesystem:, network:,
+ * environment:), the Landlock ABI it needs, and what a session of it would
+ * do on this kernel: start, start without something, or be refused.
+ */
+static int boundary_need(const struct eg_policy_boundary *b)
+{
+	if (b->network)
+		return EG_LL_ABI_NET;
+	if (b->layer.write.set)
+		return EG_LL_ABI_TRUNCATE;
+	return b->filesystem ? EG_LL_ABI_FS : 0;
+}
+
+static void boundary_json(struct jsonw *w, const struct eg_policy *p)
+{
+	const struct eg_policy_boundary *b = policy_boundary(p);
+	int abi = eg_landlock_abi();
+	struct sbuf plan = {};
+	struct jsonw pw;
+	char err[512];
+	size_t i;
+
+	jsonw_start_object(w);
+	jsonw_key(w, "environment_deny");
+	jsonw_start_array(w);
+	for (i = 0; i < b->n_env_deny; i++)
+		jsonw_string(w, b->env_deny[i]);
+	jsonw_end_array(w);
+	jsonw_string_field(w, "on_unsupported", b->on_unsupported_allow ? "allow" : "deny");
+	jsonw_int_field(w, "needs_landlock_abi", boundary_need(b));
+	jsonw_int_field(w, "landlock_abi", abi);
+	jsonw_init(&pw, &plan);
+	if (boundary_plan(&pw, abi, p, NULL, NULL, err, sizeof(err))) {
+		jsonw_key(w, "session");
+		jsonw_null(w);
+		jsonw_string_field(w, "refused", err);
+	} else if (!plan.oom) {
+		/* the layers (with their lists) and what holds, for a session of this policy here */
+		jsonw_key(w, "session");
+		jsonw_raw(w, plan.data, plan.len);
+	}
+	sbuf_free(&plan);
+	jsonw_end_object(w);
+}
+
+static void boundary_plain(const struct eg_policy *p)
+{
+	const struct eg_policy_boundary *b = policy_boundary(p);
+	int abi = eg_landlock_abi(), need = boundary_need(b);
+	struct sbuf plan = {};
+	struct jsonw pw;
+	char err[512];
+	size_t i;
+
+	if (b->filesystem)
+		printf("filesystem: read %s, write %s, execute %s\n",
+		       b->layer.read.set ? "the listed paths" : "anywhere",
+		       b->layer.write.set ? "the listed paths" : "anywhere",
+		       b->layer.execute.set ? "the listed paths" : "anywhere");
+	if (b->network)
+		printf("network: TCP connect to %s, bind to %s\n",
+		       b->layer.connect_tcp.set ? "the listed ports" : "any port",
+		       b->layer.bind_tcp.set ? "the listed ports" : "any port");
+	if (b->n_env_deny) {
+		printf("environment.deny:");
+		for (i = 0; i < b->n_env_deny; i++)
+			printf(" %s", b->env_deny[i]);
+		putchar('\n');
+	}
+	if (!need)
+		return;
+	jsonw_init(&pw, &plan);
+	if (boundary_plan(&pw, abi, p, NULL, NULL, err, sizeof(err))) {
+		printf("sessions here: refused: %s\n", err);
+	} else {
+		json_t *pl = json_loadb(plan.data ? plan.data : "", plan.len, 0, NULL);
+		const char *miss = json_string_value(json_object_get(pl, "missing"));
+
+		printf("sessions here (Landlock ABI %d; the policy needs %d): %s%s\n", abi, need,
+		       miss ? "start without " : "start with all of it", miss ? miss : "");
+		json_decref(pl);
+	}
+	sbuf_free(&plan);
+}
+
 /* A rule's contexts by name ("ag, none"); "" when it applies in every one and outside. */
 static const char *ctx_list(const struct eg_policy *p, uint32_t mask, char *buf, size_t len)
 {
@@ -213,6 +302,13 @@ static void check_json(const struct check_opts *o, const struct eg_policy *p, co
 	put_json_str(&b, p ? policy_sha256(p) : NULL);
 	json_key(&b, "default_decision", &first);
 	put_json_str(&b, p ? eg_decision_name(policy_settings(p)->default_decision) : NULL);
+	if (p) {
+		struct jsonw w;
+
+		json_key(&b, "boundary", &first);
+		jsonw_init(&w, &b);
+		boundary_json(&w, p);
+	}
 	json_key(&b, "errors", &first);
 	put_diags_json(&b, d, false);
 	json_key(&b, "warnings", &first);
@@ -321,6 +417,7 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 	       policy_rule_count(p) == 1 ? "" : "s", eg_decision_name(policy_settings(p)->default_decision),
 	       nwarn, nwarn == 1 ? "" : "s");
 	printf("sha256 %s\n", policy_sha256(p));
+	boundary_plain(p);
 	if (!policy_rule_count(p))
 		return;
 	for (i = 0; i < policy_rule_count(p); i++) {

@@ -49,7 +49,7 @@ static const struct argp_option run_options[] = {
 	{ "session", OPT_SESSION, "NAME", 0, "The session's name (default run-N; with --stateful, the state's name too)", 0 },
 	{ "background", OPT_BACKGROUND, NULL, 0, "Return at once with the process's id; output goes to its log", 0 },
 	{ "pty", OPT_PTY, NULL, 0, "Run CMD on a pseudo-terminal (send-keys drives it)", 0 },
-	{ "timeout", OPT_TIMEOUT, "DUR", 0, "Kill the process group after DUR (500ms, 30s, 5m, 1h; 0: never; default 30s in the foreground, none in the background)", 0 },
+	{ "timeout", OPT_TIMEOUT, "DUR", 0, "Kill all it started (its cgroup and process group) after DUR (500ms, 30s, 5m, 1h; 0: never; default 30s in the foreground, none in the background)", 0 },
 	{ "cwd", OPT_CWD, "DIR", 0, "The working directory (inside the daemon's --workspace)", 0 },
 	{ "env", OPT_ENV, "K=V", 0, "Set a variable (repeatable; loader, shell-injection and secret names are refused)", 0 },
 	{ "stateful", OPT_STATEFUL, NULL, 0, "Run CMD as a shell command line in the session's shell state (cwd, exports, $? carried between runs)", 0 },
@@ -343,7 +343,7 @@ int do_run(int argc, char **argv)
 	static const char doc[] =
 		"Ask the daemon to run CMD in a supervised session, as you (every exec is\n"
 		"judged by its policy). In the foreground CMD uses this terminal's stdin,\n"
-		"stdout and stderr and is killed, with its whole process group, after\n"
+		"stdout and stderr and is killed, with all it started (its cgroup), after\n"
 		"--timeout; the exit status is CMD's (128+N when signal N killed it). With\n"
 		"--background it prints the process's id (the last word) and returns; see\n"
 		"ps, poll, log, write, send-keys and kill. --stateful runs CMD as a bash\n"
@@ -469,7 +469,7 @@ int do_run(int argc, char **argv)
 		rc = 128 + (s ? eg_signal_parse(s) : 9);
 	}
 	if (json_is_true(json_object_get(ev, "timed_out")))
-		p_err("timed out: the process group was killed (%s)",
+		p_err("timed out: all it started was killed (%s)",
 		      json_string_value(json_object_get(ev, "status")));
 	if (json_string_value(json_object_get(ev, "warning")))
 		p_err("the session does not keep %s: too long for the next command's exec (128 KiB a "
@@ -716,7 +716,7 @@ int do_send_keys(int argc, char **argv)
 
 int do_kill(int argc, char **argv)
 {
-	static const char doc[] = "Send a signal (TERM by default) to the process group of process ID.";
+	static const char doc[] = "Send a signal (TERM by default) to every process of run ID (its cgroup and process group).";
 	struct run_args a = {};
 	struct sbuf req = {};
 	struct jsonw w;

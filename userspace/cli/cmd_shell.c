@@ -30,38 +30,17 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "procs/text.h"
+#include "procs/wrapper.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
-#define STATE_FD	63
+#define STATE_FD	EG_STATE_FD
 #define STATE_MAX	(4 << 20)	/* a state bigger than this is refused, the old one kept */
 #define LINE_MAX_BYTES	(1 << 20)
 #define VAR_MAX		(32 * 4096)	/* MAX_ARG_STRLEN: a longer NAME=VALUE fails the exec (E2BIG) */
 #define ENV_MAX		(1 << 20)	/* what the carried variables take of the exec's room (ARG_MAX) */
 
 extern char **environ;
-
-static const char wrapper[] =
-	"__eg_dump() {\n"
-	"  local v\n"
-	"  for v in $(compgen -e); do printf '%s=%s\\0' \"$v\" \"${!v}\"; done\n"
-	"  printf '__EG_PWD=%s\\0' \"$PWD\"\n"
-	"  [ -n \"${OLDPWD+x}\" ] && printf '__EG_OLDPWD=%s\\0' \"$OLDPWD\"\n"
-	"  local i; for ((i=${#DIRSTACK[@]}-1; i>0; i--)); do printf '__EG_DIR=%s\\0' \"${DIRSTACK[i]}\"; done\n"
-	"}\n"
-	"[ -n \"$__EG_OLDPWD\" ] && OLDPWD=$__EG_OLDPWD\n"
-	"if [ -n \"$__EG_DIRS\" ]; then\n"
-	"  while IFS= read -r __eg_d; do [ -n \"$__eg_d\" ] && pushd -n \"$__eg_d\" >/dev/null 2>&1; done <<< \"$__EG_DIRS\"\n"
-	"fi\n"
-	"unset __EG_DIRS __eg_d\n"
-	"__eg_rc() { return \"$1\"; }\n"
-	"__eg_cmd=$1; __eg_prev=$2; shift 2\n"
-	"unset __EG_OLDPWD\n"
-	"__eg_rc \"$__eg_prev\"\n"
-	"eval \"$__eg_cmd\" 63>&-\n"
-	"__eg_status=$?\n"
-	"__eg_dump >&63\n"
-	"exit $__eg_status\n";
 
 struct shell_args {
 	struct cli_common common;
@@ -109,6 +88,7 @@ struct state {
 	size_t n;
 	char cwd[PATH_MAX];
 	char oldpwd[PATH_MAX];
+	char workspace[PATH_MAX];	/* the directory the shell started in */
 	char **dirs;		/* pushd stack below the top, bottom first */
 	size_t ndirs;
 	int last_status;
@@ -203,6 +183,7 @@ static int state_init(struct state *st)
 	memset(st, 0, sizeof(*st));
 	if (!getcwd(st->cwd, sizeof(st->cwd)))
 		snprintf(st->cwd, sizeof(st->cwd), "/");
+	snprintf(st->workspace, sizeof(st->workspace), "%s", st->cwd);
 	for (e = environ; *e; e++)
 		if (!is_blocked(*e) && strncmp(*e, "PWD=", 4) && strncmp(*e, "OLDPWD=", 7) &&
 		    strv_add(&st->env, &st->n, *e, strlen(*e)))
@@ -265,7 +246,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	}
 	if (!pid) {
 		char self[PATH_MAX];
-		const char *argv[16];
+		const char *argv[20];
 		int k = 0;
 
 		signal(SIGINT, SIG_DFL);
@@ -282,12 +263,15 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 		argv[k++] = pin;
 		argv[k++] = "--session";
 		argv[k++] = name;
+		/* the word workspace in the policies: where the shell started, wherever cd took it */
+		argv[k++] = "--workspace";
+		argv[k++] = st->workspace;
 		argv[k++] = "--";
 		argv[k++] = a->shell ? a->shell : "/bin/bash";
 		argv[k++] = "--norc";
 		argv[k++] = "--noprofile";
 		argv[k++] = "-c";
-		argv[k++] = wrapper;
+		argv[k++] = eg_state_wrapper;
 		argv[k++] = "execgate-shell";
 		argv[k++] = cmd;
 		argv[k++] = status;

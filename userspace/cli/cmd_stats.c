@@ -153,6 +153,34 @@ static void print_kernel(json_t *k)
 	print_row("pinned links", off ? buf : "none");
 }
 
+/* What a session's Landlock domain holds here (docs/sessions.md, "The boundary"). */
+static void print_boundary(json_t *b)
+{
+	json_t *se = json_object_get(b, "session"), *den = json_object_get(b, "denials"), *v;
+	char buf[1024];
+	size_t i, off = 0;
+
+	if (!json_is_object(b))
+		return;
+	snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(b, "landlock_abi")));
+	print_row("landlock abi", buf);
+	if (json_is_object(se)) {
+		buf[0] = '\0';
+		json_array_foreach(json_object_get(se, "in_force"), i, v)
+			off += snprintf(buf + off, off < sizeof(buf) ? sizeof(buf) - off : 0, "%s%s", i ? ", " : "",
+					json_string_value(v));
+		print_row("session boundary", off ? buf : "none");
+		if (json_string_value(json_object_get(se, "missing")))
+			print_row("  without", json_string_value(json_object_get(se, "missing")));
+	} else {
+		print_row("session boundary", json_string_value(json_object_get(b, "refused")));
+	}
+	if (json_is_true(json_object_get(den, "counted")))
+		print_row("boundary refusals", "counted (audit)");
+	else
+		print_row("boundary refusals", json_string_value(json_object_get(den, "why")));
+}
+
 static void print_kernel_pinned(const char *pin)
 {
 	struct sbuf b = {};
@@ -357,6 +385,7 @@ static int run(int argc, char **argv, bool status)
 		}
 		print_row("output", json_string_value(json_object_get(json_object_get(reply, "output"), "path")));
 		print_kernel(json_object_get(reply, "kernel"));
+		print_boundary(json_object_get(reply, "boundary"));
 	}
 	print_counters(json_object_get(reply, "counters"));
 	json_decref(reply);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* execgate: dispatch to one handler per verb (cli/cmd_<verb>.c). */
 #include <argp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "util/log.h"
@@ -81,6 +83,19 @@ int main(int argc, char **argv)
 {
 	const struct cmd *c;
 
+	/*
+	 * Before anything else: no process of the user's (an agent in a
+	 * session, a program it left behind) may trace us or write our
+	 * memory through /proc/PID/mem. A waiting `execgate run` or
+	 * `approvals --watch` is a process of that uid outside every
+	 * session; made to run code it is a way out. Only root (with
+	 * CAP_SYS_PTRACE) reaches a process that is not dumpable. A command
+	 * we exec is dumpable again: the kernel decides anew at exec.
+	 */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)) {
+		fprintf(stderr, "execgate: cannot make this process undumpable: %s\n", strerror(errno));
+		return 1;
+	}
 	argp_err_exit_status = EXIT_USAGE;
 	if (argc < 2) {
 		usage(stderr);

@@ -570,7 +570,13 @@ static bool peer_is_admin(const struct ctl_server *s, int fd, const struct ucred
 	return found;
 }
 
-/* One local user cannot take every connection: root and --ctl-group always find room. */
+/*
+ * One local user cannot take every connection, nor three: root and
+ * --ctl-group always find room (the last CTL_ADMIN_RESERVE are theirs);
+ * any other user gets their first CTL_UID_FLOOR whenever there is room,
+ * and more (up to CTL_MAX_CONNS_PER_UID) only while more than
+ * CTL_UID_SLACK places stay free for the others.
+ */
 static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool admin)
 {
 	const struct ctl_conn *c;
@@ -581,9 +587,10 @@ static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool ad
 	if (s->nconns >= CTL_MAX_CONNS - CTL_ADMIN_RESERVE)
 		return false;
 	for (c = s->conns; c; c = c->next)
-		if (c->peer.uid == cr->uid && ++mine >= CTL_MAX_CONNS_PER_UID)
-			return false;
-	return true;
+		mine += c->peer.uid == cr->uid;
+	if (mine >= CTL_MAX_CONNS_PER_UID)
+		return false;
+	return mine < CTL_UID_FLOOR || CTL_MAX_CONNS - CTL_ADMIN_RESERVE - s->nconns > CTL_UID_SLACK;
 }
 
 /*

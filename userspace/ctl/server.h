@@ -12,9 +12,10 @@
  * CTL_IDLE_MS after connecting or after its last request is dropped; one
  * whose unread replies pass CTL_MAX_OUTPUT is dropped; at most
  * CTL_MAX_CONNS connections, of which the last CTL_ADMIN_RESERVE are kept
- * for root and --ctl-group, and at most CTL_MAX_CONNS_PER_UID for any
- * other user (more than the sessions one user may hold open); at most
- * CTL_MAX_FDS fds per message.
+ * for root and --ctl-group; any other user has CTL_UID_FLOOR whenever
+ * there is room, and up to CTL_MAX_CONNS_PER_UID while more than
+ * CTL_UID_SLACK stay free for others (so three users holding all they
+ * may leave room for every other); at most CTL_MAX_FDS fds per message.
  * A connection is served a bounded batch of requests a round of the loop,
  * and is not read while its replies wait for the peer, so no peer delays
  * another, the tracer or the output.
@@ -34,6 +35,8 @@
 #define CTL_MAX_CONNS		1024
 #define CTL_ADMIN_RESERVE	64
 #define CTL_MAX_CONNS_PER_UID	320
+#define CTL_UID_FLOOR		16
+#define CTL_UID_SLACK		240
 #define CTL_MAX_FDS		4
 
 struct ctl_server;

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
 #include "daemon/daemon_int.h"
+#include "procs/procs.h"
 #include "daemon/metrics.h"
 #include "trace/progstats.h"
 #include "session/session.h"
@@ -111,6 +112,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 		jsonw_uint_field(w, "approvals_timed_out", ss.timed_out);
 		jsonw_uint_field(w, "approvals_cancelled", ss.cancelled);
 		jsonw_uint_field(w, "approvals_pending", ss.pending);
+		jsonw_uint_field(w, "access_denied", ss.access_denied);
 		jsonw_uint_field(w, "lookup_timeouts", ss.lookup_timeouts);
 		jsonw_uint_field(w, "lookups_waiting", ss.lookups_waiting);
 		jsonw_uint_field(w, "sync_wakeups", ss.sync_wakeups);
@@ -195,6 +197,16 @@ static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_end_object(&w);
 	} else {
 		jsonw_null(&w);
+	}
+	if (d->sessions) {
+		/* what a session's Landlock domain holds on this kernel, and what is counted */
+		jsonw_key(&w, "boundary");
+		sessions_boundary_status(d->sessions, &w);
+	}
+	if (d->procs) {
+		/* where runs end whole: their cgroups */
+		jsonw_key(&w, "runs");
+		procs_status(d->procs, &w);
 	}
 	jsonw_key(&w, "output");
 	jsonw_start_object(&w);

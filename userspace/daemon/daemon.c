@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
+#include "session/boundary.h"
 #include "session/session.h"
 #include "procs/procs.h"
 #include "daemon/daemon_int.h"
@@ -1130,6 +1131,14 @@ static bool procs_in_session(void *arg, const struct ctl_conn *c)
 	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
 }
 
+/* The daemon's policy's environment.deny, besides the run's own list. */
+static bool procs_env_denied(void *arg, const char *kv)
+{
+	struct daemon *d = arg;
+
+	return boundary_env_denied(d->policy, kv);
+}
+
 static int start_procs(struct daemon *d, const json_t *state)
 {
 	struct eg_procs_opts po = {};
@@ -1143,6 +1152,7 @@ static int start_procs(struct daemon *d, const json_t *state)
 	po.state_dir = d->o.state_dir ? d->o.state_dir : "/var/lib/execgate";
 	po.workspace = d->o.workspace;
 	po.in_session = procs_in_session;
+	po.env_denied = procs_env_denied;
 	po.emit = sessions_out;
 	po.arg = d;
 	po.handover = state ? json_object_get(state, "procs") : NULL;
@@ -1174,6 +1184,29 @@ static int load_policy(struct daemon *d)
 	return 0;
 }
 
+/*
+ * A session and a process group of our own: whoever started us (a script,
+ * a session's process) cannot stop us with one signal to its group
+ * (kill -STOP -- -PGID), nor its terminal's hangup reach us. setsid()
+ * refuses a group leader (a shell's job): that one leaves its group for
+ * its parent's first, which the kernel allows within a session. Left as
+ * it is: a daemon in the foreground of the terminal it reads, whose
+ * person stops it with ^C (make run).
+ */
+static void own_session(void)
+{
+	if (getsid(0) == getpid())
+		return;		/* systemd, a handover: ours already */
+	if (isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp())
+		return;
+	if (setsid() >= 0)
+		return;
+	if (errno == EPERM && !setpgid(0, getpgid(getppid())) && setsid() >= 0)
+		return;
+	p_warn("cannot start a session of its own (%s): a signal to the starter's process group "
+	       "reaches the daemon too", strerror(errno));
+}
+
 int daemon_run(const struct daemon_opts *o)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2 };
@@ -1193,6 +1226,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.started_mono_ms = eg_mono_ms();
 	stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
 	signal(SIGPIPE, SIG_IGN);
+	own_session();
 
 	err = eg_paths_resolve(o->pin_path, &d.paths);
 	if (err) {

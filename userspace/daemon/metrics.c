@@ -181,6 +181,8 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_approvals_total", "outcome", "timed_out", NULL, NULL, m->ss.timed_out);
 	prom_u64_l(b, "execgate_approvals_total", "outcome", "cancelled", NULL, NULL, m->ss.cancelled);
 	one(b, "execgate_approvals_pending", G, "Approval requests waiting for an answer now.", m->ss.pending);
+	one(b, "execgate_session_access_denied_total", C,
+	    "Accesses the sessions' Landlock domains refused (logged by audit).", m->ss.access_denied);
 	one(b, "execgate_session_lookup_timeouts_total", C,
 	    "Session execs refused because reading or looking up the program took too long.",
 	    m->ss.lookup_timeouts);

@@ -161,6 +161,11 @@ struct eg_policy {
 	struct eg_context *contexts;	/* ids 1..n_contexts */
 	uint32_t n_contexts;
 	struct eg_policy *idents;	/* the contexts' identities, as allow rules (ident_of) */
+	/* filesystem:, network:, environment:, on_unsupported: (the session's boundary) */
+	struct eg_strv fs_read, fs_write, fs_execute, env_deny;
+	uint16_t *connect_tcp, *bind_tcp;
+	size_t n_connect_tcp, n_bind_tcp;
+	struct eg_policy_boundary boundary;	/* views of the above, set at the end of a load */
 };
 
 /* policy.c */

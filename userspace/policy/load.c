@@ -41,9 +41,18 @@ struct loader {
 
 /* Keys per mapping; enum values index these tables. */
 enum { ROOT_SANDBOX, ROOT_COMMANDS, ROOT_DEFAULT_DECISION, ROOT_UNKNOWN_DEPTH, ROOT_KERNEL_APPROVAL,
-       ROOT_CONTEXTS };
+       ROOT_CONTEXTS, ROOT_FILESYSTEM, ROOT_NETWORK, ROOT_ENVIRONMENT, ROOT_ON_UNSUPPORTED };
 static const char *const root_keys[] = { "sandbox", "commands", "default_decision", "unknown_depth",
-					 "kernel_approval", "contexts", NULL };
+					 "kernel_approval", "contexts", "filesystem", "network", "environment",
+					 "on_unsupported", NULL };
+
+/* The session's boundary: filesystem:, network:, environment: */
+enum { FS_READ, FS_WRITE, FS_EXECUTE };
+static const char *const filesystem_keys[] = { "read", "write", "execute", NULL };
+enum { NET_CONNECT_TCP, NET_BIND_TCP };
+static const char *const network_keys[] = { "connect_tcp", "bind_tcp", NULL };
+enum { ENV_DENY };
+static const char *const environment_keys[] = { "deny", NULL };
 
 enum { SANDBOX_SECCOMP };
 static const char *const sandbox_keys[] = { "seccomp", NULL };
@@ -94,6 +103,9 @@ static const struct {
 	{ "a rule's context mapping", context_keys },
 	{ "a context (an item of contexts)", actx_keys },
 	{ "a context's limits", limit_keys },
+	{ "filesystem", filesystem_keys },
+	{ "network", network_keys },
+	{ "environment", environment_keys },
 };
 
 static void err(struct loader *l, struct eg_pos pos, const char *fmt, ...)
@@ -1368,6 +1380,167 @@ static int parse_sandbox(struct loader *l)
 	return k == -2 ? -EINVAL : 0;
 }
 
+/* ---- the session's boundary: filesystem:, network:, environment: -------- */
+
+/* Like each_item, but an empty list is a list that allows nothing. */
+static int boundary_list(struct loader *l, const char *what, const char *want,
+			 int (*item)(struct loader *l, const char *what, void *ctx), void *ctx)
+{
+	if (l->ev.type != YAML_SEQUENCE_START_EVENT)
+		return wrong_type(l, what, want);
+	for (;;) {
+		if (next(l))
+			return -EINVAL;
+		if (l->ev.type == YAML_SEQUENCE_END_EVENT)
+			return 0;
+		if (!is_scalar(l) || is_null(l)) {
+			err(l, ev_pos(l), "items of '%s' must be single values (%s), got %s", what, want, kind(l));
+			if (skip(l))
+				return -EINVAL;
+			continue;
+		}
+		if (item(l, what, ctx))
+			return -EINVAL;
+	}
+}
+
+/* An absolute path, or the word workspace (the session's, given when it starts). */
+static int fs_path_item(struct loader *l, const char *what, void *ctx)
+{
+	struct eg_pos pos = ev_pos(l);
+	char *s = get_string(l, what, false);
+
+	if (!s)
+		return l->fatal ? -EINVAL : 0;
+	if (s[0] != '/' && strcmp(s, "workspace")) {
+		err(l, pos, "'%s' lists absolute paths or the word workspace, got '%.64s'", what, s);
+		free(s);
+		return 0;
+	}
+	return strv_push(l, ctx, s, pos);
+}
+
+struct port_list {
+	uint16_t **v;
+	size_t *n;
+};
+
+static int port_item(struct loader *l, const char *what, void *ctx)
+{
+	struct port_list *pl = ctx;
+	long long v;
+	uint16_t *nv;
+	int rc;
+
+	if (count_item(l, ev_pos(l)))
+		return -EINVAL;
+	rc = get_int(l, what, 0, 65535, &v);
+	if (rc)
+		return rc < 0 ? -EINVAL : 0;
+	nv = realloc(*pl->v, (*pl->n + 1) * sizeof(**pl->v));
+	if (!nv) {
+		oom(l);
+		return -ENOMEM;
+	}
+	nv[(*pl->n)++] = (uint16_t)v;
+	*pl->v = nv;
+	return 0;
+}
+
+/* A variable name or an fnmatch glob on names, kept upper case (names compare so). */
+static int env_item(struct loader *l, const char *what, void *ctx)
+{
+	struct eg_pos pos = ev_pos(l);
+	char *s = get_string(l, what, false), *c;
+
+	if (!s)
+		return l->fatal ? -EINVAL : 0;
+	if (strchr(s, '=')) {
+		err(l, pos, "'%s' lists variable names (or globs), without '=': got '%.64s'", what, s);
+		free(s);
+		return 0;
+	}
+	for (c = s; *c; c++)
+		*c = toupper((unsigned char)*c);
+	return strv_push(l, ctx, s, pos);
+}
+
+static int parse_filesystem(struct loader *l)
+{
+	struct eg_policy *p = l->p;
+	struct map_iter it;
+	int k = 0, rc = 0;
+
+	if (l->ev.type != YAML_MAPPING_START_EVENT)
+		return wrong_type(l, "filesystem", "a mapping with read, write and execute lists");
+	p->boundary.filesystem = true;
+	map_begin(l, &it, filesystem_keys, "in filesystem");
+	while (!rc && (k = map_next(l, &it)) >= 0) {
+		struct eg_strv *v = k == FS_READ ? &p->fs_read : k == FS_WRITE ? &p->fs_write : &p->fs_execute;
+		struct eg_ll_paths *lp = k == FS_READ ? &p->boundary.layer.read :
+					 k == FS_WRITE ? &p->boundary.layer.write : &p->boundary.layer.execute;
+
+		lp->set = true;
+		rc = boundary_list(l, filesystem_keys[k], "a list of absolute paths", fs_path_item, v);
+	}
+	return (rc || k == -2) ? -EINVAL : 0;
+}
+
+static int parse_network(struct loader *l)
+{
+	struct eg_policy *p = l->p;
+	struct map_iter it;
+	int k = 0, rc = 0;
+
+	if (l->ev.type != YAML_MAPPING_START_EVENT)
+		return wrong_type(l, "network", "a mapping with connect_tcp and bind_tcp lists of ports");
+	p->boundary.network = true;
+	map_begin(l, &it, network_keys, "in network");
+	while (!rc && (k = map_next(l, &it)) >= 0) {
+		struct port_list pl = { k == NET_CONNECT_TCP ? &p->connect_tcp : &p->bind_tcp,
+					k == NET_CONNECT_TCP ? &p->n_connect_tcp : &p->n_bind_tcp };
+
+		if (k == NET_CONNECT_TCP)
+			p->boundary.layer.connect_tcp.set = true;
+		else
+			p->boundary.layer.bind_tcp.set = true;
+		rc = boundary_list(l, network_keys[k], "a list of TCP ports", port_item, &pl);
+	}
+	return (rc || k == -2) ? -EINVAL : 0;
+}
+
+static int parse_environment(struct loader *l)
+{
+	struct map_iter it;
+	int k = 0, rc = 0;
+
+	if (l->ev.type != YAML_MAPPING_START_EVENT)
+		return wrong_type(l, "environment", "a mapping with a deny list");
+	map_begin(l, &it, environment_keys, "in environment");
+	while (!rc && (k = map_next(l, &it)) >= 0)
+		rc = boundary_list(l, "deny", "a list of variable names", env_item, &l->p->env_deny);
+	return (rc || k == -2) ? -EINVAL : 0;
+}
+
+/* The views policy_boundary() gives, once the lists stopped moving. */
+static void boundary_views(struct eg_policy *p)
+{
+	struct eg_ll_layer *ly = &p->boundary.layer;
+
+	ly->read.v = (const char *const *)p->fs_read.v;
+	ly->read.n = p->fs_read.n;
+	ly->write.v = (const char *const *)p->fs_write.v;
+	ly->write.n = p->fs_write.n;
+	ly->execute.v = (const char *const *)p->fs_execute.v;
+	ly->execute.n = p->fs_execute.n;
+	ly->connect_tcp.v = p->connect_tcp;
+	ly->connect_tcp.n = p->n_connect_tcp;
+	ly->bind_tcp.v = p->bind_tcp;
+	ly->bind_tcp.n = p->n_bind_tcp;
+	p->boundary.env_deny = (const char *const *)p->env_deny.v;
+	p->boundary.n_env_deny = p->env_deny.n;
+}
+
 static int parse_root(struct loader *l)
 {
 	struct map_iter it;
@@ -1399,6 +1572,18 @@ static int parse_root(struct loader *l)
 			break;
 		case ROOT_CONTEXTS:
 			rc = parse_contexts(l);
+			break;
+		case ROOT_FILESYSTEM:
+			rc = parse_filesystem(l);
+			break;
+		case ROOT_NETWORK:
+			rc = parse_network(l);
+			break;
+		case ROOT_ENVIRONMENT:
+			rc = parse_environment(l);
+			break;
+		case ROOT_ON_UNSUPPORTED:
+			rc = get_word(l, "on_unsupported", "deny", "allow", &l->p->boundary.on_unsupported_allow);
 			break;
 		}
 	}
@@ -1502,6 +1687,7 @@ int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigne
 		yaml_event_delete(&l.ev);
 	yaml_parser_delete(&l.yp);
 	eg_htab_free(&l.names);
+	boundary_views(p);
 	if (!rc && !l.nerr) {
 		rc = eg_policy_compile(p);
 		if (!rc && p->idents)

@@ -179,6 +179,12 @@ void policy_free(struct eg_policy *p)
 		free(p->contexts[i].name);
 	free(p->contexts);
 	policy_free(p->idents);
+	eg_strv_free(&p->fs_read);
+	eg_strv_free(&p->fs_write);
+	eg_strv_free(&p->fs_execute);
+	eg_strv_free(&p->env_deny);
+	free(p->connect_tcp);
+	free(p->bind_tcp);
 	if (p->scratch) {
 		pcre2_match_data_free(p->scratch->md);
 		pcre2_match_context_free(p->scratch->mctx);
@@ -199,6 +205,11 @@ const char *policy_source(const struct eg_policy *p, size_t *ret_len)
 {
 	*ret_len = p->source_len;
 	return p->source;
+}
+
+const struct eg_policy_boundary *policy_boundary(const struct eg_policy *p)
+{
+	return &p->boundary;
 }
 
 const char *policy_sha256(const struct eg_policy *p)

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "util/landlock.h"
 
 enum eg_decision {
 	EG_DECISION_ALLOW = 0,
@@ -184,6 +185,22 @@ bool policy_wants_size(const struct eg_policy *p, uint64_t size);
 size_t policy_rule_count(const struct eg_policy *p);
 /* The bytes the policy was loaded from. */
 const char *policy_source(const struct eg_policy *p, size_t *ret_len);
+
+/*
+ * The session's boundary a policy asks for (policy/README.md): its
+ * filesystem: and network: sections as a Landlock layer (scopes false:
+ * the daemon adds the boundary), environment.deny, and on_unsupported
+ * (allow: a session runs without what the kernel cannot hold, and says
+ * so). Pointers live as long as the policy.
+ */
+struct eg_policy_boundary {
+	struct eg_ll_layer layer;
+	bool filesystem, network;	/* the sections are there */
+	const char *const *env_deny;	/* fnmatch globs on a variable's name, upper case */
+	size_t n_env_deny;
+	bool on_unsupported_allow;
+};
+const struct eg_policy_boundary *policy_boundary(const struct eg_policy *p);
 
 /* Parses "allow", "deny", "approval", "audit"; -EINVAL otherwise. */
 int eg_decision_parse(const char *s, enum eg_decision *ret);

@@ -33,14 +33,16 @@
 #include "events/meta.h"
 #include "procs/plog.h"
 #include "procs/procs.h"
+#include "procs/runcg.h"
 #include "procs/text.h"
+#include "procs/wrapper.h"
 #include "util/b64.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
-#define STATE_FD	63
+#define STATE_FD	EG_STATE_FD
 #define ERR_FD		62	/* the child's report of a failure before exec (struct spawn_err) */
 #define STATE_MAX	(4u << 20)
 #define STATES_MAX	128
@@ -55,35 +57,6 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD	77		/* Linux 6.5; the system headers may be older */
 #endif
-
-/*
- * The stateful wrapper: restores OLDPWD and the pushd stack, sets $?,
- * runs the command with fd 63 closed (bash keeps its own copy close-on-exec
- * meanwhile, so no program the command starts holds it) and writes the
- * exported variables, NUL-delimited, with printf (a builtin: the writer is
- * the shell itself, which the daemon checks by SCM_CREDENTIALS).
- */
-static const char wrapper[] =
-	"__eg_dump() {\n"
-	"  local v\n"
-	"  for v in $(compgen -e); do printf '%s=%s\\0' \"$v\" \"${!v}\"; done\n"
-	"  printf '__EG_PWD=%s\\0' \"$PWD\"\n"
-	"  [ -n \"${OLDPWD+x}\" ] && printf '__EG_OLDPWD=%s\\0' \"$OLDPWD\"\n"
-	"  local i; for ((i=${#DIRSTACK[@]}-1; i>0; i--)); do printf '__EG_DIR=%s\\0' \"${DIRSTACK[i]}\"; done\n"
-	"}\n"
-	"[ -n \"$__EG_OLDPWD\" ] && OLDPWD=$__EG_OLDPWD\n"
-	"if [ -n \"$__EG_DIRS\" ]; then\n"
-	"  while IFS= read -r __eg_d; do [ -n \"$__eg_d\" ] && pushd -n \"$__eg_d\" >/dev/null 2>&1; done <<< \"$__EG_DIRS\"\n"
-	"fi\n"
-	"unset __EG_DIRS __eg_d\n"
-	"__eg_rc() { return \"$1\"; }\n"
-	"__eg_cmd=$1; __eg_prev=$2; shift 2\n"
-	"unset __EG_OLDPWD\n"
-	"__eg_rc \"$__eg_prev\"\n"
-	"eval \"$__eg_cmd\" 63>&-\n"
-	"__eg_status=$?\n"
-	"__eg_dump >&63\n"
-	"exit $__eg_status\n";
 
 struct shstate {
 	bool used, busy;
@@ -128,12 +101,14 @@ struct proc {
 	bool exited;
 	int ws;
 	uint64_t start_ms, end_ms;
+	struct eg_run_cg cg;		/* its cgroup (runcg.h); paths "" when it has none */
 };
 
 struct eg_procs {
 	struct eg_procs_opts o;
 	char dir[PATH_MAX];
 	int ws_fd;			/* --workspace, O_PATH */
+	struct eg_runcg *cg;		/* where runs' cgroups go */
 	char ws_path[PATH_MAX];		/* its real path */
 	unsigned int seq;
 	struct proc p[PROCS_MAX];
@@ -182,13 +157,34 @@ static int strv_set(char ***v, size_t *n, const char *kv)
 }
 
 /*
- * Whether what the run started still runs: its first process, or the
- * process group it led (what it left behind when it exited: `cmd &`). The
- * group's number is not given to another process while it has members.
+ * Whether what the run started still runs: its first process, or its
+ * cgroup (what it left behind when it exited: `cmd &`, also a process
+ * that left the group with setsid), or else the process group it led (the
+ * group's number is not given to another process while it has members).
  */
 static bool proc_alive(const struct proc *p)
 {
-	return !p->exited || !kill(-p->pid, 0);
+	int pop;
+
+	if (!p->exited)
+		return true;
+	pop = runcg_populated(&p->cg);
+	return pop >= 0 ? pop > 0 : !kill(-p->pid, 0);
+}
+
+/* sig to everything the run started: its cgroup, and its process group. 0 if anything got it. */
+static int proc_signal(struct proc *p, int sig)
+{
+	int a = runcg_signal(&p->cg, sig), b = kill(-p->pid, sig) ? -errno : 0;
+
+	if (b && !p->exited)
+		b = kill(p->pid, sig) ? -errno : 0;
+	return !a || !b ? 0 : b;
+}
+
+static bool env_denied(const struct eg_procs *ps, const char *kv)
+{
+	return ps->o.env_denied && ps->o.env_denied(ps->o.arg, kv);
 }
 
 static bool may(const struct ctl_conn *c, const struct proc *p)
@@ -626,9 +622,7 @@ static void on_timeout(struct eg_watch *w, uint64_t exp, void *arg)
 		return;
 	if (!p->exited)
 		p->timed_out = true;
-	kill(-p->pid, SIGKILL);		/* the whole process group */
-	if (!p->exited)
-		kill(p->pid, SIGKILL);
+	proc_signal(p, SIGKILL);	/* the whole cgroup and process group */
 }
 
 static void on_fg_close(struct ctl_conn *c, void *arg)
@@ -640,14 +634,14 @@ static void on_fg_close(struct ctl_conn *c, void *arg)
 	p->fg = NULL;
 	if (!p->background && proc_alive(p)) {
 		/* the client went away: so does what it ran, and what that left behind */
-		kill(-p->pid, SIGTERM);
-		if (!p->exited)
-			kill(p->pid, SIGTERM);
+		proc_signal(p, SIGTERM);
 	}
 }
 
 static void proc_release(struct proc *p)
 {
+	runcg_close_fds(&p->cg);
+	runcg_remove(&p->cg);
 	loop_del(p->timer);
 	plog_close(&p->log, true);
 	if (p->in_fd >= 0)
@@ -672,7 +666,7 @@ static struct proc *proc_slot(struct eg_procs *ps, uid_t uid, int *ret_err)
 	for (i = 0; i < PROCS_MAX; i++) {
 		struct proc *p = &ps->p[i];
 
-		if (p->used && p->exited && !p->fg && p->ow == NULL && now - p->end_ms > REAP_MS)
+		if (p->used && p->exited && !p->fg && p->ow == NULL && now - p->end_ms > REAP_MS && !proc_alive(p))
 			proc_release(p);
 	}
 	for (i = 0; i < PROCS_MAX; i++) {
@@ -787,6 +781,21 @@ static void apply_nproc(int64_t soft, int64_t hard)
 	setrlimit(RLIMIT_NPROC, &rl);
 }
 
+/*
+ * pids.max of a run's cgroup: the RLIMIT_NPROC soft limit apply_nproc()
+ * gives it, at most PROCS_PIDS_MAX. The rlimit counts all of the user's
+ * processes and spares root; this counts the run's alone, root's too.
+ */
+static uint64_t pids_max(int64_t soft, int64_t hard)
+{
+	uint64_t v = soft == -1 || soft > PROCS_PIDS_MAX ? PROCS_PIDS_MAX :
+		     soft < PROCS_NPROC_DEFAULT ? PROCS_NPROC_DEFAULT : (uint64_t)soft;
+
+	if (hard != -1 && v > (uint64_t)hard)
+		v = (uint64_t)hard;
+	return v ? v : 1;
+}
+
 /* A pidfd's pid as the kernel says it (/proc/self/fdinfo); -ESRCH once the process has gone. */
 static pid_t pidfd_pid(int fd)
 {
@@ -881,10 +890,11 @@ struct spawn {
 	uid_t uid;
 	gid_t gid;
 	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited */
+	const struct eg_run_cg *cg;	/* the run's cgroup, joined first */
 };
 
 /* What a child that failed before exec reports (no formatting after fork: the daemon has threads). */
-enum spawn_stage { SPAWN_SETUP = 1, SPAWN_IDENTITY, SPAWN_CWD, SPAWN_CWD_CHANGED, SPAWN_EXEC };
+enum spawn_stage { SPAWN_SETUP = 1, SPAWN_IDENTITY, SPAWN_CWD, SPAWN_CWD_CHANGED, SPAWN_EXEC, SPAWN_CGROUP };
 
 struct spawn_err {
 	int stage;
@@ -910,6 +920,20 @@ static pid_t spawn(const struct spawn *s)
 
 	if (pid)
 		return pid;
+	/*
+	 * First, into its cgroup: while still root (cgroup.procs is root's),
+	 * before anything forks, and before the fds are moved about below
+	 * (the cgroup's may have any number).
+	 */
+	if (s->cg) {
+		struct spawn_err e = { SPAWN_CGROUP, -runcg_join(s->cg) };
+
+		if (e.err) {
+			if (write(s->err_fd, &e, sizeof(e)) < 0)
+				_exit(126);
+			_exit(126);
+		}
+	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	for (sig = 1; sig < NSIG; sig++)
@@ -982,6 +1006,9 @@ static int spawn_wait(const struct spawn *s, int rfd, pid_t pid, char *err, size
 	case SPAWN_CWD_CHANGED:
 		snprintf(err, errlen, "cannot enter the directory %.1024s: it is not the one checked (it was replaced)",
 			 s->cwd);
+		break;
+	case SPAWN_CGROUP:
+		snprintf(err, errlen, "cannot join the run's cgroup: %s", strerror(e.err));
 		break;
 	case SPAWN_EXEC:
 		snprintf(err, errlen, "cannot run %.1024s: %s%s", s->argv[0], strerror(e.err),
@@ -1069,7 +1096,13 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			goto out;
 		}
 		if (eg_env_blocked(r.env[i], r.stateful)) {
-			ctl_reply_err(c, "run: --env %.*s is refused: loader, shell-injection and secret variables never reach a run",
+			ctl_reply_err(c, "run: --env %.*s is refused: variables that load code (the loader's, glibc's, "
+				      "the shells' and interpreters') and secrets never reach a run",
+				      (int)strcspn(r.env[i], "="), r.env[i]);
+			goto out;
+		}
+		if (env_denied(ps, r.env[i])) {
+			ctl_reply_err(c, "run: --env %.*s is refused: the daemon's policy denies it (environment.deny)",
 				      (int)strcspn(r.env[i], "="), r.env[i]);
 			goto out;
 		}
@@ -1105,6 +1138,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			/* a new state: the caller's environment (cleaned) and directory */
 			for (i = 0; i < r.nenviron; i++)
 				if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], true) &&
+				    !env_denied(ps, r.environ_[i]) &&
 				    strncmp(r.environ_[i], "PWD=", 4) && strncmp(r.environ_[i], "OLDPWD=", 7) &&
 				    strncmp(r.environ_[i], "__EG_", 5) &&
 				    strv_add(&st->env, &st->n, r.environ_[i], strlen(r.environ_[i])))
@@ -1162,6 +1196,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	} else {
 		for (i = 0; i < r.nenviron; i++)
 			if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], false) &&
+			    !env_denied(ps, r.environ_[i]) &&
 			    strv_add(&env, &nenv, r.environ_[i], strlen(r.environ_[i])))
 				goto oom;
 	}
@@ -1199,6 +1234,11 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	launch[k++] = ps->o.pin;
 	launch[k++] = "--session";
 	launch[k++] = name;
+	/* the word workspace in the policies' filesystem lists: the daemon's, not the run's directory */
+	if (ps->ws_fd >= 0) {
+		launch[k++] = "--workspace";
+		launch[k++] = ps->ws_path;
+	}
 	if (r.pty && !r.background)
 		launch[k++] = "--pty";
 	launch[k++] = "--";
@@ -1207,7 +1247,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			goto oom;
 	if (st) {
 		snprintf(status, sizeof(status), "%d", st->last & 0xff);
-		const char *sh[] = { "/bin/bash", "--norc", "--noprofile", "-c", wrapper, "execgate-shell",
+		const char *sh[] = { "/bin/bash", "--norc", "--noprofile", "-c", eg_state_wrapper, "execgate-shell",
 				     r.command, status };
 		for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++)
 			if (strv_add(&argv, &nargv, sh[i], strlen(sh[i])))
@@ -1238,6 +1278,14 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	p->pty = r.pty;
 	snprintf(p->id, sizeof(p->id), "p-%u", ++ps->seq);
 	snprintf(p->session, sizeof(p->session), "%s", name);
+	p->cg.procs_fd = p->cg.v1_procs_fd = -1;
+	/* a cgroup of its own, where the daemon has them: without it, no run */
+	if (runcg_make(ps->cg, p->id, pids_max(sp.nproc, sp.nproc_max), &p->cg, err, sizeof(err))) {
+		ctl_reply_err(c, "run: %s; nothing was started", err);
+		goto fail_p;
+	}
+	if (runcg_available(ps->cg))
+		sp.cg = &p->cg;
 	{
 		struct sbuf cmd = {};
 
@@ -1317,6 +1365,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	}
 	close(err_pipe[1]);
 	err_pipe[1] = -1;
+	runcg_close_fds(&p->cg);
 	if (spawn_wait(&sp, err_pipe[0], pid, err, sizeof(err))) {
 		if (saved_cwd && !strncmp(err, "cannot enter", 12)) {
 			/* the session's saved directory: forgotten, the next run starts afresh there */
@@ -1335,6 +1384,7 @@ static int op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	p->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (p->pidfd < 0 || loop_add_fd(ps->o.loop, p->pidfd, EPOLLIN, on_exit_, p, &p->pw)) {
 		/* cannot watch it: it does not run unwatched */
+		runcg_signal(&p->cg, SIGKILL);
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
@@ -1659,7 +1709,7 @@ static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
 	struct proc *p = proc_find(arg, c, req);
 	const char *s = NULL;
 	char err[256], name[16], extra[64];
-	int sig = SIGTERM;
+	int sig = SIGTERM, e;
 
 	if (!p)
 		return 0;
@@ -1672,12 +1722,13 @@ static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
 		return 0;
 	}
 	if (!proc_alive(p)) {
-		ctl_reply_err(c, "kill: %s has exited already (and its process group too)", p->id);
+		ctl_reply_err(c, "kill: %s has exited already (and all it started too)", p->id);
 		return 0;
 	}
-	/* an exited first process: what it left behind in its group */
-	if (kill(-p->pid, sig) && (p->exited || kill(p->pid, sig))) {
-		ctl_reply_err(c, "kill: %s: %s", p->id, strerror(errno));
+	/* an exited first process: what it left behind in its cgroup and group */
+	e = proc_signal(p, sig);
+	if (e) {
+		ctl_reply_err(c, "kill: %s: %s", p->id, strerror(-e));
 		return 0;
 	}
 	snprintf(extra, sizeof(extra), ",\"signal\":\"%s\"", eg_signal_name(sig, name, sizeof(name)));
@@ -1882,6 +1933,9 @@ int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int 
 		jsonw_bool_field(w, "timed_out", p->timed_out);
 		jsonw_bool_field(w, "exited", p->exited);
 		jsonw_int_field(w, "ws", p->ws);
+		jsonw_string_field(w, "cgroup", p->cg.v2[0] ? p->cg.v2 : NULL);
+		jsonw_uint_field(w, "cgroup_root", p->cg.v2_root);
+		jsonw_string_field(w, "cgroup_v1_pids", p->cg.v1_pids[0] ? p->cg.v1_pids : NULL);
 		jsonw_uint_field(w, "start_ms", p->start_ms);
 		jsonw_uint_field(w, "end_ms", p->end_ms);
 		for (j = 0; p->st && j < STATES_MAX && &ps->st[j] != p->st; j++)
@@ -1929,6 +1983,13 @@ static int import_proc(struct eg_procs *ps, struct proc *p, const json_t *e)
 	snprintf(p->id, sizeof(p->id), "%s", json_string_value(json_object_get(e, "id")) ?: "p-?");
 	p->pid = json_integer_value(json_object_get(e, "pid"));
 	p->pidfd = fd_get(e, "pidfd");
+	p->cg.procs_fd = p->cg.v1_procs_fd = -1;
+	snprintf(p->cg.v2, sizeof(p->cg.v2), "%s", json_string_value(json_object_get(e, "cgroup")) ?: "");
+	p->cg.v2_root = json_integer_value(json_object_get(e, "cgroup_root"));
+	if (p->cg.v2_root > strlen(p->cg.v2))
+		p->cg.v2_root = 0;
+	snprintf(p->cg.v1_pids, sizeof(p->cg.v1_pids), "%s",
+		 json_string_value(json_object_get(e, "cgroup_v1_pids")) ?: "");
 	p->uid = json_integer_value(json_object_get(e, "uid"));
 	snprintf(p->session, sizeof(p->session), "%s", json_string_value(json_object_get(e, "session")) ?: "");
 	p->background = json_is_true(json_object_get(e, "background"));
@@ -2105,6 +2166,11 @@ int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret)
 	snprintf(ps->dir, sizeof(ps->dir), "%s/procs", o->state_dir);
 	if ((mkdir(o->state_dir, 0755) && errno != EEXIST) || (mkdir(ps->dir, 0700) && errno != EEXIST))
 		p_warn("--state-dir %s: %s; background runs will fail", ps->dir, strerror(errno));
+	err = runcg_open(&ps->cg);
+	if (err) {
+		procs_free(ps);
+		return err;
+	}
 	if (o->handover)
 		procs_import(ps, o->handover);	/* partial is better than none: it warned */
 	clean_old_logs(ps);
@@ -2131,6 +2197,11 @@ int procs_new(const struct eg_procs_opts *o, struct eg_procs **ret)
 	return 0;
 }
 
+void procs_status(const struct eg_procs *ps, struct jsonw *w)
+{
+	runcg_status(ps ? ps->cg : NULL, w);
+}
+
 void procs_free(struct eg_procs *ps)
 {
 	int i;
@@ -2142,10 +2213,8 @@ void procs_free(struct eg_procs *ps)
 
 		if (!p->used)
 			continue;
-		if (!p->exited) {
-			kill(-p->pid, SIGTERM);
-			kill(p->pid, SIGTERM);
-		}
+		if (proc_alive(p))
+			proc_signal(p, SIGTERM);
 		/* its caller's connection must not call back into freed memory */
 		ctl_close(p->fg);
 		p->fg = NULL;
@@ -2169,5 +2238,6 @@ void procs_free(struct eg_procs *ps)
 	}
 	if (ps->ws_fd >= 0)
 		close(ps->ws_fd);
+	runcg_free(ps->cg);
 	free(ps);
 }

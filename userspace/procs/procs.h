@@ -32,6 +32,7 @@ struct eg_procs;
 #define PROCS_LOG_MAX		(16u << 20)	/* a log file's size before it rotates (plog.h) */
 #define PROCS_NPROC_DEFAULT	512
 #define PROCS_TIMEOUT_MS	30000		/* foreground default */
+#define PROCS_PIDS_MAX		8192		/* pids.max of a run at most (its RLIMIT_NPROC if lower) */
 
 struct eg_procs_opts {
 	struct eg_loop *loop;
@@ -45,6 +46,8 @@ struct eg_procs_opts {
 	 * told to be outside one (such peers may not start or drive processes)
 	 */
 	bool (*in_session)(void *arg, const struct ctl_conn *c);
+	/* whether the daemon's policy denies a variable (environment.deny); NULL: none does */
+	bool (*env_denied)(void *arg, const char *name_or_kv);
 	/* one complete JSON line (with '\n'), and a short text for a terminal */
 	void (*emit)(void *arg, const char *json, size_t len, const char *text);
 	void *arg;
@@ -64,5 +67,7 @@ void procs_free(struct eg_procs *p);
  */
 struct jsonw;
 int procs_export(struct eg_procs *p, struct jsonw *w, int *fds, int *nfds, int max);
+/* Where runs' cgroups go, for status (procs/runcg.h). */
+void procs_status(const struct eg_procs *p, struct jsonw *w);
 
 #endif

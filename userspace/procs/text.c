@@ -11,14 +11,36 @@
 #include <unistd.h>
 #include "procs/text.h"
 
-static const char *const blocked[] = {
-	"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND",
-	"PYTHONPATH", "BASH_FUNC_*", "*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*",
-	"*PRIVATE_KEY*", "DATABASE_URL",
+/*
+ * Variables that make a program load or run code it was not asked to:
+ * glibc's own list of those it drops for setuid programs
+ * (sysdeps/generic/unsecvars.h: the dynamic loader's LD_*, iconv's
+ * modules, locale and resolver files, malloc tracing, tunables; TMPDIR
+ * left out, which names where files go, not what runs), the shells' and
+ * the interpreters' (a module, a startup file or an option that loads
+ * one), and OpenSSL's configuration, which loads engines.
+ */
+static const char *const injection[] = {
+	/* glibc */
+	"GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LD_*", "LOCALDOMAIN", "LOCPATH",
+	"MALLOC_TRACE", "NIS_PATH", "NLSPATH", "RESOLV_HOST_CONF", "RES_OPTIONS", "TZDIR",
+	/* shells */
+	"BASH_ENV", "ENV", "PROMPT_COMMAND", "BASH_FUNC_*", "SHELLOPTS", "BASHOPTS", "PS4",
+	/* interpreters */
+	"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONUSERBASE",
+	"PYTHONINSPECT", "PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "RUBYOPT", "RUBYLIB", "NODE_OPTIONS",
+	"NODE_PATH", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "LUA_INIT", "LUA_INIT_*",
+	"LUA_PATH", "LUA_PATH_*", "LUA_CPATH", "LUA_CPATH_*", "TCLLIBPATH", "PHPRC", "PHP_INI_SCAN_DIR",
+	"OPENSSL_CONF", "OPENSSL_ENGINES", "GIO_MODULE_DIR", "GTK_MODULES",
 };
 
+static const char *const secrets[] = {
+	"*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*", "*PRIVATE_KEY*", "DATABASE_URL",
+};
+
+/* what a carried shell state drops besides: the next command's pager, editor and cd's search */
 static const char *const blocked_state[] = {
-	"SHELLOPTS", "BASHOPTS", "CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
+	"CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
 };
 
 static bool match_any(const char *const *v, size_t n, const char *name)
@@ -31,22 +53,48 @@ static bool match_any(const char *const *v, size_t n, const char *name)
 	return false;
 }
 
+/* NAME of NAME or NAME=VALUE, upper case; false when it is not a name at all. */
+static bool env_name(const char *kv, char *name, size_t len)
+{
+	size_t n = strcspn(kv, "="), i;
+
+	if (!n || n >= len)
+		return false;
+	/* BASH_FUNC_f%% and friends: whatever the case of the secret's name */
+	for (i = 0; i < n; i++)
+		name[i] = toupper((unsigned char)kv[i]);
+	name[n] = 0;
+	return true;
+}
+
+#define N(v) (sizeof(v) / sizeof((v)[0]))
+
+bool eg_env_injection(const char *kv)
+{
+	char name[256];
+
+	return !env_name(kv, name, sizeof(name)) || match_any(injection, N(injection), name);
+}
+
 bool eg_env_blocked(const char *kv, bool shell_state)
 {
 	char name[256];
-	const char *eq = strchr(kv, '=');
-	size_t n = eq ? (size_t)(eq - kv) : strlen(kv);
 
-	if (!n || n >= sizeof(name))
+	if (!env_name(kv, name, sizeof(name)))
 		return true;
-	memcpy(name, kv, n);
-	name[n] = 0;
-	/* BASH_FUNC_f%% and friends: whatever the case of the secret's name */
-	for (size_t i = 0; i < n; i++)
-		name[i] = toupper((unsigned char)name[i]);
-	if (match_any(blocked, sizeof(blocked) / sizeof(blocked[0]), name))
+	if (match_any(injection, N(injection), name) || match_any(secrets, N(secrets), name))
 		return true;
-	return shell_state && match_any(blocked_state, sizeof(blocked_state) / sizeof(blocked_state[0]), name);
+	return shell_state && match_any(blocked_state, N(blocked_state), name);
+}
+
+void eg_env_list(void (*fn)(void *arg, const char *pattern, bool secret), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < N(injection); i++)
+		fn(arg, injection[i], false);
+	for (i = 0; i < N(secrets); i++)
+		fn(arg, secrets[i], true);
 }
 
 static const struct { const char *name; const char *seq; } keys[] = {

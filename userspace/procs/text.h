@@ -13,12 +13,21 @@
 #include "util/sbuf.h"
 
 /*
- * Whether NAME (or NAME=VALUE) must never reach a run's environment:
- * loader and shell injection variables and secrets. With shell_state,
- * also what a carried shell state drops (SHELLOPTS, BASHOPTS, CDPATH,
- * EDITOR, VISUAL, PAGER, GIT_PAGER, MANPAGER).
+ * Whether NAME (or NAME=VALUE) makes a program load code it was not asked
+ * to (the dynamic loader's, glibc's, the shells' and the interpreters'
+ * variables: docs/agents.md lists them): never passed to a session's
+ * command by `execgate exec`, `run` or `shell`.
+ */
+bool eg_env_injection(const char *name_or_kv);
+/*
+ * Whether NAME (or NAME=VALUE) must never reach a run's environment: the
+ * injection variables above and secrets. With shell_state, also what a
+ * carried shell state drops (CDPATH, EDITOR, VISUAL, PAGER, GIT_PAGER,
+ * MANPAGER).
  */
 bool eg_env_blocked(const char *name_or_kv, bool shell_state);
+/* Each pattern of those lists (fnmatch globs on upper-case names), for docs and tests. */
+void eg_env_list(void (*fn)(void *arg, const char *pattern, bool secret), void *arg);
 
 /*
  * Appends the bytes of one send-keys word to b: a named key (Enter, Tab,

@@ -34,8 +34,88 @@ struct approval {
 	bool allow_on_timeout;
 	struct eg_watch *timer;
 	struct eg_watch *gone;		/* the process's pidfd: readable when it exits */
+	json_t *brief;			/* its entry in a listing, argv shortened (brief()) */
+	uid_t uid;			/* the session's user: whose share it takes */
 	struct approval *next;
 };
+
+/*
+ * A listing or a watcher gets each argument cut at BRIEF_ARG bytes and at
+ * most BRIEF_ARGS of them, BRIEF_BYTES in all, with "argv_bytes" (the size
+ * of the whole) and "argv_shortened": 1024 requests of 64 KiB each would
+ * be a reply of 64 MiB. `approvals --json ID` shows one whole.
+ */
+#define BRIEF_ARG	256
+#define BRIEF_ARGS	32
+#define BRIEF_BYTES	2048
+
+/* Cuts the "argv" of o in place; true if anything was cut. */
+static bool brief_argv(json_t *o)
+{
+	json_t *argv = json_object_get(o, "argv"), *out, *v;
+	size_t i, bytes = 0, kept = 0;
+	bool cut = false;
+
+	if (!json_is_array(argv))
+		return false;
+	out = json_array();
+	if (!out)
+		return false;
+	json_array_foreach(argv, i, v) {
+		const char *str = json_string_value(v);
+		size_t n = json_string_length(v);
+
+		bytes += n + 1;
+		if (!str || i >= BRIEF_ARGS || kept >= BRIEF_BYTES) {
+			cut = true;
+			continue;
+		}
+		if (n > BRIEF_ARG || kept + n > BRIEF_BYTES) {
+			size_t k = n > BRIEF_ARG ? BRIEF_ARG : BRIEF_BYTES - kept;
+			char buf[BRIEF_ARG + 4];
+
+			/* whole UTF-8 characters: the JSON writer would escape a cut one */
+			while (k && ((unsigned char)str[k] & 0xc0) == 0x80)
+				k--;
+			memcpy(buf, str, k);
+			memcpy(buf + k, "...", 4);
+			json_array_append_new(out, json_stringn(buf, k + 3));
+			kept += k + 3;
+			cut = true;
+			continue;
+		}
+		json_array_append(out, v);
+		kept += n;
+	}
+	if (!cut) {
+		json_decref(out);
+		return false;
+	}
+	json_object_set_new(o, "argv", out);
+	json_object_set_new(o, "argv_bytes", json_integer(bytes));
+	json_object_set_new(o, "argv_shortened", json_true());
+	return true;
+}
+
+/* A record for watchers, argv shortened where it is long; out gets the line without its '\n'. */
+static void brief_record(const char *json, size_t len, struct sbuf *out)
+{
+	json_t *o;
+	char *d;
+
+	if (len <= BRIEF_BYTES * 2 || !(o = json_loadb(json, len, 0, NULL))) {
+		sbuf_put(out, json, len);
+		return;
+	}
+	brief_argv(o);
+	d = json_dumps(o, JSON_COMPACT);
+	if (d)
+		sbuf_puts(out, d);
+	else
+		sbuf_put(out, json, len);
+	free(d);
+	json_decref(o);
+}
 
 static void watchers_send(struct eg_sessions *s, const char *json, size_t len)
 {
@@ -79,10 +159,42 @@ static void emit(struct eg_sessions *s, struct approval *a, const char *event, u
 	snprintf(text, sizeof(text), "approval %s %s: s-%x pid %d %.200s (%.100s)", a->id, event, a->r->session->id,
 		 (int)a->r->tgid, a->r->argc ? a->r->argv[0] : a->r->path, a->rule ? a->rule : "default");
 	sessions_emit(s, &b, text);
-	if (!b.oom)
-		watchers_send(s, b.data, b.len - 1);
+	if (!b.oom && s->nwatchers) {
+		struct sbuf brief = {};
+
+		brief_record(b.data, b.len - 1, &brief);
+		if (!brief.oom)
+			watchers_send(s, brief.data, brief.len);
+		sbuf_free(&brief);
+	}
 	sbuf_free(&b);
 	sbuf_free(&t);
+}
+
+/* The entry of a in a listing: whole (approvals --json ID), or with argv shortened. */
+static void entry_json(struct jsonw *w, const struct approval *a)
+{
+	jsonw_start_object(w);
+	jsonw_string_field(w, "approval_id", a->id);
+	request_json(w, a->r);
+	jsonw_string_field(w, "rule", a->rule);
+	jsonw_string_field(w, "message", a->message);
+	jsonw_end_object(w);
+}
+
+static json_t *make_brief(const struct approval *a)
+{
+	struct sbuf b = {};
+	struct jsonw w;
+	json_t *o;
+
+	jsonw_init(&w, &b);
+	entry_json(&w, a);
+	o = b.oom ? NULL : json_loadb(b.data, b.len, 0, NULL);
+	sbuf_free(&b);
+	if (o)
+		brief_argv(o);
+	return o;
 }
 
 static void unlink_approval(struct eg_sessions *s, struct approval *a)
@@ -101,13 +213,18 @@ static void unlink_approval(struct eg_sessions *s, struct approval *a)
 	if (a->r)
 		session_put(s, a->r->session);
 	request_free(a->r);
+	json_decref(a->brief);
 	free(a->rule);
 	free(a->message);
 	free(a);
 }
 
-/* OUT_FAILED: allowed, then refused all the same (no ticket could be written) */
-enum outcome { OUT_APPROVED, OUT_DENIED, OUT_TIMEOUT, OUT_CANCELLED, OUT_FAILED };
+/*
+ * OUT_FAILED: allowed, then refused all the same (no ticket could be
+ * written); OUT_RESTART: refused because the daemon hands over, whatever
+ * the timeout would have said (a restart never allows).
+ */
+enum outcome { OUT_APPROVED, OUT_DENIED, OUT_TIMEOUT, OUT_CANCELLED, OUT_FAILED, OUT_RESTART };
 
 static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, uid_t by_uid,
 		   pid_t by_pid, const char *reason)
@@ -116,7 +233,7 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 	struct exec_request *r = a->r;
 	char line[1024];
 	bool allow = o == OUT_APPROVED || (o == OUT_TIMEOUT && a->allow_on_timeout);
-	const char *event = o == OUT_APPROVED ? "approved" : o == OUT_DENIED ? "denied" :
+	const char *event = o == OUT_APPROVED ? "approved" : o == OUT_DENIED || o == OUT_RESTART ? "denied" :
 			    o == OUT_TIMEOUT ? "timeout" : "cancelled";
 	const char *action = o == OUT_APPROVED ? "approved" : o == OUT_TIMEOUT ? "timed-out" : "blocked";
 
@@ -147,10 +264,13 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 		}
 	} else if (o != OUT_CANCELLED) {
 		snprintf(line, sizeof(line), "execgate: denied: %s (rule %s)\n",
-			 o == OUT_DENIED ? "the approval was refused" : "no answer to the approval request in time",
+			 o == OUT_DENIED ? "the approval was refused" :
+			 o == OUT_RESTART ? "the daemon restarted while the approval waited; ask again" :
+			 "no answer to the approval request in time",
 			 a->rule ? a->rule : "default");
 		request_deny(s, r, line);
-		v.message = o == OUT_DENIED ? "approval refused" : "approval timed out";
+		v.message = o == OUT_DENIED ? "approval refused" : o == OUT_RESTART ? "the daemon restarted" :
+			    "approval timed out";
 		refusal_note(s, r, a->rule, v.message, action);
 		emit_blocked(s, r, &v, action, a->id);
 		s->st.denied++;
@@ -162,6 +282,7 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 	case OUT_TIMEOUT: s->st.timed_out++; break;
 	case OUT_CANCELLED: s->st.cancelled++; break;
 	case OUT_FAILED: s->st.approval_denied++; break;
+	case OUT_RESTART: s->st.approval_denied++; break;
 	}
 	emit(s, a, event, by_uid, by_pid, reason);
 	unlink_approval(s, a);
@@ -257,25 +378,62 @@ static unsigned int tree_pending(struct eg_sessions *s, struct eg_session *se)
 	return n;
 }
 
+static unsigned int uid_pending(struct eg_sessions *s, uid_t uid)
+{
+	struct approval *a;
+	unsigned int n = 0;
+
+	for (a = s->approvals; a; a = a->next)
+		n += a->uid == uid;
+	return n;
+}
+
+/*
+ * Why r cannot wait for an answer now, or NULL. A user's share: the first
+ * APPROVALS_UID_FLOOR of theirs wait whenever there is room at all; past
+ * that, only while more than APPROVALS_UID_SLACK places stay free for
+ * others, and never more than APPROVALS_PER_UID. So one user (or three)
+ * flooding the pool leave every other user, root too, their floor.
+ */
+static const char *no_room(struct eg_sessions *s, struct exec_request *r, unsigned int *ret_limit)
+{
+	unsigned int mine;
+
+	if (s->napprovals >= APPROVALS_MAX) {
+		*ret_limit = APPROVALS_MAX;
+		return "too many approvals pending";
+	}
+	if (tree_pending(s, r->session) >= APPROVALS_PER_TREE) {
+		*ret_limit = APPROVALS_PER_TREE;
+		return "too many approvals pending in this session tree";
+	}
+	mine = uid_pending(s, r->session->uid);
+	if (mine >= APPROVALS_PER_UID ||
+	    (mine >= APPROVALS_UID_FLOOR && APPROVALS_MAX - s->napprovals <= APPROVALS_UID_SLACK)) {
+		*ret_limit = mine;
+		return "too many approvals pending for this user";
+	}
+	return NULL;
+}
+
 void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v)
 {
 	r->parked = true;
 	/* the records of the approval name it, read while the task surely waits */
 	request_cgroup(r);
-	struct approval *a;
+	struct approval *a = NULL;
+	unsigned int limit = 0;
+	const char *full = no_room(s, r, &limit);
+	char line[256];
 	uint8_t rnd[8];
 
-	if (s->napprovals >= APPROVALS_MAX || tree_pending(s, r->session) >= APPROVALS_PER_TREE ||
-	    !(a = calloc(1, sizeof(*a)))) {
+	if (full || !(a = calloc(1, sizeof(*a)))) {
 		struct eg_verdict d = *v;
-		char line[256];
 
 		d.decision = EG_DECISION_DENY;
-		d.message = s->napprovals >= APPROVALS_MAX ? "too many approvals pending" :
-			    "too many approvals pending in this session tree";
-		snprintf(line, sizeof(line), "execgate: denied: %s (at most %u at once%s)\n", d.message,
-			 s->napprovals >= APPROVALS_MAX ? APPROVALS_MAX : APPROVALS_PER_TREE,
-			 s->napprovals >= APPROVALS_MAX ? "" : ": answer or wait for those first");
+		d.message = full ? full : "out of memory";
+		snprintf(line, sizeof(line), "execgate: denied: %s (%u at once%s)\n", d.message, limit,
+			 full && strcmp(full, "too many approvals pending") ? ": answer or wait for those first" : "");
 		request_deny(s, r, line);
 		refusal_note(s, r, d.rule, d.message, "blocked");
 		emit_blocked(s, r, &d, "blocked", NULL);
@@ -289,6 +447,7 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 	eg_hex(rnd, sizeof(rnd), a->id + 2);
 	a->s = s;
 	a->r = r;
+	a->uid = r->session->uid;
 	r->session->refs++;
 	a->decision = v->decision;
 	a->rule = v->rule ? strdup(v->rule) : NULL;
@@ -301,11 +460,15 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 	s->napprovals++;
 	s->st.approvals++;
 	if (loop_add_timer(s->o.loop, a->timeout_ms, 0, on_timeout, a, &a->timer) ||
-	    (request_pidfd(r) >= 0 && loop_add_fd(s->o.loop, r->pidfd, EPOLLIN, on_gone, a, &a->gone))) {
+	    (request_pidfd(r) >= 0 && loop_add_fd(s->o.loop, r->pidfd, EPOLLIN, on_gone, a, &a->gone)) ||
+	    !(a->brief = make_brief(a))) {
 		finish(s, a, OUT_DENIED, 0, 0, "cannot wait for an answer");
 		return;
 	}
 	emit(s, a, "requested", 0, 0, NULL);
+	/* once, where the process says things: it is waiting, not hung, and for whom */
+	snprintf(line, sizeof(line), "execgate: waiting for approval %s (execgate approve %s)\n", a->id, a->id);
+	tell_target(s, r, line);
 }
 
 static bool same_exec(const struct exec_request *a, const struct exec_request *b)
@@ -356,10 +519,16 @@ void approvals_session_ended(struct eg_sessions *s, struct eg_session *se)
 	}
 }
 
+/*
+ * A handover refuses what waits: the next daemon cannot take over a
+ * question half asked (the notification, the ticket's plan), and
+ * answering it as its timeout would could allow an exec nobody answered
+ * (approval_timeout_action: allow) long before its deadline.
+ */
 void approvals_resolve_all(struct eg_sessions *s, const char *why)
 {
 	while (s->approvals)
-		finish(s, s->approvals, OUT_TIMEOUT, 0, 0, why);
+		finish(s, s->approvals, OUT_RESTART, 0, 0, why);
 }
 
 /* ---- control ops --------------------------------------------------------- */
@@ -384,13 +553,23 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 	struct sbuf b = {};
 	struct jsonw w;
 	bool watch = false;
+	const char *id = NULL;
 	uint64_t now = clock_real_ns();
 	unsigned int i;
 	char err[128];
 
-	if (ctl_get_bool(req, "watch", &watch, err, sizeof(err)) == -EINVAL) {
+	if (ctl_get_bool(req, "watch", &watch, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_str(req, "id", false, 23, &id, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "%s", err);
 		return 0;
+	}
+	if (id) {
+		for (a = s->approvals; a && strcmp(a->id, id); a = a->next)
+			;
+		if (!a) {
+			ctl_reply_err(c, "no pending approval %s (answered, timed out, or never asked)", id);
+			return 0;
+		}
 	}
 	jsonw_init(&w, &b);
 	jsonw_start_object(&w);
@@ -398,18 +577,42 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_key(&w, "approvals");
 	jsonw_start_array(&w);
 	for (a = s->approvals; a; a = a->next) {
-		jsonw_start_object(&w);
-		jsonw_string_field(&w, "approval_id", a->id);
-		request_json(&w, a->r);
-		jsonw_string_field(&w, "rule", a->rule);
-		jsonw_string_field(&w, "message", a->message);
-		jsonw_uint_field(&w, "seconds_left",
-				 a->deadline_real_ns > now ? (a->deadline_real_ns - now + 999999999ull) / 1000000000ull : 0);
-		jsonw_end_object(&w);
+		uint64_t left = a->deadline_real_ns > now ?
+				(a->deadline_real_ns - now + 999999999ull) / 1000000000ull : 0;
+		char *d;
+
+		if (id && strcmp(a->id, id))
+			continue;
+		if (id) {
+			/* one, whole */
+			struct sbuf e = {};
+			struct jsonw ew;
+			json_t *o;
+
+			jsonw_init(&ew, &e);
+			entry_json(&ew, a);
+			o = e.oom ? NULL : json_loadb(e.data, e.len, 0, NULL);
+			sbuf_free(&e);
+			if (!o)
+				continue;
+			json_object_set_new(o, "argv_bytes", json_integer(a->r->argv_bytes));
+			json_object_set_new(o, "seconds_left", json_integer(left));
+			d = json_dumps(o, JSON_COMPACT);
+			json_decref(o);
+		} else {
+			json_object_set_new(a->brief, "seconds_left", json_integer(left));
+			d = json_dumps(a->brief, JSON_COMPACT);
+		}
+		if (d)
+			jsonw_raw(&w, d, strlen(d));
+		free(d);
 	}
 	jsonw_end_array(&w);
 	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
+	if (b.oom)
+		ctl_reply_err(c, "out of memory");
+	else
+		ctl_send(c, b.data, b.len);
 	sbuf_free(&b);
 	for (i = 0; watch && i < s->nwatchers; i++)
 		if (s->watchers[i] == c)

@@ -26,6 +26,9 @@
 #define SESSIONS_PER_UID	256
 #define APPROVALS_MAX		1024	/* pending at once */
 #define APPROVALS_PER_TREE	64	/* ... of them for one session tree */
+#define APPROVALS_PER_UID	256	/* ... for one user's sessions, */
+#define APPROVALS_UID_FLOOR	16	/* of which these whenever there is room, */
+#define APPROVALS_UID_SLACK	256	/* the rest while more places than this stay free */
 #define APPROVAL_TIMEOUT_MS	10000	/* when no policy sets approval_timeout */
 #define VERDICTS_MAX		65536	/* verdicts waiting for their exec record */
 #define VERDICT_TTL_NS		(120ull * 1000000000ull)
@@ -55,6 +58,8 @@ struct eg_session {
 	int refs;			/* children, approvals and the registry */
 	uint64_t started_ns;
 	uint64_t execs, denied;
+	char *boundary;			/* its Landlock plan, rendered (boundary.h), or NULL */
+	uint64_t access_denied;		/* accesses its Landlock layers refused (denials.c) */
 	/* a top-level session: its tree's requests in workers, and those waiting for one */
 	unsigned int workers;
 	struct exec_request *backlog, **backlog_tail;
@@ -125,6 +130,8 @@ struct eg_sessions {
 	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
 	struct eg_session *list;
 	unsigned int nsessions;
+	int landlock_abi;		/* the kernel's, probed once */
+	struct eg_denials *denials;	/* Landlock's refusals, from audit (denials.c) */
 	struct eg_sessions_stats st;
 	struct eg_ticket *ticket;	/* one buffer: a ticket is 64 KiB */
 	/* tid -> verdict, open addressing, VERDICTS_MAX slots */

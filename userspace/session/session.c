@@ -34,9 +34,12 @@
 #include "ctl/proto.h"
 #include "ctl/server.h"
 #include "events/meta.h"
+#include "session/boundary.h"
+#include "session/denials.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/digest.h"
+#include "util/landlock.h"
 #include "util/log.h"
 
 #ifndef PIDFD_THREAD
@@ -152,6 +155,7 @@ void session_put(struct eg_sessions *s, struct eg_session *se)
 	if (se->parent)
 		session_put(s, se->parent);
 	policy_free(se->policy);
+	free(se->boundary);
 	free(se);
 }
 
@@ -186,9 +190,14 @@ static void emit_session(struct eg_sessions *s, struct eg_session *se, const cha
 		jsonw_key(&w, "parent");
 		jsonw_null(&w);
 	}
+	if (se->boundary && !strcmp(event, "start")) {
+		jsonw_key(&w, "boundary");
+		jsonw_raw(&w, se->boundary, strlen(se->boundary));
+	}
 	if (!strcmp(event, "end")) {
 		jsonw_uint_field(&w, "execs", se->execs);
 		jsonw_uint_field(&w, "denied", se->denied);
+		jsonw_uint_field(&w, "access_denied", se->access_denied);
 		jsonw_string_field(&w, "reason", why);
 	}
 	jsonw_end_object(&w);
@@ -237,6 +246,7 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 	se->listener = -1;
 	approvals_session_ended(s, se);
 	offload_session_ended(s, se);
+	denials_drain(s->denials);
 	emit_session(s, se, "end", why);
 	for (pp = &s->list; *pp; pp = &(*pp)->next) {
 		if (*pp == se) {
@@ -518,23 +528,53 @@ static void on_launcher_gone(struct ctl_conn *c, void *arg)
 	session_put(se->owner, se);
 }
 
+/*
+ * What the launcher drops from the command's environment besides its own
+ * list: every policy's environment.deny over the session (the daemon's,
+ * its own and its outer sessions').
+ */
+static void env_deny_json(struct jsonw *w, struct eg_sessions *s, struct eg_session *se)
+{
+	const struct eg_policy_boundary *b;
+	struct eg_session *x;
+	size_t i;
+
+	jsonw_key(w, "environment_deny");
+	jsonw_start_array(w);
+	if (*s->o.global) {
+		b = policy_boundary(*s->o.global);
+		for (i = 0; i < b->n_env_deny; i++)
+			jsonw_string(w, b->env_deny[i]);
+	}
+	for (x = se; x; x = x->parent) {
+		if (!x->policy)
+			continue;
+		b = policy_boundary(x->policy);
+		for (i = 0; i < b->n_env_deny; i++)
+			jsonw_string(w, b->env_deny[i]);
+	}
+	jsonw_end_array(w);
+}
+
 static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 {
 	struct eg_sessions *s = arg;
 	const struct ctl_peer *peer = ctl_peer(c);
 	struct eg_session *se, *outer = NULL;
 	struct eg_policy *pol = NULL;
-	const char *name = NULL;
+	const char *name = NULL, *workspace = NULL;
 	bool restricted = false, has_policy = false;
+	struct sbuf plan = {};
 	struct eg_task t;
 	struct sbuf b = {};
 	struct jsonw w;
-	char err[256], sid[16];
+	char err[512], sid[16];
 	int rc;
 
 	if (ctl_get_str(req, "name", false, 63, &name, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_bool(req, "restricted", &restricted, err, sizeof(err)) == -EINVAL ||
-	    ctl_get_bool(req, "policy", &has_policy, err, sizeof(err)) == -EINVAL) {
+	    ctl_get_bool(req, "policy", &has_policy, err, sizeof(err)) == -EINVAL ||
+	    ctl_get_str(req, "workspace", false, PATH_MAX - 1, &workspace, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "%s", err);
 		return 0;
 	}
@@ -603,11 +643,28 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		}
 		eg_diags_free(&d);
 	}
+	/* the Landlock layers its processes will live in, or why the kernel cannot hold what is asked */
+	{
+		struct jsonw pw;
+
+		jsonw_init(&pw, &plan);
+		rc = boundary_plan(&pw, s->landlock_abi, *s->o.global, pol, workspace, err, sizeof(err));
+		if (rc || plan.oom) {
+			policy_free(pol);
+			sbuf_free(&plan);
+			if (!rc)
+				return -ENOMEM;
+			ctl_reply_err(c, "session_open: %s", err);
+			return 0;
+		}
+	}
 	se = calloc(1, sizeof(*se));
 	if (!se) {
 		policy_free(pol);
+		sbuf_free(&plan);
 		return -ENOMEM;
 	}
+	se->boundary = strndup(plan.data, plan.len);
 	se->owner = s;
 	se->id = new_id(s);
 	snprintf(se->name, sizeof(se->name), "%s", name ? name : "");
@@ -653,9 +710,13 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_bool_field(&w, "install_listener", !outer);
 	jsonw_bool_field(&w, "restricted", se->restricted);
 	jsonw_int_field(&w, "daemon_pid", getpid());
+	jsonw_key(&w, "boundary");
+	jsonw_raw(&w, plan.data, plan.len);
+	env_deny_json(&w, s, se);
 	jsonw_end_object(&w);
 	ctl_send(c, b.data, b.len);
 	sbuf_free(&b);
+	sbuf_free(&plan);
 	return 0;
 }
 
@@ -831,6 +892,11 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_uint_field(&w, "age_ms", (now - se->started_ns) / 1000000);
 		jsonw_uint_field(&w, "execs", se->execs);
 		jsonw_uint_field(&w, "denied", se->denied);
+		jsonw_uint_field(&w, "access_denied", se->access_denied);
+		if (se->boundary) {
+			jsonw_key(&w, "boundary");
+			jsonw_raw(&w, se->boundary, strlen(se->boundary));
+		}
 		jsonw_end_object(&w);
 	}
 	jsonw_end_array(&w);
@@ -838,6 +904,44 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 	ctl_send(c, b.data, b.len);
 	sbuf_free(&b);
 	return 0;
+}
+
+/* ---- what the sessions' Landlock domains refused (denials.c) ------------- */
+
+static uint32_t denials_launcher(void *arg, pid_t pid)
+{
+	struct eg_sessions *s = arg;
+	struct eg_session *se;
+
+	for (se = s->list; se && se->launcher != pid; se = se->next)
+		;
+	return se ? se->id : 0;
+}
+
+static uint64_t denials_counted(void *arg, uint32_t id)
+{
+	struct eg_sessions *s = arg;
+	struct eg_session *se = session_find(s, id);
+
+	s->st.access_denied++;
+	return se ? ++se->access_denied : 0;
+}
+
+static void denials_emit(void *arg, const char *json, size_t len, const char *text)
+{
+	struct eg_sessions *s = arg;
+
+	if (s->o.out.emit)
+		s->o.out.emit(s->o.out.arg, json, len, text);
+}
+
+static int denials_start(struct eg_sessions *s)
+{
+	struct eg_denials_opts o = { .loop = s->o.loop, .landlock_abi = s->landlock_abi,
+				     .session_of_launcher = denials_launcher, .counted = denials_counted,
+				     .emit = denials_emit, .arg = s };
+
+	return denials_new(&o, &s->denials);
 }
 
 int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
@@ -849,6 +953,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 		return -ENOMEM;
 	s->o = *o;
 	s->roots.fd = -1;
+	s->landlock_abi = eg_landlock_abi();
 	s->ticket = calloc(1, sizeof(*s->ticket));
 	s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
 	if (!s->ticket || !s->verdicts) {
@@ -862,6 +967,8 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 		err = loop_add_timer(o->loop, 10000, 10000, on_sweep, s, &s->sweep);
 	if (!err)
 		err = approvals_init(s);
+	if (!err)
+		err = denials_start(s);
 	if (!err)
 		err = ctl_register(o->ctl, "session_open", CTL_ANYONE, op_session_open, s);
 	if (!err)
@@ -895,6 +1002,8 @@ bool sessions_free(struct eg_sessions *s)
 	}
 	receivers_fini(s);
 	approvals_free(s);
+	denials_free(s->denials);
+	s->denials = NULL;
 	loop_del(s->sweep);
 	supervisor_fini(s);
 	for (i = 0; s->verdicts && i < VERDICTS_MAX; i++) {
@@ -945,7 +1054,89 @@ void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret)
 	}
 }
 
+void sessions_boundary_status(const struct eg_sessions *s, struct jsonw *w)
+{
+	char err[512];
+	struct sbuf plan = {};
+	struct jsonw pw;
+
+	jsonw_start_object(w);
+	jsonw_int_field(w, "landlock_abi", s->landlock_abi);
+	/* what a session with no policy of its own gets, started now */
+	jsonw_init(&pw, &plan);
+	if (boundary_plan(&pw, s->landlock_abi, *s->o.global, NULL, NULL, err, sizeof(err))) {
+		jsonw_key(w, "session");
+		jsonw_null(w);
+		jsonw_string_field(w, "refused", err);
+	} else if (!plan.oom) {
+		jsonw_key(w, "session");
+		jsonw_raw(w, plan.data, plan.len);
+	}
+	sbuf_free(&plan);
+	jsonw_key(w, "denials");
+	denials_status(s->denials, w);
+	jsonw_end_object(w);
+}
+
 /* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
+
+/*
+ * The refusals a shell's PATH search would repeat (supervisor.c) go along:
+ * an exec the old daemon refused (its approval ended by the handover) and
+ * asked again through the next PATH entry gets the same answer, not a new
+ * question that approval_timeout_action: allow would let through.
+ */
+static void refusals_export(const struct eg_sessions *s, const struct eg_session *se, struct jsonw *w)
+{
+	uint64_t now = eg_mono_ns();
+	unsigned int i;
+
+	jsonw_key(w, "refusals");
+	jsonw_start_array(w);
+	for (i = 0; i < REFUSALS_MAX; i++) {
+		const struct refusal *f = &s->refusals[i];
+
+		if (f->session != se->id || !f->tid || now - f->at_ns >= REFUSAL_TTL_NS)
+			continue;
+		char h[3][24];
+
+		/* as hex: a 64-bit hash does not fit the JSON reader's signed integers */
+		snprintf(h[0], sizeof(h[0]), "%llx", (unsigned long long)f->dev);
+		snprintf(h[1], sizeof(h[1]), "%llx", (unsigned long long)f->ino);
+		snprintf(h[2], sizeof(h[2]), "%llx", (unsigned long long)f->argv_hash);
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "tid", f->tid);
+		jsonw_string_field(w, "dev", h[0]);
+		jsonw_string_field(w, "ino", h[1]);
+		jsonw_string_field(w, "argv_hash", h[2]);
+		jsonw_string_field(w, "rule", f->rule);
+		jsonw_string_field(w, "message", f->message);
+		jsonw_string_field(w, "action", f->action);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+static void refusals_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(arr, i, e) {
+		struct refusal *f = &s->refusals[s->next_refusal++ % REFUSALS_MAX];
+
+		f->tid = json_integer_value(json_object_get(e, "tid"));
+		f->session = session;
+		f->dev = strtoull(json_string_value(json_object_get(e, "dev")) ?: "0", NULL, 16);
+		f->ino = strtoull(json_string_value(json_object_get(e, "ino")) ?: "0", NULL, 16);
+		f->argv_hash = strtoull(json_string_value(json_object_get(e, "argv_hash")) ?: "0", NULL, 16);
+		/* from now: the retry has waited in the kernel for as long as the handover took */
+		f->at_ns = eg_mono_ns();
+		snprintf(f->rule, sizeof(f->rule), "%s", json_string_value(json_object_get(e, "rule")) ?: "");
+		snprintf(f->message, sizeof(f->message), "%s", json_string_value(json_object_get(e, "message")) ?: "");
+		snprintf(f->action, sizeof(f->action), "%s", json_string_value(json_object_get(e, "action")) ?: "");
+	}
+}
 
 /*
  * Writes the sessions as a JSON array and collects the fds that must stay
@@ -987,6 +1178,10 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		jsonw_bool_field(w, "compromised", se->compromised);
 		jsonw_uint_field(w, "execs", se->execs);
 		jsonw_uint_field(w, "denied", se->denied);
+		jsonw_uint_field(w, "access_denied", se->access_denied);
+		jsonw_string_field(w, "boundary", se->boundary);
+		refusals_export(s, se, w);
+		denials_export(s->denials, se->id, w);
 		jsonw_int_field(w, "listener", se->listener);
 		if (se->listener >= 0 && *nfds < max)
 			fds[(*nfds)++] = se->listener;
@@ -1036,6 +1231,11 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		se->compromised = json_is_true(json_object_get(e, "compromised"));
 		se->execs = json_integer_value(json_object_get(e, "execs"));
 		se->denied = json_integer_value(json_object_get(e, "denied"));
+		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
+		refusals_import(s, se->id, json_object_get(e, "refusals"));
+		denials_import(s->denials, se->id, json_object_get(e, "domains"));
+		if (json_string_value(json_object_get(e, "boundary")))
+			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
 		se->listener = json_integer_value(json_object_get(e, "listener"));
 		if (json_is_null(json_object_get(e, "listener")))
 			se->listener = -1;

@@ -26,6 +26,7 @@
 
 struct ctl_server;
 struct eg_sessions;
+struct jsonw;
 
 /* Where the sessions module writes its records (approval, session, blocked execs). */
 struct eg_sessions_out {
@@ -75,11 +76,18 @@ struct eg_sessions_stats {
 	uint64_t receivers;		/* listeners a thread of their own serves now */
 	uint64_t receiver_stalls;	/* times the loop took a listener over from its stuck thread */
 	uint64_t pending;		/* approvals waiting now */
+	uint64_t access_denied;		/* accesses the sessions' Landlock layers refused (audit) */
 	/* the supervisor's time per exec, receipt to answer (approvals left out) */
 	uint64_t latency_count;
 	uint64_t latency_p50_us, latency_p99_us, latency_max_us;
 };
 void sessions_stats(const struct eg_sessions *s, struct eg_sessions_stats *ret);
+/*
+ * The boundary sessions get, for status: the kernel's Landlock ABI, what
+ * every session's domain holds, what the daemon's policy adds (or why a
+ * session would be refused), and whether refusals are counted.
+ */
+void sessions_boundary_status(const struct eg_sessions *s, struct jsonw *w);
 
 /* Handing over to the next daemon (a re-exec): see session/session.c. */
 struct jsonw;
