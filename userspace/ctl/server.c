@@ -267,6 +267,23 @@ void ctl_send_last(struct ctl_conn *c, const char *json, size_t len)
 		update_events(c);
 }
 
+void ctl_reply_open(struct jsonw *w, struct sbuf *b)
+{
+	jsonw_init(w, b);
+	jsonw_start_object(w);
+	jsonw_bool_field(w, "ok", true);
+}
+
+void ctl_reply_send(struct ctl_conn *c, struct jsonw *w, struct sbuf *b)
+{
+	jsonw_end_object(w);
+	if (b->oom)
+		ctl_reply_err(c, "out of memory");
+	else
+		ctl_send(c, b->data, b->len);
+	sbuf_free(b);
+}
+
 void ctl_reply_ok(struct ctl_conn *c, const char *extra)
 {
 	struct sbuf b = {};

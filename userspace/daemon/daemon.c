@@ -79,607 +79,6 @@ static uint32_t ns_inode(const char *kind)
 	return stat(path, &st) ? 0 : (uint32_t)st.st_ino;
 }
 
-/* ---- text mode ---------------------------------------------------------- */
-
-/* Text mode shows daemon and lost records as comment lines. */
-void emit_comment(struct daemon *d, const char *fmt, ...)
-{
-	struct sbuf *b = output_buf(d->out);
-	char line[1024];
-	va_list ap;
-
-	const char *p = line;
-	size_t n;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	/* a terminal never wraps: a long comment goes on as more comment lines */
-	while (d->fc.width > 8 && strlen(p) + 2 > d->fc.width) {
-		n = d->fc.width - (p == line ? 2 : 4);
-		while (n > 8 && p[n] != ' ')
-			n--;
-		if (p[n] != ' ')
-			n = d->fc.width - (p == line ? 2 : 4);
-		sbuf_printf(b, "%s%.*s\n", p == line ? "# " : "#   ", (int)n, p);
-		p += n;
-		while (*p == ' ')
-			p++;
-	}
-	sbuf_printf(b, "%s%s\n", p == line ? "# " : "#   ", p);
-	output_end(d->out, EG_REC_META);
-}
-
-/* ---- policy ------------------------------------------------------------- */
-
-/* What happened, while no enforcement layer covers the task. */
-static const char *audit_action(enum eg_decision dec)
-{
-	switch (dec) {
-	case EG_DECISION_DENY: return "would-block";
-	case EG_DECISION_APPROVAL: return "would-ask";
-	case EG_DECISION_AUDIT: return "audited";
-	case EG_DECISION_ERROR: return "error";
-	default: return "allowed";
-	}
-}
-
-static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a)
-{
-	const struct eg_policy *p = d->policy;
-	struct eg_verdict v;
-
-	if (!p)
-		return false;
-	/* the policy the kernel judged it by, when it did: a reload since changes nothing here */
-	if (d->k.on && r->h.klayer && kernel_policy_of(d, r->h.kseq))
-		p = kernel_policy_of(d, r->h.kseq);
-	judge_record(&d->judge, p, r, cgroup_cache_path(d->cgroups, r->h.cgroup_id), false, &v);
-	/*
-	 * Nothing ran at a path that names no file: a PATH search's miss is no
-	 * audited command (one `env setpriv` made ten audit records). A deny
-	 * or an approval of the attempt is still said.
-	 */
-	if (r->h.type == EG_EVENT_EXEC_FAILED && (r->h.err == -ENOENT || r->h.err == -ENOTDIR) &&
-	    v.decision == EG_DECISION_AUDIT)
-		return false;
-	d->st.decisions[v.decision < EG_DECISION__COUNT ? v.decision : EG_DECISION_ERROR]++;
-	if (r->h.context) {
-		d->st.ctx_execs[r->h.context & 31]++;
-		if (v.decision == EG_DECISION_DENY || (r->h.flags & EG_F_KILLED))
-			d->st.ctx_denied[r->h.context & 31]++;
-	}
-	*a = (struct eg_annotation){};
-	a->programs = d->judge.progs;
-	a->n_programs = d->judge.n_progs;
-	if (r->h.context) {
-		struct eg_context_info ci;
-
-		if (!policy_context_info(p, r->h.context, &ci))
-			a->context = ci.name;
-	}
-	a->decision = eg_decision_name(v.decision);
-	a->rule = v.rule;
-	a->message = v.message;
-	a->action = audit_action(v.decision);
-	a->reason = v.error;
-	daemon_label(d, v.rule_index, a);
-	return true;
-}
-
-static void print_diags(const struct eg_diags *diags, bool errors_only)
-{
-	char line[1024];
-	size_t i;
-
-	for (i = 0; i < diags->n; i++) {
-		if (errors_only && diags->v[i].warning)
-			continue;
-		eg_diag_format(&diags->v[i], line, sizeof(line));
-		fprintf(stderr, "%s\n", line);
-	}
-}
-
-static void emit_policy(struct daemon *d, bool reload)
-{
-	struct jsonw w;
-
-	if (d->text) {
-		emit_comment(d, "policy %s%s: %zu rules, sha256 %s", d->o.policy_path,
-			     reload ? " reloaded" : "", policy_rule_count(d->policy),
-			     policy_sha256(d->policy));
-		return;
-	}
-	meta_open_daemon(&w, output_buf(d->out), "policy");
-	jsonw_string_field(&w, "path", d->o.policy_path);
-	jsonw_string_field(&w, "sha256", policy_sha256(d->policy));
-	jsonw_uint_field(&w, "rules", policy_rule_count(d->policy));
-	jsonw_bool_field(&w, "reload", reload);
-	meta_close(&w, d->out);
-}
-
-/*
- * The new policy replaces the old only if it loads. Returns 0 or the load
- * error; diags (may be NULL) receives the errors.
- */
-int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
-{
-	struct eg_diags local = {};
-	struct eg_diags *dg = diags ? diags : &local;
-	struct eg_policy *p = NULL;
-	uint32_t old_seq;
-	char line[1024];
-	struct jsonw w;
-	size_t i;
-	int err;
-
-	if (!d->o.policy_path)
-		return -ENOENT;
-	old_seq = d->k.seq;
-	notify_reloading();
-	err = policy_load_file(d->o.policy_path, &p, dg);
-	if (err) {
-		d->st.policy_reload_failures++;
-		p_warn("policy reload failed, keeping the previous policy:");
-		print_diags(dg, true);
-		if (d->text) {
-			emit_comment(d, "policy reload failed; the previous policy stays in force");
-		} else {
-			meta_open_daemon(&w, output_buf(d->out), "policy_error");
-			jsonw_string_field(&w, "path", d->o.policy_path);
-			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
-			jsonw_key(&w, "errors");
-			jsonw_start_array(&w);
-			for (i = 0; i < dg->n; i++) {
-				if (dg->v[i].warning)
-					continue;
-				eg_diag_format(&dg->v[i], line, sizeof(line));
-				jsonw_string(&w, line);
-			}
-			jsonw_end_array(&w);
-			meta_close(&w, d->out);
-		}
-	} else if ((d->k.on || d->k.ctx_only || policy_context_count(p)) && (err = kernel_reload(d, p))) {
-		/* the kernel cannot hold it: nothing changes, anywhere */
-		d->st.policy_reload_failures++;
-		policy_free(p);
-		p_warn("policy reload refused: the kernel rules cannot take it (see above); the previous "
-		       "policy stays in force");
-		eg_diags_add_error(dg, d->o.policy_path,
-				  err == -EPERM ? "--enforce: the kernel cannot hold every deny rule "
-						  "(see the daemon's log, or use --allow-partial)"
-						: "--enforce: the kernel rules could not be loaded");
-		if (!d->text) {
-			meta_open_daemon(&w, output_buf(d->out), "policy_error");
-			jsonw_string_field(&w, "path", d->o.policy_path);
-			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
-			jsonw_string_field(&w, "error", "the kernel cannot hold the new policy");
-			meta_close(&w, d->out);
-		}
-	} else {
-		if (d->k.on)
-			/* records judged by the previous rules are annotated with theirs */
-			kernel_keep_policy(d, d->policy, old_seq);
-		else
-			policy_free(d->policy);
-		d->policy = p;
-		d->st.policy_reloads++;
-		emit_policy(d, true);
-	}
-	output_flush(d->out);
-	eg_diags_free(&local);
-	notify_send("READY=1");
-	return err;
-}
-
-/* ---- records ------------------------------------------------------------ */
-
-static void format_record(struct daemon *d, struct sbuf *b, const struct eg_record *r,
-			  const struct eg_annotation *a)
-{
-	if (d->text)
-		format_record_text(b, r, &d->fc, a);
-	else
-		format_record_json(b, r, &d->fc, a);
-}
-
-/*
- * EXECGATE_STAGE_STATS=1: the CPU time of each stage of the record path,
- * summed and printed at exit (tools/bench/stages.py reads it). Off, it
- * costs one test of a global per stage.
- */
-enum { STAGE_DECODE, STAGE_JUDGE, STAGE_FORMAT, STAGE_WRITE, STAGES };
-static const char *const stage_names[STAGES] = { "decode", "judge", "format", "write" };
-static bool stage_stats;
-static uint64_t stage_ns[STAGES], stage_n[STAGES];
-
-static uint64_t stage_clock(void)
-{
-	struct timespec ts;
-
-	if (!stage_stats)
-		return 0;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void stage_add(int stage, uint64_t *t)
-{
-	uint64_t now;
-
-	if (!stage_stats)
-		return;
-	now = stage_clock();
-	stage_ns[stage] += now - *t;
-	stage_n[stage]++;
-	*t = now;
-}
-
-static int flush_timed(struct daemon *d)
-{
-	uint64_t t = stage_clock();
-	int rc = output_flush(d->out);
-
-	stage_add(STAGE_WRITE, &t);
-	return rc;
-}
-
-static void stage_report(void)
-{
-	int i;
-
-	if (!stage_stats)
-		return;
-	for (i = 0; i < STAGES; i++)
-		fprintf(stderr, "stage %s: %" PRIu64 " ns, %" PRIu64 " records\n",
-			stage_names[i], stage_ns[i], stage_n[i]);
-}
-
-/*
- * A loader's exec and the kernel's record of the program it mapped: what
- * the kernel did to the program (its verdict, a kill) joins the exec's.
- */
-static void annotate_loaded(struct daemon *d, const struct eg_record *l, struct eg_annotation *a)
-{
-	struct eg_annotation k = {};
-
-	if (l->h.flags & EG_F_KILLED) {
-		a->action = "killed";
-		a->reason = eg_reason_name(l->h.reason);
-		if (!a->decision || !strcmp(a->decision, "allow"))
-			a->decision = "deny";
-		if (l->h.session)
-			a->layer = "seccomp";
-	}
-	if (!l->h.klayer)
-		return;
-	kernel_annotate(d, l, &k);
-	if (!a->kernel_layer || (k.kernel_decision && !strcmp(k.kernel_decision, "deny"))) {
-		a->kernel_layer = k.kernel_layer;
-		a->kernel_decision = k.kernel_decision;
-		a->kernel_rule = k.kernel_rule;
-	}
-	if (k.layer)
-		a->layer = k.layer;
-	if (k.action)
-		a->action = k.action;
-	if (k.reason)
-		a->reason = k.reason;
-}
-
-static void process_record(struct daemon *d, struct eg_record *rp);
-
-/*
- * The kernel followed a --cgroup scope: its cgroup was removed, or made
- * again at the same path (a restarted container): said, and the
- * per-cgroup BPF LSM link attached again.
- */
-static void scope_changed(struct daemon *d, const struct eg_event *h)
-{
-	size_t i = (size_t)h->dirfd;
-	bool back = h->at_flags == EG_SCOPE_BACK;
-	struct jsonw w;
-
-	if (i >= d->o.n_cgroups)
-		return;
-	d->scope_changes++;
-	d->cg_gone[i] = !back;
-	if (back) {
-		d->cg_ids[i] = h->cgroup_id;
-		if (d->k.lsm_cgroup && kernel_scope_back(d, i))
-			p_warn("--cgroup %s: made again, but the BPF LSM cannot be attached to it: the kill at "
-			       "exec enforces there", d->o.cgroups[i]);
-	}
-	if (d->text) {
-		emit_comment(d, "scope %s: %s", d->o.cgroups[i], back ? "its cgroup is back (made again)"
-										 : "its cgroup is gone");
-		return;
-	}
-	meta_open_daemon(&w, output_buf(d->out), "scope");
-	jsonw_string_field(&w, "cgroup", d->o.cgroups[i]);
-	jsonw_string_field(&w, "path", d->cg_paths[i]);
-	jsonw_string_field(&w, "state", back ? "back" : "gone");
-	jsonw_uint_field(&w, "cgroup_id", h->cgroup_id);
-	meta_close(&w, d->out);
-}
-
-/* Held loader execs whose time is up (or all, with force) go out without their program's record. */
-static void hold_expire(struct daemon *d, bool force)
-{
-	struct eg_record r;
-	size_t size;
-	void *data;
-
-	while (d->hold && (data = hold_expired(d->hold, eg_mono_ms(), force, &size))) {
-		if (!record_decode(&d->dec_held, data, size, &r))
-			process_record(d, &r);
-		else
-			d->st.malformed++;
-		free(data);
-	}
-}
-
-static int on_record(void *ctx, void *data, size_t size)
-{
-	struct daemon *d = ctx;
-	struct eg_record r, held;
-	uint64_t t = stage_clock();
-	size_t held_size;
-	void *held_data;
-
-	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == EG_EVENT_EXIT) {
-		daemon_on_exit(d, data, size);
-		if (output_pending(d->out) >= FLUSH_BYTES)
-			flush_timed(d);
-		goto next;
-	}
-	if (record_decode(&d->dec, data, size, &r)) {
-		d->st.malformed++;
-		return 0;
-	}
-	stage_add(STAGE_DECODE, &t);
-	if (r.h.type == EG_EVENT_SCOPE) {
-		scope_changed(d, &r.h);
-		goto next;
-	}
-	/* a loader run as the command: wait (briefly) for the program it maps */
-	if (r.h.type == EG_EVENT_EXEC && (r.h.flags & EG_F_LOADER) && !(r.h.flags & EG_F_KILLED) &&
-	    r.h.loader_arg && d->hold &&
-	    !hold_put(d->hold, r.h.pid, r.h.ktime_ns, data, size, eg_mono_ms()))
-		goto next;
-	if (r.h.type == EG_EVENT_LOADED && d->hold &&
-	    (held_data = hold_take(d->hold, r.h.pid, r.h.ktime_ns, &held_size))) {
-		if (!record_decode(&d->dec_held, held_data, held_size, &held)) {
-			held.loaded = &r;
-			process_record(d, &held);
-		} else {
-			d->st.malformed++;
-		}
-		free(held_data);
-		goto next;
-	}
-	process_record(d, &r);
-next:
-	/* a bounded round: the rest waits for the next one (the loop runs between) */
-	if (++d->batch_records >= (d->round_limit ? d->round_limit : BATCH_RECORDS))
-		return -EAGAIN;
-	return 0;
-}
-
-/* One record (and a held loader exec's program with it) to the output. */
-static void process_record(struct daemon *d, struct eg_record *rp)
-{
-	struct eg_annotation a, *ap;
-	struct sbuf *b = output_buf(d->out);
-	struct eg_path_search ps;
-	enum eg_filter_cause cause;
-	struct eg_record r = *rp;
-	uint64_t t = stage_clock();
-
-	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a))
-		ap = &a;
-	else
-		ap = annotate(d, &r, &a) ? &a : NULL;
-	if (r.h.flags & EG_F_KILLED) {
-		if (!ap) {
-			memset(&a, 0, sizeof(a));
-			a.decision = "deny";
-			ap = &a;
-		}
-		ap->action = "killed";
-		ap->reason = eg_reason_name(r.h.reason);
-		if (r.h.session)
-			ap->layer = "seccomp";
-	}
-	if (r.h.klayer) {
-		if (!ap) {
-			memset(&a, 0, sizeof(a));
-			ap = &a;
-		}
-		kernel_annotate(d, &r, ap);
-	}
-	if (r.loaded) {
-		if (!ap) {
-			memset(&a, 0, sizeof(a));
-			ap = &a;
-		}
-		annotate_loaded(d, r.loaded, ap);
-	}
-	stage_add(STAGE_JUDGE, &t);
-	if (r.h.type == EG_EVENT_EXEC) {
-		struct eg_str prog = record_program(&r);
-
-		lineage_add(d->lineage, r.h.pid, r.h.ktime_ns, prog.p, prog.len, r.h.comm, ap ? ap->severity : 0);
-	}
-	/* filters only thin the log: the exec was traced, judged and enforced all the same */
-	if (filter_active(&d->filter) && !service_must_show(&r, ap) &&
-	    (cause = filter_match(&d->filter, &r)) != EG_FILTER_NONE) {
-		d->filter.n[cause]++;
-		if (d->collapse && r.h.type == EG_EVENT_EXEC)
-			d->filter.n[cause] += collapse_discard(d->collapse, &r);
-		return;
-	}
-	if (d->collapse && r.h.type == EG_EVENT_EXEC_FAILED) {
-		sbuf_reset(&d->held_line);
-		format_record(d, &d->held_line, &r, ap);
-		if (!d->held_line.oom &&
-		    collapse_failed(d->collapse, &r, d->held_line.data, d->held_line.len,
-				    service_must_show(&r, ap)))
-			return;
-		if (d->held_line.oom)
-			b->oom = true;	/* counted as dropped at the flush */
-		else
-			sbuf_put(b, d->held_line.data, d->held_line.len);
-		output_end(d->out, EG_REC_EXEC_FAILED);
-		goto written;
-	}
-	if (d->collapse && r.h.type == EG_EVENT_EXEC && collapse_exec(d->collapse, &r, &ps))
-		d->fc.path_search = &ps;
-	format_record(d, b, &r, ap);
-	d->fc.path_search = NULL;
-	output_end_sev(d->out, r.h.type == EG_EVENT_EXEC_FAILED ? EG_REC_EXEC_FAILED : EG_REC_EXEC,
-		       ap ? ap->severity : 0);
-	stage_add(STAGE_FORMAT, &t);
-written:
-	if (output_pending(d->out) >= FLUSH_BYTES)
-		flush_timed(d);
-}
-
-void daemon_read_counters(struct daemon *d, struct eg_counters *ret)
-{
-	memset(ret, 0, sizeof(*ret));
-	if (d->skel)
-		tracer_read_counters(bpf_map__fd(d->skel->maps.counters), ret);
-}
-
-/* BPF recursion misses of our programs (read at most once a second unless forced). */
-static uint64_t recursion_misses(struct daemon *d, bool force)
-{
-	static uint64_t last_ms, last;
-	struct eg_prog_stat ps[EG_PROGS_MAX];
-	uint64_t now = eg_mono_ms();
-
-	if (force || !last_ms || now - last_ms >= 1000) {
-		last = prog_stats_misses(ps, tracer_prog_stats(d->skel, ps, EG_PROGS_MAX));
-		last_ms = now;
-	}
-	return last;
-}
-
-/* A "lost" record for whatever was lost since the last one. */
-static void report_lost_now(struct daemon *d, bool force)
-{
-	struct eg_counters c;
-	uint64_t lost, dropped, rec, sinks;
-	struct jsonw w;
-
-	daemon_read_counters(d, &c);
-	lost = c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit;
-	dropped = output_dropped_total(d->out);
-	sinks = daemon_sinks_dropped(d);
-	rec = recursion_misses(d, force);
-	/* a sink with no listener drops every record: said every 10 s, not at every drain */
-	if (lost <= d->lost_reported && dropped <= d->dropped_reported && rec <= d->recursion_reported &&
-	    (sinks <= d->sinks_reported || (!force && eg_mono_ms() - d->sinks_report_ms < 10000)))
-		return;
-	d->sinks_report_ms = eg_mono_ms();
-	if (d->text) {
-		emit_comment(d, "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all; "
-			     "%" PRIu64 " not written (output errors); %" PRIu64 " BPF recursion misses",
-			     lost - d->lost_reported, lost, dropped, rec);
-	} else {
-		meta_open(&w, output_buf(d->out), "lost");
-		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported) +
-				 (rec - d->recursion_reported) + (sinks - d->sinks_reported));
-		jsonw_uint_field(&w, "total", lost + dropped + rec + sinks);
-		jsonw_uint_field(&w, "exec", c.lost_exec);
-		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
-		jsonw_uint_field(&w, "other", c.lost_other);
-		jsonw_uint_field(&w, "exit", c.lost_exit);
-		jsonw_uint_field(&w, "output_dropped", dropped);
-		jsonw_uint_field(&w, "recursion_misses", rec);
-		if (d->syslog)
-			jsonw_uint_field(&w, "syslog_dropped", sink_stats(d->syslog)->dropped);
-		if (d->journal)
-			jsonw_uint_field(&w, "journal_dropped", sink_stats(d->journal)->dropped);
-		meta_close(&w, d->out);
-	}
-	d->lost_reported = lost;
-	d->recursion_reported = rec;
-	d->sinks_reported = sinks;
-	/*
-	 * Records dropped by a failing disk are reported once the disk takes
-	 * writes again; until then this record may be dropped too, and the
-	 * next one repeats the totals.
-	 */
-	if (!output_flush(d->out))
-		d->dropped_reported = dropped;
-}
-
-static void report_lost(struct daemon *d)
-{
-	report_lost_now(d, false);
-}
-
-static void drain_more(void *arg);
-
-/*
- * One bounded part of a round while running (producers never starve the
- * loop); the rest goes on once the loop has served what is ready.
- */
-static void drain(struct daemon *d)
-{
-	uint64_t now;
-	int rc;
-
-	d->fc.boot_to_real = clock_boot_to_real();
-	d->batch_records = 0;
-	d->round_limit = loop_has_urgent(d->loop) ? ROUND_RECORDS : BATCH_RECORDS;
-	rc = ring_buffer__consume(d->rb);
-	d->round_limit = 0;
-	if (rc == -EAGAIN) {
-		/*
-		 * More is queued: the loop serves what is ready, then the next
-		 * part. The loss report and the flush wait for the round's end
-		 * or a drain interval (on_record flushes a full buffer itself):
-		 * two system calls per part of 32 records would be most of what
-		 * a record costs, and an endless storm still gets its reports.
-		 */
-		loop_set_pending(d->loop, drain_more, d);
-	}
-	now = eg_mono_ms();
-	if (rc == -EAGAIN && now - d->last_report_ms < DRAIN_INTERVAL_MS)
-		return;
-	d->last_report_ms = now;
-	/* PATH searches that no exec ended in time are written as they were */
-	if (d->collapse)
-		collapse_expire(d->collapse, eg_boot_ns());
-	hold_expire(d, false);
-	report_lost(d);
-	flush_timed(d);
-	service_check_rotation(d);
-}
-
-static void drain_more(void *arg)
-{
-	drain(arg);
-}
-
-static void on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg)
-{
-	(void)w;
-	(void)fd;
-	(void)events;
-	drain(arg);
-}
-
-static void on_flush_timer(struct eg_watch *w, uint64_t n, void *arg)
-{
-	(void)w;
-	(void)n;
-	drain(arg);
-}
-
 /* ---- daemon records ----------------------------------------------------- */
 
 /* One line of a small file, without its newline; "" when unreadable. */
@@ -732,22 +131,6 @@ static const char *enforcement_text(const struct daemon *d)
 	return buf;
 }
 
-void daemon_scopes_json(struct daemon *d, struct jsonw *w)
-{
-	size_t i;
-
-	jsonw_key(w, "scopes");
-	jsonw_start_array(w);
-	for (i = 0; i < d->o.n_cgroups; i++) {
-		jsonw_start_object(w);
-		jsonw_string_field(w, "cgroup", d->o.cgroups[i]);
-		jsonw_string_field(w, "path", d->cg_paths[i]);
-		jsonw_string_field(w, "state", d->cg_gone[i] ? "gone" : "present");
-		jsonw_uint_field(w, "cgroup_id", d->cg_ids[i]);
-		jsonw_end_object(w);
-	}
-	jsonw_end_array(w);
-}
 
 static void emit_start(struct daemon *d)
 {
@@ -759,7 +142,7 @@ static void emit_start(struct daemon *d)
 			     "maps in %s; control socket %s; failed execs: %s", EG_VERSION, d->mode.tracer,
 			     enforcement_text(d), d->paths.pin, d->paths.sock, daemon_exec_failed_mode(d));
 		if (d->policy)
-			emit_policy(d, false);
+			daemon_emit_policy(d, false);
 		format_text_header(output_buf(d->out), d->fc.width);
 		output_end(d->out, EG_REC_META);
 		return;
@@ -767,27 +150,8 @@ static void emit_start(struct daemon *d)
 	meta_open_daemon(&w, output_buf(d->out), "start");
 	jsonw_string_field(&w, "version", EG_VERSION);
 	jsonw_int_field(&w, "pid", getpid());
-	jsonw_key(&w, "mode");
-	jsonw_start_object(&w);
-	jsonw_string_field(&w, "tracer", d->mode.tracer);
-	jsonw_string_field(&w, "kernel_enforcement", d->mode.kernel_enforcement);
-	jsonw_string_field(&w, "session_enforcement", d->mode.session_enforcement);
-	jsonw_end_object(&w);
-	/* the layers that enforce now; "available" is what probe found could */
-	jsonw_key(&w, "enforcement");
-	jsonw_start_array(&w);
-	if (d->k.on)
-		jsonw_string(&w, d->k.layer);
-	if (d->sessions)
-		jsonw_string(&w, "seccomp");
-	jsonw_end_array(&w);
+	daemon_mode_json(d, &w);
 	kernel_start_record(d, &w);
-	jsonw_key(&w, "available");
-	jsonw_start_array(&w);
-	for (i = 0; i < EG_FEAT__COUNT; i++)
-		if (d->feats.r[i].available)
-			jsonw_string(&w, eg_feature_name(i));
-	jsonw_end_array(&w);
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
 	jsonw_bool_field(&w, "tasks_reused", d->reuse.tasks);
@@ -819,7 +183,7 @@ static void emit_start(struct daemon *d)
 	service_start_facts(d, &w);
 	meta_close(&w, d->out);
 	if (d->policy)
-		emit_policy(d, false);
+		daemon_emit_policy(d, false);
 }
 
 static void emit_stop(struct daemon *d)
@@ -885,62 +249,6 @@ static void on_signal(const struct signalfd_siginfo *si, void *arg)
 		d->stopping = true;
 		loop_stop(d->loop);
 		break;
-	}
-}
-
-/* ---- stop ---------------------------------------------------------------- */
-
-static int count_only(void *ctx, void *data, size_t size)
-{
-	struct daemon *d = ctx;
-
-	(void)data;
-	(void)size;
-	d->st.shutdown_dropped++;
-	return 0;
-}
-
-/*
- * After the programs are detached nothing new arrives, so draining what is
- * queued ends; past STOP_DRAIN_MS (a slow disk) the rest is only counted.
- */
-/* Whatever is queued, to the output; returns -EAGAIN if time ran out first. */
-static int drain_until(struct daemon *d, uint64_t deadline)
-{
-	int rc;
-
-	d->fc.boot_to_real = clock_boot_to_real();
-	do {
-		d->batch_records = 0;
-		rc = ring_buffer__consume(d->rb);
-		output_flush(d->out);
-	} while (rc == -EAGAIN && eg_mono_ms() < deadline);
-	hold_expire(d, true);
-	collapse_flush(d->collapse);
-	report_lost_now(d, true);
-	return rc == -EAGAIN ? -EAGAIN : 0;
-}
-
-void daemon_drain_all(struct daemon *d)
-{
-	drain_until(d, eg_mono_ms() + STOP_DRAIN_MS);
-}
-
-/*
- * After the programs are detached nothing new arrives, so draining what is
- * queued ends; past STOP_DRAIN_MS (a slow disk) the rest is only counted.
- */
-static void stop_drain(struct daemon *d)
-{
-	if (drain_until(d, eg_mono_ms() + STOP_DRAIN_MS) == -EAGAIN) {
-		struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events),
-							  count_only, d, NULL);
-
-		if (rb) {
-			ring_buffer__consume(rb);
-			ring_buffer__free(rb);
-		}
-		report_lost_now(d, true);
 	}
 }
 
@@ -1033,7 +341,7 @@ static int start_tracer(struct daemon *d)
 			return err;
 		}
 	}
-	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), on_record, d, NULL);
+	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), records_on_record, d, NULL);
 	if (!d->rb) {
 		p_err("cannot open the ring buffer: %s", strerror(errno));
 		return -errno;
@@ -1068,7 +376,7 @@ static void retire_previous(struct daemon *d, json_t *state)
 		if (json_is_integer(v))
 			close((int)json_integer_value(v));
 	if (d->reuse.old_events_fd >= 0) {
-		struct ring_buffer *rb = ring_buffer__new(d->reuse.old_events_fd, on_record, d, NULL);
+		struct ring_buffer *rb = ring_buffer__new(d->reuse.old_events_fd, records_on_record, d, NULL);
 
 		if (rb) {
 			d->fc.boot_to_real = clock_boot_to_real();
@@ -1174,7 +482,7 @@ static int load_policy(struct daemon *d)
 	} else {
 		err = policy_load_file(d->o.policy_path, &d->policy, &diags);
 	}
-	print_diags(&diags, false);
+	daemon_print_diags(&diags, false);
 	eg_diags_free(&diags);
 	if (err) {
 		p_err("policy %s does not load; fix the errors above ('execgate policy check %s')",
@@ -1224,7 +532,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.policy_fd = -1;
 	d.started_real_ns = clock_real_ns();
 	d.started_mono_ms = eg_mono_ms();
-	stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
+	records_stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
 	signal(SIGPIPE, SIG_IGN);
 	own_session();
 
@@ -1390,9 +698,9 @@ int daemon_run(const struct daemon_opts *o)
 		if (!ha.loopback)
 			p_warn("--metrics-listen %s: metrics are served beyond this host", ha.text);
 	}
-	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN, on_ring, &d, NULL);
+	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN, records_on_ring, &d, NULL);
 	if (!err)
-		err = loop_add_timer(d.loop, DRAIN_INTERVAL_MS, DRAIN_INTERVAL_MS, on_flush_timer, &d,
+		err = loop_add_timer(d.loop, DRAIN_INTERVAL_MS, DRAIN_INTERVAL_MS, records_on_flush_timer, &d,
 				     &d.flush_timer);
 	if (err) {
 		p_err("event loop setup failed: %s", strerror(-err));
@@ -1431,7 +739,7 @@ int daemon_run(const struct daemon_opts *o)
 	/* Stop new records, then take everything still queued. */
 	kernel_stop(&d);
 	tracer_detach(d.skel);
-	stop_drain(&d);
+	records_stop_drain(&d);
 	emit_stop(&d);
 	if (output_flush(d.out))
 		p_warn("the stop record could not be written to %s: %s; %" PRIu64 " records were not written in all",
@@ -1472,6 +780,6 @@ cleanup:
 	if (!keep_loop)
 		loop_free(d.loop);
 	instance_unlock(&d.inst);
-	stage_report();
+	records_stage_report();
 	return rc;
 }

@@ -139,8 +139,24 @@ struct daemon {
 	bool rotation_fixed;		/* a rotation worked since */
 };
 
-/* daemon.c */
+/* reload.c */
 int daemon_reload_policy(struct daemon *d, struct eg_diags *diags);
+/* The policy record (start, or reload). */
+void daemon_emit_policy(struct daemon *d, bool reload);
+/* A load's errors (or all its lines) on stderr. */
+void daemon_print_diags(const struct eg_diags *diags, bool errors_only);
+
+/* records.c: the ring buffer's records to the output */
+/* "mode", "enforcement" and "available": the start record's and status's. */
+void daemon_mode_json(struct daemon *d, struct jsonw *w);
+int records_on_record(void *ctx, void *data, size_t size);
+void records_on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg);
+void records_on_flush_timer(struct eg_watch *w, uint64_t n, void *arg);
+/* At a stop: what the ring buffer still holds, bounded by time. */
+void records_stop_drain(struct daemon *d);
+/* EXECGATE_STAGE_STATS=1: time per stage of the record path, printed at the stop. */
+extern bool records_stage_stats;
+void records_stage_report(void);
 /* Everything queued in the ring buffer, to the output (bounded by time). */
 void daemon_drain_all(struct daemon *d);
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret);

@@ -6,6 +6,7 @@
  * filters and metrics, the record that starts a rotated file, and a
  * rotation that failed.
  */
+#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -186,4 +187,35 @@ void service_check_rotation(struct daemon *d)
 		p_info("%s rotates again", output_path(d->out));
 	}
 	d->rotation_fixed = !e;
+}
+
+/* ---- text mode ---------------------------------------------------------- */
+
+/* Text mode shows daemon and lost records as comment lines. */
+void emit_comment(struct daemon *d, const char *fmt, ...)
+{
+	struct sbuf *b = output_buf(d->out);
+	char line[1024];
+	va_list ap;
+
+	const char *p = line;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* a terminal never wraps: a long comment goes on as more comment lines */
+	while (d->fc.width > 8 && strlen(p) + 2 > d->fc.width) {
+		n = d->fc.width - (p == line ? 2 : 4);
+		while (n > 8 && p[n] != ' ')
+			n--;
+		if (p[n] != ' ')
+			n = d->fc.width - (p == line ? 2 : 4);
+		sbuf_printf(b, "%s%.*s\n", p == line ? "# " : "#   ", (int)n, p);
+		p += n;
+		while (*p == ' ')
+			p++;
+	}
+	sbuf_printf(b, "%s%s\n", p == line ? "# " : "#   ", p);
+	output_end(d->out, EG_REC_META);
 }

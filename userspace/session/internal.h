@@ -246,7 +246,12 @@ struct exec_request {
 };
 
 
-/* session.c */
+/* session.c: the loop serves se's listener (its receiver away) */
+int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd);
+
+/* registry.c */
+/* Writes the session id into the task storage of pid's thread group (the launcher, as it waits). */
+int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id);
 struct eg_session *session_find(struct eg_sessions *s, uint32_t id);
 void session_put(struct eg_sessions *s, struct eg_session *se);
 void session_end(struct eg_sessions *s, struct eg_session *se, const char *why);
@@ -284,7 +289,8 @@ void request_finish(struct eg_sessions *s, struct exec_request *r);
 /* Refuses r with v using only what was known before the worker read anything; r is kept. */
 void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v);
 void supervisor_fini(struct eg_sessions *s);
-void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg);
+/* A notification the loop took from a listener (no receiver, or the receiver is stuck). */
+void supervisor_handle(struct eg_sessions *s, struct eg_session *se, struct seccomp_notif *req);
 /* Lets the request go on: ticket, then CONTINUE. 0, or -errno (then it was denied). */
 int request_allow(struct eg_sessions *s, struct exec_request *r);
 /*

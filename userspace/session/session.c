@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <seccomp.h>
 #include <linux/kcmp.h>
 #include "ctl/proto.h"
 #include "ctl/server.h"
@@ -51,119 +52,6 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77		/* Linux 6.5; the system headers may be older */
 #endif
-
-/* ---- task storage -------------------------------------------------------- */
-
-static int pidfd_of(pid_t pid, bool thread)
-{
-	int fd = -1;
-
-	if (thread)
-		fd = syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
-	if (fd < 0)
-		fd = syscall(__NR_pidfd_open, pid, 0);
-	return fd < 0 ? -errno : fd;
-}
-
-int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret)
-{
-	int fd = pidfd_of(pid, thread), rc = 0;
-
-	if (fd < 0)
-		return fd;
-	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, ret))
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-/* The launcher waits for our answer: nothing else writes its storage now. */
-static int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id)
-{
-	struct eg_task t;
-	int fd = pidfd_of(pid, false), rc = 0;
-
-	if (fd < 0)
-		return fd;
-	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
-		rc = -errno;
-	} else {
-		t.session = id;
-		if (bpf_map_update_elem(s->o.tasks_fd, &fd, &t, BPF_EXIST))
-			rc = -errno;
-	}
-	close(fd);
-	return rc;
-}
-
-/*
- * Through the socket's own pidfd of the process that connected (Linux
- * 6.5): a pid the kernel gave to another process since cannot stand in for
- * it. No storage is no session only if the process is alive after the
- * lookup said so (a reaped task has no storage either).
- */
-int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint32_t *ret_session)
-{
-	struct eg_task t;
-	socklen_t len = sizeof(int);
-	int fd = -1, rc = 0;
-
-	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
-		if (errno != ENOPROTOOPT)
-			return -errno;		/* the peer has exited */
-		/* older kernels: by number, as SO_PEERCRED gave it */
-		fd = pidfd_of(ctl_peer(c)->pid, false);
-		if (fd < 0)
-			return fd;
-	}
-	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		rc = -errno;
-		if (rc == -ENOENT && poll(&p, 1, 0) == 0) {
-			t.session = 0;
-			rc = 0;
-		} else if (rc == -ENOENT) {
-			rc = -ESRCH;
-		}
-	}
-	close(fd);
-	if (!rc)
-		*ret_session = t.session;
-	return rc;
-}
-
-/* ---- registry ------------------------------------------------------------ */
-
-struct eg_session *session_find(struct eg_sessions *s, uint32_t id)
-{
-	struct eg_session *se;
-
-	if (!id)
-		return NULL;
-	for (se = s->list; se; se = se->next)
-		if (se->id == id)
-			return se;
-	return NULL;
-}
-
-void session_put(struct eg_sessions *s, struct eg_session *se)
-{
-	(void)s;
-	if (!se || --se->refs > 0)
-		return;
-	if (se->parent)
-		session_put(s, se->parent);
-	policy_free(se->policy);
-	free(se->boundary);
-	free(se);
-}
-
-void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text)
-{
-	if (!b->oom && s->o.out.emit)
-		s->o.out.emit(s->o.out.arg, b->data, b->len, text);
-}
 
 static void emit_session(struct eg_sessions *s, struct eg_session *se, const char *event,
 			 const char *why)
@@ -258,158 +146,6 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 	if (s->st.sessions_active)
 		s->st.sessions_active--;
 	session_put(s, se);
-}
-
-/* ---- verdicts for the tracer's records --------------------------------- */
-
-/*
- * Verdicts wait here for the tracer's record of their exec (key: thread
- * id, up to VERDICT_PROBES slots probed). A thread may exec again before
- * the daemon reads the record of its last exec, so a thread can have
- * several verdicts waiting: each record takes the oldest that fits it.
- * The slot comes from a multiplicative hash of the tid: new threads get
- * consecutive tids, and with the tid itself as the index a burst of forks
- * whose records the daemon has not read yet filled every slot a thread
- * could probe, so a verdict took the place of another waiting one (seen:
- * a failed exec's record annotated with its thread's next verdict).
- */
-#define VERDICT_PROBES	32
-
-static struct verdict *verdict_at(struct eg_sessions *s, uint32_t tid, unsigned int i)
-{
-	return &s->verdicts[(tid * 2654435761u + i) % VERDICTS_MAX];
-}
-
-static struct verdict *verdict_free_slot(struct eg_sessions *s, uint32_t tid)
-{
-	struct verdict *oldest = NULL;
-	unsigned int i;
-
-	for (i = 0; i < VERDICT_PROBES; i++) {
-		struct verdict *v = verdict_at(s, tid, i);
-
-		if (v->used || !v->tid)
-			return v;
-		if (!oldest || v->seq < oldest->seq)
-			oldest = v;
-	}
-	return oldest;
-}
-
-static void verdict_drop(struct verdict *v)
-{
-	free(v->rule);
-	free(v->message);
-	v->rule = v->message = NULL;
-	v->used = true;
-}
-
-uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
-		     const char *action, const char *rule, const char *message, const char *approval_id,
-		     uint64_t dev, uint64_t ino)
-{
-	struct verdict *v = verdict_free_slot(s, tid);
-	static uint64_t seq;
-
-	if (!v)
-		return 0;
-	free(v->rule);
-	free(v->message);
-	memset(v, 0, sizeof(*v));
-	v->tid = tid;
-	v->session = session;
-	v->at_ns = eg_mono_ns();
-	v->seq = ++seq;
-	v->dev = dev;
-	v->ino = ino;
-	snprintf(v->decision, sizeof(v->decision), "%s", decision);
-	snprintf(v->action, sizeof(v->action), "%s", action);
-	v->rule = rule ? strdup(rule) : NULL;
-	v->message = message ? strdup(message) : NULL;
-	if (approval_id)
-		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
-	return v->seq;
-}
-
-/* The verdict of an answer that could not be given: no exec will come to take it. */
-void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq)
-{
-	unsigned int i;
-
-	for (i = 0; seq && i < VERDICT_PROBES; i++) {
-		struct verdict *v = verdict_at(s, tid, i);
-
-		if (v->tid == tid && v->seq == seq && !v->used) {
-			verdict_drop(v);
-			return;
-		}
-	}
-}
-
-/* A refused exec never reached the kernel: the tracer has no record of it. */
-static bool verdict_refused(const struct verdict *v)
-{
-	return !strcmp(v->decision, "deny") || !strcmp(v->decision, "error");
-}
-
-/*
- * The verdict of a record: the thread's oldest waiting one. An exec record
- * (the exec happened) skips, and drops, refusals and verdicts for another
- * file: their execs left no record of their own (a failed exec not
- * reported, an exec out of the tracing scope). A failed exec's record
- * skips and drops refusals.
- */
-static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t session, bool exec,
-				   uint64_t dev, uint64_t ino)
-{
-	struct verdict *best;
-	unsigned int i;
-
-	for (;;) {
-		best = NULL;
-		for (i = 0; i < VERDICT_PROBES; i++) {
-			struct verdict *v = verdict_at(s, tid, i);
-
-			if (v->tid == tid && v->session == session && !v->used &&
-			    (!best || v->seq < best->seq))
-				best = v;
-		}
-		if (!best || (exec ? best->ino && best->dev == dev && best->ino == ino
-				   : !verdict_refused(best)))
-			return best;
-		verdict_drop(best);
-	}
-}
-
-bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a)
-{
-	bool killed = h->flags & EG_F_KILLED;
-	struct verdict *v = verdict_for(s, h->tid, h->session, h->type == EG_EVENT_EXEC, h->dev, h->ino);
-
-	memset(a, 0, sizeof(*a));
-	a->layer = "seccomp";
-	if (!v) {
-		/* no allowed exec to match: only the kernel's kill is known */
-		if (!killed)
-			return false;
-		a->decision = "deny";
-		a->rule = "ticket";
-		a->action = "killed";
-		return true;
-	}
-	v->used = true;
-	sbuf_reset(&s->ann_rule);
-	sbuf_reset(&s->ann_msg);
-	if (v->rule)
-		sbuf_puts(&s->ann_rule, v->rule);
-	if (v->message)
-		sbuf_puts(&s->ann_msg, v->message);
-	a->decision = strcmp(v->decision, "approval") ? v->decision : "allow";
-	a->rule = v->rule ? sbuf_cstr(&s->ann_rule) : NULL;
-	a->message = v->message ? sbuf_cstr(&s->ann_msg) : NULL;
-	a->action = killed ? "killed" : v->action;
-	verdict_drop(v);
-	return true;
 }
 
 static bool pid_alive(pid_t pid)
@@ -702,9 +438,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	emit_session(s, se, "start", NULL);
 
 	snprintf(sid, sizeof(sid), "s-%x", se->id);
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "session", sid);
 	jsonw_uint_field(&w, "id", se->id);
 	jsonw_bool_field(&w, "install_listener", !outer);
@@ -713,9 +447,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_key(&w, "boundary");
 	jsonw_raw(&w, plan.data, plan.len);
 	env_deny_json(&w, s, se);
-	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	sbuf_free(&plan);
 	return 0;
 }
@@ -727,7 +459,44 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
  * same CPU spares an inter-processor wakeup per exec, which costs tens of
  * microseconds on a VM. Older kernels refuse the flag: the usual wakeups.
  */
-static int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
+/* The loop serves a listener whose receiver is away (idle, or not started yet). */
+static void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct eg_session *se = arg;
+	struct eg_sessions *s = se->owner;
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+
+	(void)w;
+	if (events & EPOLLIN) {
+		/* its receiver takes them (an event from before it did, or since it is back) */
+		if (!se->loop_receives)
+			return;
+		if (seccomp_notify_alloc(&req, &resp))
+			return;
+		free(resp);
+		/* libseccomp 2.5: the kernel wants the buffer zeroed (ENVIRONMENT.md) */
+		memset(req, 0, sizeof(*req));
+		if (seccomp_notify_receive(fd, req)) {
+			/* the target withdrew (a signal) between poll and receive */
+			free(req);
+			return;
+		}
+		supervisor_handle(s, se, req);
+		/*
+		 * Its receiver left, idle: this one was the loop's, the next is a
+		 * new receiver's (started only now, so that it cannot take the
+		 * notification the loop was about to receive).
+		 */
+		if (!se->rx && !se->ended && se->listener >= 0)
+			receiver_start(s, se, se->listener);
+		return;
+	}
+	if (events & (EPOLLHUP | EPOLLERR))
+		session_end(s, se, "every process of the session exited");
+}
+
+int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
 {
 	int rc;
 
@@ -835,9 +604,7 @@ static int op_whoami(struct ctl_conn *c, const json_t *req, void *arg)
 	rc = task_lookup(s, peer->pid, false, &t);
 	if (!rc)
 		se = session_find(s, t.session);
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_int_field(&w, "pid", peer->pid);
 	jsonw_uint_field(&w, "uid", peer->uid);
 	jsonw_bool_field(&w, "in_session", !rc && t.session);
@@ -860,9 +627,7 @@ static int op_whoami(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_null(&w);
 	jsonw_bool_field(&w, "restricted", se && se->restricted);
 	jsonw_string_field(&w, "session_name", se && se->name[0] ? se->name : NULL);
-	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -876,9 +641,7 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 	char sid[16];
 
 	(void)req;
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_key(&w, "sessions");
 	jsonw_start_array(&w);
 	for (se = s->list; se; se = se->next) {
@@ -900,9 +663,7 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_end_object(&w);
 	}
 	jsonw_end_array(&w);
-	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -1076,216 +837,4 @@ void sessions_boundary_status(const struct eg_sessions *s, struct jsonw *w)
 	jsonw_key(w, "denials");
 	denials_status(s->denials, w);
 	jsonw_end_object(w);
-}
-
-/* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
-
-/*
- * The refusals a shell's PATH search would repeat (supervisor.c) go along:
- * an exec the old daemon refused (its approval ended by the handover) and
- * asked again through the next PATH entry gets the same answer, not a new
- * question that approval_timeout_action: allow would let through.
- */
-static void refusals_export(const struct eg_sessions *s, const struct eg_session *se, struct jsonw *w)
-{
-	uint64_t now = eg_mono_ns();
-	unsigned int i;
-
-	jsonw_key(w, "refusals");
-	jsonw_start_array(w);
-	for (i = 0; i < REFUSALS_MAX; i++) {
-		const struct refusal *f = &s->refusals[i];
-
-		if (f->session != se->id || !f->tid || now - f->at_ns >= REFUSAL_TTL_NS)
-			continue;
-		char h[3][24];
-
-		/* as hex: a 64-bit hash does not fit the JSON reader's signed integers */
-		snprintf(h[0], sizeof(h[0]), "%llx", (unsigned long long)f->dev);
-		snprintf(h[1], sizeof(h[1]), "%llx", (unsigned long long)f->ino);
-		snprintf(h[2], sizeof(h[2]), "%llx", (unsigned long long)f->argv_hash);
-		jsonw_start_object(w);
-		jsonw_uint_field(w, "tid", f->tid);
-		jsonw_string_field(w, "dev", h[0]);
-		jsonw_string_field(w, "ino", h[1]);
-		jsonw_string_field(w, "argv_hash", h[2]);
-		jsonw_string_field(w, "rule", f->rule);
-		jsonw_string_field(w, "message", f->message);
-		jsonw_string_field(w, "action", f->action);
-		jsonw_end_object(w);
-	}
-	jsonw_end_array(w);
-}
-
-static void refusals_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
-{
-	const json_t *e;
-	size_t i;
-
-	json_array_foreach(arr, i, e) {
-		struct refusal *f = &s->refusals[s->next_refusal++ % REFUSALS_MAX];
-
-		f->tid = json_integer_value(json_object_get(e, "tid"));
-		f->session = session;
-		f->dev = strtoull(json_string_value(json_object_get(e, "dev")) ?: "0", NULL, 16);
-		f->ino = strtoull(json_string_value(json_object_get(e, "ino")) ?: "0", NULL, 16);
-		f->argv_hash = strtoull(json_string_value(json_object_get(e, "argv_hash")) ?: "0", NULL, 16);
-		/* from now: the retry has waited in the kernel for as long as the handover took */
-		f->at_ns = eg_mono_ns();
-		snprintf(f->rule, sizeof(f->rule), "%s", json_string_value(json_object_get(e, "rule")) ?: "");
-		snprintf(f->message, sizeof(f->message), "%s", json_string_value(json_object_get(e, "message")) ?: "");
-		snprintf(f->action, sizeof(f->action), "%s", json_string_value(json_object_get(e, "action")) ?: "");
-	}
-}
-
-/*
- * Writes the sessions as a JSON array and collects the fds that must stay
- * open across the exec: each listener, and a memfd with each session
- * policy's bytes. Pending approvals are answered first as their timeout
- * would (the new daemon cannot take over a question half asked), and the
- * listeners leave the event loop: nothing is answered until the next
- * daemon reads them.
- */
-int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds, int max)
-{
-	struct eg_session *se;
-
-	/*
-	 * The receivers go first: a notification one took must be answered
-	 * here, the next daemon will not see it. What they and the workers
-	 * still have is answered (or refused) before the listeners go.
-	 */
-	for (se = s->list; se; se = se->next)
-		receiver_stop(s, se);
-	receivers_wait(s, 2000);
-	offload_quiesce(s, 2000);
-	approvals_resolve_all(s, "the daemon restarted");
-	jsonw_start_array(w);
-	for (se = s->list; se; se = se->next) {
-		if (se->w)
-			loop_del(se->w);
-		se->w = NULL;
-		jsonw_start_object(w);
-		jsonw_uint_field(w, "id", se->id);
-		jsonw_string_field(w, "name", se->name);
-		jsonw_uint_field(w, "uid", se->uid);
-		jsonw_uint_field(w, "gid", se->gid);
-		jsonw_int_field(w, "launcher", se->launcher);
-		jsonw_bool_field(w, "restricted", se->restricted);
-		jsonw_uint_field(w, "parent", se->parent ? se->parent->id : 0);
-		jsonw_bool_field(w, "attached", se->attached);
-		jsonw_bool_field(w, "first_seen", se->first_seen);
-		jsonw_bool_field(w, "compromised", se->compromised);
-		jsonw_uint_field(w, "execs", se->execs);
-		jsonw_uint_field(w, "denied", se->denied);
-		jsonw_uint_field(w, "access_denied", se->access_denied);
-		jsonw_string_field(w, "boundary", se->boundary);
-		refusals_export(s, se, w);
-		denials_export(s->denials, se->id, w);
-		jsonw_int_field(w, "listener", se->listener);
-		if (se->listener >= 0 && *nfds < max)
-			fds[(*nfds)++] = se->listener;
-		if (se->policy) {
-			size_t len;
-			const char *src = policy_source(se->policy, &len);
-
-			/* a policy that cannot go along must not be dropped: the next daemon refuses instead */
-			jsonw_bool_field(w, "has_policy", true);
-			int fd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
-
-			if (fd >= 0 && write(fd, src, len) == (ssize_t)len && *nfds < max) {
-				jsonw_int_field(w, "policy_fd", fd);
-				fds[(*nfds)++] = fd;
-			} else if (fd >= 0) {
-				close(fd);
-			}
-		}
-		jsonw_end_object(w);
-	}
-	jsonw_end_array(w);
-	return 0;
-}
-
-/* The other side: sessions as the previous daemon left them (parents listed first or later). */
-int sessions_import(struct eg_sessions *s, json_t *arr)
-{
-	json_t *e;
-	size_t i;
-	int rc = 0;
-
-	json_array_foreach(arr, i, e) {
-		struct eg_session *se = calloc(1, sizeof(*se));
-		json_t *pf = json_object_get(e, "policy_fd");
-
-		if (!se)
-			return -ENOMEM;
-		se->owner = s;
-		se->id = json_integer_value(json_object_get(e, "id"));
-		snprintf(se->name, sizeof(se->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
-		se->uid = json_integer_value(json_object_get(e, "uid"));
-		se->gid = json_integer_value(json_object_get(e, "gid"));
-		se->launcher = json_integer_value(json_object_get(e, "launcher"));
-		se->restricted = json_is_true(json_object_get(e, "restricted"));
-		se->attached = json_is_true(json_object_get(e, "attached"));
-		se->first_seen = json_is_true(json_object_get(e, "first_seen"));
-		se->compromised = json_is_true(json_object_get(e, "compromised"));
-		se->execs = json_integer_value(json_object_get(e, "execs"));
-		se->denied = json_integer_value(json_object_get(e, "denied"));
-		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
-		refusals_import(s, se->id, json_object_get(e, "refusals"));
-		denials_import(s->denials, se->id, json_object_get(e, "domains"));
-		if (json_string_value(json_object_get(e, "boundary")))
-			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
-		se->listener = json_integer_value(json_object_get(e, "listener"));
-		if (json_is_null(json_object_get(e, "listener")))
-			se->listener = -1;
-		se->refs = 1;
-		se->started_ns = eg_mono_ns();
-		if (json_is_integer(pf)) {
-			struct eg_diags d = {};
-			int fd = json_integer_value(pf);
-
-			lseek(fd, 0, SEEK_SET);
-			if (policy_load_fd_flags(fd, "session policy", POLICY_LOAD_NO_FILES, &se->policy, &d))
-				se->compromised = true;	/* fail closed: refuse its execs */
-			else
-				snprintf(se->policy_sha, sizeof(se->policy_sha), "%s", policy_sha256(se->policy));
-			eg_diags_free(&d);
-			close(fd);
-		} else if (json_is_true(json_object_get(e, "has_policy"))) {
-			se->compromised = true;	/* its policy did not come along: refuse its execs */
-		}
-		if (se->listener >= 0) {
-			int e;
-
-			fcntl(se->listener, F_SETFD, FD_CLOEXEC);
-			e = listener_watch(s, se, se->listener);
-			if (e)
-				rc = e;
-		}
-		se->next = s->list;
-		s->list = se;
-		s->nsessions++;
-		s->st.sessions_active++;
-	}
-	/* parents by id, now that all are here */
-	json_array_foreach(arr, i, e) {
-		struct eg_session *se = session_find(s, json_integer_value(json_object_get(e, "id")));
-		struct eg_session *pa = session_find(s, json_integer_value(json_object_get(e, "parent")));
-
-		if (se && pa) {
-			se->parent = pa;
-			pa->refs++;
-		}
-	}
-	return rc;
-}
-
-void sessions_resume(struct eg_sessions *s)
-{
-	struct eg_session *se;
-
-	for (se = s->list; se; se = se->next)
-		if (!se->w && se->listener >= 0)
-			listener_watch(s, se, se->listener);
 }

@@ -175,7 +175,7 @@ done:
 }
 
 /* A notification the loop took from a listener (no receiver, or the receiver is stuck). */
-static void handle(struct eg_sessions *s, struct eg_session *se, struct seccomp_notif *req)
+void supervisor_handle(struct eg_sessions *s, struct eg_session *se, struct seccomp_notif *req)
 {
 	struct exec_request *r = request_new(s, req);
 
@@ -304,40 +304,4 @@ void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const s
 	if (tmp->pidfd >= 0)
 		close(tmp->pidfd);
 	free(tmp);
-}
-
-void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void *arg)
-{
-	struct eg_session *se = arg;
-	struct eg_sessions *s = se->owner;
-	struct seccomp_notif *req = NULL;
-	struct seccomp_notif_resp *resp = NULL;
-
-	(void)w;
-	if (events & EPOLLIN) {
-		/* its receiver takes them (an event from before it did, or since it is back) */
-		if (!se->loop_receives)
-			return;
-		if (seccomp_notify_alloc(&req, &resp))
-			return;
-		free(resp);
-		/* libseccomp 2.5: the kernel wants the buffer zeroed (ENVIRONMENT.md) */
-		memset(req, 0, sizeof(*req));
-		if (seccomp_notify_receive(fd, req)) {
-			/* the target withdrew (a signal) between poll and receive */
-			free(req);
-			return;
-		}
-		handle(s, se, req);
-		/*
-		 * Its receiver left, idle: this one was the loop's, the next is a
-		 * new receiver's (started only now, so that it cannot take the
-		 * notification the loop was about to receive).
-		 */
-		if (!se->rx && !se->ended && se->listener >= 0)
-			receiver_start(s, se, se->listener);
-		return;
-	}
-	if (events & (EPOLLHUP | EPOLLERR))
-		session_end(s, se, "every process of the session exited");
 }

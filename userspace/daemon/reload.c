@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * The daemon's policy: its record (at start and at each reload) and a
+ * reload (SIGHUP, or the control socket's reload op): the new policy is
+ * loaded, compiled for the kernel where the kernel enforces or tracks
+ * contexts, and takes over only when every part of it does.
+ */
+/*
+ * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
+ * into JSON lines (or a table on a terminal), report every lost record,
+ * and serve the control socket. Everything runs in one event loop
+ * (daemon/loop.c): the ring buffer, the flush timer, signals and the
+ * control socket's connections.
+ *
+ * Batching is the whole performance story (DESIGN.md, "Performance notes"):
+ * the BPF side submits without waking us, we drain on a short timer or when
+ * the ring passes a fill threshold, and write the output in large chunks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "ctl/server.h"
+#include "session/boundary.h"
+#include "session/session.h"
+#include "procs/procs.h"
+#include "daemon/daemon_int.h"
+#include "daemon/handoff.h"
+#include "daemon/httpd.h"
+#include "daemon/metrics.h"
+#include "daemon/notify.h"
+#include "events/lineage.h"
+#include "events/meta.h"
+#include "events/sinks.h"
+#include "trace/containers.h"
+#include "execgate.h"
+#include "execgate.skel.h"
+#include "trace/cgroups.h"
+#include "util/fileid.h"
+#include "trace/progstats.h"
+#include "trace/running.h"
+#include "trace/tracer.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/mounts.h"
+#include "util/version.h"
+
+
+void daemon_print_diags(const struct eg_diags *diags, bool errors_only)
+{
+	char line[1024];
+	size_t i;
+
+	for (i = 0; i < diags->n; i++) {
+		if (errors_only && diags->v[i].warning)
+			continue;
+		eg_diag_format(&diags->v[i], line, sizeof(line));
+		fprintf(stderr, "%s\n", line);
+	}
+}
+
+void daemon_emit_policy(struct daemon *d, bool reload)
+{
+	struct jsonw w;
+
+	if (d->text) {
+		emit_comment(d, "policy %s%s: %zu rules, sha256 %s", d->o.policy_path,
+			     reload ? " reloaded" : "", policy_rule_count(d->policy),
+			     policy_sha256(d->policy));
+		return;
+	}
+	meta_open_daemon(&w, output_buf(d->out), "policy");
+	jsonw_string_field(&w, "path", d->o.policy_path);
+	jsonw_string_field(&w, "sha256", policy_sha256(d->policy));
+	jsonw_uint_field(&w, "rules", policy_rule_count(d->policy));
+	jsonw_bool_field(&w, "reload", reload);
+	meta_close(&w, d->out);
+}
+
+/*
+ * The new policy replaces the old only if it loads. Returns 0 or the load
+ * error; diags (may be NULL) receives the errors.
+ */
+int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
+{
+	struct eg_diags local = {};
+	struct eg_diags *dg = diags ? diags : &local;
+	struct eg_policy *p = NULL;
+	uint32_t old_seq;
+	char line[1024];
+	struct jsonw w;
+	size_t i;
+	int err;
+
+	if (!d->o.policy_path)
+		return -ENOENT;
+	old_seq = d->k.seq;
+	notify_reloading();
+	err = policy_load_file(d->o.policy_path, &p, dg);
+	if (err) {
+		d->st.policy_reload_failures++;
+		p_warn("policy reload failed, keeping the previous policy:");
+		daemon_print_diags(dg, true);
+		if (d->text) {
+			emit_comment(d, "policy reload failed; the previous policy stays in force");
+		} else {
+			meta_open_daemon(&w, output_buf(d->out), "policy_error");
+			jsonw_string_field(&w, "path", d->o.policy_path);
+			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+			jsonw_key(&w, "errors");
+			jsonw_start_array(&w);
+			for (i = 0; i < dg->n; i++) {
+				if (dg->v[i].warning)
+					continue;
+				eg_diag_format(&dg->v[i], line, sizeof(line));
+				jsonw_string(&w, line);
+			}
+			jsonw_end_array(&w);
+			meta_close(&w, d->out);
+		}
+	} else if ((d->k.on || d->k.ctx_only || policy_context_count(p)) && (err = kernel_reload(d, p))) {
+		/* the kernel cannot hold it: nothing changes, anywhere */
+		d->st.policy_reload_failures++;
+		policy_free(p);
+		p_warn("policy reload refused: the kernel rules cannot take it (see above); the previous "
+		       "policy stays in force");
+		eg_diags_add_error(dg, d->o.policy_path,
+				  err == -EPERM ? "--enforce: the kernel cannot hold every deny rule "
+						  "(see the daemon's log, or use --allow-partial)"
+						: "--enforce: the kernel rules could not be loaded");
+		if (!d->text) {
+			meta_open_daemon(&w, output_buf(d->out), "policy_error");
+			jsonw_string_field(&w, "path", d->o.policy_path);
+			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+			jsonw_string_field(&w, "error", "the kernel cannot hold the new policy");
+			meta_close(&w, d->out);
+		}
+	} else {
+		if (d->k.on)
+			/* records judged by the previous rules are annotated with theirs */
+			kernel_keep_policy(d, d->policy, old_seq);
+		else
+			policy_free(d->policy);
+		d->policy = p;
+		d->st.policy_reloads++;
+		daemon_emit_policy(d, true);
+	}
+	output_flush(d->out);
+	eg_diags_free(&local);
+	notify_send("READY=1");
+	return err;
+}

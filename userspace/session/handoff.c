@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Handing sessions to the next daemon (execgate daemon on SIGUSR2): each
+ * session's facts, its listener fd and its recent refusals go out
+ * (sessions_export) and come back in the new daemon (sessions_import),
+ * which serves the listeners from then on (sessions_resume).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <seccomp.h>
+#include <linux/kcmp.h>
+#include "ctl/proto.h"
+#include "ctl/server.h"
+#include "events/meta.h"
+#include "session/boundary.h"
+#include "session/denials.h"
+#include "session/internal.h"
+#include "util/clock.h"
+#include "util/digest.h"
+#include "util/landlock.h"
+#include "util/log.h"
+
+
+/* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
+
+/*
+ * The refusals a shell's PATH search would repeat (supervisor.c) go along:
+ * an exec the old daemon refused (its approval ended by the handover) and
+ * asked again through the next PATH entry gets the same answer, not a new
+ * question that approval_timeout_action: allow would let through.
+ */
+static void refusals_export(const struct eg_sessions *s, const struct eg_session *se, struct jsonw *w)
+{
+	uint64_t now = eg_mono_ns();
+	unsigned int i;
+
+	jsonw_key(w, "refusals");
+	jsonw_start_array(w);
+	for (i = 0; i < REFUSALS_MAX; i++) {
+		const struct refusal *f = &s->refusals[i];
+
+		if (f->session != se->id || !f->tid || now - f->at_ns >= REFUSAL_TTL_NS)
+			continue;
+		char h[3][24];
+
+		/* as hex: a 64-bit hash does not fit the JSON reader's signed integers */
+		snprintf(h[0], sizeof(h[0]), "%llx", (unsigned long long)f->dev);
+		snprintf(h[1], sizeof(h[1]), "%llx", (unsigned long long)f->ino);
+		snprintf(h[2], sizeof(h[2]), "%llx", (unsigned long long)f->argv_hash);
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "tid", f->tid);
+		jsonw_string_field(w, "dev", h[0]);
+		jsonw_string_field(w, "ino", h[1]);
+		jsonw_string_field(w, "argv_hash", h[2]);
+		jsonw_string_field(w, "rule", f->rule);
+		jsonw_string_field(w, "message", f->message);
+		jsonw_string_field(w, "action", f->action);
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+}
+
+static void refusals_import(struct eg_sessions *s, uint32_t session, const json_t *arr)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(arr, i, e) {
+		struct refusal *f = &s->refusals[s->next_refusal++ % REFUSALS_MAX];
+
+		f->tid = json_integer_value(json_object_get(e, "tid"));
+		f->session = session;
+		f->dev = strtoull(json_string_value(json_object_get(e, "dev")) ?: "0", NULL, 16);
+		f->ino = strtoull(json_string_value(json_object_get(e, "ino")) ?: "0", NULL, 16);
+		f->argv_hash = strtoull(json_string_value(json_object_get(e, "argv_hash")) ?: "0", NULL, 16);
+		/* from now: the retry has waited in the kernel for as long as the handover took */
+		f->at_ns = eg_mono_ns();
+		snprintf(f->rule, sizeof(f->rule), "%s", json_string_value(json_object_get(e, "rule")) ?: "");
+		snprintf(f->message, sizeof(f->message), "%s", json_string_value(json_object_get(e, "message")) ?: "");
+		snprintf(f->action, sizeof(f->action), "%s", json_string_value(json_object_get(e, "action")) ?: "");
+	}
+}
+
+/*
+ * Writes the sessions as a JSON array and collects the fds that must stay
+ * open across the exec: each listener, and a memfd with each session
+ * policy's bytes. Pending approvals are answered first as their timeout
+ * would (the new daemon cannot take over a question half asked), and the
+ * listeners leave the event loop: nothing is answered until the next
+ * daemon reads them.
+ */
+int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds, int max)
+{
+	struct eg_session *se;
+
+	/*
+	 * The receivers go first: a notification one took must be answered
+	 * here, the next daemon will not see it. What they and the workers
+	 * still have is answered (or refused) before the listeners go.
+	 */
+	for (se = s->list; se; se = se->next)
+		receiver_stop(s, se);
+	receivers_wait(s, 2000);
+	offload_quiesce(s, 2000);
+	approvals_resolve_all(s, "the daemon restarted");
+	jsonw_start_array(w);
+	for (se = s->list; se; se = se->next) {
+		if (se->w)
+			loop_del(se->w);
+		se->w = NULL;
+		jsonw_start_object(w);
+		jsonw_uint_field(w, "id", se->id);
+		jsonw_string_field(w, "name", se->name);
+		jsonw_uint_field(w, "uid", se->uid);
+		jsonw_uint_field(w, "gid", se->gid);
+		jsonw_int_field(w, "launcher", se->launcher);
+		jsonw_bool_field(w, "restricted", se->restricted);
+		jsonw_uint_field(w, "parent", se->parent ? se->parent->id : 0);
+		jsonw_bool_field(w, "attached", se->attached);
+		jsonw_bool_field(w, "first_seen", se->first_seen);
+		jsonw_bool_field(w, "compromised", se->compromised);
+		jsonw_uint_field(w, "execs", se->execs);
+		jsonw_uint_field(w, "denied", se->denied);
+		jsonw_uint_field(w, "access_denied", se->access_denied);
+		jsonw_string_field(w, "boundary", se->boundary);
+		refusals_export(s, se, w);
+		denials_export(s->denials, se->id, w);
+		jsonw_int_field(w, "listener", se->listener);
+		if (se->listener >= 0 && *nfds < max)
+			fds[(*nfds)++] = se->listener;
+		if (se->policy) {
+			size_t len;
+			const char *src = policy_source(se->policy, &len);
+
+			/* a policy that cannot go along must not be dropped: the next daemon refuses instead */
+			jsonw_bool_field(w, "has_policy", true);
+			int fd = memfd_create("execgate-session-policy", MFD_CLOEXEC);
+
+			if (fd >= 0 && write(fd, src, len) == (ssize_t)len && *nfds < max) {
+				jsonw_int_field(w, "policy_fd", fd);
+				fds[(*nfds)++] = fd;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+		jsonw_end_object(w);
+	}
+	jsonw_end_array(w);
+	return 0;
+}
+
+/* The other side: sessions as the previous daemon left them (parents listed first or later). */
+int sessions_import(struct eg_sessions *s, json_t *arr)
+{
+	json_t *e;
+	size_t i;
+	int rc = 0;
+
+	json_array_foreach(arr, i, e) {
+		struct eg_session *se = calloc(1, sizeof(*se));
+		json_t *pf = json_object_get(e, "policy_fd");
+
+		if (!se)
+			return -ENOMEM;
+		se->owner = s;
+		se->id = json_integer_value(json_object_get(e, "id"));
+		snprintf(se->name, sizeof(se->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
+		se->uid = json_integer_value(json_object_get(e, "uid"));
+		se->gid = json_integer_value(json_object_get(e, "gid"));
+		se->launcher = json_integer_value(json_object_get(e, "launcher"));
+		se->restricted = json_is_true(json_object_get(e, "restricted"));
+		se->attached = json_is_true(json_object_get(e, "attached"));
+		se->first_seen = json_is_true(json_object_get(e, "first_seen"));
+		se->compromised = json_is_true(json_object_get(e, "compromised"));
+		se->execs = json_integer_value(json_object_get(e, "execs"));
+		se->denied = json_integer_value(json_object_get(e, "denied"));
+		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
+		refusals_import(s, se->id, json_object_get(e, "refusals"));
+		denials_import(s->denials, se->id, json_object_get(e, "domains"));
+		if (json_string_value(json_object_get(e, "boundary")))
+			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
+		se->listener = json_integer_value(json_object_get(e, "listener"));
+		if (json_is_null(json_object_get(e, "listener")))
+			se->listener = -1;
+		se->refs = 1;
+		se->started_ns = eg_mono_ns();
+		if (json_is_integer(pf)) {
+			struct eg_diags d = {};
+			int fd = json_integer_value(pf);
+
+			lseek(fd, 0, SEEK_SET);
+			if (policy_load_fd_flags(fd, "session policy", POLICY_LOAD_NO_FILES, &se->policy, &d))
+				se->compromised = true;	/* fail closed: refuse its execs */
+			else
+				snprintf(se->policy_sha, sizeof(se->policy_sha), "%s", policy_sha256(se->policy));
+			eg_diags_free(&d);
+			close(fd);
+		} else if (json_is_true(json_object_get(e, "has_policy"))) {
+			se->compromised = true;	/* its policy did not come along: refuse its execs */
+		}
+		if (se->listener >= 0) {
+			int e;
+
+			fcntl(se->listener, F_SETFD, FD_CLOEXEC);
+			e = listener_watch(s, se, se->listener);
+			if (e)
+				rc = e;
+		}
+		se->next = s->list;
+		s->list = se;
+		s->nsessions++;
+		s->st.sessions_active++;
+	}
+	/* parents by id, now that all are here */
+	json_array_foreach(arr, i, e) {
+		struct eg_session *se = session_find(s, json_integer_value(json_object_get(e, "id")));
+		struct eg_session *pa = session_find(s, json_integer_value(json_object_get(e, "parent")));
+
+		if (se && pa) {
+			se->parent = pa;
+			pa->refs++;
+		}
+	}
+	return rc;
+}
+
+void sessions_resume(struct eg_sessions *s)
+{
+	struct eg_session *se;
+
+	for (se = s->list; se; se = se->next)
+		if (!se->w && se->listener >= 0)
+			listener_watch(s, se, se->listener);
+}

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * What the session layer stands on: the kernel's task storage of a task
+ * (its session, depth, flags), the sessions by id and their references,
+ * the records they emit, and the verdicts that wait for the tracer's
+ * record of each exec a supervisor judged. Everything else in session/
+ * calls down into this file; it calls nothing of theirs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "ctl/server.h"
+#include "session/internal.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77		/* Linux 6.5; the system headers may be older */
+#endif
+
+/* ---- task storage -------------------------------------------------------- */
+
+static int pidfd_of(pid_t pid, bool thread)
+{
+	int fd = -1;
+
+	if (thread)
+		fd = syscall(__NR_pidfd_open, pid, PIDFD_THREAD);
+	if (fd < 0)
+		fd = syscall(__NR_pidfd_open, pid, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret)
+{
+	int fd = pidfd_of(pid, thread), rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, ret))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* The launcher waits for our answer: nothing else writes its storage now. */
+int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id)
+{
+	struct eg_task t;
+	int fd = pidfd_of(pid, false), rc = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
+		rc = -errno;
+	} else {
+		t.session = id;
+		if (bpf_map_update_elem(s->o.tasks_fd, &fd, &t, BPF_EXIST))
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
+}
+
+/*
+ * Through the socket's own pidfd of the process that connected (Linux
+ * 6.5): a pid the kernel gave to another process since cannot stand in for
+ * it. No storage is no session only if the process is alive after the
+ * lookup said so (a reaped task has no storage either).
+ */
+int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint32_t *ret_session)
+{
+	struct eg_task t;
+	socklen_t len = sizeof(int);
+	int fd = -1, rc = 0;
+
+	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
+		if (errno != ENOPROTOOPT)
+			return -errno;		/* the peer has exited */
+		/* older kernels: by number, as SO_PEERCRED gave it */
+		fd = pidfd_of(ctl_peer(c)->pid, false);
+		if (fd < 0)
+			return fd;
+	}
+	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		rc = -errno;
+		if (rc == -ENOENT && poll(&p, 1, 0) == 0) {
+			t.session = 0;
+			rc = 0;
+		} else if (rc == -ENOENT) {
+			rc = -ESRCH;
+		}
+	}
+	close(fd);
+	if (!rc)
+		*ret_session = t.session;
+	return rc;
+}
+
+/* ---- registry ------------------------------------------------------------ */
+
+struct eg_session *session_find(struct eg_sessions *s, uint32_t id)
+{
+	struct eg_session *se;
+
+	if (!id)
+		return NULL;
+	for (se = s->list; se; se = se->next)
+		if (se->id == id)
+			return se;
+	return NULL;
+}
+
+void session_put(struct eg_sessions *s, struct eg_session *se)
+{
+	(void)s;
+	if (!se || --se->refs > 0)
+		return;
+	if (se->parent)
+		session_put(s, se->parent);
+	policy_free(se->policy);
+	free(se->boundary);
+	free(se);
+}
+
+void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text)
+{
+	if (!b->oom && s->o.out.emit)
+		s->o.out.emit(s->o.out.arg, b->data, b->len, text);
+}
+
+/* ---- verdicts for the tracer's records --------------------------------- */
+
+/*
+ * Verdicts wait here for the tracer's record of their exec (key: thread
+ * id, up to VERDICT_PROBES slots probed). A thread may exec again before
+ * the daemon reads the record of its last exec, so a thread can have
+ * several verdicts waiting: each record takes the oldest that fits it.
+ * The slot comes from a multiplicative hash of the tid: new threads get
+ * consecutive tids, and with the tid itself as the index a burst of forks
+ * whose records the daemon has not read yet filled every slot a thread
+ * could probe, so a verdict took the place of another waiting one (seen:
+ * a failed exec's record annotated with its thread's next verdict).
+ */
+#define VERDICT_PROBES	32
+
+static struct verdict *verdict_at(struct eg_sessions *s, uint32_t tid, unsigned int i)
+{
+	return &s->verdicts[(tid * 2654435761u + i) % VERDICTS_MAX];
+}
+
+static struct verdict *verdict_free_slot(struct eg_sessions *s, uint32_t tid)
+{
+	struct verdict *oldest = NULL;
+	unsigned int i;
+
+	for (i = 0; i < VERDICT_PROBES; i++) {
+		struct verdict *v = verdict_at(s, tid, i);
+
+		if (v->used || !v->tid)
+			return v;
+		if (!oldest || v->seq < oldest->seq)
+			oldest = v;
+	}
+	return oldest;
+}
+
+static void verdict_drop(struct verdict *v)
+{
+	free(v->rule);
+	free(v->message);
+	v->rule = v->message = NULL;
+	v->used = true;
+}
+
+uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
+		     const char *action, const char *rule, const char *message, const char *approval_id,
+		     uint64_t dev, uint64_t ino)
+{
+	struct verdict *v = verdict_free_slot(s, tid);
+	static uint64_t seq;
+
+	if (!v)
+		return 0;
+	free(v->rule);
+	free(v->message);
+	memset(v, 0, sizeof(*v));
+	v->tid = tid;
+	v->session = session;
+	v->at_ns = eg_mono_ns();
+	v->seq = ++seq;
+	v->dev = dev;
+	v->ino = ino;
+	snprintf(v->decision, sizeof(v->decision), "%s", decision);
+	snprintf(v->action, sizeof(v->action), "%s", action);
+	v->rule = rule ? strdup(rule) : NULL;
+	v->message = message ? strdup(message) : NULL;
+	if (approval_id)
+		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
+	return v->seq;
+}
+
+/* The verdict of an answer that could not be given: no exec will come to take it. */
+void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq)
+{
+	unsigned int i;
+
+	for (i = 0; seq && i < VERDICT_PROBES; i++) {
+		struct verdict *v = verdict_at(s, tid, i);
+
+		if (v->tid == tid && v->seq == seq && !v->used) {
+			verdict_drop(v);
+			return;
+		}
+	}
+}
+
+/* A refused exec never reached the kernel: the tracer has no record of it. */
+static bool verdict_refused(const struct verdict *v)
+{
+	return !strcmp(v->decision, "deny") || !strcmp(v->decision, "error");
+}
+
+/*
+ * The verdict of a record: the thread's oldest waiting one. An exec record
+ * (the exec happened) skips, and drops, refusals and verdicts for another
+ * file: their execs left no record of their own (a failed exec not
+ * reported, an exec out of the tracing scope). A failed exec's record
+ * skips and drops refusals.
+ */
+static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t session, bool exec,
+				   uint64_t dev, uint64_t ino)
+{
+	struct verdict *best;
+	unsigned int i;
+
+	for (;;) {
+		best = NULL;
+		for (i = 0; i < VERDICT_PROBES; i++) {
+			struct verdict *v = verdict_at(s, tid, i);
+
+			if (v->tid == tid && v->session == session && !v->used &&
+			    (!best || v->seq < best->seq))
+				best = v;
+		}
+		if (!best || (exec ? best->ino && best->dev == dev && best->ino == ino
+				   : !verdict_refused(best)))
+			return best;
+		verdict_drop(best);
+	}
+}
+
+bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a)
+{
+	bool killed = h->flags & EG_F_KILLED;
+	struct verdict *v = verdict_for(s, h->tid, h->session, h->type == EG_EVENT_EXEC, h->dev, h->ino);
+
+	memset(a, 0, sizeof(*a));
+	a->layer = "seccomp";
+	if (!v) {
+		/* no allowed exec to match: only the kernel's kill is known */
+		if (!killed)
+			return false;
+		a->decision = "deny";
+		a->rule = "ticket";
+		a->action = "killed";
+		return true;
+	}
+	v->used = true;
+	sbuf_reset(&s->ann_rule);
+	sbuf_reset(&s->ann_msg);
+	if (v->rule)
+		sbuf_puts(&s->ann_rule, v->rule);
+	if (v->message)
+		sbuf_puts(&s->ann_msg, v->message);
+	a->decision = strcmp(v->decision, "approval") ? v->decision : "allow";
+	a->rule = v->rule ? sbuf_cstr(&s->ann_rule) : NULL;
+	a->message = v->message ? sbuf_cstr(&s->ann_msg) : NULL;
+	a->action = killed ? "killed" : v->action;
+	verdict_drop(v);
+	return true;
+}
