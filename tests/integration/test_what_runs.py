@@ -22,7 +22,7 @@ from test_enforce import enforcing, in_cg, one, write
 from test_sessions import session, wait
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
-MARKER = "/tmp/egmarker"
+MARKER = eg.MARKER
 KILL = -signal.SIGKILL
 
 
