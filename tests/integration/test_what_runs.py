@@ -10,6 +10,7 @@ package alias (gcc -> x86_64-linux-gnu-gcc-12) an allow must see. The
 marker program writes a line when it runs: a denied one must never."""
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -269,6 +270,31 @@ commands:
                    and e.get("filename", "").endswith("deepx"), what="the deep exec")[0]
     assert e["depth"] >= 3 and e["session_depth"] == 0, e
     assert e["decision"] == "deny", e
+
+
+def test_a_run_goes_on_from_its_callers_depth(ctx):
+    """`execgate run` hands the command to the daemon, whose child it is:
+    the run still counts from its caller's host depth (the launcher at the
+    caller's + 1, the command at + 2), not from the daemon's, so a deep
+    caller cannot reset its depth by asking the daemon to run it."""
+    work = files(ctx)
+    ws, state = ctx.tmpdir(), ctx.tmpdir()
+    os.chmod(ws, 0o755)
+    d = ctx.daemon("--state-dir", state, "--workspace", ws)
+    t = token()
+    inner = "%s run -p %s -- /bin/true %s; echo rc=$?" % (ctx.execgate, d.pin_path, t)
+    # five shells deep, each one an exec
+    cmd = inner
+    for _ in range(5):
+        cmd = "sh -c %s" % shlex.quote(cmd)
+    r = subprocess.run(["sh", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ws, timeout=60)
+    assert b"rc=0" in r.stdout, (r.stdout, r.stderr[-500:])
+    client = d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv", [None, None])[1:2] == ["run"]
+                        and t in e.get("argv", []), what="the run client's exec")[0]
+    cmd_ev = d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv") == ["/bin/true", t],
+                        what="the run's command")[0]
+    assert client["depth"] >= 6, client
+    assert cmd_ev["depth"] == client["depth"] + 2 and cmd_ev["session_depth"] == 0, (client, cmd_ev)
 
 
 def test_a_session_policy_judges_the_sessions_depth(ctx):

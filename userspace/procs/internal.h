@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "execgate.h"
 #include "loop/loop.h"
 #include "procs/plog.h"
 #include "procs/procs.h"
@@ -170,12 +171,20 @@ struct spawn {
 	gid_t gid;
 	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited */
 	const struct eg_run_cg *cg;	/* the run's cgroup, joined first */
+	int tasks_fd;			/* > 0: the tracer's task storage; the run takes the caller's lineage */
+	bool have_caller;		/* caller: the caller's storage (else the run's depth is unknown) */
+	struct eg_task caller;
 };
 
 /* pids.max of a run's cgroup from the caller's RLIMIT_NPROC. */
 uint64_t procs_pids_max(int64_t soft, int64_t hard);
-/* The caller's RLIMIT_NPROC, from the kernel (-1: unlimited); -errno when it cannot be read. */
-int procs_caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard);
+/*
+ * The caller's RLIMIT_NPROC, from the kernel (-1: unlimited), and its task
+ * storage in tasks_fd (*ret_have_task false: none); -errno when they cannot
+ * be read.
+ */
+int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, int64_t *hard,
+		       struct eg_task *ret_task, bool *ret_have_task);
 /* fork(): the child sets itself up as s says and execs; -1 when fork fails. */
 pid_t proc_spawn(const struct spawn *s);
 /* 0 once the child runs (or is on its way), else -errno with the reason in err. */

@@ -121,7 +121,8 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "run: %s", err);
 		goto out;
 	}
-	e = procs_caller_nproc(c, &sp.nproc, &sp.nproc_max);
+	sp.tasks_fd = ps->o.tasks_fd;
+	e = procs_caller_nproc(c, sp.tasks_fd, &sp.nproc, &sp.nproc_max, &sp.caller, &sp.have_caller);
 	if (e) {
 		ctl_reply_err(c, "run: cannot read your process limit (RLIMIT_NPROC): %s; nothing was started",
 			      e == -ESRCH ? "your process has exited" : strerror(-e));
