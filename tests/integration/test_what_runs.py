@@ -102,6 +102,11 @@ def test_loader_is_a_launcher_in_sessions(ctx):
     e = wait(lambda: [x for x in d.events() if x.get("type") == "exec_failed" and t in x.get("argv", [])],
              what="the refusal")[0]
     assert e["decision"] == "deny" and e["rule"] == "no-denied", e
+    # both programs, each with its own verdict, as in the kernel's records
+    roles = {p["role"]: p for p in e["programs"]}
+    assert roles["loader"]["decision"] == "allow" and os.path.realpath(LDSO) == roles["loader"]["filename"], e
+    assert roles["program"]["decision"] == "deny" and roles["program"]["rule"] == "no-denied", e
+    assert roles["program"]["filename"] == os.path.join(work, "denied"), e
     # a bare name the loader would look up itself (--library-path): no file to pin, refused
     t = token()
     r = session(ctx, d, [LDSO, "--library-path", work, "denied", t])
@@ -224,8 +229,15 @@ def test_chains_in_sessions(ctx):
     for n in names:
         os.unlink(n)
     names = chain(work, 3, denied_at=1)
-    r = session(ctx, d, [names[0], token()])
+    t = token()
+    r = session(ctx, d, [names[0], t])
     assert r.returncode == 126 and b"denied in the middle" in r.stderr, (r.returncode, r.stderr)
+    e = wait(lambda: [x for x in d.events() if x.get("type") == "exec_failed" and t in x.get("argv", [])],
+             what="the refusal")[0]
+    # every level with its own verdict: the script named, the one between, the interpreter
+    assert [p["role"] for p in e["programs"]] == ["interpreter", "script", "chain", "chain"], e
+    assert [p["decision"] for p in e["programs"]] == ["allow", "allow", "deny", "allow"], e
+    assert e["programs"][2]["filename"] == names[1], (names, e)
 
 
 def test_a_script_the_kernel_cannot_pin_fails_closed_in_a_session(ctx):

@@ -242,6 +242,9 @@ struct exec_request {
 	struct eg_answer *answer_to;
 	struct eg_answer *answer_held;	/* ... where it went, for its ticket and verdict */
 	struct eg_session *lsession;	/* the session whose listener it came from */
+	/* each program's own verdict (plan.prog[], then plan.target), the strongest under every policy */
+	struct eg_verdict pverdict[EG_MAX_PROGRAMS + 1];
+	bool pjudged;			/* pverdict holds: every program was judged */
 	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
 

@@ -55,6 +55,43 @@ void request_json(struct jsonw *w, const struct exec_request *r)
 	jsonw_string_field(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
 }
 
+/* One program of the exec and its own verdict, as the exec record's "programs" (events/format.c). */
+static void program_json(struct jsonw *w, const char *role, const struct eg_program *p,
+			 const struct eg_verdict *v)
+{
+	jsonw_start_object(w);
+	jsonw_string_field(w, "role", role);
+	jsonw_string_field(w, "filename", p->path);
+	jsonw_string_field(w, "decision", eg_decision_name(v->decision));
+	jsonw_string_field(w, "rule", v->rule);
+	jsonw_end_object(w);
+}
+
+/*
+ * Every program the exec runs, when there is more than one (a script and
+ * its interpreter, the scripts between them, a loader and the program it
+ * maps), each with its own verdict: the file that runs first, then the
+ * program a loader maps, the script the caller named, the ones between.
+ */
+static void programs_json(struct jsonw *w, const struct exec_request *r)
+{
+	const struct eg_exec_plan *pl = &r->plan;
+	bool loader = pl->loader == EG_LOADER_TARGET;
+	unsigned int k;
+
+	if (!r->planned || pl->err || !r->pjudged || !pl->n || (pl->n < 2 && !loader))
+		return;
+	jsonw_key(w, "programs");
+	jsonw_start_array(w);
+	program_json(w, loader ? "loader" : pl->n > 1 ? "interpreter" : "program", &pl->prog[pl->n - 1],
+		     &r->pverdict[pl->n - 1]);
+	if (loader)
+		program_json(w, "program", &pl->target, &r->pverdict[EG_MAX_PROGRAMS]);
+	for (k = 0; k + 1 < pl->n; k++)
+		program_json(w, k ? "chain" : "script", &pl->prog[k], &r->pverdict[k]);
+	jsonw_end_array(w);
+}
+
 void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v,
 		  const char *action, const char *approval_id)
 {
@@ -76,6 +113,7 @@ void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg
 	jsonw_string_field(&w, "layer", "seccomp");
 	if (v->error)
 		jsonw_string_field(&w, "reason", v->error);
+	programs_json(&w, r);
 	if (approval_id)
 		jsonw_string_field(&w, "approval_id", approval_id);
 	jsonw_end_object(&w);
