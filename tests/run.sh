@@ -94,6 +94,8 @@ if [ ${#lane[@]} -gt 0 ]; then
 fi
 
 if [ "$only" != integration ]; then
+	# the code map (tools/arch.py): no circle between rooms or between a room's files, no C file over 1,000 lines
+	run_suite lint/arch tests/lint.sh
 	for t in "$unit_dir"/test_*; do
 		[ -x "$t" ] || continue
 		run_suite "unit/$(basename "$t")" "$t"

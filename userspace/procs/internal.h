@@ -114,8 +114,6 @@ int procs_open_as(uid_t uid, gid_t gid, const char *path, int flags);
 void proc_status_text(const struct proc *p, char *buf, size_t len);
 /* status, state, exit_code, signal and timed_out fields */
 void proc_status_json(struct jsonw *w, const struct proc *p);
-/* Sends b (or "out of memory") on c and frees b. */
-void procs_send(struct ctl_conn *c, struct sbuf *b);
 /* Frees p's resources and its slot (its log file too). */
 void proc_release(struct proc *p);
 /* A registry entry for uid, or NULL with -ENOSPC or -EUSERS in *ret_err. */

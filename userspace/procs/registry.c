@@ -148,15 +148,6 @@ void proc_status_json(struct jsonw *w, const struct proc *p)
 	jsonw_bool_field(w, "timed_out", p->timed_out);
 }
 
-void procs_send(struct ctl_conn *c, struct sbuf *b)
-{
-	if (b->oom)
-		ctl_reply_err(c, "out of memory");
-	else
-		ctl_send(c, b->data, b->len);
-	sbuf_free(b);
-}
-
 void proc_release(struct proc *p)
 {
 	runcg_close_fds(&p->cg);

@@ -470,18 +470,15 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		p->fg = c;
 		ctl_hold(c, proc_on_fg_close, p);
 	}
-	jsonw_init(&w, &b);
 	sbuf_reset(&b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "id", p->id);
 	jsonw_int_field(&w, "pid", pid);
 	jsonw_string_field(&w, "session", name);
 	if (p->log.path[0])
 		jsonw_string_field(&w, "log", p->log.path);
 	jsonw_uint_field(&w, "timeout_ms", r.timeout_ms);
-	jsonw_end_object(&w);
-	procs_send(c, &b);
+	ctl_reply_send(c, &w, &b);
 	goto out;
 
 oom_p:
