@@ -551,5 +551,6 @@ def test_kernel_verdict_equals_policy_differential(ctx):
     print("    %d execs judged by both; %d differ" % (len(evs), len(mismatches)))
     for m in mismatches[:3]:
         print("    differs: %s" % json.dumps(m)[:1500])
-    assert len(evs) >= 10000, len(evs)
+    # each line is an exec and, one time in two, a '#!' chain's one or two more (1.75 on average)
+    assert len(evs) >= lines * 3 // 2, (len(evs), lines)
     assert not mismatches, (seed, mismatches[:3])
