@@ -31,6 +31,7 @@
 #include "cli/common.h"
 #include "procs/text.h"
 #include "procs/wrapper.h"
+#include "util/strv.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
@@ -92,29 +93,6 @@ struct state {
 	int last_status;
 };
 
-static void strv_free(char **v, size_t n)
-{
-	while (n)
-		free(v[--n]);
-	free(v);
-}
-
-static int strv_add(char ***v, size_t *n, const char *s, size_t len)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
-	char *c;
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	c = strndup(s, len);
-	if (!c)
-		return -ENOMEM;
-	nv[(*n)++] = c;
-	nv[*n] = NULL;
-	return 0;
-}
-
 static void state_dropped(void *arg, const char *kv, size_t len, const char *why)
 {
 	(void)arg;
@@ -129,8 +107,8 @@ static int state_load(struct state *st, const char *buf, size_t len)
 
 	if (eg_state_parse(buf, len, &out, state_dropped, NULL))
 		return -ENOMEM;
-	strv_free(st->env, st->n);
-	strv_free(st->dirs, st->ndirs);
+	eg_argv_free(st->env, st->n);
+	eg_argv_free(st->dirs, st->ndirs);
 	st->env = out.env;
 	st->n = out.n;
 	st->dirs = out.dirs;
@@ -151,9 +129,9 @@ static int state_init(struct state *st)
 		snprintf(st->cwd, sizeof(st->cwd), "/");
 	snprintf(st->workspace, sizeof(st->workspace), "%s", st->cwd);
 	for (e = environ; *e; e++)
-		if (eg_state_carries(*e) && strv_add(&st->env, &st->n, *e, strlen(*e)))
+		if (eg_state_carries(*e) && eg_argv_add(&st->env, &st->n, *e, strlen(*e)))
 			return -ENOMEM;
-	if (!st->env && strv_add(&st->env, &st->n, "", 0))
+	if (!st->env && eg_argv_add(&st->env, &st->n, "", 0))
 		return -ENOMEM;
 	if (st->n == 1 && !st->env[0][0]) {
 		free(st->env[0]);
@@ -177,14 +155,14 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
 	for (i = 0; i < st->n; i++)
-		if (strv_add(&env, &n, st->env[i], strlen(st->env[i])))
+		if (eg_argv_add(&env, &n, st->env[i], strlen(st->env[i])))
 			goto oom;
 	snprintf(pwdv, sizeof(pwdv), "PWD=%s", st->cwd);
-	if (strv_add(&env, &n, pwdv, strlen(pwdv)))
+	if (eg_argv_add(&env, &n, pwdv, strlen(pwdv)))
 		goto oom;
 	if (st->oldpwd[0]) {
 		snprintf(oldv, sizeof(oldv), "__EG_OLDPWD=%s", st->oldpwd);
-		if (strv_add(&env, &n, oldv, strlen(oldv)))
+		if (eg_argv_add(&env, &n, oldv, strlen(oldv)))
 			goto oom;
 	}
 	if (st->ndirs) {
@@ -196,7 +174,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 				sbuf_puts(&d, st->dirs[i]);
 				sbuf_puts(&d, "\n");
 			}
-		if (d.oom || strv_add(&env, &n, d.data, d.len)) {
+		if (d.oom || eg_argv_add(&env, &n, d.data, d.len)) {
 			sbuf_free(&d);
 			goto oom;
 		}
@@ -315,7 +293,7 @@ oom:
 	rc = -ENOMEM;
 out:
 	free(buf);
-	strv_free(env, n);
+	eg_argv_free(env, n);
 	close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);
@@ -397,7 +375,7 @@ int do_shell(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	free(line);
-	strv_free(st.env, st.n);
-	strv_free(st.dirs, st.ndirs);
+	eg_argv_free(st.env, st.n);
+	eg_argv_free(st.dirs, st.ndirs);
 	return rc;
 }

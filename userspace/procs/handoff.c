@@ -126,7 +126,7 @@ static int b64_strv_get(const json_t *o, const char *key, char ***v, size_t *n)
 		err = b64_get(e, "s", &s, &len);
 		if (err)
 			return err;
-		err = procs_strv_add(v, n, s, len);
+		err = eg_argv_add(v, n, s, len);
 		free(s);
 		if (err)
 			return err;

@@ -31,6 +31,7 @@
 #include "procs/runcg.h"
 #include "util/jsonw.h"
 #include "util/sbuf.h"
+#include "util/strv.h"
 
 struct ctl_conn;
 struct ctl_peer;
@@ -98,8 +99,6 @@ struct eg_procs {
 
 /* ---- registry.c ---------------------------------------------------------- */
 
-void procs_strv_free(char **v, size_t n);
-int procs_strv_add(char ***v, size_t *n, const char *s, size_t len);
 /* Sets NAME=VALUE in v (replacing NAME). */
 int procs_strv_set(char ***v, size_t *n, const char *kv);
 /* Whether what the run started still runs (its first process, cgroup or process group). */

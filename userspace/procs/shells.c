@@ -23,8 +23,8 @@
 
 void shstate_drop(struct shstate *s)
 {
-	procs_strv_free(s->env, s->n);
-	procs_strv_free(s->dirs, s->nd);
+	eg_argv_free(s->env, s->n);
+	eg_argv_free(s->dirs, s->nd);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -98,8 +98,8 @@ static int state_load(struct shstate *st, const char *buf, size_t len, char *war
 
 	if (eg_state_parse(buf, len, &out, state_dropped, &w))
 		return -ENOMEM;
-	procs_strv_free(st->env, st->n);
-	procs_strv_free(st->dirs, st->nd);
+	eg_argv_free(st->env, st->n);
+	eg_argv_free(st->dirs, st->nd);
 	st->env = out.env;
 	st->n = out.n;
 	st->dirs = out.dirs;

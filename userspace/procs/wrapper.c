@@ -6,6 +6,7 @@
 #include <string.h>
 #include "procs/text.h"
 #include "procs/wrapper.h"
+#include "util/strv.h"
 
 #define STATE_VAR_MAX	(32u * 4096 - 1)	/* MAX_ARG_STRLEN less the NUL: execve's E2BIG past it */
 #define STATE_ENV_MAX	(1u << 20)		/* the carried variables in all (ARG_MAX is 2 MiB or less) */
@@ -58,31 +59,10 @@ bool eg_state_carries(const char *kv)
 	       strncmp(kv, "_=", 2) && strncmp(kv, "PWD=", 4) && strncmp(kv, "OLDPWD=", 7);
 }
 
-static int strv_add(char ***v, size_t *n, const char *s, size_t len)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	nv[*n] = strndup(s, len);
-	if (!nv[*n])
-		return -ENOMEM;
-	nv[++*n] = NULL;
-	return 0;
-}
-
-static void strv_free(char **v, size_t n)
-{
-	while (n)
-		free(v[--n]);
-	free(v);
-}
-
 void eg_state_out_free(struct eg_state_out *out)
 {
-	strv_free(out->env, out->n);
-	strv_free(out->dirs, out->nd);
+	eg_argv_free(out->env, out->n);
+	eg_argv_free(out->dirs, out->nd);
 	memset(out, 0, sizeof(*out));
 }
 
@@ -105,7 +85,7 @@ int eg_state_parse(const char *buf, size_t len, struct eg_state_out *out,
 		} else if (!strncmp(s, "__EG_OLDPWD=", 12)) {
 			snprintf(out->oldpwd, sizeof(out->oldpwd), "%s", s + 12);
 		} else if (!strncmp(s, "__EG_DIR=", 9)) {
-			if (strv_add(&out->dirs, &out->nd, s + 9, l - 9))
+			if (eg_argv_add(&out->dirs, &out->nd, s + 9, l - 9))
 				goto fail;
 		} else if (eg_state_carries(s)) {
 			/* one the next exec cannot take would fail every command after it */
@@ -116,7 +96,7 @@ int eg_state_parse(const char *buf, size_t len, struct eg_state_out *out,
 							: "the environment would pass 1 MiB");
 				continue;
 			}
-			if (strv_add(&out->env, &out->n, s, l))
+			if (eg_argv_add(&out->env, &out->n, s, l))
 				goto fail;
 			total += l + 1;
 		}
