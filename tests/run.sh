@@ -87,7 +87,8 @@ if [ ${#lane[@]} -gt 0 ]; then
 					EG_RACE_TRIES=${EG_ASAN_RACE_TRIES:-2000} python3 tests/integration/run.py test_sessions ;;
 			# a module that shares nothing with the others, to even the lanes out
 			integration-packaging) exec_suite integration-packaging python3 tests/integration/run.py test_packaging ;;
-			vm) exec_suite vm tests/vm/run.sh ;;
+			# beside the integration suite the emulated guest gets less of the CPU: more time
+			vm) exec_suite vm env EGVM_TIMEOUT=${EGVM_TIMEOUT:-600} tests/vm/run.sh ;;
 			esac
 		done
 	) </dev/null &
