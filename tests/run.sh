@@ -66,12 +66,13 @@ run_suite() {
 # race directory; the VM suite, in qemu) run beside it, on the second core.
 # Their lines come after the integration suite's.
 lane=()
+lane_modules="test_packaging test_contexts test_judge"
 if [ -z "$only" ]; then
 	[ -x tests/fuzz/run.sh ] && lane+=(fuzz)
 	if [ "$(id -u)" -eq 0 ] && [ -x "$OUT/asan/execgate" ] && [ "$unit_dir" = "$OUT/tests" ]; then
 		lane+=(integration-asan)
 	fi
-	[ "$(id -u)" -eq 0 ] && lane+=(integration-packaging)
+	[ "$(id -u)" -eq 0 ] && lane+=(integration-lane2)
 	[ "$(id -u)" -eq 0 ] && [ -x tests/vm/run.sh ] && lane+=(vm)
 fi
 lane_pid=""
@@ -85,8 +86,9 @@ if [ ${#lane[@]} -gt 0 ]; then
 				exec_suite integration-asan env EG_EXECGATE="$OUT/asan/execgate" EG_ASAN=1 \
 					ASAN_OPTIONS=detect_leaks=0 EG_LANE=-asan EG_MARKER=/tmp/egmarker-asan \
 					EG_RACE_TRIES=${EG_ASAN_RACE_TRIES:-2000} python3 tests/integration/run.py test_sessions ;;
-			# a module that shares nothing with the others, to even the lanes out
-			integration-packaging) exec_suite integration-packaging python3 tests/integration/run.py test_packaging ;;
+			# modules that share nothing with the others (their own marker file), to even the lanes out
+			integration-lane2) exec_suite integration-lane2 env EG_LANE=-lane2 EG_MARKER=/tmp/egmarker-lane2 \
+				python3 tests/integration/run.py $lane_modules ;;
 			# beside the integration suite the emulated guest gets less of the CPU: more time
 			vm) exec_suite vm env EGVM_TIMEOUT=${EGVM_TIMEOUT:-600} tests/vm/run.sh ;;
 			esac
@@ -117,8 +119,8 @@ if [ "$only" != unit ]; then
 		echo "SKIP integration: needs root (BPF, seccomp, cgroups)"
 		skipped=$((skipped + 1))
 	else
-		if [[ " ${lane[*]} " == *" integration-packaging "* ]]; then
-			run_suite integration python3 tests/integration/run.py --skip test_packaging.
+		if [[ " ${lane[*]} " == *" integration-lane2 "* ]]; then
+			run_suite integration python3 tests/integration/run.py $(printf -- '--skip %s. ' $lane_modules)
 		else
 			run_suite integration python3 tests/integration/run.py
 		fi
