@@ -90,16 +90,49 @@ class Daemon:
         except OSError:
             return ""
 
-    def lines(self):
+    def _read(self):
+        """Brings the cache up to the output's last complete line: only what
+        was appended since the last call is read and parsed (a host-wide
+        daemon's file grows with every exec on the host, and tests ask for
+        its events in loops); a new file at the path (a rotation, a
+        reopen) or a shorter one is read again from its start."""
         try:
-            with open(self.output, "rb") as f:
-                data = f.read()
+            f = open(self.output, "rb")
         except FileNotFoundError:
-            return []
-        return data.split(b"\n")[:-1]  # only complete lines
+            self._cache = None
+            return
+        with f:
+            st = os.fstat(f.fileno())
+            c = getattr(self, "_cache", None)
+            if c is None or c["id"] != (st.st_dev, st.st_ino) or st.st_size < c["off"]:
+                c = self._cache = {"id": (st.st_dev, st.st_ino), "off": 0, "lines": [], "events": []}
+            if st.st_size == c["off"]:
+                return
+            f.seek(c["off"])
+            data = f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        new = data[:end].split(b"\n")
+        c["lines"].extend(new)
+        c["off"] += end + 1
+        if c["events"] is not None:
+            try:
+                c["events"].extend([json.loads(l) for l in new])
+            except ValueError:
+                c["events"] = None  # not JSON lines (a text output): events() parses them as it did
+
+    def lines(self):
+        self._read()
+        c = getattr(self, "_cache", None)
+        return list(c["lines"]) if c else []  # only complete lines
 
     def events(self):
-        return [json.loads(l) for l in self.lines()]
+        self._read()
+        c = getattr(self, "_cache", None)
+        if c and c["events"] is None:
+            return [json.loads(l) for l in c["lines"]]
+        return list(c["events"]) if c else []
 
     def wait_for(self, pred, timeout=10, what="event"):
         deadline = time.monotonic() + timeout
