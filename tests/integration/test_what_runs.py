@@ -117,6 +117,19 @@ def test_loader_is_a_launcher_in_sessions(ctx):
     assert r.returncode == 0, r.stderr
 
 
+def test_a_loader_exec_without_a_policy_has_no_verdict(ctx):
+    """A daemon with no policy writes no verdict for a loader's exec (it
+    wrote "decision": null, which the schema refuses), and still names the
+    program the loader mapped."""
+    d = ctx.daemon()
+    t = token()
+    subprocess.run([LDSO, "/bin/true", t], check=True)
+    e = wait(lambda: [x for x in d.events() if x.get("type") == "exec" and t in x.get("argv", [])],
+             what="the loader's exec")[0]
+    assert e["loader"] is True and "decision" not in e and "action" not in e, e
+    assert e["loaded"]["filename"] == os.path.realpath("/bin/true"), e
+
+
 def race(ctx, run, work, n):
     """Flips work/prog between ok and denied while run() executes it n times; returns its codes."""
     prog = os.path.join(work, "prog")

@@ -355,11 +355,16 @@ static void process_record(struct daemon *d, struct eg_record *rp)
 		kernel_annotate(d, &r, ap);
 	}
 	if (r.loaded) {
-		if (!ap) {
+		bool fresh = !ap;
+
+		if (fresh) {
 			memset(&a, 0, sizeof(a));
 			ap = &a;
 		}
 		annotate_loaded(d, r.loaded, ap);
+		/* no policy and nothing the kernel did: no verdict to write (not a null one) */
+		if (fresh && !ap->decision && !ap->action && !ap->kernel_layer)
+			ap = NULL;
 	}
 	stage_add(STAGE_JUDGE, &t);
 	if (r.h.type == EG_EVENT_EXEC) {
