@@ -147,6 +147,8 @@ void daemon_emit_policy(struct daemon *d, bool reload);
 void daemon_print_diags(const struct eg_diags *diags, bool errors_only);
 
 /* records.c: the ring buffer's records to the output */
+/* "mode", "enforcement" and "available": the start record's and status's. */
+void daemon_mode_json(struct daemon *d, struct jsonw *w);
 int records_on_record(void *ctx, void *data, size_t size);
 void records_on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg);
 void records_on_flush_timer(struct eg_watch *w, uint64_t n, void *arg);

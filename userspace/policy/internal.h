@@ -14,6 +14,7 @@
 #include "match/htab.h"
 #include "policy/policy.h"
 #include "util/digest.h"
+#include "yaml/reader.h"	/* struct eg_pos */
 
 /* Limits on what a policy file may ask of us (bounded memory, bounded time). */
 #define EG_POLICY_MAX_BYTES	(16u << 20)	/* file size */
@@ -29,9 +30,6 @@
 #define EG_POLICY_LINT_BUDGET	20000000u	/* rule pairs the shadowing lint compares */
 #define EG_DEPTH_INF		INT32_MAX
 
-struct eg_pos {
-	int line, col;			/* 1-based, 0 when unknown */
-};
 
 struct eg_strv {
 	char **v;
