@@ -70,44 +70,73 @@ int BPF_PROG(floor_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/*
- * d in mount mnt, leaf first, NUL after each name, at buf[off..]: up to
- * (root_d, root_mnt), or the namespace root. Returns the bytes written.
- */
-static __always_inline __u32 walk(char *buf, __u32 off, struct dentry *d, struct vfsmount *mnt,
-				  struct dentry *root_d, struct vfsmount *root_mnt)
+/* kfunc (6.2+): an untrusted pointer of a BTF type, whose fields load directly (no helper call) */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
+#define UNTRUSTED(p, type) ((type *)bpf_rdonly_cast((p), bpf_core_type_id_kernel(type)))
+
+struct walk_ctx {
+	struct dentry *d, *mnt_root, *root_d;
+	struct mount *m;
+	struct vfsmount *root_mnt;
+	__u32 off, pos;
+};
+
+/* One step of a walk (bpf_loop: the step is verified once, not once per level). */
+static long walk_step(__u32 i, struct walk_ctx *w)
 {
-	struct dentry *mnt_root = mnt->mnt_root, *up;
-	__u32 pos = 0, i;
+	struct dentry *d = w->d, *up;
+	struct mount *m = w->m;
+	struct floor_buf *fb;
+	__u32 cpu = bpf_get_smp_processor_id();
+	__u64 o = w->off, p = w->pos;
 	long n;
 
-	for (i = 0; i < WALK_DEPTH; i++) {
-		if (d == root_d && mnt == root_mnt)
-			break;
-		if (d == mnt_root) {
-			/* a mount crossing: struct mount is not reachable through BTF from here */
-			struct mount *m = container_of(mnt, struct mount, mnt), *parent = NULL;
+	if (d == w->root_d && &m->mnt == w->root_mnt)
+		return 1;
+	if (d == w->mnt_root) {
+		struct mount *parent = m->mnt_parent;
 
-			bpf_probe_read_kernel(&parent, sizeof(parent), &m->mnt_parent);
-			if (!parent || parent == m)
-				break;
-			bpf_probe_read_kernel(&d, sizeof(d), &m->mnt_mountpoint);
-			mnt = &parent->mnt;
-			bpf_probe_read_kernel(&mnt_root, sizeof(mnt_root), &mnt->mnt_root);
-			continue;
-		}
-		up = d->d_parent;
-		if (up == d)
-			break;
-		if (pos > EG_FILENAME_MAX - EG_NAME_MAX || off > HDR + EG_FILENAME_MAX)
-			break;
-		n = bpf_probe_read_kernel_str(buf + off + pos, EG_NAME_MAX, d->d_name.name);
-		if (n <= 0)
-			break;
-		pos += n;
-		d = up;
+		if (!parent || parent == m)
+			return 1;
+		w->d = UNTRUSTED(m->mnt_mountpoint, struct dentry);
+		w->m = UNTRUSTED(parent, struct mount);
+		w->mnt_root = w->m->mnt.mnt_root;
+		return 0;
 	}
-	return pos;
+	up = d->d_parent;
+	if (up == d)
+		return 1;
+	if (p > EG_FILENAME_MAX - EG_NAME_MAX || o > HDR + EG_FILENAME_MAX)
+		return 1;
+	fb = bpf_map_lookup_elem(&floor_scratch, &cpu);
+	if (!fb)
+		return 1;
+	n = bpf_probe_read_kernel_str(fb->b + o + p, EG_NAME_MAX, d->d_name.name);
+	if (n <= 0)
+		return 1;
+	w->pos += n;
+	w->d = UNTRUSTED(up, struct dentry);
+	return 0;
+}
+
+/*
+ * d in mount mnt, leaf first, NUL after each name, at the scratch's
+ * [off..]: up to (root_d, root_mnt), or the namespace root. Returns the
+ * bytes written. Pointers are made untrusted (one type for the verifier);
+ * loads through them are direct, a helper is called only for a name.
+ */
+static __always_inline __u32 walk(__u32 off, struct dentry *d, struct vfsmount *mnt,
+				  struct dentry *root_d, struct vfsmount *root_mnt)
+{
+	struct walk_ctx w = {
+		.d = UNTRUSTED(d, struct dentry),
+		.m = UNTRUSTED(container_of(mnt, struct mount, mnt), struct mount),
+		.root_d = root_d, .root_mnt = root_mnt, .off = off,
+	};
+
+	w.mnt_root = w.m->mnt.mnt_root;
+	bpf_loop(WALK_DEPTH, walk_step, &w, 0);
+	return w.pos;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -150,11 +179,11 @@ int BPF_PROG(floor_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 		e->parent_ktime_ns = st->exec_ktime;
 	}
 
-	n = walk(fb->b, HDR, file->f_path.dentry, file->f_path.mnt, NULL, NULL);
+	n = walk(HDR, file->f_path.dentry, file->f_path.mnt, NULL, NULL);
 	e->filename_len = n;
 	off = HDR + n;
 	if (fs) {
-		n = walk(fb->b, off, fs->pwd.dentry, fs->pwd.mnt, fs->root.dentry, fs->root.mnt);
+		n = walk(off, fs->pwd.dentry, fs->pwd.mnt, fs->root.dentry, fs->root.mnt);
 		e->cwd_len = n;
 		off += n;
 	}

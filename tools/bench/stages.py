@@ -42,6 +42,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import egbench as eb  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, os.environ.get("OUTPUT", ".output"))
 EXECGATE = os.environ.get("EXECGATE", os.path.join(OUT, "execgate"))
@@ -50,6 +53,8 @@ PIN = os.environ.get("PIN_PATH", "/sys/fs/bpf/execgate-stages")
 FLOOR = os.environ.get("FLOOR", os.path.join(OUT, "bench", "floor"))
 FLOOR_RATIO = 1.3           # BPF per traced exec against the floor's
 RECORD_NS = 2000            # the daemon's CPU per record in the spawn loop
+LOW_RATE_NS = 5000          # the daemon's CPU per record at a low exec rate
+OUTPUT_MS = 100             # a record reaches the output within this
 STAGES = ("decode", "judge", "format", "write")
 
 
@@ -178,23 +183,33 @@ def prog_delta(p0, p1, execs):
 
 
 def floor_run(n, workers):
-    proc = subprocess.Popen([FLOOR], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    errf = tempfile.TemporaryFile()     # not a pipe: libbpf's verifier log would fill it
+    proc = subprocess.Popen([FLOOR], stdout=subprocess.PIPE, stderr=errf, start_new_session=True)
+
+    def errtext():
+        errf.seek(0)
+        return errf.read().decode(errors="replace")[-2000:]
     try:
         line = proc.stdout.readline()
         if line.strip() != b"ready":
-            die("floor did not start: " + proc.stderr.read().decode()[-2000:])
+            die("floor did not start: " + errtext())
         time.sleep(0.3)
         p0 = floor_snapshot()
+        c0 = task_cpu_ns(proc.pid)
         res = run_spawn(n, workers)
         execs = int(res["execs"])
+        time.sleep(0.1)             # past the reader's poll interval
         p1 = floor_snapshot()
+        c1 = task_cpu_ns(proc.pid)
+        rss = eb.rss_kb(proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=60)
+        out, _ = proc.communicate(timeout=60)
     lost = re.search(rb"lost=(\d+)", out)
     if proc.returncode or not lost:
-        die("floor failed: " + err.decode()[-2000:])
-    return {"progs": prog_delta(p0, p1, execs), "lost": int(lost.group(1)), "execs": execs}
+        die("floor failed: " + errtext())
+    return {"progs": prog_delta(p0, p1, execs), "lost": int(lost.group(1)), "execs": execs,
+            "reader": (c1 - c0) / execs, "rss_kb": rss}
 
 
 def one_run(args, n, workers, stage_stats):
@@ -207,10 +222,11 @@ def one_run(args, n, workers, stage_stats):
         r0 = d.records()
         res = run_spawn(n, workers)
         execs = int(res["execs"])
-        time.sleep(0.35)            # past the daemon's drain delay: it has drained
+        time.sleep(0.2)             # past the daemon's drain delay (50 ms): it has drained
         p1 = prog_snapshot(ids)
         c1 = task_cpu_ns(d.proc.pid)
         r1 = d.records()
+        rss = eb.rss_kb(d.proc.pid)
     finally:
         err = d.stop()
     stages = {}
@@ -218,7 +234,7 @@ def one_run(args, n, workers, stage_stats):
         stages[m.group(1)] = (int(m.group(2)), int(m.group(3)))
     return {"progs": prog_delta(p0, p1, execs), "daemon": (c1 - c0) / execs,
             "execs_logged": (r1[0] - r0[0]) / execs, "records": (r1[1] - r0[1]) / execs,
-            "stages": stages, "execs": execs}
+            "stages": stages, "execs": execs, "rss_kb": rss}
 
 
 def med(xs):
@@ -255,6 +271,80 @@ def ten_rules(path):
     return path
 
 
+def empty_cgroup():
+    """A cgroup nothing runs in: a daemon scoped to it sees no exec at all."""
+    path = os.path.join(eb.CGROUP2, "egstages-idle")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def idle_run(args, seconds=3.0):
+    """The daemon's CPU while no exec reaches it, in ns per second."""
+    d = Daemon(args + ["--cgroup", empty_cgroup()])
+    try:
+        time.sleep(1.0)
+        c0 = task_cpu_ns(d.proc.pid)
+        time.sleep(seconds)
+        c1 = task_cpu_ns(d.proc.pid)
+    finally:
+        d.stop()
+    return (c1 - c0) / seconds
+
+
+def low_rate_run(args, n, interval_us, markers=8):
+    """The daemon's CPU per record at a low exec rate (one worker sleeping
+    interval_us after each exec), and how long a lone exec's record takes to
+    reach the output file (markers execs, each after a quiet spell)."""
+    d = Daemon(args)
+    try:
+        time.sleep(0.3)
+        r0 = d.records()
+        c0 = task_cpu_ns(d.proc.pid)
+        res = subprocess.run([SPAWN, "-n", str(n), "-p", "1", "-i", str(interval_us)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if res.returncode:
+            die("spawn failed: " + res.stderr.decode()[-500:])
+        time.sleep(0.2)
+        c1 = task_cpu_ns(d.proc.pid)
+        r1 = d.records()
+        lat = []
+        for k in range(markers):
+            time.sleep(0.15 + 0.05 * (k % 3))
+            mark = ("egstages-mark-%d-%d" % (os.getpid(), k)).encode()
+            with open(d.out, "rb") as f:
+                f.seek(0, 2)
+                t0 = time.monotonic()
+                subprocess.run(["/bin/true", mark])
+                buf = b""
+                while mark not in buf and time.monotonic() - t0 < 2.0:
+                    time.sleep(0.001)
+                    buf += f.read()
+                lat.append((time.monotonic() - t0) * 1e3 if mark in buf else float("inf"))
+    finally:
+        d.stop()
+    recs = r1[1] - r0[1]
+    return {"per_record": (c1 - c0) / recs if recs else 0, "records": recs,
+            "rate": int(res.stdout.split(b"rate=")[1].split()[0].split(b".")[0]), "lat_ms": lat}
+
+
+def many_rules(path, n):
+    lines = ["default_decision: allow", "commands:"]
+    for i in range(n):
+        lines.append("  - {name: r%d, basenames: [egbench-tool%d], decision: deny}" % (i, i))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def rss_run(args):
+    d = Daemon(args)
+    try:
+        time.sleep(0.5)
+        return eb.rss_kb(d.proc.pid)
+    finally:
+        d.stop()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--execs", type=int, default=3000, help="spawns per worker and run")
@@ -262,6 +352,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-stages", action="store_true", help="no run with stage timing")
     ap.add_argument("--no-floor", action="store_true", help="no floor runs, no 10-rule runs")
+    ap.add_argument("--low-execs", type=int, default=300, help="execs of the low-rate run")
+    ap.add_argument("--low-interval-us", type=int, default=12000, help="sleep after each exec there")
     ap.add_argument("daemon_args", nargs="*")
     a = ap.parse_args()
     if os.geteuid() != 0:
@@ -300,28 +392,46 @@ def main():
                   "(%.2f exec records)" % (bpf, daemon, bpf + daemon, recs,
                                             med([r["execs_logged"] for r in runs])))
             per_rec = daemon / recs if recs else 0
-            met = per_rec <= RECORD_NS
-            ok = ok and met
-            print("  daemon CPU per record: %.0f ns (target <= %d ns: %s)"
-                  % (per_rec, RECORD_NS, "met" if met else "NOT met"))
+            fl_reader = med([f["reader"] for f in floors]) if floors else 0
+            ok = eb.target("2b (daemon CPU per record, spawn loop, P=%d)" % w, per_rec, fl_reader,
+                           RECORD_NS, ratio_limit=False,
+                           note="floor: a reader that throws the floor's records away") and ok
             if floors:
                 print_progs(floors, "floor ")
                 fl = med([bpf_total(r) for r in floors])
                 ratios = [bpf_total(r) / bpf_total(f) for r, f in zip(runs, floors)]
-                met = med(ratios) <= FLOOR_RATIO
-                ok = ok and met
-                print("  BPF per traced exec: execgate %.0f ns, floor %.0f ns: %s (target <= x%.1f: %s)"
-                      % (bpf, fl, spread(ratios), FLOOR_RATIO, "met" if met else "NOT met"))
+                ok = eb.target("1 (BPF per traced exec, P=%d)" % w, bpf, fl, FLOOR_RATIO,
+                               note="ratio per round: " + spread(ratios)) and ok
                 jb = med([bpf_total(r) for r in judged])
                 jratios = [bpf_total(r) / bpf_total(f) for r, f in zip(judged, floors)]
-                print("  with 10 kernel rules (--enforce): %.0f ns (handle_exec %.0f ns), %s; "
-                      "the judge's own cost %+.0f ns" %
+                print("  with 10 kernel rules (--enforce): %.0f ns (handle_exec %.0f ns), against the floor "
+                      "%s; the judge's own cost %+.0f ns" %
                       (jb, med([r["progs"].get("handle_exec", (0, 0))[0] for r in judged]),
                        spread(jratios), jb - bpf))
                 if any(f["lost"] for f in floors):
                     print("  (the floor's ring buffer lost %d records: its figure is low)"
                           % sum(f["lost"] for f in floors))
+                rss_floor = med([f["rss_kb"] for f in floors])
+            else:
+                rss_floor = 0
+            rss_audit = max(r["rss_kb"] for r in runs)
             sys.stdout.flush()
+        print("the daemon at rest and at a low exec rate:")
+        ok = eb.target("2a (daemon CPU while no exec happens)", idle_run(a.daemon_args), 0, 0, "ns/s",
+                       ratio_limit=False, note="3 s, scoped to an empty cgroup") and ok
+        lr = low_rate_run(a.daemon_args, a.low_execs, a.low_interval_us)
+        ok = eb.target("2c (daemon CPU per record at a low exec rate, %d execs/s)" % lr["rate"],
+                       lr["per_record"], 0, LOW_RATE_NS, ratio_limit=False,
+                       note="%d records" % lr["records"]) and ok
+        ok = eb.target("2d (a lone exec's record to the output file)", max(lr["lat_ms"]) * 1e3, 0,
+                       OUTPUT_MS * 1e3, "us", ratio_limit=False,
+                       note="median %.1f ms of %d" % (med(lr["lat_ms"]), len(lr["lat_ms"]))) and ok
+        print("memory:")
+        eb.target("5a (daemon RSS, audit, after the spawn loops)", rss_audit, rss_floor, 57 * 1024, "KiB",
+                  ratio_limit=False, note="floor: the floor's reader; limit: the issue's figure before")
+        rss_many = rss_run(a.daemon_args + ["--policy", many_rules(os.path.join(tmp, "many.yaml"), 10000)])
+        eb.target("5b (daemon RSS, audit, 10,000 rules)", rss_many, rss_floor, 84 * 1024, "KiB",
+                  ratio_limit=False, note="limit: the issue's figure before")
     finally:
         os.close(fd)
         shutil.rmtree(tmp, ignore_errors=True)
