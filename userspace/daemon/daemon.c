@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -726,6 +727,12 @@ int daemon_run(const struct daemon_opts *o)
 		p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
 		       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
 	notify_send("READY=1\nSTATUS=tracing every exec");
+	/*
+	 * What the start used and let go (libbpf's parse of the kernel's BTF,
+	 * the probes, the policy's compilation: 20 MB of heap) goes back to
+	 * the system; the heap would keep it resident otherwise.
+	 */
+	malloc_trim(0);
 
 	err = loop_run(d.loop, -1, NULL, NULL);
 	if (err)
