@@ -189,6 +189,7 @@ bench: deps
 	$(Q)tools/bench/stages.py
 	$(Q)tools/bench/enforce.py
 	$(Q)tools/bench/sessions.py
+	$(Q)tools/bench/workloads.py
 	$(Q)tools/bench/lifetimes.py
 	$(Q)tools/bench/query.py
 
