@@ -11,7 +11,7 @@
  * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
  * into JSON lines (or a table on a terminal), report every lost record,
  * and serve the control socket. Everything runs in one event loop
- * (daemon/loop.c): the ring buffer, the flush timer, signals and the
+ * (loop/loop.c): the ring buffer, the drain timer, signals and the
  * control socket's connections.
  *
  * Batching is the whole performance story (DESIGN.md, "Performance notes"):
