@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Real workloads under each way of running execgate (issue 20, target 4).
 
-    tools/bench/workloads.py [--rounds R] [--build-rounds B] [--only configure|build]
+    tools/bench/workloads.py [--rounds R] [--build-rounds B] [--only configure|build] [--setups none,audit,...]
 
 Two workloads: an autoconf ./configure (tools/bench/workload/configure.ac
 made into ./configure by autoconf and autoheader, about 1,450 execs and
@@ -113,18 +113,18 @@ def spread(xs):
     return "median x%.3f (min x%.3f, max x%.3f)" % (statistics.median(xs), min(xs), max(xs))
 
 
-def bench(name, make_cmd, rounds, cg, pin, pol):
-    runs = {s: [] for s in SETUPS}
+def bench(name, make_cmd, rounds, cg, pin, pol, setups=SETUPS):
+    runs = {s: [] for s in setups}
     for r in range(rounds):
-        for s in SETUPS:
+        for s in setups:
             cmd, cwd = make_cmd()
             runs[s].append(run_one(s, cmd, cwd, cg, pin, pol))
-        print("  round %d: %s" % (r + 1, "  ".join("%s %.1f s" % (s, runs[s][-1]["wall"]) for s in SETUPS)))
+        print("  round %d: %s" % (r + 1, "  ".join("%s %.1f s" % (s, runs[s][-1]["wall"]) for s in setups)))
         sys.stdout.flush()
     print("%s: %d rounds; none took %.1f s wall, %.1f s CPU (medians)"
           % (name, rounds, statistics.median(x["wall"] for x in runs["none"]),
              statistics.median(x["cpu"] for x in runs["none"])))
-    for s in SETUPS[1:]:
+    for s in setups[1:]:
         walls = [x["wall"] / n["wall"] for x, n in zip(runs[s], runs["none"])]
         cpus = [x["cpu"] / n["cpu"] for x, n in zip(runs[s], runs["none"])]
         per = [x["tracer_ns"] / x["execs"] / 1e3 for x in runs[s] if x["execs"]]
@@ -139,7 +139,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=3, help="rounds of ./configure")
     ap.add_argument("--build-rounds", type=int, default=1, help="rounds of the clean build")
     ap.add_argument("--only", choices=("configure", "build"))
+    ap.add_argument("--setups", default=",".join(SETUPS), help="which setups, none first")
     a = ap.parse_args()
+    setups = tuple(a.setups.split(","))
+    if setups[0] != "none" or not set(setups) <= set(SETUPS):
+        eb.die("--setups: a list of %s, none first" % ", ".join(SETUPS))
     if os.geteuid() != 0:
         eb.die("needs root")
     work = tempfile.mkdtemp(prefix="egbench-workloads.")
@@ -151,11 +155,11 @@ def main():
         pol = enforce.policy(1000, os.path.join(work, "rules1000.yaml"))
         if a.only != "build":
             src = prepare_configure(work)
-            print("== workloads: autoconf ./configure (%s)" % ", ".join(SETUPS))
-            bench("configure", lambda: configure_cmd(src, work), a.rounds, cg, pin, pol)
+            print("== workloads: autoconf ./configure (%s)" % ", ".join(setups))
+            bench("configure", lambda: configure_cmd(src, work), a.rounds, cg, pin, pol, setups)
         if a.only != "configure" and a.build_rounds:
-            print("== workloads: this project's clean build, make -j2 all (%s)" % ", ".join(SETUPS))
-            bench("build", lambda: build_cmd(work), a.build_rounds, cg, pin, pol)
+            print("== workloads: this project's clean build, make -j2 all (%s)" % ", ".join(setups))
+            bench("build", lambda: build_cmd(work), a.build_rounds, cg, pin, pol, setups)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
