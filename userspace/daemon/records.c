@@ -487,20 +487,37 @@ static void report_lost(struct daemon *d)
 
 static void drain_more(void *arg);
 
-static void arm_drain(struct daemon *d)
+static void arm_drain_in(struct daemon *d, uint64_t ms)
 {
-	if (!d->drain_armed && !loop_timer_set(d->flush_timer, DRAIN_DELAY_MS, 0))
+	if (!d->drain_armed && !loop_timer_set(d->flush_timer, ms, 0))
 		d->drain_armed = true;
 }
 
-/* Records held back by time (a PATH search, a loader's exec): a later drain writes them. */
-static bool drain_later(struct daemon *d)
+static void arm_drain(struct daemon *d)
+{
+	arm_drain_in(d, DRAIN_DELAY_MS);
+}
+
+/*
+ * What a later drain has to do with no record to bring it, in ms from
+ * now (0: nothing): records held back by time (a PATH search, a loader's
+ * exec), and a sink's drops (counted as the output was flushed, after this
+ * drain's report), said once their 10 s since the last report are up.
+ */
+static uint64_t drain_later(struct daemon *d)
 {
 	struct eg_collapse_stats cs = {};
+	uint64_t since;
 
 	if (d->collapse)
 		collapse_stats(d->collapse, &cs);
-	return cs.held || hold_count(d->hold);
+	if (cs.held || hold_count(d->hold))
+		return DRAIN_DELAY_MS;
+	if (daemon_sinks_dropped(d) > d->sinks_reported) {
+		since = eg_mono_ms() - d->sinks_report_ms;
+		return since >= 10000 - DRAIN_DELAY_MS ? DRAIN_DELAY_MS : 10000 - since;
+	}
+	return 0;
 }
 
 /*
@@ -543,8 +560,12 @@ static void drain(struct daemon *d)
 	report_lost(d);
 	flush_timed(d);
 	service_check_rotation(d);
-	if (rc != -EAGAIN && drain_later(d))
-		arm_drain(d);
+	if (rc != -EAGAIN) {
+		uint64_t later = drain_later(d);
+
+		if (later)
+			arm_drain_in(d, later);
+	}
 }
 
 static void drain_more(void *arg)
