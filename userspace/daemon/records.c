@@ -501,8 +501,9 @@ static void arm_drain(struct daemon *d)
 /*
  * What a later drain has to do with no record to bring it, in ms from
  * now (0: nothing): records held back by time (a PATH search, a loader's
- * exec), and a sink's drops (counted as the output was flushed, after this
- * drain's report), said once their 10 s since the last report are up.
+ * exec), the output's drops (a failing disk), and a sink's drops (counted
+ * as the output was flushed, after this drain's report), said once their
+ * 10 s since the last report are up.
  */
 static uint64_t drain_later(struct daemon *d)
 {
@@ -513,6 +514,9 @@ static uint64_t drain_later(struct daemon *d)
 		collapse_stats(d->collapse, &cs);
 	if (cs.held || hold_count(d->hold))
 		return DRAIN_DELAY_MS;
+	/* a failing disk: tried again each second, and its drops reported once it takes writes */
+	if (output_dropped_total(d->out) > d->dropped_reported)
+		return 1000;
 	if (daemon_sinks_dropped(d) > d->sinks_reported) {
 		since = eg_mono_ms() - d->sinks_report_ms;
 		return since >= 10000 - DRAIN_DELAY_MS ? DRAIN_DELAY_MS : 10000 - since;
