@@ -445,6 +445,11 @@ def main():
     finally:
         os.close(fd)
         shutil.rmtree(tmp, ignore_errors=True)
+        for name in ("egstages-idle", "egstages-low"):
+            try:
+                os.rmdir(os.path.join(eb.CGROUP2, name))
+            except OSError:
+                pass
     return 0 if ok or not os.environ.get("STRICT") else 1
 
 

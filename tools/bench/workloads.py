@@ -162,6 +162,10 @@ def main():
             bench("build", lambda: build_cmd(work), a.build_rounds, cg, pin, pol, setups)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        try:
+            os.rmdir(cg)
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":
