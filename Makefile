@@ -48,8 +48,10 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/tests/helpers/%,$(HELPER_SRCS))
-BENCH_SRCS  := $(wildcard tools/bench/*.c)
+BENCH_SRCS  := $(filter-out %.bpf.c,$(wildcard tools/bench/*.c))
 BENCH_BINS  := $(patsubst tools/bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+# BPF programs of the benchmarks (the floor under the tracer's cost): tools/bench/NAME.bpf.c
+BENCH_SKELS := $(patsubst tools/bench/%.bpf.c,$(OUTPUT)/bench/%.skel.h,$(wildcard tools/bench/*.bpf.c))
 FUZZ_SRCS   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
@@ -111,9 +113,18 @@ $(OUTPUT)/tests/helpers/%: tests/helpers/%.c | $(OUTPUT)/tests/helpers
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< -o $@
 
-$(OUTPUT)/bench/%: tools/bench/%.c $(LIB_OBJS) | $(OUTPUT)/bench $(SKELS)
+$(OUTPUT)/bench/%.bpf.o: tools/bench/%.bpf.c $(VMLINUX) | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(OUTPUT)/bench/%: tools/bench/%.c $(LIB_OBJS) | $(OUTPUT)/bench $(SKELS) $(BENCH_SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< $(LIB_OBJS) -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -I$(OUTPUT)/bench -MMD -MP -pthread $< $(LIB_OBJS) -o $@ $(LDLIBS)
 
 # libFuzzer targets link the userspace objects rebuilt with sanitizers.
 FUZZ_CFLAGS := -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Ibpf -Iuserspace \
@@ -186,6 +197,7 @@ bench: deps
 	$(Q)tools/bench/stages.py
 	$(Q)tools/bench/enforce.py
 	$(Q)tools/bench/sessions.py
+	$(Q)tools/bench/workloads.py
 	$(Q)tools/bench/lifetimes.py
 	$(Q)tools/bench/query.py
 

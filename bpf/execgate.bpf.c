@@ -269,7 +269,7 @@ const volatile __u32 report_exits = 1;	/* exit records (--exit-events=none: 0) *
 static __noinline void report_exit(struct task_struct *task, const struct eg_task *st)
 {
 	struct signal_struct *sig = task->signal;
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = 0;	/* a wakeup only into a drained ring (submit(), record.bpf.h) */
 	struct eg_exit_event *e;
 
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(*e) >= wakeup_bytes)

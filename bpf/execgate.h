@@ -24,7 +24,7 @@
 #define EG_ARGV_LIMIT		(2 * 1024 * 1024) /* largest --max-argv-bytes */
 #define EG_ARGC_SCAN		65536	/* argv pointers counted for a failed exec */
 #define EG_ARG_READ_MAX		(128 * 1024) /* one string of a failed exec's argv (MAX_ARG_STRLEN) */
-#define EG_RINGBUF_DEFAULT	(16 * 1024 * 1024)
+#define EG_RINGBUF_DEFAULT	(4 * 1024 * 1024) /* ~4 s of the spawn loop at P=2 (docs/bench.md) */
 #define EG_LAUNCHERS_MAX	8	/* execgate binaries whose "exec" verb starts a session */
 #define EG_LOADERS_MAX		64	/* dynamic loaders (ld.so) known by identity */
 #define EG_CHAIN_MAX		4	/* scripts between a '#!' chain's first and its interpreter */

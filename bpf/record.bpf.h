@@ -23,7 +23,7 @@
 
 static __always_inline void submit(char *buf, __u32 size, __u32 type)
 {
-	__u64 flags = BPF_RB_NO_WAKEUP;
+	__u64 flags = 0;
 	struct eg_counters *c;
 	__u32 ev_flags;
 	long err;
@@ -32,7 +32,11 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 		COUNT(record_too_big);
 		return;
 	}
-	/* Batch: wake the daemon only past the fill threshold; its timer does the rest. */
+	/*
+	 * Batch: the kernel wakes the daemon only for a record it reads first
+	 * (the ring was drained: it sleeps with no timer), and we wake it past
+	 * the fill threshold; between the two it drains after a bounded delay.
+	 */
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
 		flags = BPF_RB_FORCE_WAKEUP;
 	ev_flags = ((struct eg_event *)buf)->flags;

@@ -4,7 +4,8 @@
 # machine lacks. Quiet and quick when everything is already there.
 #   tools/install-deps.sh          build + test packages (containers, the
 #                                  qemu BPF LSM suite, promtool, tmux, ...)
-#   tools/install-deps.sh bench    also auditd (the benchmark's baseline)
+#   tools/install-deps.sh bench    also auditd (the benchmark's baseline) and autoconf
+#                                  (the ./configure workload, tools/bench/workloads.py)
 set -euo pipefail
 
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
@@ -19,7 +20,7 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 for extra in "$@"; do
 	case "$extra" in
 	vm)    ;;	# part of the default set now
-	bench) pkgs+=(auditd valgrind) ;;
+	bench) pkgs+=(auditd valgrind autoconf) ;;
 	*)     echo "install-deps: unknown group '$extra' (vm, bench)" >&2; exit 2 ;;
 	esac
 done

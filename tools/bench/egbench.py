@@ -11,6 +11,7 @@ import signal
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -141,3 +142,32 @@ def median_pct(pairs):
     ratios = sorted((b / a - 1) * 100 for a, b in pairs)
     q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [ratios[0], 0, ratios[-1]]
     return statistics.median(ratios), q[0], q[-1]
+
+
+def rss_kb(pid):
+    """The process's resident set (VmRSS) in KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+TARGETS = []
+
+
+def target(name, measured, floor, limit, unit="ns", ratio_limit=True, note=""):
+    """Prints one target's line and keeps it for the summary:
+    target NAME: measured A vs floor B = ratio R (limit L) met|not met.
+    With ratio_limit the limit is on the ratio; else on the measured value
+    itself (an absolute target, its floor shown beside it)."""
+    ratio = measured / floor if floor else float("inf") if measured else 1.0
+    met = (ratio <= limit) if ratio_limit else (measured <= limit)
+    lim = ("x%.1f" % limit) if ratio_limit else ("%g %s" % (limit, unit))
+    line = "target %s: measured %.0f %s vs floor %.0f %s = ratio %s (limit %s) %s%s" % (
+        name, measured, unit, floor, unit, ("%.2f" % ratio) if ratio != float("inf") else "-",
+        lim, "met" if met else "not met", ("; " + note) if note else "")
+    print(line)
+    sys.stdout.flush()
+    TARGETS.append(line)
+    return met

@@ -52,7 +52,7 @@ def overhead(o, work):
         f.write("default_decision: allow\n")
     d = eb.Daemon([])
     try:
-        pairs, dcpu, scpu, floor, slow = [], [], [], [], []
+        pairs, dcpu, scpu, floor, slow, bare, lat = [], [], [], [], [], [], []
         for r in range(o.rounds):
             c0 = d.cpu_ns()
             a = eb.spawn_fields(o.execs)
@@ -62,6 +62,8 @@ def overhead(o, work):
             c = eb.spawn_fields(o.execs, args=["-s"])
             p50 = d.stats()["counters"]["sessions"]["supervisor_latency_p50_us"]
             e = eb.spawn_fields(o.execs, args=["-s", "-w", str(p50)])
+            bare.append(c.get("sup_cpu_ns", 0) / o.execs / 1e3)
+            lat.append(((b["p50_ns"] - a["p50_ns"]) / 1e3, (c["p50_ns"] - a["p50_ns"]) / 1e3))
             pairs.append((a["elapsed_ns"], b["elapsed_ns"]))
             floor.append((a["elapsed_ns"], c["elapsed_ns"]))
             slow.append((a["elapsed_ns"], e["elapsed_ns"]))
@@ -75,6 +77,7 @@ def overhead(o, work):
                      (e["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, p50, dcpu[-1][0], dcpu[-1][1],
                      scpu[-1][0], scpu[-1][1]))
         s = d.stats()["counters"]["sessions"]
+        calls = syscalls_per_exec(d, allow, min(o.execs, 300))
     finally:
         d.stop()
     med, q1, q3 = eb.median_pct(pairs)
@@ -94,6 +97,38 @@ def overhead(o, work):
     print("  supervisor latency per exec: p50 %d us, p99 %d us, max %d us (%d execs; bucket low ends)"
           % (s["supervisor_latency_p50_us"], s["supervisor_latency_p99_us"],
              s["supervisor_latency_max_us"], s["supervisor_latency_count"]))
+    med = statistics.median
+    eb.target("3a (daemon CPU per session exec)", med(b for _, b in dcpu) * 1e3, med(bare) * 1e3, 2.0,
+              note="floor: the bare supervisor's thread; the daemon's supervising alone (B - A) %.1f us"
+              % med(b - a for a, b in dcpu))
+    eb.target("3b (extra p50 latency of an exec in a session)", med(x for x, _ in lat) * 1e3,
+              med(y for _, y in lat) * 1e3, 2.0, note="floor: under the bare supervisor")
+    if calls:
+        total, top = calls
+        print("  system calls per session exec: daemon %.1f (%s); the bare supervisor 2 "
+              "(SECCOMP_IOCTL_NOTIF_RECV, _SEND)" % (total, ", ".join("%s %.1f" % kv for kv in top)))
+
+
+def syscalls_per_exec(d, allow, n):
+    """The daemon's system calls per session exec (strace -c, an untimed run), and the most made."""
+    if not shutil.which("strace"):
+        return None
+    out = os.path.join(os.path.dirname(d.out), "strace.txt")
+    st = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(d.proc.pid)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    eb.spawn_fields(n, prefix=[eb.EXECGATE, "exec", "-p", d.pin, "--policy", allow, "--"])
+    time.sleep(0.3)
+    st.send_signal(2)
+    st.wait(30)
+    calls = {}
+    for line in open(out):
+        f = line.split()
+        if len(f) >= 5 and f[3].isdigit() and f[-1] not in ("total",):
+            calls[f[-1]] = int(f[3])
+    # the session's own setup and end (exec, its listener, the control calls) are a few dozen
+    top = sorted(((k, v / n) for k, v in calls.items()), key=lambda kv: -kv[1])[:8]
+    return sum(calls.values()) / n, top
 
 
 def scale(o, work):

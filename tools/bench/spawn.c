@@ -2,20 +2,24 @@
 /*
  * spawn: the exec load of the overhead benchmark (tools/bench/run.sh).
  *
- *   spawn -n N -p P [-q]
+ *   spawn -n N -p P [-q] [-i US] [-s [-w US]]
  *
  * P worker threads each run N times posix_spawn("/bin/true", {"true", "a",
  * "b", "c", "d"}) followed by waitpid(), and the whole is timed with
  * CLOCK_MONOTONIC from the moment every worker is ready to the moment the
  * last one is done. The result is one line on stdout, for scripts:
  *
- *   elapsed_ns=1482331090 execs=2000 rate=1349.23 pid=4242 cpu_ns=1650000000
+ *   elapsed_ns=1482331090 execs=2000 rate=1349.23 pid=4242 cpu_ns=1650000000 p50_ns=690000 ...
  *
  * pid is this process: the children's parent, so a reader of an exec log
  * can tell this run's execs from the rest of the host's. cpu_ns is the CPU
  * time (user + system) this process and its children used while timed: the
  * runner subtracts it from the machine's busy time to see how much of the
- * machine something else was using meanwhile. Any failed spawn or
+ * machine something else was using meanwhile. p50_ns and p99_ns are the
+ * quantiles of one exec's time (posix_spawn to waitpid's return); with -s,
+ * sup_cpu_ns is the CPU time of the supervising thread alone. With -i US
+ * each worker sleeps US microseconds after each exec (a low exec rate:
+ * elapsed time is then mostly sleep). Any failed spawn or
  * child that does not exit 0 aborts the run with a message and exit 1: a
  * benchmark that quietly did less work would report a better time.
  *
@@ -63,12 +67,15 @@ struct worker {
 	pthread_t thread;
 	unsigned long iterations;
 	unsigned long done;
+	uint64_t *lat;		/* ns per exec, [iterations] */
 	int err;		/* 0, or a positive errno of the failed call */
 	int status;		/* wait status of a child that failed, or -1 */
 	const char *what;	/* the call that failed */
 };
 
 static pthread_barrier_t start_barrier;
+static uint64_t interval_us;		/* -i: sleep after each exec */
+static uint64_t now_ns(void);
 
 static void *worker_run(void *arg)
 {
@@ -80,6 +87,8 @@ static void *worker_run(void *arg)
 
 	pthread_barrier_wait(&start_barrier);
 	for (i = 0; i < w->iterations; i++) {
+		uint64_t t0 = now_ns();
+
 		err = posix_spawn(&pid, SPAWN_PATH, NULL, NULL, child_argv, environ);
 		if (err) {
 			w->err = err;
@@ -99,13 +108,22 @@ static void *worker_run(void *arg)
 			w->what = SPAWN_PATH;
 			break;
 		}
-		w->done++;
+		w->lat[w->done++] = now_ns() - t0;
+		if (interval_us)
+			usleep(interval_us);
 	}
 	return NULL;
 }
 
-static uint64_t now_ns(void);
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
 static uint64_t supervisor_work_ns;	/* -w: time spent on each notification before the answer */
+static clockid_t supervisor_clock;	/* the supervising thread's CPU-time clock */
+static volatile bool supervisor_clock_set;
 
 /* -s: answers every trapped execve at once (after -w); runs until the process exits. */
 static void *supervisor_run(void *arg)
@@ -114,6 +132,8 @@ static void *supervisor_run(void *arg)
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
 
+	if (!pthread_getcpuclockid(pthread_self(), &supervisor_clock))
+		supervisor_clock_set = true;
 	for (;;) {
 		memset(&req, 0, sizeof(req));
 		if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req))
@@ -196,10 +216,11 @@ static uint64_t cpu_used_ns(void)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s -n N -p P [-q] [-s [-w US]]\n"
+		"usage: %s -n N -p P [-q] [-i US] [-s [-w US]]\n"
 		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
 		"  -p P  parallel worker threads (default 1, at most %d)\n"
 		"  -q    print only the machine-readable result line\n"
+		"  -i US each worker sleeps US microseconds after each exec\n"
 		"  -s    supervise the execs here: trap execve (seccomp user-notify)\n"
 		"        and answer CONTINUE at once, the least a supervisor costs\n"
 		"  -w US with -s: spin US microseconds before each answer, as a\n"
@@ -226,11 +247,11 @@ int main(int argc, char **argv)
 	unsigned long iterations = 1000, workers = 1, i, execs = 0;
 	struct worker *w = NULL;
 	bool quiet = false, failed = false, barrier = false, supervise = false;
-	uint64_t t0, t1, elapsed, cpu0, cpu1;
+	uint64_t t0, t1, elapsed, cpu0, cpu1, sup0 = 0, sup1 = 0, *all = NULL;
 	int opt, err, ret = 1;
 	unsigned long started = 0;
 
-	while ((opt = getopt(argc, argv, "n:p:qsw:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:qsw:i:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_ulong(optarg, 1, 100000000ul, &iterations)) {
@@ -248,6 +269,16 @@ int main(int argc, char **argv)
 		case 'q':
 			quiet = true;
 			break;
+		case 'i': {
+			unsigned long us;
+
+			if (!parse_ulong(optarg, 0, 10000000ul, &us)) {
+				fprintf(stderr, "spawn: -i wants 0..10000000 microseconds, got '%s'\n", optarg);
+				return 2;
+			}
+			interval_us = us;
+			break;
+		}
 		case 's':
 			supervise = true;
 			break;
@@ -292,8 +323,14 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	barrier = true;
+	all = calloc(workers * iterations, sizeof(*all));
+	if (!all) {
+		fprintf(stderr, "spawn: out of memory\n");
+		goto cleanup;
+	}
 	for (i = 0; i < workers; i++) {
 		w[i].iterations = iterations;
+		w[i].lat = all + i * iterations;
 		w[i].status = -1;
 		err = pthread_create(&w[i].thread, NULL, worker_run, &w[i]);
 		if (err) {
@@ -304,12 +341,24 @@ int main(int argc, char **argv)
 		started++;
 	}
 	cpu0 = cpu_used_ns();
+	if (supervisor_clock_set) {
+		struct timespec ts;
+
+		if (!clock_gettime(supervisor_clock, &ts))
+			sup0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	pthread_barrier_wait(&start_barrier);
 	t0 = now_ns();
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
 	t1 = now_ns();
 	cpu1 = cpu_used_ns();
+	if (supervisor_clock_set) {
+		struct timespec ts;
+
+		if (!clock_gettime(supervisor_clock, &ts))
+			sup1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
 	elapsed = t1 - t0;
 
 	for (i = 0; i < workers; i++) {
@@ -339,9 +388,15 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 
-	printf("elapsed_ns=%" PRIu64 " execs=%lu rate=%.2f pid=%d cpu_ns=%" PRIu64 "\n",
+	/* every worker did all its iterations: all[] is full */
+	qsort(all, execs, sizeof(*all), cmp_u64);
+	printf("elapsed_ns=%" PRIu64 " execs=%lu rate=%.2f pid=%d cpu_ns=%" PRIu64 " p50_ns=%" PRIu64
+	       " p99_ns=%" PRIu64,
 	       elapsed, execs, elapsed ? (double)execs * 1e9 / (double)elapsed : 0.0,
-	       (int)getpid(), cpu1 - cpu0);
+	       (int)getpid(), cpu1 - cpu0, all[execs / 2], all[execs * 99 / 100]);
+	if (supervisor_clock_set)
+		printf(" sup_cpu_ns=%" PRIu64, sup1 - sup0);
+	printf("\n");
 	if (!quiet)
 		fprintf(stderr, "spawn: %lu workers x %lu execs of %s in %.3f s: %.1f us per exec per worker\n",
 			workers, iterations, SPAWN_PATH, (double)elapsed / 1e9,
@@ -354,6 +409,7 @@ int main(int argc, char **argv)
 cleanup:
 	if (barrier)
 		pthread_barrier_destroy(&start_barrier);
+	free(all);
 	free(w);
 	return ret;
 }

@@ -74,7 +74,7 @@ static const struct argp_option options[] = {
 	{ "max-argv-bytes", OPT_MAX_ARGV, "N", 0,
 	  "Bytes of argv kept per exec (default 65536, up to 2097152); longer argv is cut at an argument boundary and flagged", 2 },
 	{ "ringbuf-size", OPT_RINGBUF, "BYTES", 0,
-	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 16M)", 2 },
+	  "Ring buffer size, a power of two >= 4096, suffix K/M allowed (default 4M)", 2 },
 	{ "cgroup", OPT_CGROUP, "PATH", 0, "Only trace and enforce in this cgroup v2 directory and below (repeatable: each is a subtree)", 2 },
 	{ "uid", OPT_UID, "USER", 0, "Only report execs by this user (a name or a uid; repeatable)", 2 },
 	{ "exclude-comm", OPT_EXCL_COMM, "GLOB", 0, "Leave out execs whose comm matches GLOB (repeatable; logging only: they are still judged and enforced)", 2 },

@@ -82,6 +82,7 @@ struct ctl_server {
 	char path[108];
 	gid_t ctl_gid;
 	struct eg_watch *w, *tick;
+	bool ticking;			/* tick is set: while a connection is open */
 	bool warned_fds;
 	struct handler *h;
 	size_t nh;
@@ -675,6 +676,9 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 			s->conns->prev = c;
 		s->conns = c;
 		s->nconns++;
+		/* the deadline's tick runs while a connection is open: an idle daemon has no timer */
+		if (!s->ticking && !loop_timer_set(s->tick, 1000, 1000))
+			s->ticking = true;
 	}
 }
 
@@ -694,6 +698,8 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 			conn_free(c);
 		}
 	}
+	if (!s->conns && !loop_timer_set(s->tick, 0, 0))
+		s->ticking = false;
 }
 
 int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int adopt_fd,
@@ -731,7 +737,7 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int ad
 	if (!err)
 		err = loop_pausable(s->w);
 	if (!err)
-		err = loop_add_timer(loop, 1000, 1000, on_tick, s, &s->tick);
+		err = loop_add_timer(loop, 0, 0, on_tick, s, &s->tick);
 	if (err)
 		goto fail;
 	*ret = s;

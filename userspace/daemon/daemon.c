@@ -3,17 +3,19 @@
  * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
  * into JSON lines (or a table on a terminal), report every lost record,
  * and serve the control socket. Everything runs in one event loop
- * (daemon/loop.c): the ring buffer, the flush timer, signals and the
+ * (loop/loop.c): the ring buffer, the drain timer, signals and the
  * control socket's connections.
  *
  * Batching is the whole performance story (DESIGN.md, "Performance notes"):
- * the BPF side submits without waking us, we drain on a short timer or when
- * the ring passes a fill threshold, and write the output in large chunks.
+ * the kernel wakes us for a record into a drained ring or past a fill
+ * threshold, we drain once a short delay later (records.c), and write the
+ * output in large chunks. No periodic timer: idle, the daemon sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,18 +52,6 @@
 #include "util/mounts.h"
 #include "util/version.h"
 
-#define DRAIN_INTERVAL_MS	100
-#define FLUSH_BYTES		(1 << 20)
-#define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
-/*
- * Per part of a round while sessions run: between parts the loop looks at
- * its fds without waiting, so an exec stopped in a session's seccomp
- * notification waits for at most this many records, not for the whole
- * batch of a 100 ms drain interval (hundreds on a busy host). With no
- * session nobody waits, and a part is a whole round (BATCH_RECORDS).
- */
-#define ROUND_RECORDS		32
-#define STOP_DRAIN_MS		5000		/* the stop drain gives up formatting after this */
 
 /*
  * The inode of one of the host's namespaces: what events from the host
@@ -244,6 +234,7 @@ static void on_signal(const struct signalfd_siginfo *si, void *arg)
 			       output_path(d->out), strerror(-e));
 		else if (strcmp(output_path(d->out), "stdout"))
 			service_on_reopened(d);
+		records_drain_soon(d);	/* the new file's header is written within the drain delay */
 		break;
 	default:
 		d->stopping = true;
@@ -699,10 +690,16 @@ int daemon_run(const struct daemon_opts *o)
 		if (!ha.loopback)
 			p_warn("--metrics-listen %s: metrics are served beyond this host", ha.text);
 	}
-	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN, records_on_ring, &d, NULL);
+	/*
+	 * Edge-triggered: the ring's wakeups, not its level (records.c); the
+	 * drain timer is armed by a wakeup, never periodic. Whatever came
+	 * before (a handover's queue) is drained at once.
+	 */
+	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN | EPOLLET, records_on_ring, &d, NULL);
 	if (!err)
-		err = loop_add_timer(d.loop, DRAIN_INTERVAL_MS, DRAIN_INTERVAL_MS, records_on_flush_timer, &d,
-				     &d.flush_timer);
+		err = loop_add_timer(d.loop, 1, 0, records_on_flush_timer, &d, &d.flush_timer);
+	if (!err)
+		d.drain_armed = true;
 	if (err) {
 		p_err("event loop setup failed: %s", strerror(-err));
 		goto cleanup;
@@ -731,6 +728,12 @@ int daemon_run(const struct daemon_opts *o)
 		p_info("tracing every exec (tracer %s); enforcement: %s; events to %s; control socket %s",
 		       d.mode.tracer, enforcement_text(&d), output_path(d.out), d.paths.sock);
 	notify_send("READY=1\nSTATUS=tracing every exec");
+	/*
+	 * What the start used and let go (libbpf's parse of the kernel's BTF,
+	 * the probes, the policy's compilation: 20 MB of heap) goes back to
+	 * the system; the heap would keep it resident otherwise.
+	 */
+	malloc_trim(0);
 
 	err = loop_run(d.loop, -1, NULL, NULL);
 	if (err)

@@ -79,7 +79,8 @@ struct daemon {
 	struct eg_loop *loop;
 	struct execgate_bpf *skel;
 	struct ring_buffer *rb;
-	struct eg_watch *flush_timer;
+	struct eg_watch *flush_timer;	/* one-shot: the drain after a wakeup (records.c) */
+	bool drain_armed;		/* flush_timer is set */
 	struct ctl_server *ctl;
 	struct eg_sessions *sessions;
 	struct eg_procs *procs;		/* execgate run */
@@ -152,6 +153,8 @@ void daemon_mode_json(struct daemon *d, struct jsonw *w);
 int records_on_record(void *ctx, void *data, size_t size);
 void records_on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg);
 void records_on_flush_timer(struct eg_watch *w, uint64_t n, void *arg);
+/* A drain (and the output's flush) within the drain delay, for what was written outside one. */
+void records_drain_soon(struct daemon *d);
 /* At a stop: what the ring buffer still holds, bounded by time. */
 void records_stop_drain(struct daemon *d);
 /* EXECGATE_STAGE_STATS=1: time per stage of the record path, printed at the stop. */

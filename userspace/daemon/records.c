@@ -11,12 +11,15 @@
  * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
  * into JSON lines (or a table on a terminal), report every lost record,
  * and serve the control socket. Everything runs in one event loop
- * (daemon/loop.c): the ring buffer, the flush timer, signals and the
+ * (loop/loop.c): the ring buffer, the drain timer, signals and the
  * control socket's connections.
  *
  * Batching is the whole performance story (DESIGN.md, "Performance notes"):
- * the BPF side submits without waking us, we drain on a short timer or when
- * the ring passes a fill threshold, and write the output in large chunks.
+ * the kernel wakes us only for a record into a drained ring (or past a fill
+ * threshold); that wakeup arms a one-shot timer, and the ring is drained
+ * when it fires, DRAIN_DELAY_MS later, with everything that came meanwhile
+ * (no wakeup for those), and the output is written in large chunks. With
+ * no exec there is no timer and no wakeup: the daemon sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -58,14 +61,19 @@
 #include "util/mounts.h"
 #include "util/version.h"
 
-#define DRAIN_INTERVAL_MS	100
+/*
+ * From the first record's wakeup to its drain: bounds how late a record
+ * reaches the output (well under 100 ms with the drain itself), and sets
+ * how many records share a wakeup at a low exec rate.
+ */
+#define DRAIN_DELAY_MS		50
 #define FLUSH_BYTES		(1 << 20)
 #define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
 /*
  * Per part of a round while sessions run: between parts the loop looks at
  * its fds without waiting, so an exec stopped in a session's seccomp
  * notification waits for at most this many records, not for the whole
- * batch of a 100 ms drain interval (hundreds on a busy host). With no
+ * batch of a drain delay (hundreds on a busy host). With no
  * session nobody waits, and a part is a whole round (BATCH_RECORDS).
  */
 #define ROUND_RECORDS		32
@@ -484,6 +492,43 @@ static void report_lost(struct daemon *d)
 
 static void drain_more(void *arg);
 
+static void arm_drain_in(struct daemon *d, uint64_t ms)
+{
+	if (!d->drain_armed && !loop_timer_set(d->flush_timer, ms, 0))
+		d->drain_armed = true;
+}
+
+static void arm_drain(struct daemon *d)
+{
+	arm_drain_in(d, DRAIN_DELAY_MS);
+}
+
+/*
+ * What a later drain has to do with no record to bring it, in ms from
+ * now (0: nothing): records held back by time (a PATH search, a loader's
+ * exec), the output's drops (a failing disk), and a sink's drops (counted
+ * as the output was flushed, after this drain's report), said once their
+ * 10 s since the last report are up.
+ */
+static uint64_t drain_later(struct daemon *d)
+{
+	struct eg_collapse_stats cs = {};
+	uint64_t since;
+
+	if (d->collapse)
+		collapse_stats(d->collapse, &cs);
+	if (cs.held || hold_count(d->hold))
+		return DRAIN_DELAY_MS;
+	/* a failing disk: tried again each second, and its drops reported once it takes writes */
+	if (output_dropped_total(d->out) > d->dropped_reported)
+		return 1000;
+	if (daemon_sinks_dropped(d) > d->sinks_reported) {
+		since = eg_mono_ms() - d->sinks_report_ms;
+		return since >= 10000 - DRAIN_DELAY_MS ? DRAIN_DELAY_MS : 10000 - since;
+	}
+	return 0;
+}
+
 /*
  * One bounded part of a round while running (producers never starve the
  * loop); the rest goes on once the loop has served what is ready.
@@ -493,6 +538,11 @@ static void drain(struct daemon *d)
 	uint64_t now;
 	int rc;
 
+	if (d->drain_armed) {
+		/* a fill threshold's wakeup comes first: the timer has nothing left to do */
+		loop_timer_set(d->flush_timer, 0, 0);
+		d->drain_armed = false;
+	}
 	d->fc.boot_to_real = clock_boot_to_real();
 	d->batch_records = 0;
 	d->round_limit = loop_has_urgent(d->loop) ? ROUND_RECORDS : BATCH_RECORDS;
@@ -502,14 +552,14 @@ static void drain(struct daemon *d)
 		/*
 		 * More is queued: the loop serves what is ready, then the next
 		 * part. The loss report and the flush wait for the round's end
-		 * or a drain interval (records_on_record flushes a full buffer itself):
+		 * or a drain delay (records_on_record flushes a full buffer itself):
 		 * two system calls per part of 32 records would be most of what
 		 * a record costs, and an endless storm still gets its reports.
 		 */
 		loop_set_pending(d->loop, drain_more, d);
 	}
 	now = eg_mono_ms();
-	if (rc == -EAGAIN && now - d->last_report_ms < DRAIN_INTERVAL_MS)
+	if (rc == -EAGAIN && now - d->last_report_ms < DRAIN_DELAY_MS)
 		return;
 	d->last_report_ms = now;
 	/* PATH searches that no exec ended in time are written as they were */
@@ -519,6 +569,12 @@ static void drain(struct daemon *d)
 	report_lost(d);
 	flush_timed(d);
 	service_check_rotation(d);
+	if (rc != -EAGAIN) {
+		uint64_t later = drain_later(d);
+
+		if (later)
+			arm_drain_in(d, later);
+	}
 }
 
 static void drain_more(void *arg)
@@ -526,19 +582,37 @@ static void drain_more(void *arg)
 	drain(arg);
 }
 
+/*
+ * The ring's wakeups (edge-triggered): the first record into a drained
+ * ring arms the drain; one while it is armed is the fill threshold's (no
+ * other record wakes us before the drain), and drains now.
+ */
 void records_on_ring(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
+	struct daemon *d = arg;
+
 	(void)w;
 	(void)fd;
 	(void)events;
-	drain(arg);
+	if (d->drain_armed)
+		drain(d);
+	else
+		arm_drain(d);
+}
+
+void records_drain_soon(struct daemon *d)
+{
+	arm_drain(d);
 }
 
 void records_on_flush_timer(struct eg_watch *w, uint64_t n, void *arg)
 {
+	struct daemon *d = arg;
+
 	(void)w;
 	(void)n;
-	drain(arg);
+	d->drain_armed = false;
+	drain(d);
 }
 
 /*

@@ -9,12 +9,13 @@
  * execgate daemon: load the tracer, pin its maps, turn ring-buffer records
  * into JSON lines (or a table on a terminal), report every lost record,
  * and serve the control socket. Everything runs in one event loop
- * (daemon/loop.c): the ring buffer, the flush timer, signals and the
+ * (loop/loop.c): the ring buffer, the drain timer, signals and the
  * control socket's connections.
  *
  * Batching is the whole performance story (DESIGN.md, "Performance notes"):
- * the BPF side submits without waking us, we drain on a short timer or when
- * the ring passes a fill threshold, and write the output in large chunks.
+ * the kernel wakes us for a record into a drained ring or past a fill
+ * threshold, we drain once a short delay later (records.c), and write the
+ * output in large chunks. No periodic timer: idle, the daemon sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -213,6 +213,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		}
 		se->next = s->list;
 		s->list = se;
+		sweep_arm(s);
 		s->nsessions++;
 		s->st.sessions_active++;
 	}

@@ -13,6 +13,7 @@
 #include "session/resolve.h"
 #include "session/session.h"
 #include "util/jsonw.h"
+#include "loop/loop.h"
 
 /* the seccomp user-notify names newer than the system headers */
 #include "util/seccomp_notif.h"
@@ -136,7 +137,8 @@ struct eg_sessions {
 	unsigned int napprovals;
 	struct ctl_conn **watchers;	/* `execgate approvals --watch` */
 	unsigned int nwatchers;
-	struct eg_watch *sweep;
+	struct eg_watch *sweep;		/* armed while a session or a verdict is held (sweep_arm) */
+	bool sweep_armed;
 	struct refusal refusals[REFUSALS_MAX];
 	unsigned int next_refusal;
 	struct sbuf ann_rule, ann_msg, ann_id;
@@ -424,5 +426,17 @@ int approval_rejoin(struct eg_sessions *s, struct exec_request *r);
 void approvals_session_ended(struct eg_sessions *s, struct eg_session *se);
 /* Answers every pending approval as its timeout would (a restart). */
 void approvals_resolve_all(struct eg_sessions *s, const char *why);
+
+/*
+ * The sweep (ended nested sessions, verdicts no record took) runs every
+ * SWEEP_MS while there is something to sweep, and not at all on a daemon
+ * with no session: an idle daemon has no timer.
+ */
+#define SWEEP_MS		10000
+static inline void sweep_arm(struct eg_sessions *s)
+{
+	if (!s->sweep_armed && s->sweep && !loop_timer_set(s->sweep, SWEEP_MS, SWEEP_MS))
+		s->sweep_armed = true;
+}
 
 #endif

@@ -215,6 +215,7 @@ static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 	struct eg_sessions *s = arg;
 	uint64_t now = eg_mono_ns();
 	unsigned int i;
+	bool held = false;
 
 	(void)w;
 	(void)n;
@@ -227,7 +228,11 @@ static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 			free(v->message);
 			memset(v, 0, sizeof(*v));
 		}
+		held = held || (v->tid && !v->used);
 	}
+	/* nothing left to sweep: no timer until the next session */
+	if (!s->list && !held && !loop_timer_set(s->sweep, 0, 0))
+		s->sweep_armed = false;
 }
 
 /* ---- control ops --------------------------------------------------------- */
@@ -430,6 +435,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		se->attached = true;
 	se->next = s->list;
 	s->list = se;
+	sweep_arm(s);
 	s->nsessions++;
 	s->st.sessions_started++;
 	s->st.sessions_active++;
@@ -725,7 +731,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	if (!err)
 		err = receivers_init(s);
 	if (!err)
-		err = loop_add_timer(o->loop, 10000, 10000, on_sweep, s, &s->sweep);
+		err = loop_add_timer(o->loop, 0, 0, on_sweep, s, &s->sweep);
 	if (!err)
 		err = approvals_init(s);
 	if (!err)
