@@ -854,6 +854,11 @@ static int caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard)
 	int fd = -1, err;
 	pid_t pid;
 
+	if (ctl_peer(c)->api) {
+		/* the HTTP API's runs: no process of the caller's here, the default */
+		*soft = *hard = PROCS_NPROC_DEFAULT;
+		return 0;
+	}
 	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
 		if (errno != ENOPROTOOPT)
 			return -errno;
@@ -2240,4 +2245,21 @@ void procs_free(struct eg_procs *ps)
 		close(ps->ws_fd);
 	runcg_free(ps->cg);
 	free(ps);
+}
+
+int procs_pty_fd(struct eg_procs *ps, const char *id, uid_t uid)
+{
+	int i, fd;
+
+	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (!p->used || strcmp(p->id, id) || (uid && p->uid != uid))
+			continue;
+		if (!p->pty || p->in_fd < 0)
+			return -ENOTTY;
+		fd = fcntl(p->in_fd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	return -ESRCH;
 }

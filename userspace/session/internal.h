@@ -120,6 +120,7 @@ struct eg_facts_prog;
 
 struct eg_sessions {
 	struct eg_sessions_opts o;
+	char answer_token[64];		/* the API token answering now (approvals.c), "" else */
 	struct eg_offload *offload;	/* the workers that read and look up (offload.c) */
 	/* receiver.c: threads that live, and the timer that finds a stuck one */
 	unsigned int receivers;
