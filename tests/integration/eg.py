@@ -198,3 +198,60 @@ class Ctx:
     def run(self, argv, check=True, **kw):
         return subprocess.run(argv, check=check, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, **kw)
+
+
+def wait_until(cond, timeout=10, what="the condition"):
+    """Calls cond() until it returns something true, and returns that; AssertionError naming
+    what never came within timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() >= deadline:
+            raise AssertionError("%s: not within %ss" % (what, timeout))
+        time.sleep(0.05)
+
+
+def proc_stat(pid):
+    """/proc/PID/stat's state, ppid, pgrp, tty_nr and tpgid; None once the process is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            v = f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return {"state": v[0], "ppid": int(v[1]), "pgrp": int(v[2]), "tty_nr": int(v[4]), "tpgid": int(v[5])}
+
+
+def in_foreground(pid):
+    """Whether pid runs (not stopped, not a zombie) in the foreground process group of its terminal:
+    what the terminal's keys (C-c, C-z, typed lines) reach."""
+    return _foreground(proc_stat(pid))
+
+
+def _foreground(st):
+    return bool(st) and st["state"] not in "TtZX" and st["tty_nr"] != 0 and st["tpgid"] == st["pgrp"]
+
+
+def foreground_pid(argv, tty=None):
+    """The pid of a process whose command line is argv, in the foreground of its terminal (tty:
+    that terminal, a /dev/pts/N path); None while there is none."""
+    want = ("\0".join(argv) + "\0").encode()
+    tty_nr = None
+    if tty:
+        rdev = os.stat(tty).st_rdev
+        minor, major = os.minor(rdev), os.major(rdev)
+        tty_nr = (minor & 0xff) | (major << 8) | ((minor & ~0xff) << 12)   # the kernel's new_encode_dev
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % d, "rb") as f:
+                if f.read() != want:
+                    continue
+        except OSError:
+            continue
+        st = proc_stat(int(d))
+        if _foreground(st) and (tty_nr is None or st["tty_nr"] == tty_nr):
+            return int(d)
+    return None

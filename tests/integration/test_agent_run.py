@@ -46,6 +46,16 @@ class Env:
     def poll(self, pid):
         return self.ok("poll", pid)
 
+    def wait_output(self, pid, pred, what, timeout=10):
+        """Polls pid until pred(all its output so far) holds; returns that output."""
+        out = ""
+        deadline = time.monotonic() + timeout
+        while not pred(out):
+            assert time.monotonic() < deadline, "no %s from %s within %ss: %r" % (what, pid, timeout, out)
+            out += self.poll(pid)
+            time.sleep(0.05)
+        return out
+
     def wait_status(self, pid, what, timeout=10):
         deadline = time.monotonic() + timeout
         out = ""
@@ -91,9 +101,9 @@ def test_timeout_kills_the_group(ctx):
     assert r.returncode == 128 + 9, r
     assert time.monotonic() - start < 10
     assert b"timed out" in r.stderr, r.stderr
-    time.sleep(0.3)
-    left = subprocess.run(["pgrep", "-f", "sleep %s" % t], stdout=subprocess.PIPE).stdout
-    assert not left, "the grandchild survived: %r" % left
+    # killed with the group: gone once reaped (it would sleep on for 300 s)
+    eg.wait_until(lambda: not subprocess.run(["pgrep", "-f", "sleep %s" % t], stdout=subprocess.PIPE).stdout,
+                  timeout=5, what="the grandchild (sleep %s) killed with the group" % t)
 
 
 def test_background_log_event_and_registry(ctx):
@@ -133,19 +143,18 @@ def test_kill_and_send_keys_on_a_pty(ctx):
     r = e.run("poll", "p-99999")
     assert r.returncode == 1 and r.stderr.decode().startswith("execgate poll: no process"), r
 
-    pid = e.bg("bash", "--norc", "--noprofile", "-i", opts=("--pty",))
-    time.sleep(0.3)
+    pid = e.bg("bash", "--norc", "--noprofile", "-i", opts=("--pty", "--env", "PS1=EGPROMPT$ "))
+    e.wait_output(pid, lambda o: "EGPROMPT$ " in o, "prompt")
     e.ok("send-keys", pid, "echo tty-$((40+2)); tty -s && echo on-a-tty", "Enter")
-    deadline = time.monotonic() + 10
-    out = ""
-    while "tty-42" not in out or "\non-a-tty" not in out.replace("\r", ""):
-        assert time.monotonic() < deadline, out
-        out += e.poll(pid)
-        time.sleep(0.05)
-    e.ok("send-keys", pid, "sleep 100", "Enter")
-    time.sleep(0.3)
+    e.wait_output(pid, lambda o: "tty-42" in o and "\non-a-tty" in o.replace("\r", ""), "tty-42 and on-a-tty")
+    # C-c once sleep holds the terminal, exit once bash has it back
+    nap = "100.%d" % os.getpid()
+    e.ok("send-keys", pid, "sleep " + nap, "Enter")
+    sleeper = eg.wait_until(lambda: eg.foreground_pid(["sleep", nap]), what="sleep %s in the pty's foreground" % nap)
+    shell = eg.proc_stat(sleeper)["ppid"]
     e.ok("send-keys", pid, "C-c")
-    time.sleep(0.2)
+    eg.wait_until(lambda: not eg.proc_stat(sleeper) and eg.in_foreground(shell),
+                  what="sleep %s ended by C-c, bash (pid %d) in the foreground again" % (nap, shell))
     e.ok("send-keys", pid, "exit 6", "Enter")
     e.wait_status(pid, "exited 6")
 
@@ -436,7 +445,11 @@ def test_registry_survives_a_handover(ctx):
         out += e.poll(pid1)
         time.sleep(0.05)
     assert out.startswith("before\ngot-one\n"), out
-    time.sleep(0.3)
+    # both foreground runs are under way (they sleep 2 s) when the daemon hands over
+
+    def fg_running():
+        return [p for p in json.loads(e.ok("ps", "--json")) if not p["background"] and p["status"] == "running"]
+    eg.wait_until(lambda: len(fg_running()) == 2, what="the two foreground runs in the registry")
 
     daemon_pid = e.d.proc.pid
     e.d.proc.send_signal(signal.SIGUSR2)
@@ -485,7 +498,9 @@ def test_registry_survives_a_handover(ctx):
     assert new not in (pid1, pty, timed, gone) and int(new[2:]) > int(gone[2:]), new
     for i in (pid1, pty, timed, gone):
         e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == i, what="%s's exit event" % i)
-    time.sleep(0.5)
+    # a later run's exit recorded: a second exit event of any of them would be in the output by now
+    later = e.bg("true")
+    e.d.wait_for(lambda x: x.get("type") == "process" and x.get("id") == later, what="a later run's exit event")
     for i in (pid1, pty, timed, gone):
         evs = [x for x in e.d.events() if x.get("type") == "process" and x.get("id") == i]
         assert len(evs) == 1, evs
@@ -534,11 +549,11 @@ GONE_CALLER = r"""
 import json, os, socket, sys, time
 s = socket.socket(socket.AF_UNIX)
 s.connect(sys.argv[1])
+connector = os.getpid()
 if os.fork():
-    os._exit(0)          # the process that connected is gone before the request comes
-while os.getppid() == int(sys.argv[3]):
-    time.sleep(0.01)
-time.sleep(0.2)
+    os._exit(0)          # the process that connected is gone before the request comes:
+while os.path.exists("/proc/%d" % connector):
+    time.sleep(0.01)     # exited and reaped by the sh that waits for it
 s.sendall(sys.argv[2].encode() + b"\n")
 print(s.makefile().readline(), flush=True)
 """
@@ -551,11 +566,15 @@ def test_nproc_is_the_callers_or_refused(ctx):
     out = os.path.join(e.ws, "nproc.out")
     req = {"op": "run", "argv": ["/bin/sh", "-c", "ulimit -Hu > " + out], "background": True, "cwd": e.ws}
     sock = [x for x in e.d.events() if x.get("type") == "daemon" and x.get("event") == "start"][0]["socket"]
-    r = subprocess.Popen(["prlimit", "--nproc=100:300", "sh", "-c", 'exec python3 -c "$1" "$2" "$3" $$ & wait',
+    r = subprocess.Popen(["prlimit", "--nproc=100:300", "sh", "-c", 'exec python3 -c "$1" "$2" "$3" & wait',
                           "sh", GONE_CALLER, sock, json.dumps(req)], stdout=subprocess.PIPE)
     reply = json.loads(r.communicate(timeout=30)[0].decode().strip().split("\n")[-1])
-    time.sleep(0.5)
-    assert not reply.get("ok"), reply
+    # the connecting process has gone: the kernel cannot place it, so it counts as inside a session and
+    # is refused before its limits are read (they could not be read either); no registry entry, so
+    # nothing ran that could write out later
+    assert reply == {"ok": False, "error": "run: a process inside a supervised session cannot start processes "
+                     "outside it"}, reply
+    assert not [p for p in json.loads(e.ok("ps", "--json")) if out in p["command"]], "an entry for the refused run"
     assert not os.path.exists(out), open(out).read()
     # a daemon without CAP_SYS_RESOURCE cannot prlimit another user's process: it reads
     # the limits all the same (/proc/PID/limits), it does not hand out its own

@@ -12,6 +12,7 @@ import re
 import shutil
 import signal
 import subprocess
+import termios
 import time
 
 import eg
@@ -249,6 +250,26 @@ def wait_screen(sock, target, pat, timeout=15):
     raise AssertionError("screen never showed %r:\n%s" % (pat, text))
 
 
+def pane_tty(sock, target):
+    return subprocess.run(["tmux", "-S", sock, "display", "-p", "-t", target, "#{pane_tty}"],
+                          stdout=subprocess.PIPE).stdout.decode().strip()
+
+
+def wait_foreground(tty, *argv):
+    """Until argv runs in the foreground of terminal tty: where the next keys go."""
+    return eg.wait_until(lambda: eg.foreground_pid(list(argv), tty), timeout=15,
+                         what="%s in the foreground of %s" % (" ".join(argv), tty))
+
+
+def is_raw(tty):
+    """Whether terminal tty is in raw mode (no line editing: a relay reads each key)."""
+    fd = os.open(tty, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        return not termios.tcgetattr(fd)[3] & termios.ICANON
+    finally:
+        os.close(fd)
+
+
 def test_shim_terminal(ctx):
     """An interactive bash through the shim: Ctrl-C, Ctrl-Z and fg, less, a resize."""
     if not shutil.which("tmux"):
@@ -272,16 +293,17 @@ def test_shim_terminal(ctx):
         subprocess.run(["tmux", "-S", sock, "send-keys", "-t", "t"] + list(k), check=True)
     keys("PS1='PROMPT$ '", "Enter")
     wait_screen(sock, "t", r"^PROMPT\$ ?$")
+    tty = pane_tty(sock, "t")
     # Ctrl-C interrupts the foreground job, the shell stays
     keys("sleep 300; echo after-sleep-$?", "Enter")
-    time.sleep(0.5)
+    wait_foreground(tty, "sleep", "300")
     keys("C-c")
     wait_screen(sock, "t", r"^\^C")
     keys("echo alive-$((6*7))", "Enter")
     wait_screen(sock, "t", r"^alive-42$")
     # Ctrl-Z stops it, jobs lists it, fg brings it back
     keys("sleep 301", "Enter")
-    time.sleep(0.5)
+    wait_foreground(tty, "sleep", "301")
     keys("C-z")
     wait_screen(sock, "t", r"Stopped\s+sleep 301")
     keys("jobs", "Enter")
@@ -391,23 +413,22 @@ def test_exec_pty_terminal(ctx):
 
     def keys(*k):
         subprocess.run(["tmux", "-S", sock, "send-keys", "-t", "t"] + list(k), check=True)
-    pane_tty = subprocess.run(["tmux", "-S", sock, "display", "-p", "-t", "t", "#{pane_tty}"],
-                              stdout=subprocess.PIPE).stdout.decode().strip()
+    outer = pane_tty(sock, "t")
     keys("PS1='PROMPT$ '", "Enter")
     wait_screen(sock, "t", r"^PROMPT\$ ?$")
     # a terminal of its own, not the pane's
     keys("tty", "Enter")
     text = wait_screen(sock, "t", r"^/dev/pts/\d+$")
     inner = re.findall(r"^(/dev/pts/\d+)$", text, re.M)[0]
-    assert pane_tty.startswith("/dev/pts/") and inner != pane_tty, (inner, pane_tty)
+    assert outer.startswith("/dev/pts/") and inner != outer, (inner, outer)
     keys("sleep 300; echo after-sleep-$?", "Enter")
-    time.sleep(0.5)
+    wait_foreground(inner, "sleep", "300")
     keys("C-c")
     wait_screen(sock, "t", r"^\^C")
     keys("echo alive-$((6*7))", "Enter")
     wait_screen(sock, "t", r"^alive-42$")
     keys("sleep 301", "Enter")
-    time.sleep(0.5)
+    wait_foreground(inner, "sleep", "301")
     keys("C-z")
     wait_screen(sock, "t", r"Stopped\s+sleep 301")
     keys("jobs", "Enter")
@@ -429,11 +450,15 @@ def test_exec_pty_terminal(ctx):
     # the shell's exit status comes out of the launcher, and the outer terminal is as it was
     keys("exit 7", "Enter")
     wait_screen(sock, "t", r"^launcher-status=7$")
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not os.path.exists(os.path.join(d, "after")):
-        time.sleep(0.1)
-    time.sleep(0.2)
-    before, after = (open(os.path.join(d, n)).read() for n in ("before", "after"))
+
+    def stty_line(name):
+        try:
+            text = open(os.path.join(d, name)).read()
+        except FileNotFoundError:
+            return None
+        return text if text.endswith("\n") else None     # stty -g writes its one line at once
+    after = eg.wait_until(lambda: stty_line("after"), what="the pane's terminal modes after the launcher (%s/after)" % d)
+    before = stty_line("before")
     assert before == after and before.strip(), (before, after)
     dm.wait_for(lambda e: e.get("type") == "exec" and e.get("session") and e.get("argv") == ["sleep", "301"],
                 what="sleep in the session")
@@ -485,9 +510,11 @@ def test_exec_pty_stop_and_continue(ctx):
     keys("PS1='OUTER$ '; stty -g > %s/before" % d, "Enter")
     # keys typed before dash's first prompt ("# ") is out echo first: the new prompt follows it
     wait_screen(sock, "t", r"^(# )?OUTER\$ ?$")
-    keys("%s exec --pty -p %s -- /bin/bash --norc --noprofile -i" % (ctx.execgate, dm.pin_path), "Enter")
-    time.sleep(0.5)
-    keys("PS1='INNER$ '; clear; echo relay=$PPID", "Enter")
+    keys("PS1='INNER$ ' %s exec --pty -p %s -- /bin/bash --norc --noprofile -i" % (ctx.execgate, dm.pin_path),
+         "Enter")
+    # the inner bash's prompt, through the relay: the outer terminal is raw, keys go in
+    wait_screen(sock, "t", r"^INNER\$ ?$")
+    keys("clear; echo relay=$PPID", "Enter")
     text = wait_screen(sock, "t", r"^relay=\d+$")
     relay = int(re.findall(r"^relay=(\d+)$", text, re.M)[0])
     wait_screen(sock, "t", r"^INNER\$ ?$")
@@ -498,7 +525,10 @@ def test_exec_pty_stop_and_continue(ctx):
     before, during = (open(os.path.join(d, n)).read() for n in ("before", "during"))
     assert before == during, (before, during)
     keys("fg", "Enter")
-    time.sleep(0.5)
+    # dash gave the relay the terminal and it runs again, its terminal raw: keys go to the inner bash
+    tty = pane_tty(sock, "t")
+    eg.wait_until(lambda: eg.in_foreground(relay) and is_raw(tty),
+                  what="the relay (pid %d) in the foreground of %s, in raw mode, after fg" % (relay, tty))
     keys("echo inner-$((2+3))", "Enter")
     wait_screen(sock, "t", r"^inner-5$")
     keys("exit 4", "Enter")

@@ -59,6 +59,15 @@ def enforcing(ctx, policy, *extra, ready=True):
     return d, rel, cg
 
 
+def drained(d, cg):
+    """Until the record of an exec made now in cg is written: every earlier exec's is by then
+    (one ring buffer, read in order)."""
+    tok = token()
+    in_cg(cg, ["/bin/true", tok])
+    d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), 60,
+               "the record of a later exec (/bin/true %s)" % tok)
+
+
 def execs_with(d, tok):
     return [e for e in d.events() if e.get("type") == "exec" and tok in e.get("argv", [])]
 
@@ -179,7 +188,7 @@ def test_argv_flipped_by_a_thread_is_judged_as_committed(ctx):
     tries = int(os.environ.get("EG_RACE_TRIES", "2000"))
     r = in_cg(cg, [ctx.helper("racer"), "argv", str(tries), "/bin/true"], timeout=600)
     print("    racer: " + r.stdout.decode().strip())
-    time.sleep(1)
+    drained(d, cg)
     evs = [e for e in d.events() if e.get("type") == "exec" and e.get("filename") == "/usr/bin/true"
            and e.get("argv", [None])[0] == "/bin/true"]
     assert len(evs) >= tries * 0.9, len(evs)
@@ -411,7 +420,7 @@ def test_reload_is_atomic_under_execs(ctx):
     feeder.join()
     assert failures == 0, failures
     statuses = [int(l.split()[1]) for l in out if l.strip()]
-    time.sleep(1)
+    drained(d, cg)
     evs = [e for e in d.events() if e.get("type") == "exec" and e.get("argv", [None])[-1] == "egr"]
     assert len(evs) == len(statuses) == 8000, (len(evs), len(statuses))
     seen = set()
@@ -524,7 +533,7 @@ def test_kernel_verdict_equals_policy_differential(ctx):
     ctx.run([ctx.execgate, "task", str(pid), "--set-depth", "-1", "-p", d.pin_path])
     out = runner.communicate(("go\n" + "\n".join(plan) + "\n").encode(), timeout=1200)[0]
     assert len(out.decode().strip().split("\n")) == lines
-    time.sleep(1)
+    drained(d, cg)
     d.stop()
     evs = [e for e in d.events() if e.get("type") == "exec" and (e.get("cgroup") or "").startswith(rel)]
     mismatches = []

@@ -93,6 +93,9 @@ def test_daemonset_structure(ctx):
     arg = [a for a in c["args"] if a.startswith("--policy=")][0].split("=", 1)[1]
     key = os.path.relpath(arg, pol["mountPath"])
     text = kinds["ConfigMap"]["data"][key]
+    # the shipped host policy itself, not a copy that drifts from it
+    with open(os.path.join(eg.ROOT, "policy", "host-audit.yaml")) as f:
+        assert text == f.read(), "dist/kubernetes/execgate.yaml's policy is not policy/host-audit.yaml"
     p = os.path.join(ctx.tmpdir(), "p.yaml")
     with open(p, "w") as f:
         f.write(text)

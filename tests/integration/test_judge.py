@@ -295,10 +295,11 @@ def test_procs_entry_outlives_its_leader(ctx):
     keys = [e["formatted"]["key"] for e in json.loads(out)]
     assert pid in keys, "the leader is gone but a thread runs: the process is still there"
     p.wait(10)
-    time.sleep(0.2)
-    out = ctx.run(["bpftool", "map", "dump", "pinned", os.path.join(d.pin_path, "procs"), "-j"]).stdout
-    keys = [e["formatted"]["key"] for e in json.loads(out)]
-    assert pid not in keys, "after the last thread the entry goes"
+
+    def entry_gone():
+        out = ctx.run(["bpftool", "map", "dump", "pinned", os.path.join(d.pin_path, "procs"), "-j"]).stdout
+        return pid not in [e["formatted"]["key"] for e in json.loads(out)]
+    eg.wait_until(entry_gone, timeout=5, what="the procs entry of %d gone after its last thread" % pid)
 
 
 # ---- regex budget -----------------------------------------------------------

@@ -60,6 +60,23 @@ def test_json_available(ctx):
         assert f[name]["available"], (name, f[name])
 
 
+LSM_LIST = "/sys/kernel/security/lsm"
+LOAD_STEPS = ("open", "load", "BPF_PROG_LOAD", "attach")  # where a program's load can fail
+
+
+def reason_parts(r):
+    """(errno, step, hint) of an unavailable feature's reason, "<ERRNO> at <step>: <hint>"."""
+    m = re.fullmatch(r"(E[A-Z0-9]+) at ([\w/ ]+): (\S.*)", r["reason"])
+    assert m and m.group(1) == r["errno"], r
+    return m.groups()
+
+
+def kernel_has_bpf_lsm():
+    """Whether the kernel was built with BPF LSM (CONFIG_BPF_LSM): its hooks are kernel symbols."""
+    with open("/proc/kallsyms") as f:
+        return any(l.rstrip().endswith(" bpf_lsm_bprm_check_security") for l in f)
+
+
 def test_json_lsm(ctx):
     f = probe_json(ctx)["features"]
     if bpf_lsm_active():
@@ -68,12 +85,40 @@ def test_json_lsm(ctx):
     # A program that loads is not enough: without bpf in lsm= it never runs.
     assert not f["bpf_lsm"]["available"], f["bpf_lsm"]
     assert not f["bpf_lsm_cgroup"]["available"], f["bpf_lsm_cgroup"]
-    for name in ("bpf_lsm", "bpf_lsm_cgroup"):
-        r = f[name]
-        # the reason names the step that failed and what to do about it
-        assert re.match(r"E[A-Z0-9]+ at [\w/ ]+: \S", r["reason"]), r
-        assert "lsm=" in r["reason"] or "BPF LSM" in r["reason"] or "refused" in r["reason"] or \
-            "lockdown" in r["reason"], r
+    # bpf_lsm: which case holds, from what the kernel has, whether the LSM list can be read
+    # (None: no securityfs), and whether the program loaded (the probe then went on to the list)
+    r = f["bpf_lsm"]
+    errno, step, hint = reason_parts(r)
+    listed = lsm_list()
+    if not kernel_has_bpf_lsm():
+        case, step_ok, want = ("no BPF LSM in this kernel, the program does not load",
+                               step in LOAD_STEPS and errno in ("ESRCH", "ENOENT"),
+                               "no bpf_lsm_bprm_check_security in vmlinux BTF; kernel built without CONFIG_BPF_LSM")
+    elif step == LSM_LIST and listed is not None:
+        case, step_ok, want = ("the program loads and the LSM list names no bpf", errno == "EOPNOTSUPP",
+                               "loads, but would never run: bpf is not an active LSM; add bpf to the lsm= boot "
+                               "parameter")
+    elif step == LSM_LIST:
+        case, step_ok, want = ("the program loads and the LSM list cannot be read", True,
+                               "loads, but whether bpf is an active LSM is unknown; mount securityfs")
+    elif listed is not None:
+        case, step_ok, want = ("the program is refused and the LSM list names no bpf", step in LOAD_STEPS,
+                               "BPF LSM not enabled (bpf not in %s); add bpf to the lsm= boot parameter" % LSM_LIST)
+    else:
+        case, step_ok, want = ("the program is refused and the LSM list cannot be read (no securityfs)",
+                               step in LOAD_STEPS,
+                               "BPF LSM probably not enabled; add bpf to the lsm= boot parameter (LSM list "
+                               "unknown: no securityfs)")
+    assert step_ok and hint == want, "bpf_lsm: %s, so %r; the probe says %r" % (case, want, r["reason"])
+    # bpf_lsm_cgroup: the same hooks, so it runs only where bpf_lsm does, and says so
+    c = f["bpf_lsm_cgroup"]
+    c_errno, c_step, c_hint = reason_parts(c)
+    if c_step == "bpf_lsm":
+        case, step_ok = "the program loads, but bpf_lsm is unavailable (its errno)", c_errno == errno
+    else:
+        case, step_ok = "the program is refused", c_step in LOAD_STEPS
+    assert step_ok and c_hint == "needs BPF LSM (see bpf_lsm)", \
+        "bpf_lsm_cgroup: %s, so 'needs BPF LSM (see bpf_lsm)'; the probe says %r" % (case, c["reason"])
 
 
 def test_json_mode(ctx):

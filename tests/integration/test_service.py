@@ -1076,18 +1076,27 @@ def test_handover_on_a_full_disk(ctx):
     are reported."""
     rel, cg, cgid = ctx.cgroup()
     mnt = ctx.tmpdir()
-    ctx.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", mnt])
+    # 1 KiB blocks: a full disk leaves less room in the output's last block than a start
+    # record takes (tmpfs counts 4 KiB pages, and a partial page held the next start record)
+    img = os.path.join(ctx.tmpdir(), "small.img")
+    with open(img, "wb") as f:
+        f.truncate(384 * 1024)
+    ctx.run(["mkfs.ext2", "-q", "-F", "-b", "1024", "-m", "0", img])
+    ctx.run(["mount", "-o", "loop", img, mnt])
     ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", mnt]))
+    os.chmod(mnt, 0o755)
     prom = os.path.join(mnt, "execgate.prom")
     d = ctx.daemon("--cgroup", cg, "--metrics-textfile", prom, "--metrics-interval", "1",
                    output=os.path.join(mnt, "events.jsonl"))
     filler = os.path.join(mnt, "filler")
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while os.write(fd, b"\0" * 4096):
+    # full to the last byte: what is left after the big writes would hold a small record
+    for size in (4096, 256, 16, 1):
+        try:
+            while os.write(fd, b"\0" * size):
+                pass
+        except OSError:
             pass
-    except OSError:
-        pass
     os.close(fd)
     tok = token()
     for i in range(30):

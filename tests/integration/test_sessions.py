@@ -126,9 +126,8 @@ def test_deny_eacces_and_stderr_line(ctx):
     assert "execgate: denied: no network tools (rule no-net)" in err, err
     # dash tries every PATH entry: one question, one line, every attempt logged
     assert err.count("execgate: denied:") == 1, err
-    failed = wait(lambda: evs(d, t, "exec_failed"), what="blocked exec")
-    time.sleep(0.3)
-    failed = evs(d, t, "exec_failed")
+    # three attempts (/usr/bin, /sbin, /bin): once the third is recorded, a fourth would have been too
+    failed = wait(lambda: len(evs(d, t, "exec_failed")) >= 3 and evs(d, t, "exec_failed"), what="three failed execs")
     blocked = [e for e in failed if e["errno"] == 13]
     assert blocked and all(e["action"] == "blocked" and e["layer"] == "seccomp" and
                            e["rule"] == "no-net" for e in blocked), failed
@@ -662,7 +661,15 @@ def test_signal_while_waiting_asks_once(ctx):
                           "trap 'echo got' USR1; (sleep 0.3; kill -USR1 $$) & exec touch %s" % f],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
-    time.sleep(1)
+
+    def parked():
+        """SIGUSR1 has come and waits behind the exec, which waits for its answer (killable only: D)."""
+        with open("/proc/%d/status" % p.pid) as fs:
+            st = dict(l.split(":", 1) for l in fs)
+        pending = int(st["SigPnd"], 16) | int(st["ShdPnd"], 16)
+        return st["State"].split()[0] == "D" and pending & (1 << (signal.SIGUSR1 - 1))
+    # the signal sent, and still pending: the exec was not restarted, so it cannot have asked again
+    wait(lambda: parked() or len(approvals(ctx, d)) > 1, what="SIGUSR1 pending while touch's exec waits")
     assert len(approvals(ctx, d)) == 1, "a signal must not make a second request"
     ctx.run([ctx.execgate, "approve", a["approval_id"], "-p", d.pin_path])
     p.communicate(timeout=20)
@@ -1275,7 +1282,9 @@ def test_a_peer_that_left_is_still_in_its_session(ctx):
                {"op": "wait", "id": "p-1"}):
         reply = peer_left(ctx, d, "reaped", op, "--restricted", user="nobody")
         assert reply["ok"] is False and "inside a supervised session" in reply["error"], (op, reply)
-    time.sleep(0.5)
+    # refused before the registry had an entry: nothing ran that could write out later
+    ps = json.loads(ctx.run([ctx.execgate, "ps", "--json", "-p", d.pin_path]).stdout)
+    assert not [e for e in ps if out in e["command"]], ps
     assert not os.path.exists(out), "a run from inside a restricted session escaped it"
     # from outside every session, run works as before
     r = ctx.run([ctx.execgate, "run", "-p", d.pin_path, "--", "sh", "-c", "echo outside"])
@@ -1743,10 +1752,13 @@ commands:
             "        os.execv('/bin/true', ['true', %r])\n"
             "    os.wait()\n" % (junk, t, t))
     session(ctx, d, ["/usr/bin/python3", "-c", code], check_rc=0)
-    wait(lambda: len([e for e in evs(d, t) if e["type"] == "exec"]) >= 20, 15, "20 exec records")
-    time.sleep(0.5)
-    failed = [e for e in evs(d, t, "exec_failed") if e.get("argv", [None])[0] == "junk"]
-    ran = [e for e in evs(d, t, "exec") if e.get("filename") == "/usr/bin/true"]
+
+    def both():
+        failed = [e for e in evs(d, t, "exec_failed") if e.get("argv", [None])[0] == "junk"]
+        ran = [e for e in evs(d, t, "exec") if e.get("filename") == "/usr/bin/true"]
+        return (failed, ran) if len(failed) >= 20 and len(ran) >= 20 else None
+    # each child's failed exec comes before its true: the 20th true is the last record of the run
+    failed, ran = wait(both, 15, "20 failed and 20 run exec records")
     assert len(failed) == 20 and len(ran) == 20, (len(failed), len(ran))
     for e in ran:
         assert e["decision"] == "audit" and e["rule"] == "audit-true", e

@@ -52,6 +52,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "util/seccomp_notif.h"
 
 #define SPAWN_PATH	"/bin/true"
 #define MAX_WORKERS	256
@@ -102,13 +103,6 @@ static void *worker_run(void *arg)
 	}
 	return NULL;
 }
-
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
-#endif
 
 static uint64_t now_ns(void);
 static uint64_t supervisor_work_ns;	/* -w: time spent on each notification before the answer */

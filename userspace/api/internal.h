@@ -110,7 +110,7 @@ void call_peer(struct eg_api *a, struct lws *wsi, const struct api_conn *c, bool
 /* Reads what a stream has (non-blocking): whole lines to fn; 1 at its end, 0, -errno. */
 int call_stream_read(struct api_conn *c, void (*fn)(struct api_conn *c, const char *line, size_t len));
 
-/* routes.c: an HTTP request whose body is in c->body; fills c->status, c->ctype, c->out (or starts a stream) */
+/* routes.c (reply_json, reply_error: conn.c): an HTTP request whose body is in c->body; fills c->status, c->ctype, c->out (or starts a stream) */
 void routes_http(struct eg_api *a, struct lws *wsi, struct api_conn *c);
 void reply_json(struct api_conn *c, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void reply_error(struct api_conn *c, int status, const char *msg);
@@ -122,11 +122,11 @@ void stream_tick(struct lws *wsi, struct api_conn *c);
 int stream_filter(struct lws *wsi, struct query_filter *f, char *since, size_t sincelen, char *err, size_t errlen);
 
 /* pty.c: a run's terminal over WebSocket */
-int pty_open(struct eg_api *a, struct lws *wsi, struct api_conn *c, const char *id, char *err, size_t errlen);
-void pty_message(struct lws *wsi, struct api_conn *c);
-void pty_tick(struct lws *wsi, struct api_conn *c);
+int apty_open(struct eg_api *a, struct lws *wsi, struct api_conn *c, const char *id, char *err, size_t errlen);
+void apty_message(struct lws *wsi, struct api_conn *c);
+void apty_tick(struct lws *wsi, struct api_conn *c);
 
-/* server.c: a WebSocket frame queued (text or binary) */
+/* conn.c: a WebSocket frame queued (text or binary), a connection made ready for its next request */
 void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, size_t len);
 void conn_reset(struct api_conn *c);
 

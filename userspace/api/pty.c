@@ -43,7 +43,7 @@ static void send_ctl(struct lws *wsi, struct api_conn *c, json_t *o)
 	json_decref(o);
 }
 
-int pty_open(struct eg_api *a, struct lws *wsi, struct api_conn *c, const char *id, char *err, size_t errlen)
+int apty_open(struct eg_api *a, struct lws *wsi, struct api_conn *c, const char *id, char *err, size_t errlen)
 {
 	struct ctl_peer peer;
 	char off[32];
@@ -66,12 +66,16 @@ int pty_open(struct eg_api *a, struct lws *wsi, struct api_conn *c, const char *
 	snprintf(c->run, sizeof(c->run), "%s", id);
 	c->pty = fd;
 	c->log_off = 0;
-	if (lws_get_urlarg_by_name(wsi, "offset=", off, sizeof(off)))
-		c->log_off = strtoull(off, NULL, 10);
+	{
+		const char *v = lws_get_urlarg_by_name(wsi, "offset=", off, sizeof(off));
+
+		if (v)
+			c->log_off = strtoull(v, NULL, 10);
+	}
 	return 0;
 }
 
-void pty_message(struct lws *wsi, struct api_conn *c)
+void apty_message(struct lws *wsi, struct api_conn *c)
 {
 	json_error_t je;
 	json_t *m;
@@ -138,7 +142,7 @@ static void send_exit(struct eg_api *a, struct lws *wsi, struct api_conn *c)
 	c->done = true;
 }
 
-void pty_tick(struct lws *wsi, struct api_conn *c)
+void apty_tick(struct lws *wsi, struct api_conn *c)
 {
 	struct eg_api *a = c->a;
 	json_t *reply;

@@ -180,14 +180,17 @@ static void get_run(struct eg_api *a, struct lws *wsi, struct api_conn *c, const
 static bool int_arg(struct lws *wsi, struct api_conn *c, json_t *req, const char *name)
 {
 	char key[32], buf[64], *end;
+	const char *val;
 	long long v;
 
 	snprintf(key, sizeof(key), "%s=", name);
-	if (!lws_get_urlarg_by_name(wsi, key, buf, sizeof(buf)))
+	/* the value after the name (the buffer holds both) */
+	val = lws_get_urlarg_by_name(wsi, key, buf, sizeof(buf));
+	if (!val)
 		return true;
 	errno = 0;
-	v = strtoll(buf, &end, 10);
-	if (!*buf || *end || errno || v < 0) {
+	v = strtoll(val, &end, 10);
+	if (!*val || *end || errno || v < 0) {
 		char msg[128];
 
 		snprintf(msg, sizeof(msg), "?%s= takes a number >= 0", name);

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,73 +25,6 @@ static unsigned char wbuf[LWS_PRE + 65536];
 static void count(uint64_t *c)
 {
 	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
-}
-
-void conn_reset(struct api_conn *c)
-{
-	sbuf_free(&c->body);
-	sbuf_free(&c->out);
-	sbuf_free(&c->in);
-	sbuf_free(&c->msg);
-	if (c->stream_fd > 0)
-		close(c->stream_fd);
-	if (c->pty > 0)
-		close(c->pty);
-	free(c->filter);
-	c->filter = NULL;
-	c->stream_fd = c->pty = -1;
-	c->out_off = 0;
-	c->hdr_sent = c->done = c->close_after = false;
-	c->body_too_large = false;
-	c->status = 0;
-}
-
-void reply_json(struct api_conn *c, int status, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	sbuf_reset(&c->out);
-	c->out_off = 0;
-	{
-		char tmp[4096];
-
-		vsnprintf(tmp, sizeof(tmp), fmt, ap);
-		sbuf_puts(&c->out, tmp);
-	}
-	va_end(ap);
-	sbuf_putc(&c->out, '\n');
-	c->status = status;
-	c->ctype = "application/json";
-}
-
-void reply_error(struct api_conn *c, int status, const char *msg)
-{
-	json_t *o = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
-	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-	reply_json(c, status, "%s", s ? s : "{\"ok\":false}");
-	free(s);
-	json_decref(o);
-}
-
-void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, size_t len)
-{
-	uint32_t l = len;
-	char t = text;
-
-	if (c->out.len - c->out_off + len > API_MAX_QUEUED) {
-		/* it does not read: it goes, counted */
-		count(&c->a->st.slow_clients);
-		c->close_after = true;
-		c->done = true;
-		lws_callback_on_writable(wsi);
-		return;
-	}
-	sbuf_put(&c->out, &t, 1);
-	sbuf_put(&c->out, &l, 4);
-	sbuf_put(&c->out, data, len);
-	lws_callback_on_writable(wsi);
 }
 
 /* GET /, HEAD /: the page, the one thing served without a token (it holds no data). */
@@ -317,7 +249,7 @@ static int on_ws_established(struct lws *wsi, struct api_conn *c)
 
 		c->kind = CONN_WS_PTY;
 		snprintf(id, sizeof(id), "%.*s", (int)(n < 31 ? n : 31), uri + 9);
-		rc = pty_open(c->a, wsi, c, id, err, sizeof(err));
+		rc = apty_open(c->a, wsi, c, id, err, sizeof(err));
 	}
 	if (rc) {
 		json_t *o = json_pack("{s:s,s:s}", "type", "error", "error", err);
@@ -414,14 +346,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
 			return 0;
 		if (c->kind == CONN_WS_PTY)
-			pty_message(wsi, c);
+			apty_message(wsi, c);
 		sbuf_reset(&c->msg);
 		return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return write_ws(wsi, c);
 	case LWS_CALLBACK_TIMER:
 		if (c->kind == CONN_WS_PTY)
-			pty_tick(wsi, c);
+			apty_tick(wsi, c);
 		else if (c->kind == CONN_SSE || c->kind == CONN_WS_EVENTS)
 			stream_tick(wsi, c);
 		if (!c->done)

@@ -38,6 +38,7 @@
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/pty.h"
+#include "util/seccomp_notif.h"
 
 #ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
 #define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)

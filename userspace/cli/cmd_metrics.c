@@ -5,7 +5,6 @@
  * answers, the kernel's counters are read from the pinned maps, with
  * execgate_daemon_up 0 and a line on stderr that says so.
  */
-#include <argp.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -31,27 +30,6 @@ static const char doc[] =
 "daemon answers, reads the kernel's counters it left pinned "
 "(execgate_daemon_up 0) and says so on stderr. --json wraps the text in a "
 "JSON object.";
-
-struct metrics_args {
-	struct cli_common common;
-};
-
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
-{
-	struct metrics_args *a = state->input;
-
-	switch (key) {
-	case ARGP_KEY_INIT:
-		CLI_COMMON_INIT(state, &a->common);
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
 
 static int print(const struct cli_common *c, const char *text, size_t len, bool daemon, const char *pin)
 {
@@ -114,24 +92,22 @@ static int from_pins(const struct cli_common *c, const struct eg_paths *p, bool 
 
 int do_metrics(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
-	struct argp argp = { NULL, parse_opt, NULL, doc, children, NULL, NULL };
-	struct metrics_args a = {};
+	struct cli_common common = {};
 	json_t *reply = NULL, *t;
 	struct eg_paths p;
 	char err[1024];
 	int e, rc;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+	if (cli_parse_no_args(argc, argv, doc, &common))
 		return EXIT_USAGE;
-	if (eg_paths_resolve(a.common.pin_path, &p)) {
+	if (eg_paths_resolve(common.pin_path, &p)) {
 		p_err("--pin-path must be an absolute path");
 		return EXIT_USAGE;
 	}
-	e = ctl_call_timeout(a.common.pin_path, "{\"op\":\"metrics\"}", 3000, &reply, err, sizeof(err));
+	e = ctl_call_timeout(common.pin_path, "{\"op\":\"metrics\"}", 3000, &reply, err, sizeof(err));
 	if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 		json_decref(reply);
-		rc = from_pins(&a.common, &p, e == -ETIMEDOUT);
+		rc = from_pins(&common, &p, e == -ETIMEDOUT);
 		return rc && rc != EXIT_NO_DAEMON ? rc : e == -ETIMEDOUT ? EXIT_NOT_ANSWERING : EXIT_NOT_RUNNING;
 	}
 	if (e) {
@@ -145,7 +121,7 @@ int do_metrics(int argc, char **argv)
 		p_err("the daemon's reply has no metrics text");
 		return 1;
 	}
-	rc = print(&a.common, json_string_value(t), json_string_length(t), true, p.pin);
+	rc = print(&common, json_string_value(t), json_string_length(t), true, p.pin);
 	json_decref(reply);
 	return rc;
 }

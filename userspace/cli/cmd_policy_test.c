@@ -303,27 +303,6 @@ int do_test(int argc, char **argv)
 
 /* ---- reload ---- */
 
-struct reload_opts {
-	struct cli_common common;
-};
-
-static error_t reload_parse(int key, char *arg, struct argp_state *state)
-{
-	struct reload_opts *o = state->input;
-
-	switch (key) {
-	case ARGP_KEY_INIT:
-		CLI_COMMON_INIT(state, &o->common);
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
-
 int do_reload(int argc, char **argv)
 {
 	static const char doc[] =
@@ -331,17 +310,15 @@ int do_reload(int argc, char **argv)
 		"Prints the new policy's sha256, or the errors and the sha256 of the policy\n"
 		"that stays in force (exit status 1). Check a file first with\n"
 		"'execgate policy check FILE'.";
-	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
-	struct argp argp = { NULL, reload_parse, NULL, doc, children, NULL, NULL };
-	struct reload_opts o = {};
+	struct cli_common common = {};
 	json_t *reply = NULL, *v;
 	char err[1024];
 	size_t i;
 	int rc;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+	if (cli_parse_no_args(argc, argv, doc, &common))
 		return EXIT_USAGE;
-	rc = ctl_call(o.common.pin_path, "{\"op\":\"policy_reload\"}", &reply, err, sizeof(err));
+	rc = ctl_call(common.pin_path, "{\"op\":\"policy_reload\"}", &reply, err, sizeof(err));
 	if (rc && rc != -EREMOTEIO) {
 		p_err("%s", err);
 		return rc == -ENOENT || rc == -ECONNREFUSED ? EXIT_NO_DAEMON : 1;
@@ -352,7 +329,7 @@ int do_reload(int argc, char **argv)
 		p_err("%s", err);
 		return 1;
 	}
-	if (o.common.json) {
+	if (common.json) {
 		char *s = json_dumps(reply, JSON_COMPACT);
 
 		printf("%s\n", s ? s : "{}");
@@ -364,10 +341,10 @@ int do_reload(int argc, char **argv)
 		       json_string_value(json_object_get(reply, "sha256")));
 	}
 	json_array_foreach(json_object_get(reply, "diagnostics"), i, v)
-		if (!o.common.json)
+		if (!common.json)
 			fprintf(stderr, "%s\n", json_string_value(v));
 	if (rc) {
-		if (!o.common.json)
+		if (!common.json)
 			p_err("%s does not load; the policy with sha256 %s stays in force",
 			      json_string_value(json_object_get(reply, "path")),
 			      json_string_value(json_object_get(reply, "kept_sha256")));

@@ -4,7 +4,6 @@
  * socket; when no daemon answers they read what stays pinned (the kernel's
  * counters, the task storage) and say that the daemon is not running.
  */
-#include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -23,27 +22,6 @@
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/paths.h"
-
-struct stats_args {
-	struct cli_common common;
-};
-
-static error_t parse_opt(int key, char *arg, struct argp_state *state)
-{
-	struct stats_args *a = state->input;
-
-	switch (key) {
-	case ARGP_KEY_INIT:
-		CLI_COMMON_INIT(state, &a->common);
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
-	default:
-		return ARGP_ERR_UNKNOWN;
-	}
-	return 0;
-}
 
 static long count_procs(const char *pin)
 {
@@ -283,7 +261,6 @@ static int pinned_counters(const struct cli_common *c, struct eg_paths *p, bool 
 
 static int run(int argc, char **argv, bool status)
 {
-	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
 	static const char stats_doc[] =
 		"Show the daemon's counters: records written, lost because the ring buffer\n"
 		"was full, dropped by output errors, cut argv, unreadable memory, decisions.\n"
@@ -291,16 +268,15 @@ static int run(int argc, char **argv, bool status)
 	static const char status_doc[] =
 		"Show the daemon: pid, uptime, mode, active enforcement layers, policy, output\n"
 		"and counters. Without a running daemon, says so and shows what is pinned.";
-	struct argp argp = { NULL, parse_opt, NULL, status ? status_doc : stats_doc, children, NULL, NULL };
-	struct stats_args a = {};
+	struct cli_common common = {};
 	struct eg_paths p;
 	json_t *reply, *v;
 	char *s;
 	int rc;
 
-	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+	if (cli_parse_no_args(argc, argv, status ? status_doc : stats_doc, &common))
 		return EXIT_USAGE;
-	if (eg_paths_resolve(a.common.pin_path, &p)) {
+	if (eg_paths_resolve(common.pin_path, &p)) {
 		p_err("--pin-path must be an absolute path");
 		return EXIT_USAGE;
 	}
@@ -309,14 +285,14 @@ static int run(int argc, char **argv, bool status)
 		/* quietly: no daemon is an answer here, not an error */
 		json_t *r = NULL;
 		char err[512];
-		int e = ctl_call_timeout(a.common.pin_path,
+		int e = ctl_call_timeout(common.pin_path,
 					 status ? "{\"op\":\"status\"}" : "{\"op\":\"stats\"}", 3000,
 					 &r, err, sizeof(err));
 
 		if (e == -ENOENT || e == -ECONNREFUSED || e == -ETIMEDOUT) {
 			json_decref(r);
 			if (eg_have_bpf_caps())
-				rc = pinned_counters(&a.common, &p, status, e == -ETIMEDOUT);
+				rc = pinned_counters(&common, &p, status, e == -ETIMEDOUT);
 			else
 				p_err("%s on %s; reading its pinned maps %s",
 				      e == -ETIMEDOUT ? "the daemon does not answer" : "no daemon is running",
@@ -331,7 +307,7 @@ static int run(int argc, char **argv, bool status)
 		}
 		reply = r;
 	}
-	if (a.common.json) {
+	if (common.json) {
 		json_object_del(reply, "ok");
 		json_object_set_new(reply, "daemon_running", json_true());
 		s = json_dumps(reply, JSON_COMPACT);

@@ -48,6 +48,29 @@ static const struct argp_option pin_options[] = {
 
 const struct argp cli_pin_argp = { pin_options, common_parse, NULL, NULL, NULL, NULL, NULL };
 
+static error_t no_args_parse(int key, char *arg, struct argp_state *state)
+{
+	switch (key) {
+	case ARGP_KEY_INIT:
+		CLI_COMMON_INIT(state, state->input);
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int cli_parse_no_args(int argc, char **argv, const char *doc, struct cli_common *ret)
+{
+	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
+	struct argp argp = { NULL, no_args_parse, NULL, doc, children, NULL, NULL };
+
+	return argp_parse(&argp, argc, argv, 0, NULL, ret) ? EXIT_USAGE : 0;
+}
+
 int cli_write(struct sbuf *b)
 {
 	if (b->oom) {

@@ -26,6 +26,13 @@ extern const struct argp cli_pin_argp;		/* -p, -v (verbs without --json) */
 /* Hands the common struct to the child parser; call from ARGP_KEY_INIT. */
 #define CLI_COMMON_INIT(state, common) ((state)->child_inputs[0] = (common))
 
+/*
+ * Parses the command line of a verb that takes the common options and no
+ * argument (status, stats, metrics, unload, policy reload): doc is its
+ * --help text. 0, or EXIT_USAGE after argp's message.
+ */
+int cli_parse_no_args(int argc, char **argv, const char *doc, struct cli_common *ret);
+
 /* Writes b to stdout; p_err and 1 on failure. */
 int cli_write(struct sbuf *b);
 

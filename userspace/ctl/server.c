@@ -15,6 +15,7 @@
 #include "ctl/server.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
+#include "util/listen.h"
 #include "util/log.h"
 
 #define READ_CHUNK		65536
@@ -265,6 +266,23 @@ void ctl_send_last(struct ctl_conn *c, const char *json, size_t len)
 		flush_out(c);
 	else
 		update_events(c);
+}
+
+void ctl_reply_open(struct jsonw *w, struct sbuf *b)
+{
+	jsonw_init(w, b);
+	jsonw_start_object(w);
+	jsonw_bool_field(w, "ok", true);
+}
+
+void ctl_reply_send(struct ctl_conn *c, struct jsonw *w, struct sbuf *b)
+{
+	jsonw_end_object(w);
+	if (b->oom)
+		ctl_reply_err(c, "out of memory");
+	else
+		ctl_send(c, b->data, b->len);
+	sbuf_free(b);
 }
 
 void ctl_reply_ok(struct ctl_conn *c, const char *extra)
@@ -733,21 +751,16 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int ad
 	if (adopt_fd >= 0) {
 		/* the previous daemon's socket: clients queued meanwhile are served now */
 		s->fd = adopt_fd;
-		fcntl(s->fd, F_SETFD, FD_CLOEXEC);
-		fcntl(s->fd, F_SETFL, fcntl(s->fd, F_GETFL) | O_NONBLOCK);
+		eg_listen_adopt(s->fd);
 	} else {
-		s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (s->fd < 0) {
-			err = -errno;
-			free(s);
-			return err;
-		}
 		/* We hold the daemon lock: a socket file here is a dead daemon's. */
 		unlink(path);
-		if (bind(s->fd, (struct sockaddr *)&sa, sizeof(sa)) || chmod(path, 0666) ||
-		    listen(s->fd, 128)) {
-			err = -errno;
-			goto fail;
+		s->fd = eg_listen((struct sockaddr *)&sa, sizeof(sa), 128, 0666);
+		if (s->fd < 0) {
+			err = s->fd;
+			unlink(path);
+			free(s);
+			return err;
 		}
 	}
 	err = loop_add_fd(loop, s->fd, EPOLLIN, on_listen, s, &s->w);

@@ -28,6 +28,7 @@
 #include <sys/types.h>
 #include <jansson.h>
 #include "loop/loop.h"
+#include "util/jsonw.h"
 #include "util/sbuf.h"
 
 #define CTL_IDLE_MS		5000
@@ -107,6 +108,13 @@ int ctl_conn_fd(const struct ctl_conn *c);
 
 /* Sends one line (a '\n' is added); the line must be a complete JSON value. */
 void ctl_send(struct ctl_conn *c, const char *json, size_t len);
+/*
+ * Every op's reply envelope: ctl_reply_open() starts {"ok":true, the op
+ * adds its fields, ctl_reply_send() closes and sends it (an error reply
+ * when b ran out of memory) and frees b.
+ */
+void ctl_reply_open(struct jsonw *w, struct sbuf *b);
+void ctl_reply_send(struct ctl_conn *c, struct jsonw *w, struct sbuf *b);
 /* {"ok":true} plus the fields in extra (a rendered ",\"k\":v..." or NULL). */
 void ctl_reply_ok(struct ctl_conn *c, const char *extra);
 void ctl_reply_err(struct ctl_conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

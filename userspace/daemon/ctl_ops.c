@@ -139,55 +139,25 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_end_object(w);
 }
 
-static void send_obj(struct ctl_conn *c, struct sbuf *b)
-{
-	if (b->oom)
-		ctl_reply_err(c, "out of memory");
-	else
-		ctl_send(c, b->data, b->len);
-	sbuf_free(b);
-}
-
 static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 {
 	struct daemon *d = arg;
 	struct sbuf b = {};
 	struct jsonw w;
-	int i;
 
 	(void)req;
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "version", EG_VERSION);
 	jsonw_int_field(&w, "pid", getpid());
 	jsonw_uint_field(&w, "uptime_ms", uptime_ms(d));
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
-	jsonw_key(&w, "mode");
-	jsonw_start_object(&w);
-	jsonw_string_field(&w, "tracer", d->mode.tracer);
-	jsonw_string_field(&w, "kernel_enforcement", d->mode.kernel_enforcement);
-	jsonw_string_field(&w, "session_enforcement", d->mode.session_enforcement);
-	jsonw_end_object(&w);
-	jsonw_key(&w, "enforcement");
-	jsonw_start_array(&w);
-	if (d->k.on)
-		jsonw_string(&w, d->k.layer);
-	if (d->sessions)
-		jsonw_string(&w, "seccomp");
-	jsonw_end_array(&w);
+	daemon_mode_json(d, &w);
 	/* what the kernel holds, read back from the maps and the pinned links */
 	jsonw_key(&w, "kernel");
 	inforce_json(d->paths.pin, &w);
 	/* --cgroup scopes, and whether each one's cgroup is there now */
 	daemon_scopes_json(d, &w);
-	jsonw_key(&w, "available");
-	jsonw_start_array(&w);
-	for (i = 0; i < EG_FEAT__COUNT; i++)
-		if (d->feats.r[i].available)
-			jsonw_string(&w, eg_feature_name(i));
-	jsonw_end_array(&w);
 	jsonw_key(&w, "policy");
 	if (d->policy) {
 		jsonw_start_object(&w);
@@ -214,8 +184,7 @@ static int op_status(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_string_field(&w, "format", d->text ? "text" : "json");
 	jsonw_end_object(&w);
 	put_counters(d, &w);
-	jsonw_end_object(&w);
-	send_obj(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -226,14 +195,11 @@ static int op_stats(struct ctl_conn *c, const json_t *req, void *arg)
 	struct jsonw w;
 
 	(void)req;
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_int_field(&w, "pid", getpid());
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	put_counters(d, &w);
-	jsonw_end_object(&w);
-	send_obj(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -271,9 +237,8 @@ static int op_policy_reload(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_string(&w, line);
 	}
 	jsonw_end_array(&w);
-	jsonw_end_object(&w);
 	eg_diags_free(&diags);
-	send_obj(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -285,18 +250,15 @@ static int op_metrics(struct ctl_conn *c, const json_t *req, void *arg)
 
 	(void)req;
 	daemon_metrics_render(&text, arg);
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_int_field(&w, "pid", getpid());
 	jsonw_string_field(&w, "content_type", PROM_CONTENT_TYPE);
 	jsonw_key(&w, "text");
 	jsonw_bytes(&w, text.data ? text.data : "", text.len);
-	jsonw_end_object(&w);
 	if (text.oom)
 		b.oom = true;
 	sbuf_free(&text);
-	send_obj(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 

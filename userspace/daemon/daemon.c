@@ -150,27 +150,8 @@ static void emit_start(struct daemon *d)
 	meta_open_daemon(&w, output_buf(d->out), "start");
 	jsonw_string_field(&w, "version", EG_VERSION);
 	jsonw_int_field(&w, "pid", getpid());
-	jsonw_key(&w, "mode");
-	jsonw_start_object(&w);
-	jsonw_string_field(&w, "tracer", d->mode.tracer);
-	jsonw_string_field(&w, "kernel_enforcement", d->mode.kernel_enforcement);
-	jsonw_string_field(&w, "session_enforcement", d->mode.session_enforcement);
-	jsonw_end_object(&w);
-	/* the layers that enforce now; "available" is what probe found could */
-	jsonw_key(&w, "enforcement");
-	jsonw_start_array(&w);
-	if (d->k.on)
-		jsonw_string(&w, d->k.layer);
-	if (d->sessions)
-		jsonw_string(&w, "seccomp");
-	jsonw_end_array(&w);
+	daemon_mode_json(d, &w);
 	kernel_start_record(d, &w);
-	jsonw_key(&w, "available");
-	jsonw_start_array(&w);
-	for (i = 0; i < EG_FEAT__COUNT; i++)
-		if (d->feats.r[i].available)
-			jsonw_string(&w, eg_feature_name(i));
-	jsonw_end_array(&w);
 	jsonw_string_field(&w, "pin_path", d->paths.pin);
 	jsonw_string_field(&w, "socket", d->paths.sock);
 	jsonw_bool_field(&w, "tasks_reused", d->reuse.tasks);
@@ -717,6 +698,8 @@ int daemon_run(const struct daemon_opts *o)
 		if (!ha.loopback)
 			p_warn("--metrics-listen %s: metrics are served beyond this host", ha.text);
 	}
+	if (daemon_api_start(&d))
+		goto cleanup;
 	err = loop_add_fd(d.loop, ring_buffer__epoll_fd(d.rb), EPOLLIN, records_on_ring, &d, NULL);
 	if (!err)
 		err = loop_add_timer(d.loop, DRAIN_INTERVAL_MS, DRAIN_INTERVAL_MS, records_on_flush_timer, &d,
@@ -768,6 +751,8 @@ int daemon_run(const struct daemon_opts *o)
 
 cleanup:
 	json_decref(state);
+	/* its thread calls into the control server: it goes first */
+	daemon_api_stop(&d);
 	httpd_free(d.httpd);
 	loop_del(d.textfile_timer);
 	collapse_free(d.collapse);

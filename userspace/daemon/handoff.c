@@ -7,7 +7,7 @@
  * attached programs' links (tracing goes on), and every session's seccomp
  * listener (its processes wait in the kernel, their execs are answered by
  * the new daemon), and the registry of daemon-run processes (`execgate
- * run`: pidfds, pipes and ptys, logs, shell states; procs/procs.c). The maps stay pinned and the new programs take over
+ * run`: pidfds, pipes and ptys, logs, shell states; procs/handoff.c). The maps stay pinned and the new programs take over
  * with the next generation (trace/tracer.c), so no exec is traced twice or
  * not at all. A small JSON state in a memfd says which fd is what.
  */

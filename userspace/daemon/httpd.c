@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "daemon/httpd.h"
 #include "util/clock.h"
+#include "util/listen.h"
 #include "util/log.h"
 #include "util/prom.h"
 
@@ -393,25 +394,18 @@ int httpd_new(struct eg_loop *loop, const struct httpd_addr *a, httpd_render_fn 
 	      struct eg_httpd **ret)
 {
 	struct eg_httpd *h = calloc(1, sizeof(*h));
-	int one = 1, err;
+	int err;
 
 	if (!h)
 		return -ENOMEM;
 	h->loop = loop;
 	h->render = render;
 	h->arg = arg;
-	h->fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	h->fd = eg_listen((const struct sockaddr *)&a->ss, a->len, 16, 0);
 	if (h->fd < 0) {
-		err = -errno;
+		err = h->fd;
 		free(h);
 		return err;
-	}
-	setsockopt(h->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (a->ss.ss_family == AF_INET6)
-		setsockopt(h->fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(h->fd, (const struct sockaddr *)&a->ss, a->len) || listen(h->fd, 16)) {
-		err = -errno;
-		goto fail;
 	}
 	err = loop_add_fd(loop, h->fd, EPOLLIN, on_listen, h, &h->w);
 	if (!err)

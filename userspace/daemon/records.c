@@ -536,6 +536,35 @@ void records_on_flush_timer(struct eg_watch *w, uint64_t n, void *arg)
 	drain(arg);
 }
 
+/*
+ * How the daemon runs, for the start record and status alike: its mode,
+ * the layers that enforce now, and what probe found this kernel can do.
+ */
+void daemon_mode_json(struct daemon *d, struct jsonw *w)
+{
+	int i;
+
+	jsonw_key(w, "mode");
+	jsonw_start_object(w);
+	jsonw_string_field(w, "tracer", d->mode.tracer);
+	jsonw_string_field(w, "kernel_enforcement", d->mode.kernel_enforcement);
+	jsonw_string_field(w, "session_enforcement", d->mode.session_enforcement);
+	jsonw_end_object(w);
+	jsonw_key(w, "enforcement");
+	jsonw_start_array(w);
+	if (d->k.on)
+		jsonw_string(w, d->k.layer);
+	if (d->sessions)
+		jsonw_string(w, "seccomp");
+	jsonw_end_array(w);
+	jsonw_key(w, "available");
+	jsonw_start_array(w);
+	for (i = 0; i < EG_FEAT__COUNT; i++)
+		if (d->feats.r[i].available)
+			jsonw_string(w, eg_feature_name(i));
+	jsonw_end_array(w);
+}
+
 void daemon_scopes_json(struct daemon *d, struct jsonw *w)
 {
 	size_t i;

@@ -576,9 +576,7 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 			return 0;
 		}
 	}
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_key(&w, "approvals");
 	jsonw_start_array(&w);
 	for (a = s->approvals; a; a = a->next) {
@@ -613,12 +611,7 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 		free(d);
 	}
 	jsonw_end_array(&w);
-	jsonw_end_object(&w);
-	if (b.oom)
-		ctl_reply_err(c, "out of memory");
-	else
-		ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	for (i = 0; watch && i < s->nwatchers; i++)
 		if (s->watchers[i] == c)
 			watch = false;	/* watching already: one entry, one on_close */

@@ -438,9 +438,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	emit_session(s, se, "start", NULL);
 
 	snprintf(sid, sizeof(sid), "s-%x", se->id);
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "session", sid);
 	jsonw_uint_field(&w, "id", se->id);
 	jsonw_bool_field(&w, "install_listener", !outer);
@@ -449,9 +447,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_key(&w, "boundary");
 	jsonw_raw(&w, plan.data, plan.len);
 	env_deny_json(&w, s, se);
-	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	sbuf_free(&plan);
 	return 0;
 }
@@ -608,9 +604,7 @@ static int op_whoami(struct ctl_conn *c, const json_t *req, void *arg)
 	rc = task_lookup(s, peer->pid, false, &t);
 	if (!rc)
 		se = session_find(s, t.session);
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_int_field(&w, "pid", peer->pid);
 	jsonw_uint_field(&w, "uid", peer->uid);
 	jsonw_bool_field(&w, "in_session", !rc && t.session);
@@ -633,9 +627,7 @@ static int op_whoami(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_null(&w);
 	jsonw_bool_field(&w, "restricted", se && se->restricted);
 	jsonw_string_field(&w, "session_name", se && se->name[0] ? se->name : NULL);
-	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -649,9 +641,7 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 	char sid[16];
 
 	(void)req;
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_key(&w, "sessions");
 	jsonw_start_array(&w);
 	for (se = s->list; se; se = se->next) {
@@ -673,9 +663,7 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 		jsonw_end_object(&w);
 	}
 	jsonw_end_array(&w);
-	jsonw_end_object(&w);
-	ctl_send(c, b.data, b.len);
-	sbuf_free(&b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 

@@ -31,12 +31,10 @@
 #include "util/errnos.h"
 #include "util/log.h"
 #include "util/mounts.h"
+#include "util/seccomp_notif.h"
 #include "trace/probe.h"
 #include "probe.skel.h"
 
-#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
-#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
-#endif
 #ifndef ENOTSUPP
 #define ENOTSUPP 524	/* kernel-internal, but BPF_PROG_LOAD leaks it */
 #endif
