@@ -106,7 +106,7 @@ static int write_http(struct lws *wsi, struct api_conn *c)
 			return -1;
 		c->hdr_sent = true;
 		if (c->kind == CONN_SSE)
-			lws_http_mark_sse(wsi);
+			lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0);	/* a stream: no idle timeout */
 		if (c->out.len > c->out_off || (c->kind != CONN_SSE))
 			lws_callback_on_writable(wsi);
 		return 0;
@@ -216,13 +216,14 @@ static int on_http(struct lws *wsi, struct api_conn *c, const char *uri)
 	return 0;
 }
 
-static int on_ws_established(struct lws *wsi, struct api_conn *c)
+static int on_ws_established(struct eg_api *a, struct lws *wsi, struct api_conn *c)
 {
 	char uri[API_MAX_PATH], err[512];
 	int rc = -EINVAL;
 
 	conn_reset(c);
 	memset(c, 0, sizeof(*c));
+	c->a = a;
 	c->stream_fd = c->pty = -1;
 	uri[0] = '\0';
 	lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI);
@@ -324,9 +325,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_ESTABLISHED: {
 		int rc;
 
-		c->a = a;
-		rc = on_ws_established(wsi, c);
-		c->a = a;
+		rc = on_ws_established(a, wsi, c);
 		return rc;
 	}
 	case LWS_CALLBACK_RECEIVE:
