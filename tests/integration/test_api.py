@@ -401,3 +401,113 @@ def test_bounds(ctx):
         pass
     eg.wait_until(lambda: (a.metric("execgate_api_refused_total", 'reason="too_large"') or 0) >= 2,
                   what="counted")
+
+
+# ---- the page, in headless Chromium ------------------------------------------------
+
+class Chromium:
+    """Headless Chromium driven over its DevTools protocol (a WebSocket: the WS client above)."""
+
+    def __init__(self, ctx, url):
+        exe = shutil.which("chromium") or shutil.which("chromium-browser")
+        if not exe:
+            raise eg.Skip("chromium is not installed (Debian package chromium, tools/install-deps.sh)")
+        self.dir = ctx.tmpdir()
+        self.p = subprocess.Popen([exe, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                   "--disable-extensions", "--disable-background-networking", "--hide-scrollbars",
+                                   "--window-size=1200,900", "--user-data-dir=" + self.dir,
+                                   "--remote-debugging-port=0", url],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        ctx.on_cleanup(self.kill)
+        portfile = os.path.join(self.dir, "DevToolsActivePort")
+        port = int(eg.wait_until(lambda: os.path.exists(portfile) and open(portfile).read().split("\n")[0],
+                                 timeout=30, what="chromium's DevTools port"))
+
+        def page():
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            c.request("GET", "/json/list")
+            ts = json.loads(c.getresponse().read())
+            c.close()
+            return [t for t in ts if t.get("type") == "page" and t.get("url", "").startswith(url.split("#")[0])]
+        t = eg.wait_until(page, timeout=30, what="the page's target")[0]
+        path = t["webSocketDebuggerUrl"].split(str(port), 1)[1]
+        self.ws = WS(port, path, tok=None)
+        assert self.ws.status == 101, self.ws.status
+        self.n = 0
+
+    def call(self, method, **params):
+        self.n += 1
+        self.ws.send(json.dumps({"id": self.n, "method": method, "params": params}))
+        while True:
+            self.ws.s.settimeout(30)
+            op, d = self.ws.recv()
+            if op != 1:
+                continue
+            m = json.loads(d)
+            if m.get("id") == self.n:
+                assert "error" not in m, m
+                return m["result"]
+
+    def js(self, expr):
+        r = self.call("Runtime.evaluate", expression=expr, returnByValue=True)
+        assert "exceptionDetails" not in r, r
+        return r["result"].get("value")
+
+    def click(self, selector):
+        box = self.js("(function(){var r=document.querySelector(%s).getBoundingClientRect();"
+                      "return [r.x + r.width / 2, r.y + r.height / 2];})()" % json.dumps(selector))
+        for t in ("mousePressed", "mouseReleased"):
+            self.call("Input.dispatchMouseEvent", type=t, x=box[0], y=box[1], button="left", clickCount=1)
+
+    def screenshot(self, path):
+        data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+        with open(path, "wb") as f:
+            f.write(data)
+        return data
+
+    def kill(self):
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, 9)
+            self.p.wait()
+
+
+def test_page_in_chromium_approves(ctx):
+    a = Api(ctx)
+    # the page itself needs no token (it holds no data), and names no file of another host
+    st, html = a.req("GET", "/", tok=None)
+    assert st == 200 and b"Approve" in html and b"http://" not in html and b"https://" not in html, html[:200]
+    br = Chromium(ctx, "http://127.0.0.1:%d/#token=%s" % (a.port, TOKENS["alice"]))
+    eg.wait_until(lambda: br.js("document.body && document.body.dataset.ready") == "1", timeout=20,
+                  what="the page connected")
+    assert br.js("location.hash") == "", "the token leaves the address bar"
+    f = os.path.join(ctx.tmpdir(), "page-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--session", "pagetest", "--", "sh", "-c",
+                          "touch %s '%s two'; echo rc=$?" % (f, f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ap = eg.wait_until(a.approvals, what="a pending approval")[0]
+    t0 = time.monotonic()
+    row = eg.wait_until(lambda: br.js("(function(){var r=document.querySelector('#approvals tr.pending');"
+                                      "return r && [r.dataset.id].concat(Array.from(r.cells).map("
+                                      "function(c){return c.textContent;}));})()"),
+                        timeout=5, what="the request on the page")
+    assert time.monotonic() - t0 < 2, "the page showed the request after %.1fs" % (time.monotonic() - t0)
+    assert row[0] == ap["approval_id"], row
+    assert row[1] == "touch %s '%s two'" % (f, f) and row[2] == ap["session"], row
+    assert row[3] == "ask-touch" and row[4] == "touch needs a yes" and 0 < int(row[5]) <= 20, row
+    # the session's tree shows its shell (allowed) while touch waits
+    eg.wait_until(lambda: ap["session"] in (br.js("document.getElementById('tree').textContent") or ""),
+                  what="the session on the page")
+    shot = os.path.join(eg.OUT, "test-output", "api-page.png")
+    os.makedirs(os.path.dirname(shot), exist_ok=True)
+    assert br.screenshot(shot)[:8] == b"\x89PNG\r\n\x1a\n"
+    print("    screenshot: %s" % shot)
+    br.click("#approvals tr.pending button.approve")
+    out, err = p.communicate(timeout=20)
+    assert b"rc=0" in out and os.path.exists(f), (out, err)
+    ev = a.d.wait_for(lambda e: e.get("type") == "approval" and e.get("approval_id") == ap["approval_id"] and
+                      e["event"] != "requested", what="the answer's record")[0]
+    assert ev["event"] == "approved" and ev["answered_by"]["token"] == "alice", ev
+    # the tree gets touch's verdict, and the request leaves the table
+    eg.wait_until(lambda: "approved" in (br.js("document.getElementById('tree').textContent") or ""),
+                  what="touch's verdict in the tree: %s" % br.js("document.getElementById('tree').textContent"))
+    eg.wait_until(lambda: not br.js("document.querySelector('#approvals tr.pending')"), what="the row gone")
+    br.screenshot(os.path.join(eg.OUT, "test-output", "api-page-after.png"))
