@@ -130,6 +130,12 @@ void apty_tick(struct lws *wsi, struct api_conn *c);
 void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, size_t len);
 void conn_reset(struct api_conn *c);
 
+/*
+ * server.c: the libwebsockets context serving a, listening on a's address
+ * (or not at all: the fuzzer adopts its own sockets).
+ */
+struct lws_context *api_context_new(struct eg_api *a, bool listen);
+
 /* page.c */
 extern const char api_page_html[];
 

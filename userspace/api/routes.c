@@ -59,6 +59,11 @@ static void op(struct eg_api *a, struct lws *wsi, struct api_conn *c, json_t *re
 	char err[512];
 	json_t *reply;
 
+	if (!req) {
+		/* a value jansson refused (not UTF-8) */
+		reply_error(c, 400, "the request holds a value that is not UTF-8 text");
+		return;
+	}
 	call_peer(a, wsi, c, place, &peer);
 	if (place && (!peer.api_placed || peer.api_session))
 		__atomic_add_fetch(&a->st.in_session, 1, __ATOMIC_RELAXED);
@@ -153,11 +158,13 @@ static void get_run(struct eg_api *a, struct lws *wsi, struct api_conn *c, const
 {
 	struct ctl_peer peer;
 	char err[512];
-	json_t *reply, *p;
+	json_t *req, *reply, *p;
 	size_t i;
 
 	call_peer(a, wsi, c, false, &peer);
-	reply = a->call(a, &peer, json_pack("{s:s}", "op", "ps"), NULL, err, sizeof(err));
+	req = json_pack("{s:s}", "op", "ps");
+	reply = a->call(a, &peer, req, NULL, err, sizeof(err));
+	json_decref(req);
 	if (!reply) {
 		reply_error(c, 503, err);
 		return;
@@ -210,7 +217,8 @@ static bool split_id(const char *p, const char *prefix, char id[ID_MAX + 1], con
 		return false;
 	p += n;
 	l = strcspn(p, "/");
-	if (!l || l > ID_MAX)
+	/* ids are the daemon's (p-7, a-3f09...): anything else is no route */
+	if (!l || l > ID_MAX || strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") < l)
 		return false;
 	memcpy(id, p, l);
 	id[l] = '\0';

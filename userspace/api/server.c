@@ -293,7 +293,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		c->a = a;
 		return on_http(wsi, c, in);
 	case LWS_CALLBACK_HTTP_BODY:
-		if (c->status)
+		/* a body only after a request whose token held (on_http answered any other) */
+		if (c->status || !c->token[0])
 			return 0;
 		if (c->body.len + len > API_MAX_BODY) {
 			count(&a->st.too_large);
@@ -302,7 +303,9 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		sbuf_put(&c->body, in, len);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
-		if (!c->status)
+		if (!c->status && !c->token[0])
+			reply_error(c, 401, "a valid token is required: Authorization: Bearer TOKEN (--api-token-file)");
+		else if (!c->status)
 			routes_http(a, wsi, c);
 		lws_callback_on_writable(wsi);
 		return 0;
@@ -438,9 +441,31 @@ bad:
 	return -EINVAL;
 }
 
-int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_t errlen)
+struct lws_context *api_context_new(struct eg_api *a, bool listen)
 {
 	struct lws_context_creation_info info;
+
+	lws_set_log_level(LLL_ERR, lws_log);
+	memset(&info, 0, sizeof(info));
+	info.port = listen ? a->port : CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.iface = listen ? a->addr : NULL;
+	info.protocols = protocols;
+	info.options = strchr(a->addr, ':') ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.max_http_header_data = API_MAX_HEADER;
+	info.max_http_header_pool = API_MAX_CONNS;
+	info.fd_limit_per_thread = API_MAX_CONNS + 32;
+	info.timeout_secs = API_IDLE_S;
+	info.keepalive_timeout = API_IDLE_S;
+	info.count_threads = 1;
+	info.user = a;
+	info.vhost_name = "execgate";
+	info.server_string = "execgate";
+	info.pt_serv_buf_size = 65536;
+	return lws_create_context(&info);
+}
+
+int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_t errlen)
+{
 	struct eg_api *a;
 	int rc;
 
@@ -458,23 +483,7 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 	a->output_path = o->output_path ? strdup(o->output_path) : NULL;
 	a->o.output_path = a->output_path;
 	a->o.listen = a->o.token_file = NULL;
-	lws_set_log_level(LLL_ERR, lws_log);
-	memset(&info, 0, sizeof(info));
-	info.port = a->port;
-	info.iface = a->addr;
-	info.protocols = protocols;
-	info.options = strchr(a->addr, ':') ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.max_http_header_data = API_MAX_HEADER;
-	info.max_http_header_pool = API_MAX_CONNS;
-	info.fd_limit_per_thread = API_MAX_CONNS + 32;
-	info.timeout_secs = API_IDLE_S;
-	info.keepalive_timeout = API_IDLE_S;
-	info.count_threads = 1;
-	info.user = a;
-	info.vhost_name = "execgate";
-	info.server_string = "execgate";
-	info.pt_serv_buf_size = 65536;
-	a->ctx = lws_create_context(&info);
+	a->ctx = api_context_new(a, true);
 	if (!a->ctx) {
 		snprintf(err, errlen, "--api-listen %s:%d: cannot listen (in use? see the lines above)", a->addr, a->port);
 		rc = -EADDRINUSE;
