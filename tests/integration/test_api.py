@@ -511,3 +511,31 @@ def test_page_in_chromium_approves(ctx):
                   what="touch's verdict in the tree: %s" % br.js("document.getElementById('tree').textContent"))
     eg.wait_until(lambda: not br.js("document.querySelector('#approvals tr.pending')"), what="the row gone")
     br.screenshot(os.path.join(eg.OUT, "test-output", "api-page-after.png"))
+
+
+def test_docs_curl_examples_run(ctx):
+    """Every sh block of docs/api.md runs as written against a daemon."""
+    if not shutil.which("curl") or not shutil.which("jq"):
+        ctx.skip("curl and jq are needed (tools/install-deps.sh)")
+    with open(os.path.join(eg.ROOT, "docs", "api.md")) as f:
+        blocks = re.findall(r"```sh\n(.*?)```", f.read(), re.S)
+    assert len(blocks) >= 4, "docs/api.md has its examples"
+    a = Api(ctx)
+    env = dict(os.environ, API="http://127.0.0.1:%d" % a.port, TOKEN=TOKENS["alice"])
+    waiting = None
+    f = os.path.join(ctx.tmpdir(), "docs-" + token())
+    for b in blocks:
+        if "/approvals" in b:
+            # something to approve
+            waiting = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c",
+                                        "touch %s; echo rc=$?" % f], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            eg.wait_until(a.approvals, what="a pending approval")
+        if "/v1/events" in b:
+            subprocess.Popen(["sh", "-c", "sleep 0.5; exec true docs-example"])
+        r = subprocess.run(["bash", "-e", "-c", b], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=60)
+        assert r.returncode == 0, (b, r.returncode, r.stdout.decode()[-500:], r.stderr.decode()[-500:])
+    out, _ = waiting.communicate(timeout=20)
+    assert b"rc=0" in out and os.path.exists(f), out
+    ev = a.d.wait_for(lambda e: e.get("type") == "approval" and e["event"] == "approved", what="approved")[0]
+    assert ev["answered_by"]["token"] == "alice" and ev["reason"] == "checked the command", ev
