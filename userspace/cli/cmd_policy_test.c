@@ -128,6 +128,7 @@ static int decision_status(enum eg_decision d)
 {
 	switch (d) {
 	case EG_DECISION_DENY: return 1;
+	case EG_DECISION_REDIRECT: return 1;	/* the command as asked does not run */
 	case EG_DECISION_APPROVAL: return 3;
 	case EG_DECISION_ERROR: return 4;
 	default: return 0;	/* allow, audit: it runs */

@@ -59,6 +59,7 @@ struct eg_session {
 	uint64_t started_ns;
 	uint64_t execs, denied;
 	char *boundary;			/* its Landlock plan, rendered (boundary.h), or NULL */
+	char *redirect_dir;		/* its redirect entries (redirect.c), or NULL */
 	uint64_t access_denied;		/* accesses its Landlock layers refused (denials.c) */
 	/* a top-level session: its tree's requests in workers, and those waiting for one */
 	unsigned int workers;
@@ -427,5 +428,11 @@ int approval_rejoin(struct eg_sessions *s, struct exec_request *r);
 void approvals_session_ended(struct eg_sessions *s, struct eg_session *se);
 /* Answers every pending approval as its timeout would (a restart). */
 void approvals_resolve_all(struct eg_sessions *s, const char *why);
+
+/* redirect.c: a session's redirect directory */
+void redirect_dir_make(struct eg_sessions *s, struct eg_session *se);
+void redirect_dir_remove(struct eg_session *se);
+/* Whether path is an entry of se's (or an outer session's) redirect directory. */
+bool redirect_path_in(const struct eg_session *se, const char *path);
 
 #endif

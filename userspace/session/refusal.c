@@ -78,6 +78,19 @@ void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg
 		jsonw_string_field(&w, "reason", v->error);
 	if (approval_id)
 		jsonw_string_field(&w, "approval_id", approval_id);
+	if (v->decision == EG_DECISION_REDIRECT && v->redirect && v->redirect->command) {
+		size_t i;
+
+		jsonw_key(&w, "redirect_to");
+		jsonw_start_object(&w);
+		jsonw_string_field(&w, "command", v->redirect->command);
+		jsonw_key(&w, "args");
+		jsonw_start_array(&w);
+		for (i = 0; i < v->redirect->n_args; i++)
+			jsonw_string(&w, v->redirect->args[i]);
+		jsonw_end_array(&w);
+		jsonw_end_object(&w);
+	}
 	jsonw_end_object(&w);
 	sbuf_putc(&b, '\n');
 	snprintf(text, sizeof(text), "%s s-%x pid %d depth %d: %.200s (%.100s)", action, r->session->id,
@@ -91,6 +104,7 @@ const char *verdict_action(enum eg_decision d)
 	switch (d) {
 	case EG_DECISION_AUDIT: return "audited";
 	case EG_DECISION_APPROVAL: return "approved";
+	case EG_DECISION_REDIRECT: return "redirected";
 	default: return "allowed";
 	}
 }
@@ -155,6 +169,19 @@ void request_deny_with(struct eg_sessions *s, struct exec_request *r, const stru
 
 	snprintf(line, sizeof(line), "execgate: denied: %s (rule %s)\n",
 		 v->message ? v->message : "refused by policy", v->rule ? v->rule : "default");
+	if (v->decision == EG_DECISION_REDIRECT && v->redirect && v->redirect->command) {
+		/* the redirect could not catch this exec (an absolute path, a changed PATH): say where to go */
+		size_t i, n;
+
+		n = (size_t)snprintf(line, sizeof(line), "execgate: denied: %s (rule %s); this command is redirected: "
+				     "run %s", v->message ? v->message : "refused by policy",
+				     v->rule ? v->rule : "default", v->redirect->command);
+		for (i = 0; i < v->redirect->n_args && n < sizeof(line) - 2; i++)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " %s", v->redirect->args[i]);
+		if (n > sizeof(line) - 2)
+			n = sizeof(line) - 2;
+		snprintf(line + n, sizeof(line) - n, "\n");
+	}
 	request_deny(s, r, line);
 	refusal_note(s, r, v->rule, v->message, "blocked");
 	verdict_put(s, r->tid, r->session->id, eg_decision_name(v->decision), "blocked", v->rule,
