@@ -83,6 +83,7 @@ static int init(void)
 	a->o.run_as_set = true;
 	a->o.run_as_uid = a->o.run_as_gid = 65534;
 	a->o.tasks_fd = -1;
+	a->listen_fd = -1;
 	snprintf(a->addr, sizeof(a->addr), "127.0.0.1");
 	snprintf(a->tok[0].name, sizeof(a->tok[0].name), "fuzz");
 	eg_sha256(TOKEN, strlen(TOKEN), a->tok[0].sha);

@@ -45,6 +45,7 @@ struct eg_api {
 	struct api_token tok[API_MAX_TOKENS];
 	size_t ntok;
 	struct lws_context *ctx;
+	int listen_fd;			/* eg_listen's (util/listen.h), watched by lws as a raw fd; -1: none */
 	pthread_t thread;
 	bool started;
 	volatile int stop;

@@ -18,6 +18,7 @@
 #include <libwebsockets.h>
 #include "api/internal.h"
 #include "query/query.h"
+#include "util/listen.h"
 #include "util/log.h"
 
 static unsigned char wbuf[LWS_PRE + 65536];
@@ -136,7 +137,12 @@ static int write_http(struct lws *wsi, struct api_conn *c)
 		return 0;
 	}
 	{
-		bool close_after = c->close_after;
+		/*
+		 * An error ends the connection: what the client sent after a
+		 * refused request (its body, pipelined requests) is not read on
+		 * (libwebsockets could spin on a refused request's unread body).
+		 */
+		bool close_after = c->close_after || c->status >= 400;
 
 		conn_reset(c);
 		if (close_after || lws_http_transaction_completed(wsi))
@@ -267,6 +273,29 @@ static int on_ws_established(struct eg_api *a, struct lws *wsi, struct api_conn 
 	return 0;
 }
 
+/*
+ * Accepts every connection waiting on the listener and hands it to
+ * libwebsockets as a served socket; past API_MAX_CONNS (the listener's
+ * own connection apart) one is closed at once and counted.
+ */
+static void accept_all(struct eg_api *a, struct lws_vhost *vh)
+{
+	int i, fd;
+
+	for (i = 0; i < API_MAX_CONNS; i++) {
+		fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		if (a->nconns >= API_MAX_CONNS + 1) {
+			count(&a->st.refused);
+			close(fd);
+			continue;
+		}
+		if (!lws_adopt_socket_vhost(vh, fd))
+			count(&a->st.refused);	/* lws closed it */
+	}
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct lws_context *ctx = lws_get_context(wsi);
@@ -279,6 +308,14 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			count(&a->st.refused);
 			return 1;
 		}
+		return 0;
+	case LWS_CALLBACK_RAW_ADOPT_FILE:
+	case LWS_CALLBACK_RAW_CLOSE_FILE:
+		return 0;
+	case LWS_CALLBACK_RAW_RX_FILE:
+		/* the listener (eg_listen's socket) is readable: take what waits */
+		if (lws_get_socket_fd(wsi) == a->listen_fd)
+			accept_all(a, lws_get_vhost(wsi));
 		return 0;
 	case LWS_CALLBACK_WSI_CREATE:
 		a->nconns++;
@@ -447,8 +484,10 @@ struct lws_context *api_context_new(struct eg_api *a, bool listen)
 
 	lws_set_log_level(LLL_ERR, lws_log);
 	memset(&info, 0, sizeof(info));
-	info.port = listen ? a->port : CONTEXT_PORT_NO_LISTEN_SERVER;
-	info.iface = listen ? a->addr : NULL;
+	(void)listen;
+	/* lws listens on nothing: eg_listen's socket is adopted (api_start) */
+	info.port = CONTEXT_PORT_NO_LISTEN_SERVER;
+	info.iface = NULL;
 	info.protocols = protocols;
 	info.options = strchr(a->addr, ':') ? 0 : LWS_SERVER_OPTION_DISABLE_IPV6;
 	info.max_http_header_data = API_MAX_HEADER;
@@ -472,6 +511,7 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
+	a->listen_fd = -1;
 	a->o = *o;
 	a->call = call_ctl;
 	a->pty_fd = call_pty_fd;
@@ -483,17 +523,54 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 	a->output_path = o->output_path ? strdup(o->output_path) : NULL;
 	a->o.output_path = a->output_path;
 	a->o.listen = a->o.token_file = NULL;
+	{
+		struct sockaddr_storage ss = {};
+		socklen_t sl;
+
+		if (strchr(a->addr, ':')) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = htons(a->port);
+			inet_pton(AF_INET6, a->addr, &s6->sin6_addr);
+			sl = sizeof(*s6);
+		} else {
+			struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+			s4->sin_family = AF_INET;
+			s4->sin_port = htons(a->port);
+			inet_pton(AF_INET, a->addr, &s4->sin_addr);
+			sl = sizeof(*s4);
+		}
+		a->listen_fd = eg_listen((struct sockaddr *)&ss, sl, API_MAX_CONNS, 0);
+		if (a->listen_fd < 0) {
+			rc = a->listen_fd;
+			snprintf(err, errlen, "--api-listen %s:%d: %s", a->addr, a->port, strerror(-rc));
+			goto fail;
+		}
+		/* port 0: the kernel's pick, for tests */
+		sl = sizeof(ss);
+		if (!getsockname(a->listen_fd, (struct sockaddr *)&ss, &sl))
+			a->port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port :
+					((struct sockaddr_in *)&ss)->sin_port);
+	}
 	a->ctx = api_context_new(a, true);
 	if (!a->ctx) {
-		snprintf(err, errlen, "--api-listen %s:%d: cannot listen (in use? see the lines above)", a->addr, a->port);
-		rc = -EADDRINUSE;
+		snprintf(err, errlen, "--api-listen %s:%d: libwebsockets did not start (see the lines above)",
+			 a->addr, a->port);
+		rc = -ENOMEM;
 		goto fail;
 	}
-	if (!a->port) {
-		/* port 0: the kernel's pick, for tests */
-		struct lws_vhost *vh = lws_get_vhost_by_name(a->ctx, "execgate");
+	{
+		lws_sock_file_fd_type u = { .filefd = a->listen_fd };
 
-		a->port = vh ? lws_get_vhost_listen_port(vh) : 0;
+		if (!lws_adopt_descriptor_vhost(lws_get_vhost_by_name(a->ctx, "execgate"), LWS_ADOPT_RAW_FILE_DESC, u,
+						"execgate", NULL)) {
+			snprintf(err, errlen, "--api-listen %s:%d: libwebsockets did not take the listener", a->addr,
+				 a->port);
+			rc = -ENOMEM;
+			goto fail;
+		}
 	}
 	rc = -pthread_create(&a->thread, NULL, run, a);
 	if (rc) {
@@ -506,6 +583,8 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 fail:
 	if (a->ctx)
 		lws_context_destroy(a->ctx);
+	if (a->listen_fd >= 0 && !a->started)
+		close(a->listen_fd);
 	free(a->output_path);
 	free(a);
 	return rc;
