@@ -106,6 +106,22 @@ def test_sessions_redirect_their_command_and_path_names(ctx):
                                if x.startswith("%d-" % d.proc.pid)], what="the redirect directories gone: %s" % left)
 
 
+def test_run_and_shell_redirect_too(ctx):
+    """execgate run and execgate shell start their sessions through the launcher."""
+    d = ctx.daemon("--policy", write(ctx, POLICY))
+    t = token()
+    r = subprocess.run([ctx.execgate, "run", "-p", d.pin_path, "--", "grep", t], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 0 and r.stdout.decode() == "redirected:%s\n" % t, r
+    assert b"execgate: redirect: grep goes to printf here" in r.stderr, r.stderr
+    r = subprocess.run([ctx.execgate, "shell", "-p", d.pin_path], input=("grep %s\necho rc=$?\n" % t).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.stdout.decode() == "redirected:%s\nrc=0\n" % t, (r.stdout, r.stderr)
+    # one redirected record each (the run's and the shell's entries)
+    eg.wait_until(lambda: len([e for e in d.events() if e.get("type") == "exec" and e.get("action") == "redirected"
+                               and t in e.get("argv", [])]) == 2, what="two redirected records")
+
+
 def test_an_entry_cannot_be_planted(ctx):
     """The redirect directory is root's: a session process (not root) cannot add to it."""
     d = ctx.daemon("--policy", write(ctx, POLICY))
