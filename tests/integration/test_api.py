@@ -296,6 +296,21 @@ def test_a_run_from_inside_a_session_is_refused(ctx):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
     assert r.stdout == b"403", (r.stdout, r.stderr)
     assert not a.ok("GET", "/v1/runs")["processes"]
+    # nothing else either: not the approvals, not the event stream (a token is held outside sessions)
+    for path in ("/v1/approvals", "/v1/events?type=exec", "/v1/whoami"):
+        r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "curl", "-s", "-o", "/dev/null", "-w",
+                            "%{http_code}", "-m", "5", "-H", "Authorization: Bearer " + TOKENS["alice"],
+                            "http://127.0.0.1:%d%s" % (a.port, path)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+        assert r.stdout == b"403", (path, r.stdout, r.stderr)
+    r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "curl", "-s", "-o", "/dev/null", "-w",
+                        "%{http_code}", "-m", "5", "-H", "Authorization: Bearer " + TOKENS["alice"],
+                        "-H", "Connection: Upgrade", "-H", "Upgrade: websocket", "-H", "Sec-WebSocket-Version: 13",
+                        "-H", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                        "http://127.0.0.1:%d/v1/events" % a.port],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30)
+    assert r.stdout == b"403", ("websocket", r.stdout, r.stderr)
+    assert a.metric("execgate_api_refused_total", 'reason="in_session"') >= 5
 
 
 def sse_lines(a, path, n, timeout=10):

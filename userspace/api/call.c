@@ -138,12 +138,11 @@ void call_peer(struct eg_api *a, struct lws *wsi, const struct api_conn *c, bool
 	ret->admin = true;	/* approvals and follow; the routes offer nothing else of admin's */
 	ret->api = true;
 	snprintf(ret->name, sizeof(ret->name), "%s", c->token);
-	if (place && wsi) {
-		int rc = peer_place(a->o.tasks_fd, lws_get_socket_fd(wsi), &ret->api_placed, &ret->api_session);
-
-		if (rc)
-			ret->api_placed = false;
-	}
+	/* placed once, when the request's token was checked (server.c: a peer in a session got 403) */
+	(void)place;
+	(void)wsi;
+	ret->api_placed = c->placed;
+	ret->api_session = c->session;
 }
 
 int call_stream_read(struct api_conn *c, void (*fn)(struct api_conn *c, const char *line, size_t len))

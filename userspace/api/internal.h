@@ -60,6 +60,8 @@ struct eg_api {
 			char *err, size_t errlen);
 	/* the pty master of a run (procs_pty_fd), through the loop's lock */
 	int (*pty_fd)(struct eg_api *a, const char *id);
+	/* which session the peer of a TCP socket is in (peer_place; the fuzzer's own) */
+	int (*place)(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session);
 };
 
 enum conn_kind { CONN_HTTP = 0, CONN_SSE, CONN_WS_EVENTS, CONN_WS_PTY };
@@ -70,6 +72,8 @@ struct api_conn {
 	enum conn_kind kind;
 	bool counted;
 	char token[64];			/* the token's name, "" before auth */
+	bool placed;			/* the peer's process was found (not in a session: authorize) */
+	uint32_t session;
 	char method[8];
 	char path[API_MAX_PATH];
 	struct sbuf body;

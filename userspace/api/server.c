@@ -53,6 +53,29 @@ static const char *method_of(struct lws *wsi)
 	return "OTHER";
 }
 
+/*
+ * Whether the process at the other end is outside every session (found
+ * in the kernel's socket table and /proc, or on another host): a token is
+ * held outside sessions, and a session's process is refused as on the
+ * control socket. Counted when not.
+ */
+static bool placed_outside(struct eg_api *a, struct lws *wsi, struct api_conn *c)
+{
+	bool placed = false;
+	uint32_t session = 0;
+
+	if (a->place(a->o.tasks_fd, lws_get_socket_fd(wsi), &placed, &session))
+		placed = false;
+	if (c) {
+		c->placed = placed;
+		c->session = session;
+	}
+	if (placed && !session)
+		return true;
+	count(&a->st.in_session);
+	return false;
+}
+
 /* The token of the request, or a 401 queued (and counted). */
 static bool authorize(struct lws *wsi, struct api_conn *c)
 {
@@ -69,6 +92,12 @@ static bool authorize(struct lws *wsi, struct api_conn *c)
 		return false;
 	}
 	snprintf(c->token, sizeof(c->token), "%s", name);
+	if (!placed_outside(c->a, wsi, c)) {
+		c->token[0] = '\0';
+		reply_error(c, 403, "a process inside a supervised session (or one that cannot be placed) cannot use "
+			    "the API");
+		return false;
+	}
 	count(&c->a->st.requests);
 	return true;
 }
@@ -231,6 +260,9 @@ static int on_ws_established(struct eg_api *a, struct lws *wsi, struct api_conn 
 	memset(c, 0, sizeof(*c));
 	c->a = a;
 	c->stream_fd = c->pty = -1;
+	/* refused before the upgrade when in a session; placed again for the ops that act */
+	if (!placed_outside(a, wsi, c))
+		c->placed = false;
 	uri[0] = '\0';
 	lws_hdr_copy(wsi, uri, sizeof(uri), WSI_TOKEN_GET_URI);
 	{
@@ -357,6 +389,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		if (!auth_check(a, h)) {
 			count(&a->st.unauthorized);
 			lws_return_http_status(wsi, 401, "a valid token is required: Authorization: Bearer TOKEN");
+			return 1;
+		}
+		if (!placed_outside(a, wsi, c)) {
+			lws_return_http_status(wsi, 403, "a process inside a supervised session cannot use the API");
 			return 1;
 		}
 		count(&a->st.requests);
@@ -515,6 +551,7 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 	a->o = *o;
 	a->call = call_ctl;
 	a->pty_fd = call_pty_fd;
+	a->place = peer_place;
 	rc = api_parse_listen(o->listen, a->addr, sizeof(a->addr), &a->port, err, errlen);
 	if (!rc)
 		rc = auth_load(a, o->token_file, err, errlen);
