@@ -55,7 +55,7 @@ FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps run test test-unit test-integration test-vm check-asan asan-build asan-tests asan-daemon build-tests bench fuzz fuzz-build clean vmlinux
+.PHONY: all deps run test soak test-unit test-integration test-vm check-asan asan-build asan-tests asan-daemon build-tests bench fuzz fuzz-build clean vmlinux
 
 all: $(OUTPUT)/execgate $(OUTPUT)/execgate-shim
 
@@ -165,6 +165,14 @@ test-unit: build-tests
 
 test-integration: build-tests
 	$(Q)tests/run.sh --integration-only
+
+# The races and differentials of the integration suite with many times the
+# tries `make test` gives them (minutes, not seconds): the kernel's verdict
+# against the policy's, reloads under execs, argv and path flips.
+SOAK_ENV ?= EG_DIFF_EXECS=30000 EG_RELOADS=5000 EG_RACE_TRIES=50000
+soak: build-tests
+	$(Q)env $(SOAK_ENV) python3 tests/integration/run.py test_enforce.test_kernel_verdict \
+		test_enforce.test_reload_is_atomic test_enforce.test_argv_flipped test_sessions.test_racing
 
 # The BPF LSM suite alone: Debian's 6.1 kernel under qemu (tests/vm/README.md).
 test-vm: deps

@@ -22,7 +22,7 @@
  * on the exec'ing task's task_works list when sched_process_exec fires
  * (fs/file_table.c). The callback's address tells those entries apart.
  */
-extern const void ____fput __ksym __weak;
+const volatile __u64 fput_addr = 0;	/* ____fput's address; 0: /proc/kallsyms does not name it */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -77,7 +77,7 @@ static long script_step(__u32 i, __u32 *slot)
 	cb = (struct callback_head *)w->cb;
 	if (!cb)
 		return 1;
-	if ((const void *)BPF_CORE_READ(cb, func) == &____fput) {
+	if ((__u64)BPF_CORE_READ(cb, func) == fput_addr) {
 		if (bpf_core_field_exists(struct file, f_task_work))
 			f = (struct file *)((char *)cb - bpf_core_field_offset(struct file, f_task_work));
 		else
@@ -112,7 +112,7 @@ static __always_inline void find_scripts(struct task_struct *task, __u32 max, __
 	if (!f)
 		return;
 	__builtin_memset(&f->wk, 0, sizeof(f->wk));
-	if (!&____fput)	/* weak: 0 when kallsyms does not name it */
+	if (!fput_addr)
 		return;
 	f->wk.cb = (__u64)BPF_CORE_READ(task, task_works);
 	bpf_loop(max, script_step, &slot, 0);

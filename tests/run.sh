@@ -22,34 +22,84 @@ done
 passed=0 failed=0 skipped=0 times=""
 log=$(mktemp -d /tmp/execgate-tests.XXXXXX)
 
-# run_suite NAME CMD...: runs, shows its lines, adds its counts.
-run_suite() {
-	local name=$1; shift
-	local out=$log/${name//\//_}.out rc p f s start secs
-	echo "== $name"
+# exec_suite NAME CMD...: runs it, its output, status and seconds into $log.
+exec_suite() {
+	local name=$1 start; shift
+	local out=$log/${name//\//_}
 	start=$(date +%s)
-	"$@" > "$out" 2>&1
-	rc=$?
-	secs=$(( $(date +%s) - start ))
+	"$@" > "$out.out" 2>&1
+	echo $? > "$out.rc"
+	echo $(( $(date +%s) - start )) > "$out.secs"
+}
+
+# report_suite NAME: shows its lines, adds its counts.
+report_suite() {
+	local name=$1 out=$log/${1//\//_} rc p f s secs
+	echo "== $name"
+	rc=$(cat "$out.rc" 2>/dev/null || echo 1)
+	secs=$(cat "$out.secs" 2>/dev/null || echo 0)
 	times="$times$(printf '%5ds  %s' "$secs" "$name")
 "
-	if [ ! -f "$out" ]; then
+	if [ ! -f "$out.out" ]; then
 		echo "FAIL $name: no output captured"
 		failed=$((failed + 1))
 		return
 	fi
-	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out"
-	p=$(grep -c '^PASS ' "$out"); f=$(grep -c '^FAIL ' "$out"); s=$(grep -c '^SKIP ' "$out")
+	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out.out"
+	p=$(grep -c '^PASS ' "$out.out"); f=$(grep -c '^FAIL ' "$out.out"); s=$(grep -c '^SKIP ' "$out.out")
 	if { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; } || [ $((p + f + s)) -eq 0 ]; then
 		echo "FAIL $name: suite exited with status $rc and $f failures out of $((p + f + s)) tests; its output:"
-		tail -n 30 "$out" | sed 's/^/    /'
+		tail -n 30 "$out.out" | sed 's/^/    /'
 		f=1
 	fi
 	echo "$name: $p passed, $f failed, $s skipped ($secs s)"
 	passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 }
 
+run_suite() {
+	exec_suite "$@"
+	report_suite "$1"
+}
+
+# The second lane: suites that share nothing on the host with the integration
+# suite (the fuzzers; the sessions under ASan, with their own marker file and
+# race directory; the VM suite, in qemu) run beside it, on the second core.
+# Their lines come after the integration suite's.
+lane=()
+if [ -z "$only" ]; then
+	[ -x tests/fuzz/run.sh ] && lane+=(fuzz)
+	if [ "$(id -u)" -eq 0 ] && [ -x "$OUT/asan/execgate" ] && [ "$unit_dir" = "$OUT/tests" ]; then
+		lane+=(integration-asan)
+	fi
+	[ "$(id -u)" -eq 0 ] && lane+=(integration-packaging)
+	[ "$(id -u)" -eq 0 ] && [ -x tests/vm/run.sh ] && lane+=(vm)
+fi
+lane_pid=""
+if [ ${#lane[@]} -gt 0 ]; then
+	(
+		for name in "${lane[@]}"; do
+			case $name in
+			fuzz) exec_suite fuzz tests/fuzz/run.sh ;;
+			# the races' tries: ASan looks at the code paths, the plain run at the odds
+			integration-asan)
+				exec_suite integration-asan env EG_EXECGATE="$OUT/asan/execgate" EG_ASAN=1 \
+					ASAN_OPTIONS=detect_leaks=0 EG_LANE=-asan EG_MARKER=/tmp/egmarker-asan \
+					EG_RACE_TRIES=${EG_ASAN_RACE_TRIES:-2000} python3 tests/integration/run.py test_sessions ;;
+			# a module that shares nothing with the others, to even the lanes out
+			integration-packaging) exec_suite integration-packaging python3 tests/integration/run.py test_packaging ;;
+			# beside the integration suite the emulated guest gets less of the CPU: more time
+			vm) exec_suite vm env EGVM_TIMEOUT=${EGVM_TIMEOUT:-600} tests/vm/run.sh ;;
+			esac
+		done
+	) </dev/null &
+	lane_pid=$!
+	trap '[ -z "$lane_pid" ] || { pkill -TERM -P "$lane_pid"; kill "$lane_pid"; } 2>/dev/null' EXIT
+	echo "(beside the others: ${lane[*]})"
+fi
+
 if [ "$only" != integration ]; then
+	# the code map (tools/arch.py): no circle between rooms or between a room's files, no C file over 1,000 lines
+	run_suite lint/arch tests/lint.sh
 	for t in "$unit_dir"/test_*; do
 		[ -x "$t" ] || continue
 		run_suite "unit/$(basename "$t")" "$t"
@@ -61,25 +111,25 @@ if [ "$only" != integration ]; then
 			run_suite "asan/$(basename "$t")" "$t"
 		done
 	fi
-	if [ -z "$only" ] && [ -x tests/fuzz/run.sh ]; then
-		run_suite fuzz tests/fuzz/run.sh
-	fi
 fi
 if [ "$only" != unit ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP integration: needs root (BPF, seccomp, cgroups)"
 		skipped=$((skipped + 1))
 	else
-		run_suite integration python3 tests/integration/run.py
-		# the supervised sessions again, against the daemon built with ASan and UBSan
-		if [ -z "$only" ] && [ -x "$OUT/asan/execgate" ]; then
-			run_suite integration-asan env EG_EXECGATE="$OUT/asan/execgate" EG_ASAN=1 \
-				ASAN_OPTIONS=detect_leaks=0 python3 tests/integration/run.py test_sessions
+		if [[ " ${lane[*]} " == *" integration-packaging "* ]]; then
+			run_suite integration python3 tests/integration/run.py --skip test_packaging.
+		else
+			run_suite integration python3 tests/integration/run.py
 		fi
 	fi
-	if [ -z "$only" ] && [ -x tests/vm/run.sh ]; then
-		run_suite vm tests/vm/run.sh
-	fi
+fi
+if [ -n "$lane_pid" ]; then
+	wait "$lane_pid"
+	lane_pid=""
+	for name in "${lane[@]}"; do
+		report_suite "$name"
+	done
 fi
 
 echo "logs in $log"

@@ -9,6 +9,7 @@
  * Prints "allowed A denied D killed K other O" after N tries.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -62,6 +63,13 @@ int main(int argc, char **argv)
 			pad[len] = '\0';
 		}
 	}
+	/* the marker's file ($EG_MARKER) is the only variable the exec'd program gets */
+	char marker_env[PATH_MAX + 16] = "", *envp[2] = { NULL, NULL };
+
+	if (getenv("EG_MARKER")) {
+		snprintf(marker_env, sizeof(marker_env), "EG_MARKER=%s", getenv("EG_MARKER"));
+		envp[0] = marker_env;
+	}
 	for (i = 0; i < n; i++) {
 		pid_t pid = fork();
 		int st;
@@ -75,13 +83,13 @@ int main(int argc, char **argv)
 			if (path) {
 				av[0] = buf;
 				av[1] = NULL;
-				execve(buf, av, (char *[]){ NULL });
+				execve(buf, av, envp);
 			} else {
 				av[0] = argv[3];
 				av[1] = buf;
 				av[2] = pad;
 				av[3] = NULL;
-				execve(argv[3], av, (char *[]){ NULL });
+				execve(argv[3], av, envp);
 			}
 			_exit(errno == EACCES ? 126 : 127);
 		}

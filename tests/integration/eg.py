@@ -14,6 +14,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 OUT = os.path.join(ROOT, os.environ.get("OUTPUT", ".output"))
 EXECGATE = os.path.abspath(os.environ.get("EG_EXECGATE") or os.path.join(OUT, "execgate"))
 HELPERS = os.path.join(OUT, "tests", "helpers")
+# the file the marker helper writes when it runs (tests/helpers/marker.c; one a lane of tests/run.sh)
+MARKER = os.environ.get("EG_MARKER") or "/tmp/egmarker"
 CGROUP2 = "/sys/fs/cgroup/unified" if os.path.isdir("/sys/fs/cgroup/unified") and \
     os.path.exists("/sys/fs/cgroup/unified/cgroup.procs") else "/sys/fs/cgroup"
 

@@ -20,7 +20,14 @@ import eg  # noqa: E402
 
 
 def main():
-    only = sys.argv[1:]  # optional substrings of test names
+    # optional substrings of test names to run; --skip SUBSTR leaves those out
+    args, only, skip = sys.argv[1:], [], []
+    while args:
+        a = args.pop(0)
+        if a == "--skip" and args:
+            skip.append(args.pop(0))
+        else:
+            only.append(a)
     ctx = eg.Ctx()
     passed = failed = skipped = 0
     for fn in sorted(os.listdir(HERE)):
@@ -41,6 +48,8 @@ def main():
         for name, f in tests:
             full = f"{fn[:-3]}.{name}"
             if only and not any(o in full for o in only):
+                continue
+            if any(k in full for k in skip):
                 continue
             t0 = time.monotonic()
             outcome, detail = "PASS", []

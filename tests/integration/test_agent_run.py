@@ -425,7 +425,6 @@ def test_registry_survives_a_handover(ctx):
     s = "st-" + token()
     pid1 = e.bg("sh", "-c", "echo before; read x; echo got-$x; read y; echo got-$y; exit 5")
     pty = e.bg("bash", "--norc", "--noprofile", "-i", opts=("--pty",))
-    timed = e.bg("sleep", "100", opts=("--timeout", "3s"))
     gone = e.bg("sh", "-c", "echo early; exit 2")
     e.wait_status(gone, "exited 2")
     assert e.ok("run", "--stateful", "--session", s, "--", "cd hd; export HV=kept") == ""
@@ -451,6 +450,8 @@ def test_registry_survives_a_handover(ctx):
         return [p for p in json.loads(e.ok("ps", "--json")) if not p["background"] and p["status"] == "running"]
     eg.wait_until(lambda: len(fg_running()) == 2, what="the two foreground runs in the registry")
 
+    # a timeout that fires after the handover, however long the new daemon takes to load
+    timed = e.bg("sleep", "100", opts=("--timeout", "10s"))
     daemon_pid = e.d.proc.pid
     e.d.proc.send_signal(signal.SIGUSR2)
     e.d.wait_for(lambda x: x.get("type") == "daemon" and x.get("event") == "start" and x.get("takeover"),
@@ -484,7 +485,7 @@ def test_registry_survives_a_handover(ctx):
     out, err = fg.communicate(timeout=30)
     assert fg.returncode == 7 and out == b"fg-done\n", (fg.returncode, out, err)
     # the timeout set before the handover still fires
-    e.wait_status(timed, "killed by SIGKILL", timeout=10)
+    e.wait_status(timed, "killed by SIGKILL", timeout=20)
     assert [p for p in json.loads(e.ok("ps", "--json")) if p["id"] == timed][0]["timed_out"]
     out, err = sfg.communicate(timeout=30)
     assert sfg.returncode == 1 and out == b"st-done\n", (sfg.returncode, out, err)

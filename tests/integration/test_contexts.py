@@ -274,3 +274,29 @@ commands:
     assert ":4:" in err and "'decision' does not belong in an identity" in err, err
     assert ":5:" in err and "'none' is reserved" in err, err
     assert ":8:" in err and "names context 'b'" in err, err
+
+
+def test_a_run_the_agent_asks_for_stays_in_its_context(ctx):
+    """`execgate run` hands the command to the daemon, whose child it is: it
+    still carries the asking agent's context (and depth), so an agent cannot
+    leave its context by asking the daemon to run a program for it."""
+    work = agent_files(ctx)
+    pf = write(ctx, ctx_policy(work))
+    ws, state = ctx.tmpdir(), ctx.tmpdir()
+    os.chmod(ws, 0o755)
+    d = ctx.daemon("--policy", pf, "--state-dir", state, "--workspace", ws)
+    denied = os.path.join(work, "denied")
+    run = "%s run -p %s --" % (ctx.execgate, d.pin_path)
+    # outside the context the daemon runs it
+    t_out = "out-" + token()
+    r = subprocess.run(["sh", "-c", "%s %s %s" % (run, denied, t_out)], cwd=ws, capture_output=True, timeout=60)
+    assert r.returncode == 0 and marks(t_out), (r.returncode, r.stderr)
+    # asked for by the agent, it is judged in the agent's context: refused
+    t_in = "in-" + token()
+    r = subprocess.run([os.path.join(work, "agent"), "-c", "%s %s %s; echo rc=$?" % (run, denied, t_in)],
+                       cwd=ws, capture_output=True, timeout=60)
+    assert b"rc=126" in r.stdout and b"not for agents" in r.stderr, (r.stdout, r.stderr[-400:])
+    assert not marks(t_in), "the denied program ran for the agent through the daemon"
+    e = d.wait_for(lambda x: x.get("type") == "exec_failed" and t_in in x.get("argv", []),
+                   what="the refusal")[0]
+    assert e["rule"] == "no-denied-in-agent" and e["action"] == "blocked" and e["layer"] == "seccomp", e

@@ -398,7 +398,7 @@ def test_reload_is_atomic_under_execs(ctx):
     os.chmod(work, 0o755)
     for n in ("t1", "t2"):
         shutil.copy("/bin/true", os.path.join(work, n))
-    reloads = int(os.environ.get("EG_RELOADS", "1000"))
+    reloads = int(os.environ.get("EG_RELOADS", "500"))
     stop = threading.Event()
     plan = "".join("-\t0\t0\t%s/%s\t%s\tegr\n" % (work, n, n) for n in ("t1", "t2")) * 4000
     runner = subprocess.Popen([ctx.helper("kplan")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -513,7 +513,7 @@ def test_kernel_verdict_equals_policy_differential(ctx):
     d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
     ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    lines = int(os.environ.get("EG_DIFF_EXECS", "7000"))
+    lines = int(os.environ.get("EG_DIFF_EXECS", "3500"))
     plan = []
     for i in range(lines):
         where = rng.choice(["", "/a", "/b"])
@@ -551,5 +551,6 @@ def test_kernel_verdict_equals_policy_differential(ctx):
     print("    %d execs judged by both; %d differ" % (len(evs), len(mismatches)))
     for m in mismatches[:3]:
         print("    differs: %s" % json.dumps(m)[:1500])
-    assert len(evs) >= 10000, len(evs)
+    # each line is an exec and, one time in two, a '#!' chain's one or two more (1.75 on average)
+    assert len(evs) >= lines * 3 // 2, (len(evs), lines)
     assert not mismatches, (seed, mismatches[:3])

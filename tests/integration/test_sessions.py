@@ -339,12 +339,14 @@ def test_on_truncated_in_sessions(ctx):
 
 # ---- TOCTOU ---------------------------------------------------------------------
 
-RACE = int(os.environ.get("EG_RACE_TRIES", "10000"))
+RACE = int(os.environ.get("EG_RACE_TRIES", "3000"))
+# /var/tmp: not the session's tmpfs; one directory a lane of tests/run.sh
+RACE_DIR = "/var/tmp/egrace" + os.environ.get("EG_LANE", "")
 
 
 def test_racing_thread_rewrites_argv(ctx):
     d = daemon(ctx)
-    marker = "/tmp/egmarker"
+    marker = eg.MARKER
     if os.path.exists(marker):
         os.unlink(marker)
     racer, prog = ctx.helper("racer"), ctx.helper("marker")
@@ -364,7 +366,7 @@ def test_racing_thread_rewrites_long_argv(ctx):
     """The same race with an argv too long for the small ticket map: the
     ticket goes to the large one, and is checked as strictly."""
     d = daemon(ctx)
-    marker = "/tmp/egmarker"
+    marker = eg.MARKER
     if os.path.exists(marker):
         os.unlink(marker)
     racer, prog = ctx.helper("racer"), ctx.helper("marker")
@@ -431,16 +433,16 @@ def test_ticket_sizes_in_one_thread(ctx):
 
 
 def test_racing_thread_rewrites_path(ctx):
-    d = daemon(ctx, POLICY + "  - {name: no-no, paths: [/var/tmp/egrace/no], decision: deny}\n")
-    os.makedirs("/var/tmp/egrace", exist_ok=True)
-    ctx.on_cleanup(lambda: subprocess.run(["rm", "-rf", "/var/tmp/egrace"]))
-    subprocess.run(["cp", ctx.helper("marker"), "/var/tmp/egrace/no"], check=True)
-    subprocess.run(["cp", "/usr/bin/true", "/var/tmp/egrace/ok"], check=True)
-    marker = "/tmp/egmarker"
+    d = daemon(ctx, POLICY + "  - {name: no-no, paths: [" + RACE_DIR + "/no], decision: deny}\n")
+    os.makedirs(RACE_DIR, exist_ok=True)
+    ctx.on_cleanup(lambda: subprocess.run(["rm", "-rf", RACE_DIR]))
+    subprocess.run(["cp", ctx.helper("marker"), RACE_DIR + "/no"], check=True)
+    subprocess.run(["cp", "/usr/bin/true", RACE_DIR + "/ok"], check=True)
+    marker = eg.MARKER
     if os.path.exists(marker):
         os.unlink(marker)
-    r = session(ctx, d, [ctx.helper("racer"), "path", str(RACE), "/var/tmp/egrace/ok",
-                         "/var/tmp/egrace/no"], timeout=600)
+    r = session(ctx, d, [ctx.helper("racer"), "path", str(RACE), RACE_DIR + "/ok",
+                         RACE_DIR + "/no"], timeout=600)
     print("    path race, %d tries: %s" % (RACE, r.stdout.decode().strip()))
     counts = r.stdout.decode().split()
     n = dict(zip(counts[0::2], map(int, counts[1::2])))

@@ -10,6 +10,7 @@ package alias (gcc -> x86_64-linux-gnu-gcc-12) an allow must see. The
 marker program writes a line when it runs: a denied one must never."""
 import json
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -22,7 +23,7 @@ from test_enforce import enforcing, in_cg, one, write
 from test_sessions import session, wait
 
 LDSO = "/lib64/ld-linux-x86-64.so.2"
-MARKER = "/tmp/egmarker"
+MARKER = eg.MARKER
 KILL = -signal.SIGKILL
 
 
@@ -101,6 +102,11 @@ def test_loader_is_a_launcher_in_sessions(ctx):
     e = wait(lambda: [x for x in d.events() if x.get("type") == "exec_failed" and t in x.get("argv", [])],
              what="the refusal")[0]
     assert e["decision"] == "deny" and e["rule"] == "no-denied", e
+    # both programs, each with its own verdict, as in the kernel's records
+    roles = {p["role"]: p for p in e["programs"]}
+    assert roles["loader"]["decision"] == "allow" and os.path.realpath(LDSO) == roles["loader"]["filename"], e
+    assert roles["program"]["decision"] == "deny" and roles["program"]["rule"] == "no-denied", e
+    assert roles["program"]["filename"] == os.path.join(work, "denied"), e
     # a bare name the loader would look up itself (--library-path): no file to pin, refused
     t = token()
     r = session(ctx, d, [LDSO, "--library-path", work, "denied", t])
@@ -223,8 +229,15 @@ def test_chains_in_sessions(ctx):
     for n in names:
         os.unlink(n)
     names = chain(work, 3, denied_at=1)
-    r = session(ctx, d, [names[0], token()])
+    t = token()
+    r = session(ctx, d, [names[0], t])
     assert r.returncode == 126 and b"denied in the middle" in r.stderr, (r.returncode, r.stderr)
+    e = wait(lambda: [x for x in d.events() if x.get("type") == "exec_failed" and t in x.get("argv", [])],
+             what="the refusal")[0]
+    # every level with its own verdict: the script named, the one between, the interpreter
+    assert [p["role"] for p in e["programs"]] == ["interpreter", "script", "chain", "chain"], e
+    assert [p["decision"] for p in e["programs"]] == ["allow", "allow", "deny", "allow"], e
+    assert e["programs"][2]["filename"] == names[1], (names, e)
 
 
 def test_a_script_the_kernel_cannot_pin_fails_closed_in_a_session(ctx):
@@ -269,6 +282,31 @@ commands:
                    and e.get("filename", "").endswith("deepx"), what="the deep exec")[0]
     assert e["depth"] >= 3 and e["session_depth"] == 0, e
     assert e["decision"] == "deny", e
+
+
+def test_a_run_goes_on_from_its_callers_depth(ctx):
+    """`execgate run` hands the command to the daemon, whose child it is:
+    the run still counts from its caller's host depth (the launcher at the
+    caller's + 1, the command at + 2), not from the daemon's, so a deep
+    caller cannot reset its depth by asking the daemon to run it."""
+    work = files(ctx)
+    ws, state = ctx.tmpdir(), ctx.tmpdir()
+    os.chmod(ws, 0o755)
+    d = ctx.daemon("--state-dir", state, "--workspace", ws)
+    t = token()
+    inner = "%s run -p %s -- /bin/true %s; echo rc=$?" % (ctx.execgate, d.pin_path, t)
+    # five shells deep, each one an exec
+    cmd = inner
+    for _ in range(5):
+        cmd = "sh -c %s" % shlex.quote(cmd)
+    r = subprocess.run(["sh", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ws, timeout=60)
+    assert b"rc=0" in r.stdout, (r.stdout, r.stderr[-500:])
+    client = d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv", [None, None])[1:2] == ["run"]
+                        and t in e.get("argv", []), what="the run client's exec")[0]
+    cmd_ev = d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv") == ["/bin/true", t],
+                        what="the run's command")[0]
+    assert client["depth"] >= 6, client
+    assert cmd_ev["depth"] == client["depth"] + 2 and cmd_ev["session_depth"] == 0, (client, cmd_ev)
 
 
 def test_a_session_policy_judges_the_sessions_depth(ctx):

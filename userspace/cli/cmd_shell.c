@@ -31,14 +31,13 @@
 #include "cli/common.h"
 #include "procs/text.h"
 #include "procs/wrapper.h"
+#include "util/strv.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
 #define STATE_FD	EG_STATE_FD
 #define STATE_MAX	(4 << 20)	/* a state bigger than this is refused, the old one kept */
 #define LINE_MAX_BYTES	(1 << 20)
-#define VAR_MAX		(32 * 4096)	/* MAX_ARG_STRLEN: a longer NAME=VALUE fails the exec (E2BIG) */
-#define ENV_MAX		(1 << 20)	/* what the carried variables take of the exec's room (ARG_MAX) */
 
 extern char **environ;
 
@@ -94,86 +93,31 @@ struct state {
 	int last_status;
 };
 
-/* Never carried into the next command: run --stateful's blocklist, and the wrapper's own variables. */
-static bool is_blocked(const char *kv)
+static void state_dropped(void *arg, const char *kv, size_t len, const char *why)
 {
-	return eg_env_blocked(kv, true) || !strncmp(kv, "__EG_", 5) || !strncmp(kv, "_=", 2) ||
-	       !strcmp(kv, "_");
-}
-
-static void strv_free(char **v, size_t n)
-{
-	while (n)
-		free(v[--n]);
-	free(v);
-}
-
-static int strv_add(char ***v, size_t *n, const char *s, size_t len)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
-	char *c;
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	c = strndup(s, len);
-	if (!c)
-		return -ENOMEM;
-	nv[(*n)++] = c;
-	nv[*n] = NULL;
-	return 0;
+	(void)arg;
+	p_warn("%.*s (%zu bytes) is not carried: %s", (int)strcspn(kv, "="), kv, len, why);
 }
 
 /* Replaces st's environment and directories with what buf says; st unchanged on failure. */
 static int state_load(struct state *st, const char *buf, size_t len)
 {
-	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
-	size_t n = 0, nd = 0, off = 0, room = ENV_MAX;
+	struct eg_state_out out;
 	struct stat sb;
 
-	while (off < len) {
-		const char *s = buf + off, *z = memchr(s, 0, len - off);
-		size_t l;
-
-		if (!z)
-			break;		/* a cut record: dropped */
-		l = z - s;
-		off += l + 1;
-		if (!strncmp(s, "__EG_PWD=", 9))
-			snprintf(pwd, sizeof(pwd), "%s", s + 9);
-		else if (!strncmp(s, "__EG_OLDPWD=", 12))
-			snprintf(old, sizeof(old), "%s", s + 12);
-		else if (!strncmp(s, "__EG_DIR=", 9)) {
-			if (strv_add(&dirs, &nd, s + 9, l - 9))
-				goto fail;
-		} else if (memchr(s, '=', l) && !is_blocked(s) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
-			/* one the next exec cannot take would fail every command after it */
-			if (l >= VAR_MAX || l + 1 + sizeof(char *) > room) {
-				p_warn("%.*s (%zu bytes) is not carried: %s", (int)strcspn(s, "="), s, l,
-				       l >= VAR_MAX ? "longer than one variable of an exec can be (128 KiB)"
-						    : "the environment would pass 1 MiB");
-				continue;
-			}
-			room -= l + 1 + sizeof(char *);
-			if (strv_add(&env, &n, s, l))
-				goto fail;
-		}
-	}
-	strv_free(st->env, st->n);
-	strv_free(st->dirs, st->ndirs);
-	st->env = env;
-	st->n = n;
-	st->dirs = dirs;
-	st->ndirs = nd;
+	if (eg_state_parse(buf, len, &out, state_dropped, NULL))
+		return -ENOMEM;
+	eg_argv_free(st->env, st->n);
+	eg_argv_free(st->dirs, st->ndirs);
+	st->env = out.env;
+	st->n = out.n;
+	st->dirs = out.dirs;
+	st->ndirs = out.nd;
 	/* the next working directory: PWD, if it is a directory */
-	if (pwd[0] == '/' && !stat(pwd, &sb) && S_ISDIR(sb.st_mode))
-		snprintf(st->cwd, sizeof(st->cwd), "%s", pwd);
-	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", old);
+	if (out.pwd[0] == '/' && !stat(out.pwd, &sb) && S_ISDIR(sb.st_mode))
+		snprintf(st->cwd, sizeof(st->cwd), "%s", out.pwd);
+	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", out.oldpwd);
 	return 0;
-fail:
-	strv_free(env, n);
-	strv_free(dirs, nd);
-	return -ENOMEM;
 }
 
 static int state_init(struct state *st)
@@ -185,10 +129,9 @@ static int state_init(struct state *st)
 		snprintf(st->cwd, sizeof(st->cwd), "/");
 	snprintf(st->workspace, sizeof(st->workspace), "%s", st->cwd);
 	for (e = environ; *e; e++)
-		if (!is_blocked(*e) && strncmp(*e, "PWD=", 4) && strncmp(*e, "OLDPWD=", 7) &&
-		    strv_add(&st->env, &st->n, *e, strlen(*e)))
+		if (eg_state_carries(*e) && eg_argv_add(&st->env, &st->n, *e, strlen(*e)))
 			return -ENOMEM;
-	if (!st->env && strv_add(&st->env, &st->n, "", 0))
+	if (!st->env && eg_argv_add(&st->env, &st->n, "", 0))
 		return -ENOMEM;
 	if (st->n == 1 && !st->env[0][0]) {
 		free(st->env[0]);
@@ -212,14 +155,14 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
 	for (i = 0; i < st->n; i++)
-		if (strv_add(&env, &n, st->env[i], strlen(st->env[i])))
+		if (eg_argv_add(&env, &n, st->env[i], strlen(st->env[i])))
 			goto oom;
 	snprintf(pwdv, sizeof(pwdv), "PWD=%s", st->cwd);
-	if (strv_add(&env, &n, pwdv, strlen(pwdv)))
+	if (eg_argv_add(&env, &n, pwdv, strlen(pwdv)))
 		goto oom;
 	if (st->oldpwd[0]) {
 		snprintf(oldv, sizeof(oldv), "__EG_OLDPWD=%s", st->oldpwd);
-		if (strv_add(&env, &n, oldv, strlen(oldv)))
+		if (eg_argv_add(&env, &n, oldv, strlen(oldv)))
 			goto oom;
 	}
 	if (st->ndirs) {
@@ -231,7 +174,7 @@ static int run_one(const struct shell_args *a, struct state *st, const char *pin
 				sbuf_puts(&d, st->dirs[i]);
 				sbuf_puts(&d, "\n");
 			}
-		if (d.oom || strv_add(&env, &n, d.data, d.len)) {
+		if (d.oom || eg_argv_add(&env, &n, d.data, d.len)) {
 			sbuf_free(&d);
 			goto oom;
 		}
@@ -350,7 +293,7 @@ oom:
 	rc = -ENOMEM;
 out:
 	free(buf);
-	strv_free(env, n);
+	eg_argv_free(env, n);
 	close(p[0]);
 	if (p[1] >= 0)
 		close(p[1]);
@@ -432,7 +375,7 @@ int do_shell(int argc, char **argv)
 	if (tty)
 		fputc('\n', stderr);
 	free(line);
-	strv_free(st.env, st.n);
-	strv_free(st.dirs, st.ndirs);
+	eg_argv_free(st.env, st.n);
+	eg_argv_free(st.dirs, st.ndirs);
 	return rc;
 }

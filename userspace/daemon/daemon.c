@@ -459,6 +459,7 @@ static int start_procs(struct daemon *d, const json_t *state)
 	po.pin = d->paths.pin;
 	po.state_dir = d->o.state_dir ? d->o.state_dir : "/var/lib/execgate";
 	po.workspace = d->o.workspace;
+	po.tasks_fd = bpf_map__fd(d->skel->maps.tasks);
 	po.in_session = procs_in_session;
 	po.env_denied = procs_env_denied;
 	po.emit = sessions_out;

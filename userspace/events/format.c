@@ -225,6 +225,75 @@ static void format_parent(struct sbuf *b, const struct eg_lineage *l, const stru
 	sbuf_putc(b, '}');
 }
 
+/*
+ * The verdict's part of an exec record, from "decision" on: the one writer
+ * of these fields for the kernel's records and a supervisor's refusals
+ * alike. h: the kernel's record (its rule and sequence under "kernel"), or
+ * NULL.
+ */
+void format_annotation_json(struct sbuf *b, const struct eg_annotation *a, const struct eg_event *h)
+{
+	size_t i;
+
+	json_opt_str(b, "decision", a->decision);
+	json_opt_str(b, "rule", a->rule);
+	json_opt_str(b, "message", a->message);
+	json_opt_str(b, "action", a->action);
+	if (a->layer)
+		json_opt_str(b, "layer", a->layer);
+	if (a->reason)
+		json_opt_str(b, "reason", a->reason);
+	if (a->n_programs > 1) {
+		sbuf_puts(b, ",\"programs\":[");
+		for (i = 0; i < a->n_programs; i++) {
+			const struct eg_program_verdict *pv = &a->programs[i];
+
+			sbuf_puts(b, i ? ",{\"role\":" : "{\"role\":");
+			json_str(b, pv->role, strlen(pv->role));
+			json_str_field(b, ",\"filename\":", &pv->filename);
+			json_opt_str(b, "decision", pv->decision);
+			json_opt_str(b, "rule", pv->rule);
+			sbuf_putc(b, '}');
+		}
+		sbuf_putc(b, ']');
+	}
+	if (a->severity)
+		json_opt_str(b, "severity", eg_severity_name(a->severity));
+	if (a->ntags) {
+		sbuf_puts(b, ",\"tags\":[");
+		for (i = 0; i < a->ntags; i++) {
+			if (i)
+				sbuf_putc(b, ',');
+			json_str(b, a->tags[i], strlen(a->tags[i]));
+		}
+		sbuf_putc(b, ']');
+	}
+	if (a->redirect && a->redirect->command) {
+		/* a redirect's target (policy/README.md, Redirects) */
+		sbuf_puts(b, ",\"redirect_to\":{\"command\":");
+		json_str(b, a->redirect->command, strlen(a->redirect->command));
+		sbuf_puts(b, ",\"args\":[");
+		for (i = 0; i < a->redirect->n_args; i++) {
+			if (i)
+				sbuf_putc(b, ',');
+			json_str(b, a->redirect->args[i], strlen(a->redirect->args[i]));
+		}
+		sbuf_puts(b, "]}");
+	}
+	if (a->kernel_layer) {
+		sbuf_puts(b, ",\"kernel\":{");
+		sbuf_puts(b, "\"layer\":");
+		json_str(b, a->kernel_layer, strlen(a->kernel_layer));
+		json_opt_str(b, "decision", a->kernel_decision);
+		json_opt_str(b, "rule", a->kernel_rule);
+		/* the rule by its place in the policy, and which loaded rules judged */
+		if (h && h->krule)
+			json_u64(b, ",\"rule_index\":", h->krule - 1);
+		json_u64(b, ",\"seq\":", h ? h->kseq : 0);
+		sbuf_putc(b, '}');
+	}
+}
+
 void format_record_json(struct sbuf *b, const struct eg_record *r, const struct eg_format_ctx *fc,
 			const struct eg_annotation *a)
 {
@@ -427,64 +496,8 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 	if ((fc->host_mnt_ns && h->mnt_ns != fc->host_mnt_ns) ||
 	    (fc->host_pid_ns && h->pid_ns != fc->host_pid_ns))
 		sbuf_puts(b, ",\"foreign_ns\":true");
-	if (a) {
-		json_opt_str(b, "decision", a->decision);
-		json_opt_str(b, "rule", a->rule);
-		json_opt_str(b, "message", a->message);
-		json_opt_str(b, "action", a->action);
-		if (a->layer)
-			json_opt_str(b, "layer", a->layer);
-		if (a->reason)
-			json_opt_str(b, "reason", a->reason);
-		if (a->n_programs > 1) {
-			sbuf_puts(b, ",\"programs\":[");
-			for (i = 0; i < a->n_programs; i++) {
-				const struct eg_program_verdict *pv = &a->programs[i];
-
-				sbuf_puts(b, i ? ",{\"role\":" : "{\"role\":");
-				json_str(b, pv->role, strlen(pv->role));
-				json_str_field(b, ",\"filename\":", &pv->filename);
-				json_opt_str(b, "decision", pv->decision);
-				json_opt_str(b, "rule", pv->rule);
-				sbuf_putc(b, '}');
-			}
-			sbuf_putc(b, ']');
-		}
-		if (a->severity)
-			json_opt_str(b, "severity", eg_severity_name(a->severity));
-		if (a->ntags) {
-			sbuf_puts(b, ",\"tags\":[");
-			for (i = 0; i < a->ntags; i++) {
-				if (i)
-					sbuf_putc(b, ',');
-				json_str(b, a->tags[i], strlen(a->tags[i]));
-			}
-			sbuf_putc(b, ']');
-		}
-		if (a->redirect && a->redirect->command) {
-			sbuf_puts(b, ",\"redirect_to\":{\"command\":");
-			json_str(b, a->redirect->command, strlen(a->redirect->command));
-			sbuf_puts(b, ",\"args\":[");
-			for (i = 0; i < a->redirect->n_args; i++) {
-				if (i)
-					sbuf_putc(b, ',');
-				json_str(b, a->redirect->args[i], strlen(a->redirect->args[i]));
-			}
-			sbuf_puts(b, "]}");
-		}
-		if (a->kernel_layer) {
-			sbuf_puts(b, ",\"kernel\":{");
-			sbuf_puts(b, "\"layer\":");
-			json_str(b, a->kernel_layer, strlen(a->kernel_layer));
-			json_opt_str(b, "decision", a->kernel_decision);
-			json_opt_str(b, "rule", a->kernel_rule);
-			/* the rule by its place in the policy, and which loaded rules judged */
-			if (h->krule)
-				json_u64(b, ",\"rule_index\":", h->krule - 1);
-			json_u64(b, ",\"seq\":", h->kseq);
-			sbuf_putc(b, '}');
-		}
-	}
+	if (a)
+		format_annotation_json(b, a, h);
 	sbuf_puts(b, "}\n");
 }
 

@@ -61,6 +61,12 @@ struct eg_format_ctx {
 	const struct eg_lineage *lineage;	/* recent execs: "parent" inline; NULL: no "parent" */
 };
 
+/*
+ * The verdict's fields of an exec record ("decision" ... "kernel"), for
+ * every writer of exec records; h: the kernel's record, or NULL.
+ */
+void format_annotation_json(struct sbuf *b, const struct eg_annotation *a, const struct eg_event *h);
+
 /* ,"container":{...},"pod":{...} for a cgroup that is a container's (nothing otherwise). */
 void format_container_json(struct sbuf *b, const struct eg_format_ctx *fc, uint64_t cgroup_id,
 			   const char *cgroup);

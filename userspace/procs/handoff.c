@@ -15,7 +15,62 @@
 #include "procs/internal.h"
 #include "util/b64.h"
 #include "util/clock.h"
+#include "util/hfields.h"
 #include "util/log.h"
+
+/* The plain fields of a shell state, of a process and of its log: one table each, both ways. */
+static const struct eg_hfield state_fields[] = {
+	EG_HF(struct shstate, busy, EG_HF_BOOL, "busy"),
+	EG_HF(struct shstate, uid, EG_HF_UINT, "uid"),
+	EG_HF(struct shstate, gid, EG_HF_UINT, "gid"),
+	EG_HF(struct shstate, name, EG_HF_STR, "name"),
+	EG_HF(struct shstate, cwd, EG_HF_B64, "cwd"),
+	EG_HF(struct shstate, oldpwd, EG_HF_B64, "oldpwd"),
+	EG_HF(struct shstate, last, EG_HF_INT, "last"),
+	EG_HF(struct shstate, used_ms, EG_HF_UINT, "used_ms"),
+};
+
+static const struct eg_hfield proc_fields[] = {
+	EG_HF(struct proc, id, EG_HF_STR, "id"),
+	EG_HF(struct proc, pid, EG_HF_INT, "pid"),
+	EG_HF(struct proc, pidfd, EG_HF_FD, "pidfd"),
+	EG_HF(struct proc, uid, EG_HF_UINT, "uid"),
+	EG_HF(struct proc, session, EG_HF_STR, "session"),
+	EG_HF(struct proc, background, EG_HF_BOOL, "background"),
+	EG_HF(struct proc, pty, EG_HF_BOOL, "pty"),
+	EG_HF(struct proc, in_fd, EG_HF_FD, "in_fd"),
+	EG_HF(struct proc, poll_off, EG_HF_UINT, "poll_off"),
+	EG_HF(struct proc, deadline_ms, EG_HF_UINT, "deadline_ms"),
+	EG_HF(struct proc, timed_out, EG_HF_BOOL, "timed_out"),
+	EG_HF(struct proc, exited, EG_HF_BOOL, "exited"),
+	EG_HF(struct proc, ws, EG_HF_INT, "ws"),
+	EG_HF(struct proc, cg.v2, EG_HF_STR_NULL, "cgroup"),
+	EG_HF(struct proc, cg.v2_root, EG_HF_UINT, "cgroup_root"),
+	EG_HF(struct proc, cg.v1_pids, EG_HF_STR_NULL, "cgroup_v1_pids"),
+	EG_HF(struct proc, start_ms, EG_HF_UINT, "start_ms"),
+	EG_HF(struct proc, end_ms, EG_HF_UINT, "end_ms"),
+	EG_HF(struct proc, state_fd, EG_HF_FD, "state_fd"),
+	EG_HF(struct proc, state_bad, EG_HF_BOOL, "state_bad"),
+};
+
+/* its own only when it is not in_fd (a pty's master is both) */
+static const struct eg_hfield out_fd_field[] = {
+	EG_HF(struct proc, out_fd, EG_HF_FD, "out_fd"),
+};
+
+static const struct eg_hfield log_fields[] = {
+	EG_HF(struct eg_plog, path, EG_HF_B64, "path"),
+	EG_HF(struct eg_plog, bound, EG_HF_UINT, "bound"),
+	EG_HF(struct eg_plog, fd, EG_HF_FD, "fd"),
+	EG_HF(struct eg_plog, old_fd, EG_HF_FD, "old_fd"),
+	EG_HF(struct eg_plog, base, EG_HF_UINT, "base"),
+	EG_HF(struct eg_plog, old_base, EG_HF_UINT, "old_base"),
+	EG_HF(struct eg_plog, size, EG_HF_UINT, "size"),
+	EG_HF(struct eg_plog, failed, EG_HF_UINT, "failed"),
+	EG_HF(struct eg_plog, rotations, EG_HF_UINT, "rotations"),
+};
+
+#define N(t) (sizeof(t) / sizeof((t)[0]))
 
 /* Bytes that need not be UTF-8 (commands, paths, environments): base64. */
 static void b64_field(struct jsonw *w, const char *key, const void *data, size_t n)
@@ -71,31 +126,12 @@ static int b64_strv_get(const json_t *o, const char *key, char ***v, size_t *n)
 		err = b64_get(e, "s", &s, &len);
 		if (err)
 			return err;
-		err = procs_strv_add(v, n, s, len);
+		err = eg_argv_add(v, n, s, len);
 		free(s);
 		if (err)
 			return err;
 	}
 	return 0;
-}
-
-static int b64_str_get(const json_t *o, const char *key, char *buf, size_t len)
-{
-	char *s;
-	int err = b64_get(o, key, &s, NULL);
-
-	if (err)
-		return err;
-	snprintf(buf, len, "%s", s);
-	free(s);
-	return 0;
-}
-
-static void keep_fd(struct jsonw *w, const char *key, int fd, int *fds, int *nfds)
-{
-	jsonw_int_field(w, key, fd);
-	if (fd >= 0)
-		fds[(*nfds)++] = fd;
 }
 
 /*
@@ -110,6 +146,7 @@ static void keep_fd(struct jsonw *w, const char *key, int fd, int *fds, int *nfd
  */
 int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int max)
 {
+	struct eg_hf_fds keep = { .fds = fds, .n = nfds, .max = max };
 	int i, j, left = 0;
 
 	jsonw_start_object(w);
@@ -122,16 +159,9 @@ int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int 
 		jsonw_start_object(w);
 		jsonw_bool_field(w, "used", st->used);
 		if (st->used) {
-			jsonw_bool_field(w, "busy", st->busy);
-			jsonw_uint_field(w, "uid", st->uid);
-			jsonw_uint_field(w, "gid", st->gid);
-			jsonw_string_field(w, "name", st->name);
+			eg_hf_write(w, st, state_fields, N(state_fields), NULL);
 			b64_strv(w, "env", st->env, st->n);
-			b64_field(w, "cwd", st->cwd, strlen(st->cwd));
-			b64_field(w, "oldpwd", st->oldpwd, strlen(st->oldpwd));
 			b64_strv(w, "dirs", st->dirs, st->nd);
-			jsonw_int_field(w, "last", st->last);
-			jsonw_uint_field(w, "used_ms", st->used_ms);
 		}
 		jsonw_end_object(w);
 	}
@@ -148,48 +178,22 @@ int procs_export(struct eg_procs *ps, struct jsonw *w, int *fds, int *nfds, int 
 			continue;
 		}
 		jsonw_start_object(w);
-		jsonw_string_field(w, "id", p->id);
-		jsonw_int_field(w, "pid", p->pid);
-		keep_fd(w, "pidfd", p->pidfd, fds, nfds);
-		jsonw_uint_field(w, "uid", p->uid);
-		jsonw_string_field(w, "session", p->session);
+		eg_hf_write(w, p, proc_fields, N(proc_fields), &keep);
 		b64_field(w, "command", p->cmd, strlen(p->cmd));
-		jsonw_bool_field(w, "background", p->background);
-		jsonw_bool_field(w, "pty", p->pty);
-		keep_fd(w, "in_fd", p->in_fd, fds, nfds);
+		/* a pty's master is both ends: one fd */
 		if (p->out_fd != p->in_fd)
-			keep_fd(w, "out_fd", p->out_fd, fds, nfds);
+			eg_hf_write(w, p, out_fd_field, 1, &keep);
 		else
 			jsonw_int_field(w, "out_fd", p->out_fd);
 		if (p->log.path[0]) {
 			jsonw_key(w, "log");
 			jsonw_start_object(w);
-			b64_field(w, "path", p->log.path, strlen(p->log.path));
-			jsonw_uint_field(w, "bound", p->log.bound);
-			keep_fd(w, "fd", p->log.fd, fds, nfds);
-			keep_fd(w, "old_fd", p->log.old_fd, fds, nfds);
-			jsonw_uint_field(w, "base", p->log.base);
-			jsonw_uint_field(w, "old_base", p->log.old_base);
-			jsonw_uint_field(w, "size", p->log.size);
-			jsonw_uint_field(w, "failed", p->log.failed);
-			jsonw_uint_field(w, "rotations", p->log.rotations);
+			eg_hf_write(w, &p->log, log_fields, N(log_fields), &keep);
 			jsonw_end_object(w);
 		}
-		jsonw_uint_field(w, "poll_off", p->poll_off);
-		jsonw_uint_field(w, "deadline_ms", p->deadline_ms);
-		jsonw_bool_field(w, "timed_out", p->timed_out);
-		jsonw_bool_field(w, "exited", p->exited);
-		jsonw_int_field(w, "ws", p->ws);
-		jsonw_string_field(w, "cgroup", p->cg.v2[0] ? p->cg.v2 : NULL);
-		jsonw_uint_field(w, "cgroup_root", p->cg.v2_root);
-		jsonw_string_field(w, "cgroup_v1_pids", p->cg.v1_pids[0] ? p->cg.v1_pids : NULL);
-		jsonw_uint_field(w, "start_ms", p->start_ms);
-		jsonw_uint_field(w, "end_ms", p->end_ms);
 		for (j = 0; p->st && j < STATES_MAX && &ps->st[j] != p->st; j++)
 			;
 		jsonw_int_field(w, "state", p->st ? j : -1);
-		keep_fd(w, "state_fd", p->state_fd, fds, nfds);
-		jsonw_bool_field(w, "state_bad", p->state_bad);
 		b64_field(w, "state_data", p->state.data ? p->state.data : "", p->state.len);
 		jsonw_end_object(w);
 	}
@@ -227,49 +231,21 @@ static int import_proc(struct eg_procs *ps, struct proc *p, const json_t *e)
 	p->used = true;
 	p->owner = ps;
 	plog_init(&p->log);
-	snprintf(p->id, sizeof(p->id), "%s", json_string_value(json_object_get(e, "id")) ?: "p-?");
-	p->pid = json_integer_value(json_object_get(e, "pid"));
-	p->pidfd = fd_get(e, "pidfd");
+	eg_hf_read(e, p, proc_fields, N(proc_fields));
+	if (!p->id[0])
+		snprintf(p->id, sizeof(p->id), "p-?");
+	p->out_fd = fd_get(e, "out_fd");
 	p->cg.procs_fd = p->cg.v1_procs_fd = -1;
-	snprintf(p->cg.v2, sizeof(p->cg.v2), "%s", json_string_value(json_object_get(e, "cgroup")) ?: "");
-	p->cg.v2_root = json_integer_value(json_object_get(e, "cgroup_root"));
 	if (p->cg.v2_root > strlen(p->cg.v2))
 		p->cg.v2_root = 0;
-	snprintf(p->cg.v1_pids, sizeof(p->cg.v1_pids), "%s",
-		 json_string_value(json_object_get(e, "cgroup_v1_pids")) ?: "");
-	p->uid = json_integer_value(json_object_get(e, "uid"));
-	snprintf(p->session, sizeof(p->session), "%s", json_string_value(json_object_get(e, "session")) ?: "");
-	p->background = json_is_true(json_object_get(e, "background"));
-	p->pty = json_is_true(json_object_get(e, "pty"));
-	p->in_fd = fd_get(e, "in_fd");
-	p->out_fd = fd_get(e, "out_fd");
-	p->state_fd = fd_get(e, "state_fd");
-	if (lg) {
-		p->log.fd = fd_get(lg, "fd");
-		p->log.old_fd = fd_get(lg, "old_fd");
-		p->log.bound = json_integer_value(json_object_get(lg, "bound"));
-		p->log.base = json_integer_value(json_object_get(lg, "base"));
-		p->log.old_base = json_integer_value(json_object_get(lg, "old_base"));
-		p->log.size = json_integer_value(json_object_get(lg, "size"));
-		p->log.failed = json_integer_value(json_object_get(lg, "failed"));
-		p->log.rotations = json_integer_value(json_object_get(lg, "rotations"));
-		if (b64_str_get(lg, "path", p->log.path, sizeof(p->log.path)) || !p->log.bound)
-			p->log.path[0] = 0;
-	}
+	if (lg && (eg_hf_read(lg, &p->log, log_fields, N(log_fields)) || !p->log.bound))
+		p->log.path[0] = 0;
 	cloexec(p->pidfd);
 	cloexec(p->in_fd);
 	cloexec(p->out_fd);
 	cloexec(p->state_fd);
 	cloexec(p->log.fd);
 	cloexec(p->log.old_fd);
-	p->poll_off = json_integer_value(json_object_get(e, "poll_off"));
-	p->deadline_ms = json_integer_value(json_object_get(e, "deadline_ms"));
-	p->timed_out = json_is_true(json_object_get(e, "timed_out"));
-	p->exited = json_is_true(json_object_get(e, "exited"));
-	p->ws = json_integer_value(json_object_get(e, "ws"));
-	p->start_ms = json_integer_value(json_object_get(e, "start_ms"));
-	p->end_ms = json_integer_value(json_object_get(e, "end_ms"));
-	p->state_bad = json_is_true(json_object_get(e, "state_bad"));
 	if (b64_get(e, "command", &p->cmd, NULL))
 		p->cmd = strdup("");
 	if (!p->cmd)
@@ -313,15 +289,8 @@ int procs_import(struct eg_procs *ps, const json_t *o)
 			continue;
 		st = &ps->st[i];
 		st->used = true;
-		st->busy = json_is_true(json_object_get(e, "busy"));
-		st->uid = json_integer_value(json_object_get(e, "uid"));
-		st->gid = json_integer_value(json_object_get(e, "gid"));
-		snprintf(st->name, sizeof(st->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
-		st->last = json_integer_value(json_object_get(e, "last"));
-		st->used_ms = json_integer_value(json_object_get(e, "used_ms"));
-		if (b64_strv_get(e, "env", &st->env, &st->n) || b64_strv_get(e, "dirs", &st->dirs, &st->nd) ||
-		    b64_str_get(e, "cwd", st->cwd, sizeof(st->cwd)) ||
-		    b64_str_get(e, "oldpwd", st->oldpwd, sizeof(st->oldpwd)))
+		if (eg_hf_read(e, st, state_fields, N(state_fields)) ||
+		    b64_strv_get(e, "env", &st->env, &st->n) || b64_strv_get(e, "dirs", &st->dirs, &st->nd))
 			rc = -ENOMEM;
 	}
 	json_array_foreach(json_object_get(o, "procs"), i, e) {

@@ -24,12 +24,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <jansson.h>
+#include "execgate.h"
 #include "loop/loop.h"
 #include "procs/plog.h"
 #include "procs/procs.h"
 #include "procs/runcg.h"
 #include "util/jsonw.h"
 #include "util/sbuf.h"
+#include "util/strv.h"
 
 struct ctl_conn;
 struct ctl_peer;
@@ -97,8 +99,6 @@ struct eg_procs {
 
 /* ---- registry.c ---------------------------------------------------------- */
 
-void procs_strv_free(char **v, size_t n);
-int procs_strv_add(char ***v, size_t *n, const char *s, size_t len);
 /* Sets NAME=VALUE in v (replacing NAME). */
 int procs_strv_set(char ***v, size_t *n, const char *kv);
 /* Whether what the run started still runs (its first process, cgroup or process group). */
@@ -113,8 +113,6 @@ int procs_open_as(uid_t uid, gid_t gid, const char *path, int flags);
 void proc_status_text(const struct proc *p, char *buf, size_t len);
 /* status, state, exit_code, signal and timed_out fields */
 void proc_status_json(struct jsonw *w, const struct proc *p);
-/* Sends b (or "out of memory") on c and frees b. */
-void procs_send(struct ctl_conn *c, struct sbuf *b);
 /* Frees p's resources and its slot (its log file too). */
 void proc_release(struct proc *p);
 /* A registry entry for uid, or NULL with -ENOSPC or -EUSERS in *ret_err. */
@@ -170,12 +168,20 @@ struct spawn {
 	gid_t gid;
 	int64_t nproc, nproc_max;	/* the caller's limits; -1 unlimited */
 	const struct eg_run_cg *cg;	/* the run's cgroup, joined first */
+	int tasks_fd;			/* > 0: the tracer's task storage; the run takes the caller's lineage */
+	bool have_caller;		/* caller: the caller's storage (else the run's depth is unknown) */
+	struct eg_task caller;
 };
 
 /* pids.max of a run's cgroup from the caller's RLIMIT_NPROC. */
 uint64_t procs_pids_max(int64_t soft, int64_t hard);
-/* The caller's RLIMIT_NPROC, from the kernel (-1: unlimited); -errno when it cannot be read. */
-int procs_caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard);
+/*
+ * The caller's RLIMIT_NPROC, from the kernel (-1: unlimited), and its task
+ * storage in tasks_fd (*ret_have_task false: none); -errno when they cannot
+ * be read.
+ */
+int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, int64_t *hard,
+		       struct eg_task *ret_task, bool *ret_have_task);
 /* fork(): the child sets itself up as s says and execs; -1 when fork fails. */
 pid_t proc_spawn(const struct spawn *s);
 /* 0 once the child runs (or is on its way), else -errno with the reason in err. */

@@ -45,17 +45,14 @@ static int op_ps(struct ctl_conn *c, const json_t *req, void *arg)
 	int i;
 
 	(void)req;
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_key(&w, "processes");
 	jsonw_start_array(&w);
 	for (i = 0; i < PROCS_MAX; i++)
 		if (ps->p[i].used && proc_may(c, &ps->p[i]))
 			proc_json(&w, &ps->p[i]);
 	jsonw_end_array(&w);
-	jsonw_end_object(&w);
-	procs_send(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -97,9 +94,7 @@ static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
 		skipped = plog_first(&p->log) - p->poll_off;
 		p->poll_off = plog_first(&p->log);
 	}
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "id", p->id);
 	proc_status_json(&w, p);
 	jsonw_uint_field(&w, "offset", p->poll_off);
@@ -109,8 +104,7 @@ static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_uint_field(&w, "next_offset", p->poll_off);
 	jsonw_bool_field(&w, "more", p->poll_off < p->log.size);
 	proc_log_counts_json(&w, p);
-	jsonw_end_object(&w);
-	procs_send(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 
@@ -147,9 +141,7 @@ static int op_log(struct ctl_conn *c, const json_t *req, void *arg)
 	/* bytes the rotation dropped: the answer starts at the first one kept */
 	if ((uint64_t)off < plog_first(&p->log))
 		off = plog_first(&p->log);
-	jsonw_init(&w, &b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "id", p->id);
 	jsonw_uint_field(&w, "size", p->log.size);
 	jsonw_uint_field(&w, "first_offset", plog_first(&p->log));
@@ -157,8 +149,7 @@ static int op_log(struct ctl_conn *c, const json_t *req, void *arg)
 	got = put_chunk(&w, p, off, max);
 	jsonw_uint_field(&w, "next_offset", off + got);
 	jsonw_bool_field(&w, "running", !p->exited);
-	jsonw_end_object(&w);
-	procs_send(c, &b);
+	ctl_reply_send(c, &w, &b);
 	return 0;
 }
 

@@ -91,8 +91,8 @@ void procs_free(struct eg_procs *ps)
 		proc_release(p);
 	}
 	for (i = 0; i < STATES_MAX; i++) {
-		procs_strv_free(ps->st[i].env, ps->st[i].n);
-		procs_strv_free(ps->st[i].dirs, ps->st[i].nd);
+		eg_argv_free(ps->st[i].env, ps->st[i].n);
+		eg_argv_free(ps->st[i].dirs, ps->st[i].nd);
 	}
 	if (ps->ws_fd >= 0)
 		close(ps->ws_fd);

@@ -41,6 +41,7 @@ struct eg_procs_opts {
 	const char *pin;		/* the daemon's pin path, for the launcher's -p */
 	const char *state_dir;		/* logs under STATE_DIR/procs */
 	const char *workspace;		/* NULL: no bound on --cwd */
+	int tasks_fd;			/* the tracer's task storage (0: none): a run goes on from its caller's depth */
 	/*
 	 * whether the peer of c is inside a supervised session, or cannot be
 	 * told to be outside one (such peers may not start or drive processes)

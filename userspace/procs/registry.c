@@ -21,29 +21,6 @@
 
 #define REAP_MS		(3600u * 1000)	/* exited entries are kept this long */
 
-void procs_strv_free(char **v, size_t n)
-{
-	while (n)
-		free(v[--n]);
-	free(v);
-}
-
-int procs_strv_add(char ***v, size_t *n, const char *s, size_t len)
-{
-	char **nv = realloc(*v, (*n + 2) * sizeof(**v));
-	char *c;
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	c = strndup(s, len);
-	if (!c)
-		return -ENOMEM;
-	nv[(*n)++] = c;
-	nv[*n] = NULL;
-	return 0;
-}
-
 /* Sets NAME=VALUE in v (replacing NAME). */
 int procs_strv_set(char ***v, size_t *n, const char *kv)
 {
@@ -59,7 +36,7 @@ int procs_strv_set(char ***v, size_t *n, const char *kv)
 			(*v)[i] = c;
 			return 0;
 		}
-	return procs_strv_add(v, n, kv, strlen(kv));
+	return eg_argv_add(v, n, kv, strlen(kv));
 }
 
 /*
@@ -146,15 +123,6 @@ void proc_status_json(struct jsonw *w, const struct proc *p)
 	else
 		jsonw_null(w);
 	jsonw_bool_field(w, "timed_out", p->timed_out);
-}
-
-void procs_send(struct ctl_conn *c, struct sbuf *b)
-{
-	if (b->oom)
-		ctl_reply_err(c, "out of memory");
-	else
-		ctl_send(c, b->data, b->len);
-	sbuf_free(b);
 }
 
 void proc_release(struct proc *p)

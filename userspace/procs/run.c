@@ -121,7 +121,8 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "run: %s", err);
 		goto out;
 	}
-	e = procs_caller_nproc(c, &sp.nproc, &sp.nproc_max);
+	sp.tasks_fd = ps->o.tasks_fd;
+	e = procs_caller_nproc(c, sp.tasks_fd, &sp.nproc, &sp.nproc_max, &sp.caller, &sp.have_caller);
 	if (e) {
 		ctl_reply_err(c, "run: cannot read your process limit (RLIMIT_NPROC): %s; nothing was started",
 			      e == -ESRCH ? "your process has exited" : strerror(-e));
@@ -192,7 +193,7 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 				    !env_denied(ps, r.environ_[i]) &&
 				    strncmp(r.environ_[i], "PWD=", 4) && strncmp(r.environ_[i], "OLDPWD=", 7) &&
 				    strncmp(r.environ_[i], "__EG_", 5) &&
-				    procs_strv_add(&st->env, &st->n, r.environ_[i], strlen(r.environ_[i])))
+				    eg_argv_add(&st->env, &st->n, r.environ_[i], strlen(r.environ_[i])))
 					goto oom;
 		}
 	}
@@ -242,13 +243,13 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	/* the environment */
 	if (st) {
 		for (i = 0; i < st->n; i++)
-			if (procs_strv_add(&env, &nenv, st->env[i], strlen(st->env[i])))
+			if (eg_argv_add(&env, &nenv, st->env[i], strlen(st->env[i])))
 				goto oom;
 	} else {
 		for (i = 0; i < r.nenviron; i++)
 			if (strchr(r.environ_[i], '=') && !eg_env_blocked(r.environ_[i], false) &&
 			    !env_denied(ps, r.environ_[i]) &&
-			    procs_strv_add(&env, &nenv, r.environ_[i], strlen(r.environ_[i])))
+			    eg_argv_add(&env, &nenv, r.environ_[i], strlen(r.environ_[i])))
 				goto oom;
 	}
 	for (i = 0; i < r.nenv; i++)
@@ -272,11 +273,11 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 					sbuf_puts(&dirs, st->dirs[i]);
 					sbuf_putc(&dirs, '\n');
 				}
-			if (dirs.oom || procs_strv_add(&env, &nenv, dirs.data, dirs.len))
+			if (dirs.oom || eg_argv_add(&env, &nenv, dirs.data, dirs.len))
 				goto oom;
 		}
 	}
-	if (!env && procs_strv_add(&env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 64))
+	if (!env && eg_argv_add(&env, &nenv, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 64))
 		goto oom;
 	/* the launcher's command line: execgate exec -p PIN --session NAME [--pty] -- CMD */
 	launch[k++] = ps->o.self;
@@ -294,18 +295,18 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		launch[k++] = "--pty";
 	launch[k++] = "--";
 	for (i = 0; i < (size_t)k; i++)
-		if (procs_strv_add(&argv, &nargv, launch[i], strlen(launch[i])))
+		if (eg_argv_add(&argv, &nargv, launch[i], strlen(launch[i])))
 			goto oom;
 	if (st) {
 		snprintf(status, sizeof(status), "%d", st->last & 0xff);
 		const char *sh[] = { "/bin/bash", "--norc", "--noprofile", "-c", eg_state_wrapper, "execgate-shell",
 				     r.command, status };
 		for (i = 0; i < sizeof(sh) / sizeof(sh[0]); i++)
-			if (procs_strv_add(&argv, &nargv, sh[i], strlen(sh[i])))
+			if (eg_argv_add(&argv, &nargv, sh[i], strlen(sh[i])))
 				goto oom;
 	} else {
 		for (i = 0; i < r.argc; i++)
-			if (procs_strv_add(&argv, &nargv, r.argv[i], strlen(r.argv[i])))
+			if (eg_argv_add(&argv, &nargv, r.argv[i], strlen(r.argv[i])))
 				goto oom;
 	}
 	p = proc_slot(ps, peer->uid, &e);
@@ -469,18 +470,15 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		p->fg = c;
 		ctl_hold(c, proc_on_fg_close, p);
 	}
-	jsonw_init(&w, &b);
 	sbuf_reset(&b);
-	jsonw_start_object(&w);
-	jsonw_bool_field(&w, "ok", true);
+	ctl_reply_open(&w, &b);
 	jsonw_string_field(&w, "id", p->id);
 	jsonw_int_field(&w, "pid", pid);
 	jsonw_string_field(&w, "session", name);
 	if (p->log.path[0])
 		jsonw_string_field(&w, "log", p->log.path);
 	jsonw_uint_field(&w, "timeout_ms", r.timeout_ms);
-	jsonw_end_object(&w);
-	procs_send(c, &b);
+	ctl_reply_send(c, &w, &b);
 	goto out;
 
 oom_p:
@@ -511,8 +509,8 @@ out:
 		close(master);
 	if (slave >= 0)
 		close(slave);
-	procs_strv_free(argv, nargv);
-	procs_strv_free(env, nenv);
+	eg_argv_free(argv, nargv);
+	eg_argv_free(env, nenv);
 	free(r.argv);
 	free(r.env);
 	free(r.environ_);

@@ -15,17 +15,16 @@
 #include <unistd.h>
 #include "procs/internal.h"
 #include "procs/text.h"
+#include "procs/wrapper.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 #define STATE_MAX	(4u << 20)
-#define ENV_STR_MAX	(32u * 4096 - 1)	/* MAX_ARG_STRLEN less the NUL: execve's E2BIG past it */
-#define ENV_BYTES_MAX	(1u << 20)	/* a kept state's environment in all (ARG_MAX is 2 MiB or less) */
 
 void shstate_drop(struct shstate *s)
 {
-	procs_strv_free(s->env, s->n);
-	procs_strv_free(s->dirs, s->nd);
+	eg_argv_free(s->env, s->n);
+	eg_argv_free(s->dirs, s->nd);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -69,63 +68,50 @@ struct shstate *shstate_get(struct eg_procs *ps, uid_t uid, const char *name, bo
 	return free_slot;
 }
 
+/* What the parser left out (procs/wrapper.h), named in the run's warning. */
+struct warn_buf {
+	char *warn;
+	size_t len, used;
+};
+
+static void state_dropped(void *arg, const char *kv, size_t len, const char *why)
+{
+	struct warn_buf *w = arg;
+	int name = (int)strcspn(kv, "=");
+
+	(void)why;
+	if (w->used < w->len)
+		w->used += snprintf(w->warn + w->used, w->len - w->used, "%s%.*s (%zu bytes)", w->used ? ", " : "",
+				    name > 64 ? 64 : name, kv, len);
+}
+
 /*
  * Replaces st's environment and directories with what buf says; unchanged
- * on failure. A variable execve would refuse (E2BIG: longer than
- * MAX_ARG_STRLEN, or past ENV_BYTES_MAX in all) is dropped and named in
- * warn, so that the next command can start.
+ * on failure. A variable the next exec could not take is dropped and named
+ * in warn, so that the next command can start.
  */
 static int state_load(struct shstate *st, const char *buf, size_t len, char *warn, size_t warnlen)
 {
-	char **env = NULL, **dirs = NULL, pwd[PATH_MAX] = "", old[PATH_MAX] = "";
-	size_t n = 0, nd = 0, off = 0, total = 0, wl = 0;
+	struct warn_buf w = { warn, warnlen, 0 };
+	struct eg_state_out out;
 	int fd;
 
-	while (off < len) {
-		const char *s = buf + off, *z = memchr(s, 0, len - off);
-		size_t l;
-
-		if (!z)
-			break;		/* a cut record: dropped */
-		l = z - s;
-		off += l + 1;
-		if (!strncmp(s, "__EG_PWD=", 9))
-			snprintf(pwd, sizeof(pwd), "%s", s + 9);
-		else if (!strncmp(s, "__EG_OLDPWD=", 12))
-			snprintf(old, sizeof(old), "%s", s + 12);
-		else if (!strncmp(s, "__EG_DIR=", 9)) {
-			if (procs_strv_add(&dirs, &nd, s + 9, l - 9))
-				goto fail;
-		} else if (memchr(s, '=', l) && !eg_env_blocked(s, true) && strncmp(s, "__EG_", 5) &&
-			   strncmp(s, "_=", 2) && strncmp(s, "PWD=", 4) && strncmp(s, "OLDPWD=", 7)) {
-			if (l > ENV_STR_MAX || total + l + 1 > ENV_BYTES_MAX) {
-				if (wl < warnlen)
-					wl += snprintf(warn + wl, warnlen - wl, "%s%.*s (%zu bytes)", wl ? ", " : "",
-						       (int)strcspn(s, "=") > 64 ? 64 : (int)strcspn(s, "="), s, l);
-				continue;
-			}
-			if (n < ENV_MAX && procs_strv_add(&env, &n, s, l))
-				goto fail;
-			total += l + 1;
-		}
-	}
-	procs_strv_free(st->env, st->n);
-	procs_strv_free(st->dirs, st->nd);
-	st->env = env;
-	st->n = n;
-	st->dirs = dirs;
-	st->nd = nd;
+	if (eg_state_parse(buf, len, &out, state_dropped, &w))
+		return -ENOMEM;
+	eg_argv_free(st->env, st->n);
+	eg_argv_free(st->dirs, st->nd);
+	st->env = out.env;
+	st->n = out.n;
+	st->dirs = out.dirs;
+	st->nd = out.nd;
 	/* a directory its user may enter (the next run checks again, as the user) */
-	if (pwd[0] == '/' && (fd = procs_open_as(st->uid, st->gid, pwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		snprintf(st->cwd, sizeof(st->cwd), "%s", pwd);
+	if (out.pwd[0] == '/' &&
+	    (fd = procs_open_as(st->uid, st->gid, out.pwd, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		snprintf(st->cwd, sizeof(st->cwd), "%s", out.pwd);
 		close(fd);
 	}
-	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", old);
+	snprintf(st->oldpwd, sizeof(st->oldpwd), "%s", out.oldpwd);
 	return 0;
-fail:
-	procs_strv_free(env, n);
-	procs_strv_free(dirs, nd);
-	return -ENOMEM;
 }
 
 /* Reads the state socket; only what the command's own shell (the pid we started) sent counts. */

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include "ctl/server.h"
 #include "procs/internal.h"
 #include "procs/wrapper.h"
@@ -118,7 +119,8 @@ static int nproc_of(pid_t pid, struct rlimit *rl)
  * not whoever has its pid now. -errno when it cannot be read (the caller
  * has exited): the run is refused, it does not get the daemon's limits.
  */
-int procs_caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard)
+int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, int64_t *hard,
+		       struct eg_task *ret_task, bool *ret_have_task)
 {
 	struct pollfd pf = { .events = POLLIN };
 	socklen_t len = sizeof(int);
@@ -141,6 +143,14 @@ int procs_caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard)
 	}
 	pid = pidfd_pid(fd);
 	err = pid < 0 ? pid : nproc_of(pid, &rl);
+	/* its exec lineage (depth, agent context), which the run goes on from */
+	*ret_have_task = false;
+	if (!err && tasks_fd > 0) {
+		if (!bpf_map_lookup_elem(tasks_fd, &fd, ret_task))
+			*ret_have_task = true;
+		else if (errno != ENOENT)
+			err = -errno;
+	}
 	/* a pid given to another process since cannot answer: the pidfd's process is alive after the read */
 	pf.fd = fd;
 	if (!err && poll(&pf, 1, 0) != 0)
@@ -153,8 +163,53 @@ int procs_caller_nproc(const struct ctl_conn *c, int64_t *soft, int64_t *hard)
 	return 0;
 }
 
+/*
+ * In the child, still root: the run goes on from its caller's exec lineage,
+ * not the daemon's. Its storage (a copy of the daemon's, made at fork)
+ * takes the caller's host depth and agent context, so the launcher's exec
+ * is the caller's depth + 1 as if the caller had run it; a caller the
+ * tracer has no storage for leaves the depth unknown. Raw system calls
+ * only (after fork in a threaded daemon).
+ */
+static int take_lineage(const struct spawn *s)
+{
+	const __u32 keep = EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN | EG_TASK_INFERRED;
+	const struct eg_task *c = &s->caller;
+	struct eg_task t;
+	int fd, err = 0;
+
+	fd = syscall(SYS_pidfd_open, getpid(), 0);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(s->tasks_fd, &fd, &t)) {
+		err = -errno;
+		goto out;
+	}
+	t.flags &= ~keep;
+	t.depth = 0;
+	t.context = 0;
+	t.context_depth = 0;
+	t.context_ktime = 0;
+	t.context_tgid = 0;
+	t.shells = 0;
+	if (s->have_caller) {
+		t.flags |= c->flags & keep;
+		t.depth = c->depth;
+		t.context = c->context;
+		t.context_depth = c->context_depth;
+		t.context_ktime = c->context_ktime;
+		t.context_tgid = c->context_tgid;
+		t.shells = c->shells;
+	}
+	if (bpf_map_update_elem(s->tasks_fd, &fd, &t, BPF_EXIST))
+		err = -errno;
+out:
+	close(fd);
+	return err;
+}
+
 /* What a child that failed before exec reports (no formatting after fork: the daemon has threads). */
-enum spawn_stage { SPAWN_SETUP = 1, SPAWN_IDENTITY, SPAWN_CWD, SPAWN_CWD_CHANGED, SPAWN_EXEC, SPAWN_CGROUP };
+enum spawn_stage { SPAWN_SETUP = 1, SPAWN_IDENTITY, SPAWN_CWD, SPAWN_CWD_CHANGED, SPAWN_EXEC, SPAWN_CGROUP, SPAWN_LINEAGE };
 
 struct spawn_err {
 	int stage;
@@ -187,6 +242,15 @@ pid_t proc_spawn(const struct spawn *s)
 	 */
 	if (s->cg) {
 		struct spawn_err e = { SPAWN_CGROUP, -runcg_join(s->cg) };
+
+		if (e.err) {
+			if (write(s->err_fd, &e, sizeof(e)) < 0)
+				_exit(126);
+			_exit(126);
+		}
+	}
+	if (s->tasks_fd > 0) {
+		struct spawn_err e = { SPAWN_LINEAGE, -take_lineage(s) };
 
 		if (e.err) {
 			if (write(s->err_fd, &e, sizeof(e)) < 0)
@@ -269,6 +333,9 @@ int proc_spawn_wait(const struct spawn *s, int rfd, pid_t pid, char *err, size_t
 		break;
 	case SPAWN_CGROUP:
 		snprintf(err, errlen, "cannot join the run's cgroup: %s", strerror(e.err));
+		break;
+	case SPAWN_LINEAGE:
+		snprintf(err, errlen, "cannot give the run your exec depth and context: %s", strerror(e.err));
 		break;
 	case SPAWN_EXEC:
 		snprintf(err, errlen, "cannot run %.1024s: %s%s", s->argv[0], strerror(e.err),

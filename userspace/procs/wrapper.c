@@ -1,6 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The stateful bash wrapper (procs/wrapper.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "procs/text.h"
 #include "procs/wrapper.h"
+#include "util/strv.h"
+
+#define STATE_VAR_MAX	(32u * 4096 - 1)	/* MAX_ARG_STRLEN less the NUL: execve's E2BIG past it */
+#define STATE_ENV_MAX	(1u << 20)		/* the carried variables in all (ARG_MAX is 2 MiB or less) */
+#define STATE_VARS_MAX	1024			/* variables kept (a run's environment holds as many) */
 
 /*
  * Whatever the command left of the shell's settings, the dump must still
@@ -42,3 +52,57 @@ const char eg_state_wrapper[] =
 	"__eg_status=$?\n"
 	"__eg_dump >&63\n"
 	"exit \"$__eg_status\"\n";
+
+bool eg_state_carries(const char *kv)
+{
+	return strchr(kv, '=') && !eg_env_blocked(kv, true) && strncmp(kv, "__EG_", 5) &&
+	       strncmp(kv, "_=", 2) && strncmp(kv, "PWD=", 4) && strncmp(kv, "OLDPWD=", 7);
+}
+
+void eg_state_out_free(struct eg_state_out *out)
+{
+	eg_argv_free(out->env, out->n);
+	eg_argv_free(out->dirs, out->nd);
+	memset(out, 0, sizeof(*out));
+}
+
+int eg_state_parse(const char *buf, size_t len, struct eg_state_out *out,
+		   void (*dropped)(void *arg, const char *kv, size_t len, const char *why), void *arg)
+{
+	size_t off = 0, total = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (off < len) {
+		const char *s = buf + off, *z = memchr(s, 0, len - off);
+		size_t l;
+
+		if (!z)
+			break;		/* a cut record: dropped */
+		l = z - s;
+		off += l + 1;
+		if (!strncmp(s, "__EG_PWD=", 9)) {
+			snprintf(out->pwd, sizeof(out->pwd), "%s", s + 9);
+		} else if (!strncmp(s, "__EG_OLDPWD=", 12)) {
+			snprintf(out->oldpwd, sizeof(out->oldpwd), "%s", s + 12);
+		} else if (!strncmp(s, "__EG_DIR=", 9)) {
+			if (eg_argv_add(&out->dirs, &out->nd, s + 9, l - 9))
+				goto fail;
+		} else if (eg_state_carries(s)) {
+			/* one the next exec cannot take would fail every command after it */
+			if (l > STATE_VAR_MAX || total + l + 1 > STATE_ENV_MAX || out->n >= STATE_VARS_MAX) {
+				if (dropped)
+					dropped(arg, s, l, l > STATE_VAR_MAX ? "longer than one variable of an exec can be (128 KiB)"
+							: out->n >= STATE_VARS_MAX ? "more than 1,024 variables"
+							: "the environment would pass 1 MiB");
+				continue;
+			}
+			if (eg_argv_add(&out->env, &out->n, s, l))
+				goto fail;
+			total += l + 1;
+		}
+	}
+	return 0;
+fail:
+	eg_state_out_free(out);
+	return -ENOMEM;
+}

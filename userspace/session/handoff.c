@@ -32,11 +32,41 @@
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/digest.h"
+#include "util/hfields.h"
 #include "util/landlock.h"
 #include "util/log.h"
 
 
 /* ---- handing sessions to the next daemon (execgate daemon on SIGUSR2) ---- */
+
+/* A session's plain fields and a refusal's: one table each, both ways. */
+static const struct eg_hfield session_fields[] = {
+	EG_HF(struct eg_session, id, EG_HF_UINT, "id"),
+	EG_HF(struct eg_session, name, EG_HF_STR, "name"),
+	EG_HF(struct eg_session, uid, EG_HF_UINT, "uid"),
+	EG_HF(struct eg_session, gid, EG_HF_UINT, "gid"),
+	EG_HF(struct eg_session, launcher, EG_HF_INT, "launcher"),
+	EG_HF(struct eg_session, restricted, EG_HF_BOOL, "restricted"),
+	EG_HF(struct eg_session, attached, EG_HF_BOOL, "attached"),
+	EG_HF(struct eg_session, first_seen, EG_HF_BOOL, "first_seen"),
+	EG_HF(struct eg_session, compromised, EG_HF_BOOL, "compromised"),
+	EG_HF(struct eg_session, execs, EG_HF_UINT, "execs"),
+	EG_HF(struct eg_session, denied, EG_HF_UINT, "denied"),
+	EG_HF(struct eg_session, access_denied, EG_HF_UINT, "access_denied"),
+};
+
+static const struct eg_hfield refusal_fields[] = {
+	EG_HF(struct refusal, tid, EG_HF_UINT, "tid"),
+	/* as hex: a 64-bit hash does not fit the JSON reader's signed integers */
+	EG_HF(struct refusal, dev, EG_HF_HEX, "dev"),
+	EG_HF(struct refusal, ino, EG_HF_HEX, "ino"),
+	EG_HF(struct refusal, argv_hash, EG_HF_HEX, "argv_hash"),
+	EG_HF(struct refusal, rule, EG_HF_STR, "rule"),
+	EG_HF(struct refusal, message, EG_HF_STR, "message"),
+	EG_HF(struct refusal, action, EG_HF_STR, "action"),
+};
+
+#define N(t) (sizeof(t) / sizeof((t)[0]))
 
 /*
  * The refusals a shell's PATH search would repeat (supervisor.c) go along:
@@ -56,20 +86,8 @@ static void refusals_export(const struct eg_sessions *s, const struct eg_session
 
 		if (f->session != se->id || !f->tid || now - f->at_ns >= REFUSAL_TTL_NS)
 			continue;
-		char h[3][24];
-
-		/* as hex: a 64-bit hash does not fit the JSON reader's signed integers */
-		snprintf(h[0], sizeof(h[0]), "%llx", (unsigned long long)f->dev);
-		snprintf(h[1], sizeof(h[1]), "%llx", (unsigned long long)f->ino);
-		snprintf(h[2], sizeof(h[2]), "%llx", (unsigned long long)f->argv_hash);
 		jsonw_start_object(w);
-		jsonw_uint_field(w, "tid", f->tid);
-		jsonw_string_field(w, "dev", h[0]);
-		jsonw_string_field(w, "ino", h[1]);
-		jsonw_string_field(w, "argv_hash", h[2]);
-		jsonw_string_field(w, "rule", f->rule);
-		jsonw_string_field(w, "message", f->message);
-		jsonw_string_field(w, "action", f->action);
+		eg_hf_write(w, f, refusal_fields, N(refusal_fields), NULL);
 		jsonw_end_object(w);
 	}
 	jsonw_end_array(w);
@@ -83,16 +101,10 @@ static void refusals_import(struct eg_sessions *s, uint32_t session, const json_
 	json_array_foreach(arr, i, e) {
 		struct refusal *f = &s->refusals[s->next_refusal++ % REFUSALS_MAX];
 
-		f->tid = json_integer_value(json_object_get(e, "tid"));
+		eg_hf_read(e, f, refusal_fields, N(refusal_fields));
 		f->session = session;
-		f->dev = strtoull(json_string_value(json_object_get(e, "dev")) ?: "0", NULL, 16);
-		f->ino = strtoull(json_string_value(json_object_get(e, "ino")) ?: "0", NULL, 16);
-		f->argv_hash = strtoull(json_string_value(json_object_get(e, "argv_hash")) ?: "0", NULL, 16);
 		/* from now: the retry has waited in the kernel for as long as the handover took */
 		f->at_ns = eg_mono_ns();
-		snprintf(f->rule, sizeof(f->rule), "%s", json_string_value(json_object_get(e, "rule")) ?: "");
-		snprintf(f->message, sizeof(f->message), "%s", json_string_value(json_object_get(e, "message")) ?: "");
-		snprintf(f->action, sizeof(f->action), "%s", json_string_value(json_object_get(e, "action")) ?: "");
 	}
 }
 
@@ -124,19 +136,8 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 			loop_del(se->w);
 		se->w = NULL;
 		jsonw_start_object(w);
-		jsonw_uint_field(w, "id", se->id);
-		jsonw_string_field(w, "name", se->name);
-		jsonw_uint_field(w, "uid", se->uid);
-		jsonw_uint_field(w, "gid", se->gid);
-		jsonw_int_field(w, "launcher", se->launcher);
-		jsonw_bool_field(w, "restricted", se->restricted);
+		eg_hf_write(w, se, session_fields, N(session_fields), NULL);
 		jsonw_uint_field(w, "parent", se->parent ? se->parent->id : 0);
-		jsonw_bool_field(w, "attached", se->attached);
-		jsonw_bool_field(w, "first_seen", se->first_seen);
-		jsonw_bool_field(w, "compromised", se->compromised);
-		jsonw_uint_field(w, "execs", se->execs);
-		jsonw_uint_field(w, "denied", se->denied);
-		jsonw_uint_field(w, "access_denied", se->access_denied);
 		jsonw_string_field(w, "boundary", se->boundary);
 		refusals_export(s, se, w);
 		denials_export(s->denials, se->id, w);
@@ -178,18 +179,7 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		if (!se)
 			return -ENOMEM;
 		se->owner = s;
-		se->id = json_integer_value(json_object_get(e, "id"));
-		snprintf(se->name, sizeof(se->name), "%s", json_string_value(json_object_get(e, "name")) ?: "");
-		se->uid = json_integer_value(json_object_get(e, "uid"));
-		se->gid = json_integer_value(json_object_get(e, "gid"));
-		se->launcher = json_integer_value(json_object_get(e, "launcher"));
-		se->restricted = json_is_true(json_object_get(e, "restricted"));
-		se->attached = json_is_true(json_object_get(e, "attached"));
-		se->first_seen = json_is_true(json_object_get(e, "first_seen"));
-		se->compromised = json_is_true(json_object_get(e, "compromised"));
-		se->execs = json_integer_value(json_object_get(e, "execs"));
-		se->denied = json_integer_value(json_object_get(e, "denied"));
-		se->access_denied = json_integer_value(json_object_get(e, "access_denied"));
+		eg_hf_read(e, se, session_fields, N(session_fields));
 		refusals_import(s, se->id, json_object_get(e, "refusals"));
 		denials_import(s->denials, se->id, json_object_get(e, "domains"));
 		if (json_string_value(json_object_get(e, "boundary")))

@@ -14,13 +14,8 @@
 #include "session/session.h"
 #include "util/jsonw.h"
 
-/* Linux 6.6; the system headers may be older */
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
-#endif
+/* the seccomp user-notify names newer than the system headers */
+#include "util/seccomp_notif.h"
 
 #define SESSIONS_MAX		4096	/* live sessions, all users */
 #define SESSIONS_PER_UID	256
@@ -244,6 +239,9 @@ struct exec_request {
 	struct eg_answer *answer_to;
 	struct eg_answer *answer_held;	/* ... where it went, for its ticket and verdict */
 	struct eg_session *lsession;	/* the session whose listener it came from */
+	/* each program's own verdict (plan.prog[], then plan.target), the strongest under every policy */
+	struct eg_verdict pverdict[EG_MAX_PROGRAMS + 1];
+	bool pjudged;			/* pverdict holds: every program was judged */
 	struct eg_exec_plan plan;	/* last: filled by exec_plan, not zeroed before (it is large) */
 };
 

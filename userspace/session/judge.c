@@ -118,7 +118,8 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
  * the depth from the session's command.
  */
 static void judge_one(const struct eg_policy *p, struct exec_request *r, const struct eg_program *pr,
-		      bool host, struct eg_eval_budget *budget, struct eg_verdict *acc, bool *first)
+		      bool host, struct eg_eval_budget *budget, struct eg_verdict *acc, bool *first,
+		      struct eg_verdict *own, bool own_first)
 {
 	struct eg_exec_req req = {};
 	struct eg_verdict v;
@@ -162,6 +163,10 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 		req.shells = policy_is_shell(pr->path) ? r->task.shells + 1u : 0;
 	}
 	policy_eval(p, &req, &v);
+	if (own_first)
+		*own = v;
+	else
+		policy_verdict_merge(own, &v);
 	if (*first) {
 		*acc = v;
 		*first = false;
@@ -189,6 +194,7 @@ void request_judge(struct eg_sessions *s, struct exec_request *r, struct eg_verd
 	for (x = r->session; x; x = x->parent)
 		restricted |= x->restricted;
 	memset(ret, 0, sizeof(*ret));
+	r->pjudged = false;
 	ret->decision = EG_DECISION_ALLOW;
 	ret->rule_index = -1;
 	{
@@ -247,9 +253,12 @@ void request_judge(struct eg_sessions *s, struct exec_request *r, struct eg_verd
 	for (i = 0; i < n; i++) {
 		bool host = *s->o.global && i == 0;
 
-		for (k = 0; k < r->plan.n; k++)
-			judge_one(chain[i], r, &r->plan.prog[k], host, &budget, ret, &first);
+		for (k = 0; k < r->plan.n && k < EG_MAX_PROGRAMS; k++)
+			judge_one(chain[i], r, &r->plan.prog[k], host, &budget, ret, &first,
+				  &r->pverdict[k], i == 0);
 		if (r->plan.loader == EG_LOADER_TARGET)
-			judge_one(chain[i], r, &r->plan.target, host, &budget, ret, &first);
+			judge_one(chain[i], r, &r->plan.target, host, &budget, ret, &first,
+				  &r->pverdict[EG_MAX_PROGRAMS], i == 0);
 	}
+	r->pjudged = r->plan.n <= EG_MAX_PROGRAMS;
 }

@@ -19,80 +19,105 @@
 #include <bpf/bpf.h>
 #include "loop/loop.h"
 #include "events/meta.h"
+#include "events/request.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/fileid.h"
 #include "util/log.h"
 
-void request_json(struct jsonw *w, const struct exec_request *r)
+/* The request's facts as the records about it carry them (events/request.h). */
+static void request_view(const struct exec_request *r, struct eg_request_view *v)
 {
 	const struct eg_program *p = r->planned && !r->plan.err ? &r->plan.prog[0] : NULL;
-	char sid[16];
-	unsigned int i;
 
-	jsonw_int_field(w, "pid", r->tgid);
-	jsonw_int_field(w, "tid", r->tid);
-	jsonw_uint_field(w, "euid", r->euid);
-	jsonw_string_field(w, "syscall", r->execveat ? "execveat" : "execve");
-	jsonw_string_field(w, "filename", p ? p->path : r->path);
-	jsonw_string_field(w, "path_requested", r->path);
+	memset(v, 0, sizeof(*v));
+	v->pid = r->tgid;
+	v->tid = r->tid;
+	v->euid = r->euid;
+	v->execveat = r->execveat;
+	v->filename = p ? p->path : r->path;
+	v->path_requested = r->path;
 	if (p && r->plan.n > 1) {
-		jsonw_string_field(w, "interpreter", exec_plan_final(&r->plan)->path);
-		jsonw_string_field(w, "interpreter_requested", r->plan.prog[1].requested);
+		v->interpreter = exec_plan_final(&r->plan)->path;
+		v->interpreter_requested = r->plan.prog[1].requested;
 	}
-	jsonw_key(w, "argv");
-	jsonw_start_array(w);
-	for (i = 0; i < r->argc; i++)
-		jsonw_string(w, r->argv[i]);
-	jsonw_end_array(w);
-	jsonw_uint_field(w, "argc", r->argc);
-	jsonw_bool_field(w, "truncated", r->argv_trunc);
-	jsonw_int_field(w, "depth", r->depth);
-	jsonw_bool_field(w, "depth_known", r->depth_known);
-	jsonw_int_field(w, "session_depth", r->session_depth);
-	snprintf(sid, sizeof(sid), "s-%x", r->session->id);
-	jsonw_string_field(w, "session", sid);
-	jsonw_string_field(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
+	v->argv = r->argv;
+	v->argc = r->argc;
+	v->truncated = r->argv_trunc;
+	v->depth = r->depth;
+	v->depth_known = r->depth_known;
+	v->session_depth = r->session_depth;
+	v->session = r->session->id;
+	v->cgroup = r->cgroup[0] ? r->cgroup : NULL;
+}
+
+void request_json(struct jsonw *w, const struct exec_request *r)
+{
+	struct eg_request_view v;
+
+	request_view(r, &v);
+	format_request_fields(w, &v);
+}
+
+static struct eg_str str_of(const char *s)
+{
+	return (struct eg_str){ .p = s, .len = strlen(s) };
+}
+
+/*
+ * Every program the exec runs, when there is more than one (a script and
+ * its interpreter, the scripts between them, a loader and the program it
+ * maps), each with its own verdict: the file that runs first, then the
+ * program a loader maps, the script the caller named, the ones between.
+ * Returns how many went into pv (room for EG_MAX_PROGRAMS + 1).
+ */
+static unsigned int programs_of(const struct exec_request *r, struct eg_program_verdict *pv)
+{
+	const struct eg_exec_plan *pl = &r->plan;
+	bool loader = pl->loader == EG_LOADER_TARGET;
+	unsigned int k, n = 0;
+
+	if (!r->planned || pl->err || !r->pjudged || !pl->n || (pl->n < 2 && !loader))
+		return 0;
+	pv[n++] = (struct eg_program_verdict){
+		.role = loader ? "loader" : pl->n > 1 ? "interpreter" : "program",
+		.filename = str_of(pl->prog[pl->n - 1].path),
+		.decision = eg_decision_name(r->pverdict[pl->n - 1].decision),
+		.rule = r->pverdict[pl->n - 1].rule };
+	if (loader)
+		pv[n++] = (struct eg_program_verdict){
+			.role = "program", .filename = str_of(pl->target.path),
+			.decision = eg_decision_name(r->pverdict[EG_MAX_PROGRAMS].decision),
+			.rule = r->pverdict[EG_MAX_PROGRAMS].rule };
+	for (k = 0; k + 1 < pl->n; k++)
+		pv[n++] = (struct eg_program_verdict){
+			.role = k ? "chain" : "script", .filename = str_of(pl->prog[k].path),
+			.decision = eg_decision_name(r->pverdict[k].decision), .rule = r->pverdict[k].rule };
+	return n;
 }
 
 void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v,
 		  const char *action, const char *approval_id)
 {
+	struct eg_program_verdict pv[EG_MAX_PROGRAMS + 1];
+	struct eg_annotation a = {};
+	struct eg_request_view rv;
 	struct sbuf b = {};
-	struct jsonw w;
 	char text[512];
 
 	request_cgroup(r);
-	meta_open(&w, &b, "exec_failed");
-	jsonw_key(&w, "exec_id");
-	jsonw_null(&w);
-	request_json(&w, r);
-	jsonw_uint_field(&w, "errno", EACCES);
-	jsonw_string_field(&w, "error", "EACCES");
-	jsonw_string_field(&w, "decision", eg_decision_name(v->decision));
-	jsonw_string_field(&w, "rule", v->rule);
-	jsonw_string_field(&w, "message", v->message);
-	jsonw_string_field(&w, "action", action);
-	jsonw_string_field(&w, "layer", "seccomp");
-	if (v->error)
-		jsonw_string_field(&w, "reason", v->error);
-	if (approval_id)
-		jsonw_string_field(&w, "approval_id", approval_id);
-	if (v->decision == EG_DECISION_REDIRECT && v->redirect && v->redirect->command) {
-		size_t i;
-
-		jsonw_key(&w, "redirect_to");
-		jsonw_start_object(&w);
-		jsonw_string_field(&w, "command", v->redirect->command);
-		jsonw_key(&w, "args");
-		jsonw_start_array(&w);
-		for (i = 0; i < v->redirect->n_args; i++)
-			jsonw_string(&w, v->redirect->args[i]);
-		jsonw_end_array(&w);
-		jsonw_end_object(&w);
-	}
-	jsonw_end_object(&w);
-	sbuf_putc(&b, '\n');
+	request_view(r, &rv);
+	a.decision = eg_decision_name(v->decision);
+	a.rule = v->rule;
+	a.message = v->message;
+	a.action = action;
+	a.layer = "seccomp";
+	a.reason = v->error;
+	/* a redirect refused: where it would have gone (redirect_to) */
+	a.redirect = v->decision == EG_DECISION_REDIRECT ? v->redirect : NULL;
+	a.programs = pv;
+	a.n_programs = programs_of(r, pv);
+	format_refused_json(&b, &rv, EACCES, &a, approval_id);
 	snprintf(text, sizeof(text), "%s s-%x pid %d depth %d: %.200s (%.100s)", action, r->session->id,
 		 (int)r->tgid, r->depth, r->argc ? r->argv[0] : r->path, v->rule ? v->rule : "default");
 	sessions_emit(s, &b, text);

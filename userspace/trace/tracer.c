@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "execgate.skel.h"
 #include "trace/tracer.h"
 #include "util/log.h"
+#include "util/mounts.h"
 
 /* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
 const char *const tracer_pinned_maps[] = {
@@ -81,15 +83,71 @@ static bool reuse_pinned(struct bpf_map *m, const char *dir, const char *name, i
 	return true;
 }
 
-static bool kernel_has_type(const char *name)
+/*
+ * Whether the kernel has a tracepoint: its trace event in tracefs (the
+ * daemon mounted it) answers in a stat; vmlinux BTF (a 5 MB parse) only
+ * where tracefs has no events.
+ */
+static bool kernel_has_tracepoint(const char *group, const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	char path[PATH_MAX], type[128];
+	struct btf *btf;
 	bool found;
 
+	snprintf(path, sizeof(path), EG_TRACEFS_DIR "/events/%s/%s", group, name);
+	if (!access(path, F_OK))
+		return true;
+	if (!access(EG_TRACEFS_DIR "/events/sched", F_OK))
+		return false;
+	btf = btf__load_vmlinux_btf();
 	if (!btf)
 		return false;
-	found = btf__find_by_name(btf, name) >= 0;
+	snprintf(type, sizeof(type), "btf_trace_%s", name);
+	found = btf__find_by_name(btf, type) >= 0;
 	btf__free(btf);
+	return found;
+}
+
+/*
+ * A kernel symbol's address from /proc/kallsyms, or 0: what a typeless
+ * __ksym gives, without libbpf's parse of every line (0.3 s at each load);
+ * the scan stops at the symbol.
+ */
+static __u64 kallsyms_addr(const char *sym)
+{
+	char buf[65536 + 256], *line, *nl, *end;
+	size_t len = strlen(sym), have = 0;
+	unsigned long long addr;
+	__u64 found = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		have += n;
+		buf[have] = '\0';
+		line = buf;
+		/* "ADDR T NAME\n", or "ADDR t NAME\t[module]\n" */
+		while ((nl = strchr(line, '\n'))) {
+			char *name = strchr(line, ' ');
+
+			if (name && name + 3 < nl && name[2] == ' ' && (size_t)(nl - (name + 3)) == len &&
+			    !memcmp(name + 3, sym, len)) {
+				addr = strtoull(line, &end, 16);
+				if (end == name)
+					found = addr;
+				break;
+			}
+			line = nl + 1;
+		}
+		have = buf + have - line;
+		memmove(buf, line, have);
+		if (have >= sizeof(buf) - 1)	/* a line longer than the buffer: not a symbol's */
+			have = 0;
+	}
+	close(fd);
 	return found;
 }
 
@@ -212,7 +270,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	 * without (EXECGATE_NO_PREPARE_EXEC=1 does too: how the tests see a
 	 * kernel that cannot pin a script to its file).
 	 */
-	if (!kernel_has_type("btf_trace_sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
+	if (!kernel_has_tracepoint("sched", "sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
@@ -227,6 +285,7 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	/* BPF LSM checks each file of a session exec as the kernel opens it */
 	skel->rodata->lsm_tickets = o->lsm || o->lsm_cgroup;
 	skel->rodata->report_exits = o->exits;
+	skel->rodata->fput_addr = kallsyms_addr("____fput");
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
