@@ -152,3 +152,25 @@ def test_the_kernel_denies_a_redirect(ctx):
                    what="the record")[0]
     assert e["decision"] == "redirect" and e["kernel"]["decision"] == "deny", e
     assert e["redirect_to"]["command"] == "/usr/bin/printf", e
+
+
+def test_a_session_keeps_its_redirects_across_a_handover(ctx):
+    d = ctx.daemon("--policy", write(ctx, POLICY))
+    t = token()
+    fifo = os.path.join(ctx.tmpdir(), "go")
+    os.mkfifo(fifo)
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
+                          "read x < %s; grep %s; echo rc=$?" % (fifo, t)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    eg.wait_until(lambda: [e for e in d.events() if e.get("type") == "session" and e.get("event") == "start"],
+                  what="the session")
+    d.proc.send_signal(signal.SIGUSR2)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
+               what="the new daemon's start record")
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    out, err = p.communicate(timeout=30)
+    assert out.decode() == "redirected:%s\nrc=0\n" % t, (out, err)
+    ev = d.wait_for(lambda e: e.get("type") == "exec" and e.get("action") == "redirected" and t in e.get("argv", []),
+                    what="the redirected record")[0]
+    assert ev["redirect_to"]["command"] == "/usr/bin/printf", ev
