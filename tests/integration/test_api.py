@@ -513,7 +513,10 @@ def test_page_in_chromium_approves(ctx):
     assert br.js("location.hash") == "", "the token leaves the address bar"
     f = os.path.join(ctx.tmpdir(), "page-" + token())
     p = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--session", "pagetest", "--", "sh", "-c",
-                          "touch %s '%s two'; echo rc=$?" % (f, f)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                          "touch %s '%s two'; echo rc=$?; exec sleep 60" % (f, f)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    # (the session stays active after touch, so the page keeps showing its tree)
+    ctx.on_cleanup(lambda: os.killpg(p.pid, 9))
     ap = eg.wait_until(a.approvals, what="a pending approval")[0]
     t0 = time.monotonic()
     row = eg.wait_until(lambda: br.js("(function(){var r=document.querySelector('#approvals tr.pending');"
@@ -532,15 +535,22 @@ def test_page_in_chromium_approves(ctx):
     assert br.screenshot(shot)[:8] == b"\x89PNG\r\n\x1a\n"
     print("    screenshot: %s" % shot)
     br.click("#approvals tr.pending button.approve")
-    out, err = p.communicate(timeout=20)
-    assert b"rc=0" in out and os.path.exists(f), (out, err)
+    p.stdout.flush()
+    out = p.stdout.readline()
+    assert out == b"rc=0\n" and os.path.exists(f), out
     ev = a.d.wait_for(lambda e: e.get("type") == "approval" and e.get("approval_id") == ap["approval_id"] and
                       e["event"] != "requested", what="the answer's record")[0]
     assert ev["event"] == "approved" and ev["answered_by"]["token"] == "alice", ev
     # the tree gets touch's verdict, and the request leaves the table
-    eg.wait_until(lambda: "approved" in (br.js("document.getElementById('tree').textContent") or ""),
-                  what="touch's verdict in the tree: %s" % br.js("document.getElementById('tree').textContent"))
+    eg.wait_until(lambda: "approved (ask-touch)" in (br.js("document.getElementById('tree').textContent") or ""),
+                  what="touch's verdict in the tree")
     eg.wait_until(lambda: not br.js("document.querySelector('#approvals tr.pending')"), what="the row gone")
+    # a PATH search's misses are no part of the tree: one line each for sh, touch and sleep
+    # (the misses come before sleep's own record: once it is there, they would be too)
+    eg.wait_until(lambda: br.js("Array.from(document.querySelectorAll('#tree li > .cmd')).map("
+                                "function(e){return e.textContent;}).join('|')").endswith("|sleep 60"),
+                  what="sleep in the tree")
+    assert br.js("document.querySelectorAll('#tree li').length") == 3, br.js("document.getElementById('tree').textContent")
     br.screenshot(os.path.join(eg.OUT, "test-output", "api-page-after.png"))
 
 
