@@ -14,9 +14,9 @@ BPFTOOL  ?= bpftool
 ARCH     := x86
 VMLINUX  := vmlinux/$(ARCH)/vmlinux.h
 
-LIBS     := libbpf libelf zlib yaml-0.1 libpcre2-8 libseccomp libcrypto jansson
+LIBS     := libbpf libelf zlib yaml-0.1 libpcre2-8 libseccomp libcrypto jansson libwebsockets
 PKG_CFLAGS := $(shell pkg-config --cflags $(LIBS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lyaml -lpcre2-8 -lseccomp -lcrypto -ljansson)
+PKG_LIBS   := $(shell pkg-config --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -lz -lyaml -lpcre2-8 -lseccomp -lcrypto -ljansson -lwebsockets)
 
 OPTFLAGS ?= -O2 -g
 CFLAGS   := $(OPTFLAGS) -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -fno-strict-aliasing \

@@ -26,7 +26,7 @@ POLICIES     := $(wildcard policy/*.yaml)
 MANPAGES     := man/execgate.8 man/execgate-policy.5
 # installed name = source
 DOCS         := README.md=README.md docs/events.md=events.md docs/events.schema.json=events.schema.json \
-                docs/control.md=control.md docs/metrics.md=metrics.md docs/shipping.md=shipping.md \
+                docs/control.md=control.md docs/metrics.md=metrics.md docs/shipping.md=shipping.md docs/api.md=api.md \
                 docs/fleet.md=fleet.md docs/maps.md=maps.md docs/install.md=install.md \
                 policy/README.md=policy.md
 

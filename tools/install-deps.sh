@@ -10,11 +10,15 @@ set -euo pipefail
 
 pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
       libyaml-dev libpcre2-dev libseccomp-dev libssl-dev libjansson-dev python3 util-linux procps
+      # the HTTP/WebSocket API (userspace/api/)
+      libwebsockets-dev
       libclang-rt-14-dev
       # tests: real containers, the BPF LSM kernel under qemu, metrics and
       # unit checkers, terminals, packaging
       podman runc busybox-static qemu-system-x86 cpio prometheus tmux jq
-      man-db systemd dpkg-dev fakeroot logrotate rsyslog e2fsprogs
+      man-db systemd dpkg-dev fakeroot logrotate rsyslog e2fsprogs curl
+      # the approval page in a real browser (test_api)
+      chromium
       # make test validates every record the suites write (docs/events.schema.json)
       python3-jsonschema python3-yaml)
 for extra in "$@"; do

@@ -33,7 +33,7 @@ LOGROTATE = os.path.join(ROOT, "dist", "execgate.logrotate")
 MAN8 = os.path.join(ROOT, "man", "execgate.8")
 MAN5 = os.path.join(ROOT, "man", "execgate-policy.5")
 POLICIES = sorted(f for f in os.listdir(os.path.join(ROOT, "policy")) if f.endswith(".yaml"))
-DOCS = ["README.md", "events.md", "events.schema.json", "control.md", "metrics.md", "shipping.md", "fleet.md",
+DOCS = ["README.md", "events.md", "events.schema.json", "control.md", "metrics.md", "shipping.md", "api.md", "fleet.md",
         "maps.md", "install.md", "policy.md"]
 
 

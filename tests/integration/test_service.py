@@ -143,7 +143,7 @@ def test_metrics_over_the_control_socket(ctx):
     assert value(fams, "execgate_policy_decisions_total", decision="deny") >= 1
     assert value(fams, "execgate_policy_decisions_total", decision="allow") >= 1
     assert set(dict(k)["decision"] for k in fams["execgate_policy_decisions_total"]["samples"]) == \
-        {"allow", "deny", "approval", "audit", "error"}
+        {"allow", "deny", "approval", "audit", "error", "redirect"}
     for cause in ("ringbuf_full", "no_scratch", "too_big", "not_stashed", "bpf_recursion", "shutdown"):
         assert any(dict(k)["cause"] == cause for k in fams["execgate_lost_records_total"]["samples"]), cause
     for name in ("execgate_output_dropped_total", "execgate_records_written_total", "execgate_killed_total",

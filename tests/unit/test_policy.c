@@ -730,7 +730,7 @@ static void test_error_types(void)
 	load_fails_at("commands:\n  - name: a\n    basenames: []\n    decision: allow\n", 3, 16,
 		      "'basenames' is an empty list");
 	load_fails_at("commands:\n  - name: a\n    decision: maybe\n", 3, 15,
-		      "'decision' must be allow, deny, approval or audit, got 'maybe'");
+		      "'decision' must be allow, deny, approval, audit or redirect, got 'maybe'");
 	load_fails_at("commands:\n  - name: a\n    decision: aproval\n", 3, 15, "did you mean 'approval'?");
 	load_fails_at("commands:\n  - name: a\n    decision: allow\n    uids: [root]\n", 4, 12,
 		      "'uids' must be an integer from 0 to");

@@ -164,7 +164,7 @@ static void test_cli_check_errors(void)
 	snprintf(want, sizeof(want),
 		 "%s:7:5: error: unknown key 'basename' in a rule; did you mean 'basenames'?\n"
 		 "%s:8:11: error: duplicate rule name 'a' (first at line 2)\n"
-		 "%s:9:15: error: 'decision' must be allow, deny, approval or audit, got 'nope'\n", f, f, f);
+		 "%s:9:15: error: 'decision' must be allow, deny, approval, audit or redirect, got 'nope'\n", f, f, f);
 	ASSERT_TRUE(!strncmp(err, want, strlen(want)), "one error a line, in order");
 	if (strncmp(err, want, strlen(want)))
 		printf("    stderr: %s", err);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "api/api.h"
 #include "cli/common.h"
 #include "daemon/daemon.h"
 #include "daemon/httpd.h"
@@ -46,6 +47,9 @@ enum {
 	OPT_EXCL_PATH,
 	OPT_EXEC_FAILED,
 	OPT_METRICS_LISTEN,
+	OPT_API_LISTEN,
+	OPT_API_TOKEN_FILE,
+	OPT_API_RUN_AS,
 	OPT_METRICS_TEXTFILE,
 	OPT_METRICS_INTERVAL,
 	OPT_TAKEOVER,
@@ -94,6 +98,10 @@ static const struct argp_option options[] = {
 	{ "metrics-listen", OPT_METRICS_LISTEN, "ADDR:PORT", 0, "Serve GET /metrics over HTTP on ADDR:PORT (e.g. 127.0.0.1:9464; off by default; the address must be spelled, [::1]:PORT for IPv6)", 5 },
 	{ "metrics-textfile", OPT_METRICS_TEXTFILE, "FILE.prom", 0, "Write the metrics to FILE.prom for node_exporter's textfile collector, atomically, every --metrics-interval", 5 },
 	{ "metrics-interval", OPT_METRICS_INTERVAL, "SECONDS", 0, "Seconds between --metrics-textfile writes (default 15)", 5 },
+	{ NULL, 0, NULL, 0, "HTTP and WebSocket API (docs/api.md):", 6 },
+	{ "api-listen", OPT_API_LISTEN, "ADDR:PORT", 0, "Serve the HTTP/WebSocket API and the approvals page on ADDR:PORT (off by default; a bare PORT is 127.0.0.1; needs --api-token-file)", 6 },
+	{ "api-token-file", OPT_API_TOKEN_FILE, "FILE", 0, "The API's bearer tokens, a line 'NAME TOKEN' each; FILE must be root's and not readable by group or others", 6 },
+	{ "api-run-as", OPT_API_RUN_AS, "USER", 0, "Runs started through the API run as USER (never root); without it the API starts no runs", 6 },
 	{},
 };
 
@@ -234,6 +242,30 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		o->metrics_listen = arg;
 		break;
 	}
+	case OPT_API_LISTEN: {
+		char addr[64], msg[256];
+		int port;
+
+		if (api_parse_listen(arg, addr, sizeof(addr), &port, msg, sizeof(msg)))
+			argp_error(state, "%s", msg);
+		o->api_listen = arg;
+		break;
+	}
+	case OPT_API_TOKEN_FILE:
+		o->api_token_file = arg;
+		break;
+	case OPT_API_RUN_AS: {
+		struct passwd *pw = getpwnam(arg);
+
+		if (!pw)
+			argp_error(state, "--api-run-as: no user named '%s'", arg);
+		if (!pw->pw_uid)
+			argp_error(state, "--api-run-as %s: the API never runs anything as root; name another user", arg);
+		o->api_run_as_set = true;
+		o->api_run_as_uid = pw->pw_uid;
+		o->api_run_as_gid = pw->pw_gid;
+		break;
+	}
 	case OPT_METRICS_TEXTFILE: {
 		size_t n = strlen(arg);
 
@@ -329,6 +361,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			o->min_severity_syslog = o->min_severity;
 		if (!o->min_severity_journal)
 			o->min_severity_journal = o->min_severity;
+		if (o->api_listen && !o->api_token_file)
+			argp_error(state, "--api-listen needs --api-token-file FILE (nothing is served without a token)");
+		if ((o->api_token_file || o->api_run_as_set) && !o->api_listen)
+			argp_error(state, "--api-token-file and --api-run-as go with --api-listen");
 		if (o->metrics_interval && !o->metrics_textfile)
 			argp_error(state, "--metrics-interval needs --metrics-textfile");
 		if (!o->metrics_interval)

@@ -59,6 +59,8 @@ struct exec_args {
 	int ncmd;
 	char ws[PATH_MAX];		/* the workspace's real path */
 	char **env;			/* the command's environment */
+	char redirect_dir[PATH_MAX];	/* the session's redirect entries (policy/README.md), "" if none */
+	char path_env[PATH_MAX * 2];	/* PATH with it first */
 };
 
 enum { OPT_POLICY = 0x100, OPT_RESTRICTED, OPT_SESSION, OPT_ARGV0, OPT_PTY, OPT_WORKSPACE };
@@ -365,6 +367,47 @@ static int command_env(struct exec_args *a, const json_t *deny)
 }
 
 /*
+ * A redirect (policy/README.md): the session's redirect directory goes
+ * first in the command's PATH, so a redirected name found through PATH
+ * reaches its entry; and when the command itself is such a name, its
+ * entry runs instead (it says why on stderr and runs the redirect with
+ * its args, then the command's arguments). The daemon judges the entry's
+ * exec as the redirect; any other way to the command is refused.
+ */
+static void redirect_command(struct exec_args *a, char *path, size_t len)
+{
+	const char *base = strrchr(path, '/');
+	char entry[PATH_MAX];
+	bool set = false;
+	char **e;
+
+	if (!a->redirect_dir[0] || !a->env)
+		return;
+	for (e = a->env; *e; e++)
+		if (!strncmp(*e, "PATH=", 5)) {
+			snprintf(a->path_env, sizeof(a->path_env), "PATH=%s:%s", a->redirect_dir, *e + 5);
+			*e = a->path_env;
+			set = true;
+			break;
+		}
+	if (!set) {
+		size_t n = (size_t)(e - a->env);
+		char **v = realloc(a->env, (n + 2) * sizeof(*v));
+
+		if (v) {
+			snprintf(a->path_env, sizeof(a->path_env), "PATH=%s:/usr/local/bin:/usr/bin:/bin", a->redirect_dir);
+			v[n] = a->path_env;
+			v[n + 1] = NULL;
+			a->env = v;
+		}
+	}
+	base = base ? base + 1 : path;
+	if ((size_t)snprintf(entry, sizeof(entry), "%s/%s", a->redirect_dir, base) < sizeof(entry) &&
+	    !access(entry, X_OK))
+		snprintf(path, len, "%s", entry);
+}
+
+/*
  * Asks the daemon for a session and puts this process under its filter
  * and in its Landlock domain: after this, our next exec is the session's
  * first. 0, or the exit status.
@@ -428,6 +471,9 @@ static int session_start(struct exec_args *a)
 	daemon_pid = json_integer_value(json_object_get(reply, "daemon_pid"));
 	plan = json_incref(json_object_get(reply, "boundary"));
 	rc = command_env(a, json_object_get(reply, "environment_deny"));
+	if (json_string_value(json_object_get(reply, "redirect_dir")))
+		snprintf(a->redirect_dir, sizeof(a->redirect_dir), "%s",
+			 json_string_value(json_object_get(reply, "redirect_dir")));
 	json_decref(reply);
 	if (rc) {
 		p_err("out of memory");
@@ -497,6 +543,7 @@ static int wait_status(int status)
  */
 static int exec_pty(struct exec_args *a, const char *path)
 {
+	static char rpath[PATH_MAX];
 	struct termios tio, saved;
 	struct winsize ws;
 	bool in_tty = isatty(STDIN_FILENO), raw = false;
@@ -558,6 +605,9 @@ static int exec_pty(struct exec_args *a, const char *path)
 		rc = session_start(a);
 		if (rc)
 			_exit(rc);
+		snprintf(rpath, sizeof(rpath), "%s", path);
+		redirect_command(a, rpath, sizeof(rpath));
+		path = rpath;
 		if (dup2(slave, STDIN_FILENO) < 0 || dup2(slave, STDOUT_FILENO) < 0 ||
 		    dup2(slave, STDERR_FILENO) < 0)
 			_exit(EXIT_CANNOT_RUN);
@@ -628,6 +678,7 @@ int do_exec(int argc, char **argv)
 	rc = session_start(&a);
 	if (rc)
 		return rc;
+	redirect_command(&a, path, sizeof(path));
 	if (a.argv0)
 		a.cmd[0] = (char *)a.argv0;
 	execve(path, a.cmd, a.env);

@@ -109,6 +109,13 @@ static size_t rule_layers(const struct kc_prog *k, size_t i, const struct eg_rul
 		out[n++] = "audit only";
 		return n;
 	}
+	if (ri->decision == EG_DECISION_REDIRECT) {
+		/* only a session's launcher and PATH directory can run another program instead */
+		if (k && k->info[i].kernel)
+			out[n++] = "kernel (as deny)";
+		out[n++] = "sessions (redirect)";
+		return n;
+	}
 	if (k && k->info[i].kernel)
 		out[n++] = "kernel";
 	out[n++] = k && k->info[i].kernel ? "sessions" : "sessions only";
@@ -454,6 +461,15 @@ static void check_plain(const struct check_opts *o, const struct eg_policy *p, c
 			printf("%-*s  not in the kernel: %s\n", (int)w, "", why);
 		if (ri.ctx_mask)
 			printf("%-*s  only in contexts: %s\n", (int)w, "", ctx_list(p, ri.ctx_mask, col, sizeof(col)));
+		if (ri.decision == EG_DECISION_REDIRECT) {
+			const struct eg_redirect *rd = policy_rule_redirect(p, ri.name);
+
+			printf("%-*s  redirects to %s", (int)w, "", rd ? rd->command : "?");
+			for (k = 0; rd && k < rd->n_args; k++)
+				printf(" %s", rd->args[k]);
+			printf(" (executable: checked); a deny in the kernel and outside sessions, which cannot "
+			       "run another program instead\n");
+		}
 	}
 	if (policy_context_count(p)) {
 		printf("\n%-20s  %-5s  %-10s  %-9s  %-6s  %s\n", "CONTEXT", "LINE", "IDENTITIES", "MAX_DEPTH",

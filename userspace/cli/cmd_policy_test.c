@@ -128,6 +128,7 @@ static int decision_status(enum eg_decision d)
 {
 	switch (d) {
 	case EG_DECISION_DENY: return 1;
+	case EG_DECISION_REDIRECT: return 1;	/* the command as asked does not run */
 	case EG_DECISION_APPROVAL: return 3;
 	case EG_DECISION_ERROR: return 4;
 	default: return 0;	/* allow, audit: it runs */
@@ -146,7 +147,7 @@ int do_test(int argc, char **argv)
 		"Example:\n"
 		"  execgate policy test policy/agent-sandbox.yaml --depth 1 -- curl -s x\n\n"
 		"Exit status: the decision, so a script can branch on it: 0 allow or\n"
-		"audit, 1 deny, 3 approval (a person must answer), 4 error (the policy\n"
+		"audit, 1 deny or redirect, 3 approval (a person must answer), 4 error (the policy\n"
 		"could not decide: on_error applies), 5 the policy does not load, 2 usage.";
 	struct argp argp = { test_options, test_parse, "FILE -- ARGV...", doc, NULL, NULL, NULL };
 	struct test_opts o = { .uid = getuid() };

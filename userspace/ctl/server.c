@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -680,6 +681,41 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		if (!s->ticking && !loop_timer_set(s->tick, 1000, 1000))
 			s->ticking = true;
 	}
+}
+
+int ctl_server_adopt(struct ctl_server *s, int fd, const struct ctl_peer *peer)
+{
+	struct ctl_conn *c;
+
+	loop_assert_held(s->loop, "ctl_server_adopt");
+	if (s->nconns >= CTL_MAX_CONNS - CTL_ADMIN_RESERVE) {
+		s->st.refused++;
+		close(fd);
+		return -EMFILE;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	c->s = s;
+	c->fd = fd;
+	c->peer = *peer;
+	c->deadline = eg_mono_ms() + CTL_IDLE_MS;
+	c->events = EPOLLIN | EPOLLRDHUP;
+	if (loop_add_fd(s->loop, fd, c->events, on_conn, c, &c->w)) {
+		close(fd);
+		free(c);
+		return -ENOMEM;
+	}
+	s->st.accepted++;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	return 0;
 }
 
 /* Drops connections that sat on half a request (or nothing) for too long. */

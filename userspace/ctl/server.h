@@ -48,6 +48,18 @@ struct ctl_peer {
 	uid_t uid;
 	gid_t gid;
 	bool admin;			/* root or a member of --ctl-group */
+	/*
+	 * A peer that is no process on this socket: the HTTP API (api/) speaks
+	 * for a token holder. Its identity is the API's: uid and gid the
+	 * daemon's --api-run-as, name the token's; the API found out which
+	 * session the process at the other end of its TCP connection is in
+	 * (api_session; api_placed false: it could not tell, which counts as
+	 * inside one, as a socket peer that cannot be placed does).
+	 */
+	bool api;
+	bool api_placed;
+	uint32_t api_session;
+	char name[64];
 };
 
 enum ctl_access {
@@ -68,6 +80,11 @@ typedef int (*ctl_handler)(struct ctl_conn *c, const json_t *req, void *arg);
  */
 int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int adopt_fd,
 		   struct ctl_server **ret);
+/*
+ * Serves fd (one end of a socketpair) as a connection whose peer is *peer,
+ * not what SO_PEERCRED says: the HTTP API's calls (api/). Takes fd.
+ */
+int ctl_server_adopt(struct ctl_server *s, int fd, const struct ctl_peer *peer);
 /* The listening socket (kept open across a re-exec). */
 int ctl_server_fd(const struct ctl_server *s);
 void ctl_server_free(struct ctl_server *s);

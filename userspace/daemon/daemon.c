@@ -690,6 +690,8 @@ int daemon_run(const struct daemon_opts *o)
 		if (!ha.loopback)
 			p_warn("--metrics-listen %s: metrics are served beyond this host", ha.text);
 	}
+	if (daemon_api_start(&d))
+		goto cleanup;
 	/*
 	 * Edge-triggered: the ring's wakeups, not its level (records.c); the
 	 * drain timer is armed by a wakeup, never periodic. Whatever came
@@ -753,6 +755,8 @@ int daemon_run(const struct daemon_opts *o)
 
 cleanup:
 	json_decref(state);
+	/* its thread calls into the control server: it goes first */
+	daemon_api_stop(&d);
 	httpd_free(d.httpd);
 	loop_del(d.textfile_timer);
 	collapse_free(d.collapse);

@@ -36,6 +36,11 @@ struct daemon_opts {
 	enum exec_failed_mode exec_failed;
 	const char *metrics_listen;
 	const char *metrics_textfile;
+	const char *api_listen;		/* --api-listen: the HTTP API (api/api.h), NULL: off */
+	const char *api_token_file;
+	bool api_run_as_set;		/* --api-run-as USER (never root): the API's runs are USER's */
+	uid_t api_run_as_uid;
+	gid_t api_run_as_gid;
 	bool enforce;			/* kernel rules from --policy */
 	bool allow_partial;		/* ... even if some deny rules stay in userspace */
 	bool persist;			/* ... left in force after the daemon stops */

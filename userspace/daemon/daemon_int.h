@@ -32,6 +32,7 @@ struct ctl_server;
 struct cgroup_cache;
 struct eg_sessions;
 struct eg_httpd;
+struct eg_api;
 struct eg_lineage;
 struct eg_containers;
 struct eg_sink;
@@ -129,6 +130,7 @@ struct daemon {
 	struct sbuf held_line;		/* a failed exec formatted for the collapser */
 	uint64_t recursion_reported;	/* BPF recursion misses already reported */
 	struct eg_httpd *httpd;
+	struct eg_api *api;		/* --api-listen (apiserve.c), NULL: off */
 	struct eg_watch *textfile_timer;
 	uint64_t textfile_writes, textfile_errors;
 	/* process lifetimes, containers, shipping (daemon/exits.c, trace/containers.c, events/sinks.h) */
@@ -216,5 +218,9 @@ void daemon_shipping_metrics(struct daemon *d, struct eg_metrics *m);
 
 /* ctl_ops.c */
 int ctl_ops_register(struct daemon *d);
+
+/* apiserve.c: --api-listen's server, started once the control socket and runs are (0 when off) */
+int daemon_api_start(struct daemon *d);
+void daemon_api_stop(struct daemon *d);
 
 #endif

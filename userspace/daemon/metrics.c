@@ -205,6 +205,19 @@ static void daemon_part(struct sbuf *b, const struct eg_metrics *m)
 	    m->http_requests);
 	one(b, "execgate_metrics_http_rejected_total", C,
 	    "Connections on --metrics-listen refused or answered with an error.", m->http_rejected);
+	if (m->api) {
+		one(b, "execgate_api_requests_total", C, "HTTP requests and WebSocket upgrades with a valid token "
+		    "on --api-listen.", m->api_st.requests);
+		prom_family(b, "execgate_api_refused_total", C, "Requests and connections the API refused, by reason.");
+		prom_u64_l(b, "execgate_api_refused_total", "reason", "unauthorized", NULL, NULL,
+			   m->api_st.unauthorized);
+		prom_u64_l(b, "execgate_api_refused_total", "reason", "too_many", NULL, NULL, m->api_st.refused);
+		prom_u64_l(b, "execgate_api_refused_total", "reason", "too_large", NULL, NULL, m->api_st.too_large);
+		prom_u64_l(b, "execgate_api_refused_total", "reason", "slow_client", NULL, NULL,
+			   m->api_st.slow_clients);
+		prom_u64_l(b, "execgate_api_refused_total", "reason", "in_session", NULL, NULL,
+			   m->api_st.in_session);
+	}
 	one(b, "execgate_metrics_textfile_errors_total", C, "Failed writes of --metrics-textfile.",
 	    m->textfile_errors);
 }
@@ -277,6 +290,10 @@ void daemon_metrics(struct daemon *d, struct eg_metrics *m)
 	}
 	if (d->httpd)
 		httpd_stats(d->httpd, &m->http_requests, &m->http_rejected);
+	if (d->api) {
+		m->api = true;
+		api_get_stats(d->api, &m->api_st);
+	}
 	m->textfile_writes = d->textfile_writes;
 	m->textfile_errors = d->textfile_errors;
 	m->scopes = d->o.n_cgroups;

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "api/api.h"
 #include "ctl/server.h"
 #include "events/collapse.h"
 #include "events/filter.h"
@@ -45,6 +46,8 @@ struct eg_metrics {
 	unsigned int ctl_conns;
 	struct ctl_server_stats ctl;
 	uint64_t http_requests, http_rejected;
+	bool api;			/* --api-listen: the API's counters (api/api.h) */
+	struct eg_api_stats api_st;
 	uint64_t textfile_writes, textfile_errors;
 	uint64_t scopes, scopes_gone, scope_changes;	/* --cgroup scopes */
 	/* --syslog, --journal (events/sinks.h); followers of the records (query --follow) */

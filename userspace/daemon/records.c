@@ -86,6 +86,7 @@ static const char *audit_action(enum eg_decision dec)
 {
 	switch (dec) {
 	case EG_DECISION_DENY: return "would-block";
+	case EG_DECISION_REDIRECT: return "would-block";	/* a redirect happens in sessions only */
 	case EG_DECISION_APPROVAL: return "would-ask";
 	case EG_DECISION_AUDIT: return "audited";
 	case EG_DECISION_ERROR: return "error";
@@ -132,6 +133,7 @@ static bool annotate(struct daemon *d, const struct eg_record *r, struct eg_anno
 	a->message = v.message;
 	a->action = audit_action(v.decision);
 	a->reason = v.error;
+	a->redirect = v.redirect;
 	daemon_label(d, v.rule_index, a);
 	return true;
 }
@@ -340,9 +342,12 @@ static void process_record(struct daemon *d, struct eg_record *rp)
 	struct eg_record r = *rp;
 	uint64_t t = stage_clock();
 
-	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a))
+	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a)) {
 		ap = &a;
-	else
+		/* a session's redirect (redirected, or blocked where it could not be): where to */
+		if (a.decision && !strcmp(a.decision, "redirect") && a.rule)
+			a.redirect = policy_rule_redirect(d->policy, a.rule);
+	} else
 		ap = annotate(d, &r, &a) ? &a : NULL;
 	if (r.h.flags & EG_F_KILLED) {
 		if (!ap) {

@@ -38,6 +38,7 @@ uint32_t kc_decision(const struct eg_policy *p, enum eg_decision d)
 {
 	switch (d) {
 	case EG_DECISION_DENY:
+	case EG_DECISION_REDIRECT:	/* the kernel cannot run another program instead */
 		return EG_KD_DENY;
 	case EG_DECISION_AUDIT:
 		return EG_KD_AUDIT;

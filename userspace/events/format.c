@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 #include "events/format.h"
+#include "policy/policy.h"
 #include "events/lineage.h"
 #include "trace/cgroups.h"
 #include "trace/containers.h"
@@ -266,6 +267,18 @@ void format_annotation_json(struct sbuf *b, const struct eg_annotation *a, const
 			json_str(b, a->tags[i], strlen(a->tags[i]));
 		}
 		sbuf_putc(b, ']');
+	}
+	if (a->redirect && a->redirect->command) {
+		/* a redirect's target (policy/README.md, Redirects) */
+		sbuf_puts(b, ",\"redirect_to\":{\"command\":");
+		json_str(b, a->redirect->command, strlen(a->redirect->command));
+		sbuf_puts(b, ",\"args\":[");
+		for (i = 0; i < a->redirect->n_args; i++) {
+			if (i)
+				sbuf_putc(b, ',');
+			json_str(b, a->redirect->args[i], strlen(a->redirect->args[i]));
+		}
+		sbuf_puts(b, "]}");
 	}
 	if (a->kernel_layer) {
 		sbuf_puts(b, ",\"kernel\":{");

@@ -39,6 +39,7 @@ struct eg_annotation {
 	int severity;			/* the rule's (enum eg_severity), 0: none */
 	const char *const *tags;	/* the rule's */
 	size_t ntags;
+	const struct eg_redirect *redirect; /* decision redirect: where to ("redirect_to") */
 };
 
 /* Failed execs of a PATH search folded into the exec that ended it (events/collapse.h). */

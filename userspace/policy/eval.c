@@ -524,6 +524,7 @@ int policy_decision_rank(enum eg_decision d)
 {
 	switch (d) {
 	case EG_DECISION_DENY: return 4;
+	case EG_DECISION_REDIRECT: return 4;
 	case EG_DECISION_ERROR: return 3;
 	case EG_DECISION_APPROVAL: return 2;
 	case EG_DECISION_AUDIT: return 1;
@@ -563,6 +564,7 @@ static void set_error(const struct eg_policy *p, const struct eg_exec_req *req, 
 	ret->message = why;
 	ret->error = why;
 	ret->rule_index = -1;
+	ret->redirect = NULL;
 	/* a supervisor enforces on_error; an audit log records what happened */
 	ret->decision = req->apply_on_truncated ? p->settings.on_error : EG_DECISION_ERROR;
 }
@@ -579,6 +581,7 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 	ret->message = NULL;
 	ret->rule_index = -1;
 	ret->error = NULL;
+	ret->redirect = NULL;
 	if (!p)
 		return;
 	e.p = p;
@@ -635,6 +638,7 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 		ret->rule = r->name;
 		ret->message = r->message;
 		ret->rule_index = m;
+		ret->redirect = r->decision == EG_DECISION_REDIRECT ? &r->redirect : NULL;
 	} else {
 		ret->decision = p->settings.default_decision;
 	}
@@ -662,4 +666,7 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 			break;
 		}
 	}
+	/* a redirect's target goes with a redirect only (on_truncated may have taken its place) */
+	if (ret->decision != EG_DECISION_REDIRECT)
+		ret->redirect = NULL;
 }

@@ -73,6 +73,8 @@ struct eg_rule {
 	struct eg_strv basenames;
 	char *name;
 	char *message;
+	struct eg_redirect redirect;	/* decision redirect: redirect_to */
+	struct eg_pos redirect_pos;
 	int severity;			/* enum eg_severity, 0: none */
 	struct eg_strv tags;
 	struct eg_pos pos, name_pos, decision_pos;

@@ -35,8 +35,9 @@ const char *const execve_keys[] = {
 };
 const char *const rule_keys[] = {
 	"name", "basenames", "paths", "args_patterns", "args", "context", "cgroups", "uids",
-	"decision", "message", "severity", "tags", "contexts", NULL
+	"decision", "message", "severity", "tags", "contexts", "redirect_to", NULL
 };
+static const char *const redirect_keys[] = { "command", "args", NULL };
 const char *const actx_keys[] = { "name", "identities", "limits", NULL };
 const char *const limit_keys[] = { "max_depth", "max_consecutive_shells", NULL };
 const char *const context_keys[] = { "min_depth", "max_depth", NULL };
@@ -50,6 +51,7 @@ static const struct yr_place all_maps[] = {
 	{ "sandbox.seccomp.execve", execve_keys },
 	{ "a rule (an item of commands)", rule_keys },
 	{ "a rule's context mapping", context_keys },
+	{ "a rule's redirect_to", redirect_keys },
 	{ "a context (an item of contexts)", actx_keys },
 	{ "a context's limits", limit_keys },
 	{ "filesystem", filesystem_keys },

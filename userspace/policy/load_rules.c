@@ -275,6 +275,74 @@ static int parse_severity(struct loader *l, struct eg_rule *r)
 	return 0;
 }
 
+static int redirect_arg(struct yreader *y, const char *what, void *ctx)
+{
+	struct eg_redirect *rd = ctx;
+	char *s = yr_get_string(y, what, true), **v;
+
+	if (!s)
+		return y->fatal ? -EINVAL : 0;
+	if (rd->n_args >= 256) {
+		free(s);
+		yr_err(y, yr_ev_pos(y), "redirect_to.args: 256 arguments at most");
+		return 0;
+	}
+	v = realloc(rd->args, (rd->n_args + 1) * sizeof(*v));
+	if (!v) {
+		free(s);
+		yr_oom(y);
+		return -EINVAL;
+	}
+	rd->args = v;
+	rd->args[rd->n_args++] = s;
+	return 0;
+}
+
+/*
+ * redirect_to: PATH, or {command: PATH, args: [...]}. The command must be
+ * an absolute path to an executable file now (policy check says so): a
+ * redirect to nothing would be a deny that hides why.
+ */
+static int parse_redirect(struct loader *l, struct eg_rule *r)
+{
+	static const char *const keys[] = { "command", "args", NULL };
+	struct eg_pos pos = yr_ev_pos(&l->y);
+	struct eg_redirect *rd = &r->redirect;
+	struct stat st;
+	struct yr_map it;
+	int k = 0, rc = 0;
+
+	r->redirect_pos = pos;
+	if (yr_is_scalar(&l->y)) {
+		rd->command = yr_get_string(&l->y, "redirect_to", false);
+	} else if (l->y.ev.type == YAML_MAPPING_START_EVENT) {
+		yr_map_begin(&l->y, &it, keys, "in redirect_to");
+		while (rc == 0 && (k = yr_map_next(&l->y, &it)) >= 0) {
+			if (k == 0)
+				rd->command = yr_get_string(&l->y, "redirect_to.command", false);
+			else
+				rc = yr_each_item(&l->y, "redirect_to.args", "a list of arguments", redirect_arg, rd);
+			if (l->y.fatal)
+				return -EINVAL;
+		}
+		if (rc || k == -2)
+			return -EINVAL;
+		if (!(it.seen & 1u))
+			yr_err(&l->y, pos, "redirect_to needs 'command' (an absolute path)");
+	} else {
+		return yr_wrong_type(&l->y, "redirect_to", "a command's absolute path, or {command: PATH, args: [...]}");
+	}
+	if (l->y.fatal)
+		return -EINVAL;
+	if (rd->command && rd->command[0] != '/')
+		yr_err(&l->y, pos, "redirect_to '%.200s' must be an absolute path (/usr/bin/...)", rd->command);
+	else if (rd->command && (errno = 0, stat(rd->command, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & 0111) ||
+				 access(rd->command, X_OK)))
+		yr_err(&l->y, pos, "redirect_to '%.200s' is not an executable file here: %s", rd->command,
+		       errno ? strerror(errno) : "not a file with an execute bit");
+	return 0;
+}
+
 /*
  * A rule of commands, or (ident, the context's id) one of a context's
  * identities: a matcher of the same keys, without name, decision or scope.
@@ -343,7 +411,7 @@ static int parse_rule(struct loader *l, uint32_t ident)
 			break;
 		case R_DECISION:
 			r->decision_pos = yr_ev_pos(&l->y);
-			rc = load_decision(l, "decision", ALL_DECISIONS, &r->decision);
+			rc = load_decision(l, "decision", RULE_DECISIONS, &r->decision);
 			r->has_decision = true;
 			break;
 		case R_MESSAGE:
@@ -358,6 +426,9 @@ static int parse_rule(struct loader *l, uint32_t ident)
 			break;
 		case R_TAGS:
 			rc = yr_each_item(&l->y, "tags", "a list of words, e.g. [network, download]", load_strv_item, &r->tags);
+			break;
+		case R_REDIRECT_TO:
+			rc = parse_redirect(l, r);
 			break;
 		}
 		if (l->y.fatal)
@@ -380,7 +451,13 @@ static int parse_rule(struct loader *l, uint32_t ident)
 	if (!(it.seen & (1u << R_NAME)))
 		yr_err(&l->y, r->pos, "rule has no 'name'");
 	if (!(it.seen & (1u << R_DECISION)))
-		yr_err(&l->y, r->pos, "rule '%s' has no 'decision' (allow, deny, approval or audit)",
+		yr_err(&l->y, r->pos, "rule '%s' has no 'decision' (allow, deny, approval, audit or redirect)",
+		    r->name ? r->name : "?");
+	else if (r->decision == EG_DECISION_REDIRECT && !r->redirect.command && !(it.seen & (1u << R_REDIRECT_TO)))
+		yr_err(&l->y, r->decision_pos, "rule '%s' redirects but has no 'redirect_to' (a command: "
+		    "redirect_to: /usr/bin/rg, or {command: /usr/bin/rg, args: [--hidden]})", r->name ? r->name : "?");
+	else if (r->decision != EG_DECISION_REDIRECT && (it.seen & (1u << R_REDIRECT_TO)))
+		yr_err(&l->y, r->redirect_pos, "rule '%s' has 'redirect_to' but its decision is not redirect",
 		    r->name ? r->name : "?");
 	return 0;
 }

@@ -68,9 +68,10 @@ int eg_parse_duration_ms(const char *s, uint64_t *ret_ms)
 
 int load_decision(struct loader *l, const char *what, unsigned int allowed, enum eg_decision *out)
 {
-	static const char *const names[] = { "allow", "deny", "approval", "audit", NULL };
-	const char *choices[5];
-	char list[64], want[80];
+	/* by enum eg_decision: "error" is never allowed */
+	static const char *const names[] = { "allow", "deny", "approval", "audit", "error", "redirect", NULL };
+	const char *choices[7];
+	char list[96], want[112];
 	enum eg_decision d;
 	size_t n = 0, off = 0, i;
 	const char *hint;

@@ -50,7 +50,7 @@ enum { EX_ENABLED, EX_MAX_ARGC, EX_MAX_ARGV_BYTES, EX_ON_TRUNCATED, EX_APPROVAL_
 extern const char *const execve_keys[];
 
 enum { R_NAME, R_BASENAMES, R_PATHS, R_ARGS_PATTERNS, R_ARGS, R_CONTEXT, R_CGROUPS, R_UIDS,
-       R_DECISION, R_MESSAGE, R_SEVERITY, R_TAGS, R_CONTEXTS };
+       R_DECISION, R_MESSAGE, R_SEVERITY, R_TAGS, R_CONTEXTS, R_REDIRECT_TO };
 extern const char *const rule_keys[];
 
 /* What an identity matches on: the program, its arguments, who runs it. */
@@ -66,6 +66,8 @@ enum { CTX_MIN_DEPTH, CTX_MAX_DEPTH };
 extern const char *const context_keys[];
 
 #define ALL_DECISIONS 0xfu
+/* a rule's: redirect too (never a default) */
+#define RULE_DECISIONS (ALL_DECISIONS | 1u << EG_DECISION_REDIRECT)
 
 /* load.c */
 int load_decision(struct loader *l, const char *what, unsigned int allowed, enum eg_decision *out);

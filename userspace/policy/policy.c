@@ -15,6 +15,7 @@ static const char *const decision_names[] = {
 	[EG_DECISION_APPROVAL] = "approval",
 	[EG_DECISION_AUDIT] = "audit",
 	[EG_DECISION_ERROR] = "error",
+	[EG_DECISION_REDIRECT] = "redirect",
 };
 
 const char *eg_decision_name(enum eg_decision d)
@@ -24,13 +25,60 @@ const char *eg_decision_name(enum eg_decision d)
 	return decision_names[d];
 }
 
+const struct eg_redirect *policy_rule_redirect(const struct eg_policy *p, const char *rule)
+{
+	size_t i;
+
+	for (i = 0; p && rule && i < p->n_rules; i++)
+		if (p->rules[i].decision == EG_DECISION_REDIRECT && p->rules[i].name && !strcmp(p->rules[i].name, rule))
+			return &p->rules[i].redirect;
+	return NULL;
+}
+
+bool policy_rule_has_redirects(const struct eg_policy *p)
+{
+	size_t i;
+
+	for (i = 0; p && i < p->n_rules; i++)
+		if (p->rules[i].decision == EG_DECISION_REDIRECT)
+			return true;
+	return false;
+}
+
+int policy_redirect_names(const struct eg_policy *p,
+			  int (*fn)(void *arg, const char *name, const char *rule, const char *message,
+				    const struct eg_redirect *rd),
+			  void *arg)
+{
+	size_t i, k;
+	int rc;
+
+	for (i = 0; p && i < p->n_rules; i++) {
+		const struct eg_rule *r = &p->rules[i];
+
+		if (r->decision != EG_DECISION_REDIRECT || !r->redirect.command || r->ident_of)
+			continue;
+		for (k = 0; k < r->basenames.n; k++)
+			if ((rc = fn(arg, r->basenames.v[k], r->name, r->message, &r->redirect)))
+				return rc;
+		for (k = 0; k < r->paths.n; k++) {
+			const char *base = strrchr(r->paths.v[k], '/');
+
+			if (base && base[1] && !strpbrk(base + 1, "*?[") &&
+			    (rc = fn(arg, base + 1, r->name, r->message, &r->redirect)))
+				return rc;
+		}
+	}
+	return 0;
+}
+
 int eg_decision_parse(const char *s, enum eg_decision *ret)
 {
 	size_t i;
 
 	/* "error" is an outcome, never a decision a file can ask for */
-	for (i = 0; i < EG_DECISION_ERROR; i++) {
-		if (!strcmp(s, decision_names[i])) {
+	for (i = 0; i < EG_DECISION__COUNT; i++) {
+		if (i != EG_DECISION_ERROR && !strcmp(s, decision_names[i])) {
 			*ret = (enum eg_decision)i;
 			return 0;
 		}
@@ -139,6 +187,10 @@ static void rule_free(struct eg_rule *r)
 {
 	free(r->name);
 	free(r->message);
+	for (size_t i = 0; i < r->redirect.n_args; i++)
+		free(r->redirect.args[i]);
+	free(r->redirect.args);
+	free(r->redirect.command);
 	eg_strv_free(&r->basenames);
 	eg_strv_free(&r->paths);
 	free(r->path_glob);

@@ -19,11 +19,33 @@ enum eg_decision {
 	EG_DECISION_APPROVAL,
 	EG_DECISION_AUDIT,
 	EG_DECISION_ERROR,		/* the policy could not be evaluated (on_error decides) */
+	/*
+	 * Run another command instead (the rule's redirect_to): a session's
+	 * launcher and its PATH directory do it; everywhere else it is a deny
+	 * that names where the exec would have gone (policy/README.md).
+	 */
+	EG_DECISION_REDIRECT,
 	EG_DECISION__COUNT,
 };
 
-/* "allow", "deny", "approval", "audit", "error" */
+/* "allow", "deny", "approval", "audit", "error", "redirect" */
 const char *eg_decision_name(enum eg_decision d);
+
+struct eg_policy;
+struct eg_redirect;
+/* Whether any rule redirects. */
+bool policy_rule_has_redirects(const struct eg_policy *p);
+/* The redirect_to of the redirect rule named rule; NULL if there is none. */
+const struct eg_redirect *policy_rule_redirect(const struct eg_policy *p, const char *rule);
+/*
+ * Each name a redirect rule catches through PATH: its basenames and the
+ * last part of each literal path, with the rule; fn's nonzero stops. A
+ * session's PATH directory has an entry for each (session/redirect.c).
+ */
+int policy_redirect_names(const struct eg_policy *p,
+			  int (*fn)(void *arg, const char *name, const char *rule, const char *message,
+				    const struct eg_redirect *rd),
+			  void *arg);
 
 /*
  * A time budget shared by every regular expression one exec is matched
@@ -78,11 +100,19 @@ struct eg_exec_req {
 	struct eg_eval_budget *budget;	/* NULL: a fresh budget for this call */
 };
 
+/* A redirect rule's target: redirect_to: {command: PATH, args: [...]} or a plain PATH. */
+struct eg_redirect {
+	char *command;			/* absolute */
+	char **args;			/* put before the original arguments */
+	size_t n_args;
+};
+
 struct eg_verdict {
 	enum eg_decision decision;
 	const char *rule;		/* NULL: default_decision; "internal_bypass"; "on_truncated"; "on_error" */
 	const char *message;		/* the rule's message, or NULL */
 	int rule_index;			/* index in the file's commands, -1 if none */
+	const struct eg_redirect *redirect; /* EG_DECISION_REDIRECT: where to, else NULL */
 	const char *error;		/* decision error: why (budget, regex limit, memory) */
 };
 
@@ -91,7 +121,7 @@ struct eg_verdict {
  * > audit > allow (a script and its interpreter: any deny wins).
  */
 void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *other);
-/* That order as a number: deny 4, error 3, approval 2, audit 1, allow 0. */
+/* That order as a number: deny 4 (redirect too: a deny wherever it cannot redirect), error 3, approval 2, audit 1, allow 0. */
 int policy_decision_rank(enum eg_decision d);
 
 enum eg_timeout_action {

@@ -68,6 +68,11 @@ void procs_free(struct eg_procs *p);
  */
 struct jsonw;
 int procs_export(struct eg_procs *p, struct jsonw *w, int *fds, int *nfds, int max);
+/*
+ * A copy of the pty master of run id (uid's own; 0: anyone's), for a
+ * caller that resizes it (the HTTP API's terminals); -ESRCH, -ENOTTY.
+ */
+int procs_pty_fd(struct eg_procs *p, const char *id, uid_t uid);
 /* Where runs' cgroups go, for status (procs/runcg.h). */
 void procs_status(const struct eg_procs *p, struct jsonw *w);
 

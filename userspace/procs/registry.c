@@ -204,3 +204,20 @@ struct proc *proc_find(struct eg_procs *ps, struct ctl_conn *c, const json_t *re
 	ctl_reply_err(c, "no process %s (of yours): see 'execgate ps'", id);
 	return NULL;
 }
+
+int procs_pty_fd(struct eg_procs *ps, const char *id, uid_t uid)
+{
+	int i, fd;
+
+	for (i = 0; i < PROCS_MAX; i++) {
+		struct proc *p = &ps->p[i];
+
+		if (!p->used || strcmp(p->id, id) || (uid && p->uid != uid))
+			continue;
+		if (!p->pty || p->in_fd < 0)
+			return -ENOTTY;
+		fd = fcntl(p->in_fd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	return -ESRCH;
+}

@@ -128,6 +128,11 @@ int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, in
 	int fd = -1, err;
 	pid_t pid;
 
+	if (ctl_peer(c)->api) {
+		/* the HTTP API's runs: no process of the caller's here, the default */
+		*soft = *hard = PROCS_NPROC_DEFAULT;
+		return 0;
+	}
 	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
 		if (errno != ENOPROTOOPT)
 			return -errno;

@@ -150,6 +150,11 @@ static void emit(struct eg_sessions *s, struct approval *a, const char *event, u
 		jsonw_start_object(&w);
 		jsonw_uint_field(&w, "uid", by_uid);
 		jsonw_int_field(&w, "pid", by_pid);
+		if (s->answer_token[0]) {
+			/* through the HTTP API: the token's name is who answered */
+			jsonw_string_field(&w, "via", "api");
+			jsonw_string_field(&w, "token", s->answer_token);
+		}
 		jsonw_end_object(&w);
 	}
 	if (reason)
@@ -656,7 +661,10 @@ static int answer(struct ctl_conn *c, const json_t *req, struct eg_sessions *s, 
 		ctl_reply_err(c, "no pending approval %s (answered, timed out, or never asked)", id);
 		return 0;
 	}
+	if (peer->api)
+		snprintf(s->answer_token, sizeof(s->answer_token), "%s", peer->name);
 	finish(s, a, approve ? OUT_APPROVED : OUT_DENIED, peer->uid, peer->pid, reason);
+	s->answer_token[0] = '\0';
 	ctl_reply_ok(c, NULL);
 	return 0;
 }

@@ -139,6 +139,8 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		eg_hf_write(w, se, session_fields, N(session_fields), NULL);
 		jsonw_uint_field(w, "parent", se->parent ? se->parent->id : 0);
 		jsonw_string_field(w, "boundary", se->boundary);
+		if (se->redirect_dir)
+			jsonw_string_field(w, "redirect_dir", se->redirect_dir);
 		refusals_export(s, se, w);
 		denials_export(s->denials, se->id, w);
 		jsonw_int_field(w, "listener", se->listener);
@@ -184,6 +186,9 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		denials_import(s->denials, se->id, json_object_get(e, "domains"));
 		if (json_string_value(json_object_get(e, "boundary")))
 			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
+		/* its redirect directory (redirect.c) goes on with it: same pid, same path */
+		if (json_string_value(json_object_get(e, "redirect_dir")))
+			se->redirect_dir = strdup(json_string_value(json_object_get(e, "redirect_dir")));
 		se->listener = json_integer_value(json_object_get(e, "listener"));
 		if (json_is_null(json_object_get(e, "listener")))
 			se->listener = -1;

@@ -55,6 +55,7 @@ struct eg_session {
 	uint64_t started_ns;
 	uint64_t execs, denied;
 	char *boundary;			/* its Landlock plan, rendered (boundary.h), or NULL */
+	char *redirect_dir;		/* its redirect entries (redirect.c), or NULL */
 	uint64_t access_denied;		/* accesses its Landlock layers refused (denials.c) */
 	/* a top-level session: its tree's requests in workers, and those waiting for one */
 	unsigned int workers;
@@ -116,6 +117,7 @@ struct eg_facts_prog;
 
 struct eg_sessions {
 	struct eg_sessions_opts o;
+	char answer_token[64];		/* the API token answering now (approvals.c), "" else */
 	struct eg_offload *offload;	/* the workers that read and look up (offload.c) */
 	/* receiver.c: threads that live, and the timer that finds a stuck one */
 	unsigned int receivers;
@@ -438,5 +440,11 @@ static inline void sweep_arm(struct eg_sessions *s)
 	if (!s->sweep_armed && s->sweep && !loop_timer_set(s->sweep, SWEEP_MS, SWEEP_MS))
 		s->sweep_armed = true;
 }
+
+/* redirect.c: a session's redirect directory */
+void redirect_dir_make(struct eg_sessions *s, struct eg_session *se);
+void redirect_dir_remove(struct eg_session *se);
+/* Whether path is an entry of se's (or an outer session's) redirect directory. */
+bool redirect_path_in(const struct eg_session *se, const char *path);
 
 #endif

@@ -113,6 +113,8 @@ void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg
 	a.action = action;
 	a.layer = "seccomp";
 	a.reason = v->error;
+	/* a redirect refused: where it would have gone (redirect_to) */
+	a.redirect = v->decision == EG_DECISION_REDIRECT ? v->redirect : NULL;
 	a.programs = pv;
 	a.n_programs = programs_of(r, pv);
 	format_refused_json(&b, &rv, EACCES, &a, approval_id);
@@ -127,6 +129,7 @@ const char *verdict_action(enum eg_decision d)
 	switch (d) {
 	case EG_DECISION_AUDIT: return "audited";
 	case EG_DECISION_APPROVAL: return "approved";
+	case EG_DECISION_REDIRECT: return "redirected";
 	default: return "allowed";
 	}
 }
@@ -191,6 +194,19 @@ void request_deny_with(struct eg_sessions *s, struct exec_request *r, const stru
 
 	snprintf(line, sizeof(line), "execgate: denied: %s (rule %s)\n",
 		 v->message ? v->message : "refused by policy", v->rule ? v->rule : "default");
+	if (v->decision == EG_DECISION_REDIRECT && v->redirect && v->redirect->command) {
+		/* the redirect could not catch this exec (an absolute path, a changed PATH): say where to go */
+		size_t i, n;
+
+		n = (size_t)snprintf(line, sizeof(line), "execgate: denied: %s (rule %s); this command is redirected: "
+				     "run %s", v->message ? v->message : "refused by policy",
+				     v->rule ? v->rule : "default", v->redirect->command);
+		for (i = 0; i < v->redirect->n_args && n < sizeof(line) - 2; i++)
+			n += (size_t)snprintf(line + n, sizeof(line) - n, " %s", v->redirect->args[i]);
+		if (n > sizeof(line) - 2)
+			n = sizeof(line) - 2;
+		snprintf(line + n, sizeof(line) - n, "\n");
+	}
 	request_deny(s, r, line);
 	refusal_note(s, r, v->rule, v->message, "blocked");
 	verdict_put(s, r->tid, r->session->id, eg_decision_name(v->decision), "blocked", v->rule,

@@ -87,6 +87,14 @@ int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint
 	socklen_t len = sizeof(int);
 	int fd = -1, rc = 0;
 
+	(void)s;
+	if (ctl_peer(c)->api) {
+		/* the HTTP API placed the process at the other end of its TCP connection */
+		if (!ctl_peer(c)->api_placed)
+			return -ESRCH;
+		*ret_session = ctl_peer(c)->api_session;
+		return 0;
+	}
 	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
 		if (errno != ENOPROTOOPT)
 			return -errno;		/* the peer has exited */

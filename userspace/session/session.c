@@ -133,6 +133,7 @@ void session_end(struct eg_sessions *s, struct eg_session *se, const char *why)
 		close(se->listener);
 	se->listener = -1;
 	approvals_session_ended(s, se);
+	redirect_dir_remove(se);
 	offload_session_ended(s, se);
 	denials_drain(s->denials);
 	emit_session(s, se, "end", why);
@@ -442,6 +443,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	se->refs++;
 	ctl_hold(c, on_launcher_gone, se);
 	emit_session(s, se, "start", NULL);
+	redirect_dir_make(s, se);
 
 	snprintf(sid, sizeof(sid), "s-%x", se->id);
 	ctl_reply_open(&w, &b);
@@ -453,6 +455,9 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	jsonw_key(&w, "boundary");
 	jsonw_raw(&w, plan.data, plan.len);
 	env_deny_json(&w, s, se);
+	/* the launcher puts it first in the command's PATH */
+	if (se->redirect_dir)
+		jsonw_string_field(&w, "redirect_dir", se->redirect_dir);
 	ctl_reply_send(c, &w, &b);
 	sbuf_free(&plan);
 	return 0;

@@ -229,6 +229,11 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 			struct eg_verdict same = { .decision = EG_DECISION_DENY, .rule = f->rule,
 						   .message = f->message, .rule_index = -1 };
 
+			/* a redirect refused at the previous PATH entry: said the same way */
+			same.redirect = policy_rule_redirect(*s->o.global, f->rule);
+			if (same.redirect)
+				same.decision = EG_DECISION_REDIRECT;
+
 			request_deny(s, r, NULL);
 			verdict_put(s, r->tid, r->session->id, "deny", f->action, f->rule, f->message, NULL, 0, 0);
 			emit_blocked(s, r, &same, f->action, NULL);
@@ -249,6 +254,18 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		approval_park(s, r, &v);
 		r = NULL;
 		break;
+	case EG_DECISION_REDIRECT:
+		/*
+		 * An entry of the session's redirect directory (root's file, the
+		 * one the ticket pins) is the redirect itself: it runs. Any other
+		 * way to the command (an absolute path, a changed PATH) is refused,
+		 * naming where it would have gone.
+		 */
+		if (!r->plan.n || r->plan.prog[0].uid || !redirect_path_in(r->session, r->plan.prog[0].path)) {
+			request_deny_with(s, r, &v);
+			break;
+		}
+		/* fallthrough */
 	default:
 		if (request_allow(s, r) == 0) {
 			uint64_t seq = verdict_put(s, r->tid, r->session->id, eg_decision_name(v.decision),

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * A connection's answer, below everything else of the API's: an HTTP
+ * reply (JSON, an error) put in c->out, WebSocket frames queued there,
+ * and a connection made ready for its next request.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <libwebsockets.h>
+#include "api/internal.h"
+
+void conn_reset(struct api_conn *c)
+{
+	sbuf_free(&c->body);
+	sbuf_free(&c->out);
+	sbuf_free(&c->in);
+	sbuf_free(&c->msg);
+	if (c->stream_fd > 0)
+		close(c->stream_fd);
+	if (c->pty > 0)
+		close(c->pty);
+	free(c->filter);
+	c->filter = NULL;
+	c->stream_fd = c->pty = -1;
+	c->out_off = 0;
+	c->hdr_sent = c->done = c->close_after = false;
+	c->body_too_large = false;
+	c->status = 0;
+}
+
+void reply_json(struct api_conn *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	sbuf_reset(&c->out);
+	c->out_off = 0;
+	{
+		char tmp[4096];
+
+		vsnprintf(tmp, sizeof(tmp), fmt, ap);
+		sbuf_puts(&c->out, tmp);
+	}
+	va_end(ap);
+	sbuf_putc(&c->out, '\n');
+	c->status = status;
+	c->ctype = "application/json";
+}
+
+void reply_error(struct api_conn *c, int status, const char *msg)
+{
+	json_t *o = json_pack("{s:b,s:s}", "ok", 0, "error", msg);
+	char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	reply_json(c, status, "%s", s ? s : "{\"ok\":false}");
+	free(s);
+	json_decref(o);
+}
+
+void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, size_t len)
+{
+	uint32_t l = len;
+	char t = text;
+
+	if (c->out.len - c->out_off + len > API_MAX_QUEUED) {
+		/* it does not read: it goes, counted */
+		__atomic_add_fetch(&c->a->st.slow_clients, 1, __ATOMIC_RELAXED);
+		c->close_after = true;
+		c->done = true;
+		lws_callback_on_writable(wsi);
+		return;
+	}
+	sbuf_put(&c->out, &t, 1);
+	sbuf_put(&c->out, &l, 4);
+	sbuf_put(&c->out, data, len);
+	lws_callback_on_writable(wsi);
+}
+

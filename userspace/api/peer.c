@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Which session the process at the other end of an API connection is in.
+ * A unix socket says who connected (SO_PEERCRED); TCP does not, so the
+ * kernel's socket table (sock_diag) names the client's socket by its four
+ * addresses, every process holding that socket is found in /proc, and
+ * each one's session is read from the task storage, as for a control
+ * socket peer. One in a session is enough to count as inside; a socket
+ * that is on this host but held by no process found cannot be placed. A
+ * client on another host (its socket is in no table here) is outside.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include "api/internal.h"
+#include "execgate.h"
+
+/* The inode of the socket whose local end is peer and remote end is us; 0: none here. */
+static int diag_inode(const struct sockaddr_storage *peer, const struct sockaddr_storage *self,
+		      unsigned long *ret_inode)
+{
+	struct {
+		struct nlmsghdr nh;
+		struct inet_diag_req_v2 r;
+	} req = {};
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	char buf[8192];
+	ssize_t n;
+	int fd, rc = 0;
+
+	req.nh.nlmsg_len = sizeof(req);
+	req.nh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = peer->ss_family;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = ~0u;
+	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	if (peer->ss_family == AF_INET) {
+		const struct sockaddr_in *p = (const void *)peer, *s = (const void *)self;
+
+		req.r.id.idiag_sport = p->sin_port;
+		req.r.id.idiag_dport = s->sin_port;
+		memcpy(req.r.id.idiag_src, &p->sin_addr, 4);
+		memcpy(req.r.id.idiag_dst, &s->sin_addr, 4);
+	} else if (peer->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *p = (const void *)peer, *s = (const void *)self;
+
+		req.r.id.idiag_sport = p->sin6_port;
+		req.r.id.idiag_dport = s->sin6_port;
+		memcpy(req.r.id.idiag_src, &p->sin6_addr, 16);
+		memcpy(req.r.id.idiag_dst, &s->sin6_addr, 16);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&nl, sizeof(nl)) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	n = recv(fd, buf, sizeof(buf), 0);
+	if (n < (ssize_t)sizeof(struct nlmsghdr)) {
+		rc = n < 0 ? -errno : -EIO;
+		goto out;
+	}
+	{
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		*ret_inode = 0;
+		if (h->nlmsg_type == NLMSG_ERROR) {
+			struct nlmsgerr *e = NLMSG_DATA(h);
+
+			/* no such socket in this host's table: a client elsewhere */
+			rc = e->error == -ENOENT ? 0 : e->error;
+		} else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+			struct inet_diag_msg *m = NLMSG_DATA(h);
+
+			*ret_inode = m->idiag_inode;
+		} else {
+			rc = -EIO;
+		}
+	}
+out:
+	close(fd);
+	return rc;
+}
+
+/* The session of pid from the task storage (through its pidfd); -ESRCH when it is gone. */
+static int session_of(int tasks_fd, pid_t pid, uint32_t *ret)
+{
+	struct eg_task t;
+	int fd = syscall(SYS_pidfd_open, pid, 0), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(tasks_fd, &fd, &t)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		/* no storage is no session only for a process still alive */
+		rc = errno == ENOENT && poll(&p, 1, 0) == 0 ? 0 : -ESRCH;
+		t.session = 0;
+	}
+	close(fd);
+	if (!rc)
+		*ret = t.session;
+	return rc;
+}
+
+int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t pl = sizeof(peer), sl = sizeof(self);
+	unsigned long inode = 0;
+	char want[64], path[300], link[64];
+	struct dirent *de, *fe;
+	unsigned int owners = 0;
+	uint32_t in = 0;
+	DIR *proc;
+	int rc;
+
+	*ret_placed = false;
+	*ret_session = 0;
+	if (getpeername(sockfd, (struct sockaddr *)&peer, &pl) || getsockname(sockfd, (struct sockaddr *)&self, &sl))
+		return -errno;
+	rc = diag_inode(&peer, &self, &inode);
+	if (rc)
+		return rc;
+	if (!inode) {
+		*ret_placed = true;
+		return 0;
+	}
+	snprintf(want, sizeof(want), "socket:[%lu]", inode);
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while ((de = readdir(proc))) {
+		pid_t pid = atoi(de->d_name);
+		DIR *fds;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fe = readdir(fds))) {
+			ssize_t n;
+
+			if (fe->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (strcmp(link, want))
+				continue;
+			{
+				uint32_t s = 0;
+
+				owners++;
+				if (session_of(tasks_fd, pid, &s))
+					owners--;	/* gone meanwhile: it holds nothing now */
+				else if (s && !in)
+					in = s;
+			}
+			break;
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	*ret_placed = owners > 0;
+	*ret_session = in;
+	return 0;
+}
