@@ -121,7 +121,8 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "run: %s", err);
 		goto out;
 	}
-	sp.tasks_fd = ps->o.tasks_fd;
+	/* a run goes on from its caller's lineage; the HTTP API's have no caller's process: the daemon's */
+	sp.tasks_fd = ctl_peer(c)->api ? 0 : ps->o.tasks_fd;
 	e = procs_caller_nproc(c, sp.tasks_fd, &sp.nproc, &sp.nproc_max, &sp.caller, &sp.have_caller);
 	if (e) {
 		ctl_reply_err(c, "run: cannot read your process limit (RLIMIT_NPROC): %s; nothing was started",

@@ -128,6 +128,7 @@ int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, in
 	int fd = -1, err;
 	pid_t pid;
 
+	*ret_have_task = false;
 	if (ctl_peer(c)->api) {
 		/* the HTTP API's runs: no process of the caller's here, the default */
 		*soft = *hard = PROCS_NPROC_DEFAULT;
