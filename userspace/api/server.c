@@ -278,7 +278,7 @@ static int on_ws_established(struct eg_api *a, struct lws *wsi, struct api_conn 
 		snprintf(c->token, sizeof(c->token), "%s", name);
 	}
 	snprintf(c->path, sizeof(c->path), "%s", uri);
-	snprintf(err, sizeof(err), "no WebSocket at %s (/v1/events, /v1/runs/ID/pty)", uri);
+	snprintf(err, sizeof(err), "no WebSocket at %.200s (/v1/events, /v1/runs/ID/pty)", uri);
 	if (!strcmp(uri, "/v1/events")) {
 		c->kind = CONN_WS_EVENTS;
 		rc = stream_events(c->a, wsi, c, err, sizeof(err));
