@@ -511,7 +511,8 @@ def test_approve_deny_timeout_cancel(ctx):
     p.wait(10)
     p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "touch %s" % f4],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    # this one's approval (not one the timeout above may still be ending)
+    a = wait(lambda: [x for x in approvals(ctx, d) if x["argv"] == ["touch", f4]], what="its pending approval")[0]
     os.killpg(p.pid, signal.SIGKILL)
     p.wait()
     ev = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and
