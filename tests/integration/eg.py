@@ -103,9 +103,16 @@ class Daemon:
             return
         with f:
             st = os.fstat(f.fileno())
+            # the file's first bytes (its first record has the time in ns) tell a new file from
+            # the one read so far, even when the new one got the old one's inode number
+            head = f.read(256)
             c = getattr(self, "_cache", None)
-            if c is None or c["id"] != (st.st_dev, st.st_ino) or st.st_size < c["off"]:
-                c = self._cache = {"id": (st.st_dev, st.st_ino), "off": 0, "lines": [], "events": []}
+            if c is None or c["id"] != (st.st_dev, st.st_ino) or st.st_size < c["off"] or \
+                    head[:len(c["head"])] != c["head"]:
+                c = self._cache = {"id": (st.st_dev, st.st_ino), "off": 0, "lines": [], "events": [],
+                                   "head": b""}
+            if len(c["head"]) < 256:
+                c["head"] = head
             if st.st_size == c["off"]:
                 return
             f.seek(c["off"])
