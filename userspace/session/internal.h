@@ -18,6 +18,38 @@
 /* the seccomp user-notify names newer than the system headers */
 #include "util/seccomp_notif.h"
 
+/* names and structs newer than the system headers, for every file of session/ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#ifndef AUDIT_ARCH_X86_64
+#define AUDIT_ARCH_X86_64 0xc000003e
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd 438
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77		/* Linux 6.5 */
+#endif
+
+/* PIDFD_GET_INFO (Linux 6.13), its first published size */
+struct eg_pidfd_info {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
+	int32_t exit_code;
+};
+_Static_assert(sizeof(struct eg_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
+#define EG_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct eg_pidfd_info)
+#define EG_PIDFD_INFO_PID	(1ull << 0)
+#define EG_PIDFD_INFO_CREDS	(1ull << 1)
+
 #define SESSIONS_MAX		4096	/* live sessions, all users */
 #define SESSIONS_PER_UID	256
 #define APPROVALS_MAX		1024	/* pending at once */

@@ -21,16 +21,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77		/* Linux 6.5; the system headers may be older */
-#endif
-
 /* ---- task storage -------------------------------------------------------- */
 
 static int pidfd_of(pid_t pid, bool thread)

@@ -43,16 +43,6 @@
 #include "util/landlock.h"
 #include "util/log.h"
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77		/* Linux 6.5; the system headers may be older */
-#endif
-
 static void emit_session(struct eg_sessions *s, struct eg_session *se, const char *event,
 			 const char *why)
 {

@@ -30,31 +30,6 @@
 #include "util/fileid.h"
 #include "util/log.h"
 
-#ifndef AUDIT_ARCH_X86_64
-#define AUDIT_ARCH_X86_64 0xc000003e
-#endif
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
-#ifndef __NR_pidfd_open
-#define __NR_pidfd_open 434
-#endif
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL
-#endif
-
-/* PIDFD_GET_INFO (Linux 6.13), its first published size; the system headers may be older */
-struct eg_pidfd_info {
-	uint64_t mask;
-	uint64_t cgroupid;
-	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid, fsgid;
-	int32_t exit_code;
-};
-_Static_assert(sizeof(struct eg_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
-#define EG_PIDFD_GET_INFO	_IOWR(0xFF, 11, struct eg_pidfd_info)
-#define EG_PIDFD_INFO_PID	(1ull << 0)
-#define EG_PIDFD_INFO_CREDS	(1ull << 1)
-
 int supervisor_init(struct eg_sessions *s)
 {
 	int err;

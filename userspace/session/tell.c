@@ -41,9 +41,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-#ifndef __NR_pidfd_getfd
-#define __NR_pidfd_getfd 438
-#endif
 #ifndef __NR_close_range
 #define __NR_close_range 436
 #endif
