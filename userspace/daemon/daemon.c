@@ -387,7 +387,11 @@ static void retire_previous(struct daemon *d, json_t *state)
 	}
 }
 
-/* The sessions module's records: as they are in JSON, a comment line on a terminal. */
+/*
+ * The sessions module's records: as they are in JSON, a comment line on a
+ * terminal. Written within the drain delay like the tracer's: a session
+ * whose execs all wait (approvals) brings no ring record to flush them.
+ */
 static void sessions_out(void *arg, const char *json, size_t len, const char *text)
 {
 	struct daemon *d = arg;
@@ -398,6 +402,7 @@ static void sessions_out(void *arg, const char *json, size_t len, const char *te
 		sbuf_put(output_buf(d->out), json, len);
 		output_end(d->out, EG_REC_META);
 	}
+	records_drain_soon(d);
 }
 
 static int start_sessions(struct daemon *d)
