@@ -422,6 +422,25 @@ def test_bounds(ctx):
         s.close()
         st, j = a.req("GET", "/v1/whoami")
         assert st == 200, (fn, st, j)
+    # an answered request, then one with a body and more bytes pipelined: libwebsockets completed
+    # that body again and again and the API's thread spun for good (no token needed: the page's
+    # GET / comes first); the connection ends instead, and the daemon's CPU stays still
+    def cpu():
+        with open("/proc/%d/stat" % a.d.proc.pid) as f:
+            v = f.read().rsplit(")", 1)[1].split()
+        return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+    s = socket.create_connection(("127.0.0.1", a.port), timeout=5)
+    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/runs HTTP/1.1\r\nHost: x\r\n"
+              b"Content-Length: 15\r\n\r\nST /v1n-0123456789\r\n\r\n")
+    assert s.recv(64).startswith(b"HTTP/1.1 200"), "the page"
+    time.sleep(0.5)
+    before = cpu()
+    time.sleep(1.5)
+    spent = cpu() - before
+    s.close()
+    assert spent < 0.4, "the daemon spent %.2f s of CPU in 1.5 s" % spent
+    st, j = a.req("GET", "/v1/whoami")
+    assert st == 200, (st, j)
     # a WebSocket message past its bound closes the socket
     j = a.ok("POST", "/v1/runs", {"argv": ["sleep", "30"], "pty": True}, want=201)
     ws = WS(a.port, "/v1/runs/%s/pty" % j["id"])

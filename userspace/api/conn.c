@@ -26,7 +26,7 @@ void conn_reset(struct api_conn *c)
 	c->filter = NULL;
 	c->stream_fd = c->pty = -1;
 	c->out_off = 0;
-	c->hdr_sent = c->done = c->close_after = false;
+	c->hdr_sent = c->done = c->close_after = c->body_complete = false;
 	c->body_too_large = false;
 	c->status = 0;
 }

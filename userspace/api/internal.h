@@ -84,6 +84,7 @@ struct api_conn {
 	struct sbuf out;
 	size_t out_off;
 	bool hdr_sent, close_after, done;
+	bool body_complete;		/* LWS_CALLBACK_HTTP_BODY_COMPLETION came for this request */
 	/* a stream of control lines (follow) */
 	int stream_fd;
 	struct sbuf in;

@@ -372,6 +372,17 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		sbuf_put(&c->body, in, len);
 		return 0;
 	case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+		/*
+		 * A second completion of one request: libwebsockets 4.1 does
+		 * that for a request with a body (a GET with a Content-Length)
+		 * followed by pipelined bytes, again and again within one
+		 * lws_service() call, so the answer is never written and the
+		 * thread spins (found by fuzz_api: "GET /" then such a request,
+		 * no token needed). The connection ends instead.
+		 */
+		if (c->body_complete)
+			return -1;
+		c->body_complete = true;
 		if (!c->status && !c->token[0])
 			reply_error(c, 401, "a valid token is required: Authorization: Bearer TOKEN (--api-token-file)");
 		else if (!c->status)
