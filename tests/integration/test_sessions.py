@@ -465,6 +465,34 @@ def approvals(ctx, d):
     return [json.loads(l) for l in r.stdout.decode().splitlines()]
 
 
+def test_records_of_waiting_execs_are_written(ctx):
+    """A session whose every exec waits for an answer brings no tracer
+    record to flush the output: its approval record is written within the
+    drain delay all the same (it sat in the buffer until the next traced
+    exec). The daemon traces only an empty cgroup, so no exec on the host
+    (this test's own neither) brings a record that would flush it."""
+    scope = os.path.join(eg.CGROUP2, "egtest-quiet-" + token())
+    os.mkdir(scope)
+    ctx.on_cleanup(lambda: os.rmdir(scope))
+    d = daemon(ctx, POLICY.replace("approval_timeout: 4s", "approval_timeout: 60s"), "--cgroup", scope)
+    f = os.path.join(ctx.tmpdir(), "waits-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", "exec touch %s" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        e = wait(lambda: [e for e in d.events() if e.get("type") == "approval" and
+                          f in e.get("argv", [])], timeout=5, what="the approval's record")[0]
+        assert e.get("event") == "requested", e
+        ctx.run([ctx.execgate, "deny", e["approval_id"], "-p", d.pin_path])
+        wait(lambda: [x for x in d.events() if x.get("type") == "approval" and
+                      x.get("approval_id") == e["approval_id"] and x.get("event") == "denied"],
+             timeout=5, what="the denial's record")
+        p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert not os.path.exists(f)
+
+
 def test_approve_deny_timeout_cancel(ctx):
     d = daemon(ctx)
     tmp = ctx.tmpdir()
