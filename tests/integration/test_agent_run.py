@@ -450,8 +450,12 @@ def test_registry_survives_a_handover(ctx):
         return [p for p in json.loads(e.ok("ps", "--json")) if not p["background"] and p["status"] == "running"]
     eg.wait_until(lambda: len(fg_running()) == 2, what="the two foreground runs in the registry")
 
-    # a timeout that fires after the handover, however long the new daemon takes to load
+    # a timeout that fires after the handover, however long the new daemon takes to load; the
+    # handover waits until its session is up (the supervised exec of sleep is in): a launcher
+    # still in its requests to the old daemon fails closed (docs/sessions.md, "Failing closed")
     timed = e.bg("sleep", "100", opts=("--timeout", "10s"))
+    e.d.wait_for(lambda x: x.get("type") == "exec" and x.get("session") and x.get("argv") == ["sleep", "100"],
+                 what="the timed run's command, supervised")
     daemon_pid = e.d.proc.pid
     e.d.proc.send_signal(signal.SIGUSR2)
     e.d.wait_for(lambda x: x.get("type") == "daemon" and x.get("event") == "start" and x.get("takeover"),
@@ -460,7 +464,7 @@ def test_registry_survives_a_handover(ctx):
 
     ps = {p["id"]: p for p in json.loads(e.ok("ps", "--json"))}
     for i in (pid1, pty, timed):
-        assert ps[i]["status"] == "running", ps[i]
+        assert ps[i]["status"] == "running", (ps[i], e.ok("log", i))
     assert ps[gone]["status"] == "exited 2", ps[gone]
     assert e.ok("log", gone) == "early\n"
     # poll goes on from where it was; write reaches the pipe
