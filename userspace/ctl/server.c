@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,10 @@
 #include "util/jsonw.h"
 #include "util/listen.h"
 #include "util/log.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77		/* Linux 6.5; the system headers may be older */
+#endif
 
 #define READ_CHUNK		65536
 #define READS_PER_WAKEUP	4
@@ -344,6 +349,20 @@ const struct ctl_peer *ctl_peer(const struct ctl_conn *c)
 int ctl_conn_fd(const struct ctl_conn *c)
 {
 	return c->fd;
+}
+
+int ctl_conn_pidfd(const struct ctl_conn *c)
+{
+	socklen_t len = sizeof(int);
+	int fd = -1;
+
+	if (!getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &fd, &len))
+		return fd;
+	if (errno != ENOPROTOOPT)
+		return -errno;		/* the peer has exited */
+	/* older kernels: by number, as SO_PEERCRED gave it */
+	fd = syscall(SYS_pidfd_open, c->peer.pid, 0);
+	return fd < 0 ? -errno : fd;
 }
 
 void ctl_hold(struct ctl_conn *c, void (*on_close)(struct ctl_conn *c, void *arg), void *arg)

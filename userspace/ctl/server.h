@@ -105,6 +105,12 @@ void ctl_server_stats(const struct ctl_server *s, struct ctl_server_stats *ret);
 
 const struct ctl_peer *ctl_peer(const struct ctl_conn *c);
 int ctl_conn_fd(const struct ctl_conn *c);
+/*
+ * A pidfd of the process at the other end (SO_PEERPIDFD; on kernels
+ * without it, pidfd_open() of the pid SO_PEERCRED gave), or -errno: the
+ * peer has exited. The caller closes it.
+ */
+int ctl_conn_pidfd(const struct ctl_conn *c);
 
 /* Sends one line (a '\n' is added); the line must be a complete JSON value. */
 void ctl_send(struct ctl_conn *c, const char *json, size_t len);

@@ -29,9 +29,6 @@
 #define STATE_FD	EG_STATE_FD
 #define ERR_FD		62	/* the child's report of a failure before exec (struct spawn_err) */
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD	77		/* Linux 6.5; the system headers may be older */
-#endif
 
 /*
  * RLIMIT_NPROC: PROCS_NPROC_DEFAULT, or the caller's soft limit when that
@@ -123,9 +120,8 @@ int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, in
 		       struct eg_task *ret_task, bool *ret_have_task)
 {
 	struct pollfd pf = { .events = POLLIN };
-	socklen_t len = sizeof(int);
 	struct rlimit rl;
-	int fd = -1, err;
+	int fd, err;
 	pid_t pid;
 
 	*ret_have_task = false;
@@ -134,14 +130,9 @@ int procs_caller_nproc(const struct ctl_conn *c, int tasks_fd, int64_t *soft, in
 		*soft = *hard = PROCS_NPROC_DEFAULT;
 		return 0;
 	}
-	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
-		if (errno != ENOPROTOOPT)
-			return -errno;
-		/* older kernels: by the number SO_PEERCRED gave */
-		fd = syscall(SYS_pidfd_open, ctl_peer(c)->pid, 0);
-		if (fd < 0)
-			return -errno;
-	}
+	fd = ctl_conn_pidfd(c);
+	if (fd < 0)
+		return fd;
 	pid = pidfd_pid(fd);
 	err = pid < 0 ? pid : nproc_of(pid, &rl);
 	/* its exec lineage (depth, agent context), which the run goes on from */

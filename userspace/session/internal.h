@@ -34,9 +34,6 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL
 #endif
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77		/* Linux 6.5 */
-#endif
 
 /* PIDFD_GET_INFO (Linux 6.13), its first published size */
 struct eg_pidfd_info {

@@ -74,8 +74,7 @@ int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id)
 int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint32_t *ret_session)
 {
 	struct eg_task t;
-	socklen_t len = sizeof(int);
-	int fd = -1, rc = 0;
+	int fd, rc = 0;
 
 	(void)s;
 	if (ctl_peer(c)->api) {
@@ -85,14 +84,9 @@ int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint
 		*ret_session = ctl_peer(c)->api_session;
 		return 0;
 	}
-	if (getsockopt(ctl_conn_fd(c), SOL_SOCKET, SO_PEERPIDFD, &fd, &len)) {
-		if (errno != ENOPROTOOPT)
-			return -errno;		/* the peer has exited */
-		/* older kernels: by number, as SO_PEERCRED gave it */
-		fd = pidfd_of(ctl_peer(c)->pid, false);
-		if (fd < 0)
-			return fd;
-	}
+	fd = ctl_conn_pidfd(c);
+	if (fd < 0)
+		return fd;
 	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
