@@ -242,6 +242,13 @@ class Ctx:
                               stderr=subprocess.PIPE, **kw)
 
 
+def cpu_seconds(pid):
+    """The CPU time (user + system) process pid has used, in seconds."""
+    with open("/proc/%d/stat" % pid) as f:
+        st = f.read().rsplit(")", 1)[1].split()
+    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_until(cond, timeout=10, what="the condition"):
     """Calls cond() until it returns something true, and returns that; AssertionError naming
     what never came within timeout seconds."""

@@ -284,9 +284,9 @@ def test_out_of_fds_costs_nothing(ctx):
     peers = [ctl_socket(d) for _ in range(40)]
     peers += [socket.create_connection(("127.0.0.1", port)) for _ in range(12)]  # the queue holds 16
     wait(lambda: nfds(d.proc.pid) >= limit, what="the daemon out of fds")
-    c0 = cpu_seconds(d.proc.pid)
+    c0 = eg.cpu_seconds(d.proc.pid)
     time.sleep(2)
-    used = cpu_seconds(d.proc.pid) - c0
+    used = eg.cpu_seconds(d.proc.pid) - c0
     assert used < 0.5, "the daemon spun on a listening socket it has no fd to accept with: %.2fs in 2s" % used
     for s in peers:
         s.close()
@@ -886,12 +886,6 @@ def test_ctl_request_flood_delays_nobody(ctx):
     wait(lambda: len(recs(d, tok)) == 1500, what="every exec of the burst written")
 
 
-def cpu_seconds(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        st = f.read().rsplit(")", 1)[1].split()
-    return (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def test_ctl_half_closed_peer_costs_nothing(ctx):
     rel, cg, cgid = ctx.cgroup()
     d = ctx.daemon("--cgroup", cg)  # nothing to trace: the daemon's CPU is the socket's
@@ -908,9 +902,9 @@ def test_ctl_half_closed_peer_costs_nothing(ctx):
     # a bad request: the daemon answers it, then closes; we half-close and wait
     s.sendall(b"garbage\n")
     s.shutdown(socket.SHUT_WR)
-    c0 = cpu_seconds(d.proc.pid)
+    c0 = eg.cpu_seconds(d.proc.pid)
     time.sleep(2)
-    used = cpu_seconds(d.proc.pid) - c0
+    used = eg.cpu_seconds(d.proc.pid) - c0
     assert used < 0.5, "the daemon spun on a half-closed peer: %.2fs of CPU in 2s" % used
     lines = read_all(s).split(b"\n")
     s.close()
@@ -925,9 +919,9 @@ def test_ctl_half_closed_peer_costs_nothing(ctx):
     except BlockingIOError:
         pass
     s.shutdown(socket.SHUT_WR)
-    c0 = cpu_seconds(d.proc.pid)
+    c0 = eg.cpu_seconds(d.proc.pid)
     time.sleep(2)
-    used = cpu_seconds(d.proc.pid) - c0
+    used = eg.cpu_seconds(d.proc.pid) - c0
     s.close()
     assert used < 0.5, "the daemon spun on a half-closed peer: %.2fs of CPU in 2s" % used
 
