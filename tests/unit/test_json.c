@@ -96,6 +96,21 @@ static void test_integers(void)
 		ASSERT_EQ(b.len, strlen(want), want);
 		ASSERT_TRUE(!memcmp(b.data, want, b.len), want);
 	}
+	/* every digit count: 10^k - 1 and 10^k */
+	for (uint64_t t = 1, k = 0; k < 20; k++, t *= 10) {
+		for (p = 0; p < 2; p++) {
+			uint64_t v = t - 1 + p;
+
+			sbuf_reset(&b);
+			sbuf_puts(&b, "y");
+			sbuf_put_u64(&b, v);
+			snprintf(want, sizeof(want), "y%llu", (unsigned long long)v);
+			ASSERT_EQ(b.len, strlen(want), want);
+			ASSERT_TRUE(!memcmp(b.data, want, b.len), want);
+		}
+		if (k == 19)
+			break;
+	}
 	for (p = 0; p < 64; p++) {
 		int64_t v = (p & 1 ? -1 : 1) * (int64_t)(1ull << (p / 2 * 2 % 63));
 

@@ -186,6 +186,25 @@ static void test_lineage_bounded(void)
 	lineage_add(l, 2, 2, "/0123456789", 11, comm, 0);
 	ASSERT_TRUE(!lineage_get(l, 1, 1) && lineage_get(l, 2, 2), "bounded in bytes too");
 	lineage_free(l);
+	/* names kept in the entry and names allocated, mixed, through many evictions */
+	l = lineage_new(8, 1 << 20);
+	for (i = 1; i <= 100; i++) {
+		char name[300];
+		size_t n = (i * 37) % sizeof(name);
+
+		memset(name, 'a' + i % 26, n);
+		lineage_add(l, i, i, name, n, comm, 0);
+		for (uint32_t j = i > 8 ? i - 7 : 1; j <= i; j++) {
+			size_t m = (j * 37) % sizeof(name);
+
+			e = lineage_get(l, j, j);
+			ASSERT_TRUE(e && e->filename_len == m && strlen(e->filename) == m &&
+				    (!m || (e->filename[0] == (char)('a' + j % 26) && e->filename[m - 1] == (char)('a' + j % 26))),
+				    "each kept name is its own, whatever its length");
+		}
+		ASSERT_TRUE(i <= 8 || !lineage_get(l, i - 8, i - 8), "the ninth oldest is gone");
+	}
+	lineage_free(l);
 }
 
 static void test_syslog_datagram(void)

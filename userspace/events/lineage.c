@@ -53,7 +53,8 @@ void lineage_free(struct eg_lineage *l)
 		return;
 	if (l->e)
 		for (i = 0; i < l->cap; i++)
-			free(l->e[i].filename);
+			if (l->e[i].filename != l->e[i].inl)
+				free(l->e[i].filename);
 	free(l->e);
 	free(l->buckets);
 	free(l);
@@ -71,7 +72,8 @@ static void evict_oldest(struct eg_lineage *l)
 	if (*p >= 0)
 		*p = x->next;
 	l->bytes -= x->filename_len;
-	free(x->filename);
+	if (x->filename != x->inl)
+		free(x->filename);
 	x->filename = NULL;
 	x->filename_len = 0;
 	l->n--;
@@ -86,17 +88,18 @@ void lineage_add(struct eg_lineage *l, uint32_t pid, uint64_t ktime, const char 
 
 	if (!l || len > l->max_bytes)
 		return;
-	name = malloc(len + 1);
-	if (!name)
-		return;
-	memcpy(name, filename, len);
-	name[len] = '\0';
 	if (l->n == l->cap)
 		evict_oldest(l);
 	while (l->n && l->bytes + len > l->max_bytes)
 		evict_oldest(l);
 	idx = l->head;
 	x = &l->e[idx];
+	/* most names fit in the entry: no allocation per exec */
+	name = len < sizeof(x->inl) ? x->inl : malloc(len + 1);
+	if (!name)
+		return;
+	memcpy(name, filename, len);
+	name[len] = '\0';
 	x->pid = pid;
 	x->ktime = ktime;
 	x->filename = name;

@@ -15,6 +15,7 @@
 
 #define LINEAGE_ENTRIES		65536
 #define LINEAGE_BYTES		(16u << 20)
+#define LINEAGE_INLINE		48
 
 struct eg_lineage_entry {
 	uint32_t pid;
@@ -25,6 +26,7 @@ struct eg_lineage_entry {
 	char comm[16];
 	int32_t next;			/* hash chain, -1: end */
 	uint32_t bucket;
+	char inl[LINEAGE_INLINE];	/* a name shorter than this is kept here, not allocated */
 };
 
 struct eg_lineage;
