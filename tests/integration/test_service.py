@@ -609,6 +609,37 @@ def test_text_table_fits_the_terminal(ctx):
     assert {len(l) - len(l[24:].lstrip()) for l in rows} == {25}, st
 
 
+def test_stats_show_what_each_program_costs(ctx):
+    """stats -j: each program's run count and run time while the kernel counts them, 0 while it does not."""
+    d = ctx.daemon()
+    sysctl = "/proc/sys/kernel/bpf_stats_enabled"
+    before = open(sysctl).read().strip()
+
+    def progs():
+        st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]
+        return st["bpf_runs_by_program"], st["bpf_run_time_ns_by_program"], st["recursion_misses_by_program"]
+    runs0, time0, misses = progs()
+    assert set(runs0) == set(time0) == set(misses) and "handle_exec" in runs0, (runs0, time0)
+    try:
+        with open(sysctl, "w") as f:
+            f.write("1")
+        for _ in range(20):
+            subprocess.run(["/bin/true", token()])
+        runs1, time1, _ = progs()
+    finally:
+        with open(sysctl, "w") as f:
+            f.write(before)
+    # 20 execs of ours at least (the host's own may add some)
+    assert runs1["handle_exec"] - runs0["handle_exec"] >= 20, (runs0, runs1)
+    assert time1["handle_exec"] > time0["handle_exec"], (time0, time1)
+    if before == "0":
+        # off again: nothing more is counted
+        runs2, _, _ = progs()
+        subprocess.run(["/bin/true"])
+        runs3, _, _ = progs()
+        assert runs3["handle_exec"] == runs2["handle_exec"], (runs2, runs3)
+
+
 # ---- nothing lost silently ---------------------------------------------------
 
 def test_recursion_misses_reported(ctx):

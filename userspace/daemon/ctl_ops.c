@@ -136,6 +136,17 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	for (j = 0; j < nps; j++)
 		jsonw_uint_field(w, ps[j].name, ps[j].recursion_misses);
 	jsonw_end_object(w);
+	/* what each program costs, while the kernel counts it (kernel.bpf_stats_enabled=1; else 0) */
+	jsonw_key(w, "bpf_runs_by_program");
+	jsonw_start_object(w);
+	for (j = 0; j < nps; j++)
+		jsonw_uint_field(w, ps[j].name, ps[j].run_cnt);
+	jsonw_end_object(w);
+	jsonw_key(w, "bpf_run_time_ns_by_program");
+	jsonw_start_object(w);
+	for (j = 0; j < nps; j++)
+		jsonw_uint_field(w, ps[j].name, ps[j].run_time_ns);
+	jsonw_end_object(w);
 	jsonw_end_object(w);
 }
 
