@@ -346,34 +346,13 @@ int handle_exit_execveat(struct trace_event_raw_sys_exit *ctx)
 	return 0;
 }
 
-/*
- * A dynamic loader run as the command maps its program: judged here
- * (loaded.bpf.h). The mmap syscall's body, ksys_mmap_pgoff(), is where
- * it is watched: a trampoline costs a tenth of a syscall tracepoint,
- * which fills a trace record for every mmap on the host before the
- * program can look at it (9 mmaps an exec of /bin/true). The tracepoint
- * is kept for a kernel that cannot attach there (the tracer picks).
- */
-SEC("fexit/ksys_mmap_pgoff")
-int BPF_PROG(handle_mmap, unsigned long addr, unsigned long len, unsigned long prot,
-	     unsigned long flags, unsigned long fd, unsigned long pgoff, unsigned long ret)
-{
-	if (!active())
-		return 0;
-	loader_mapped((long)ret, prot, flags);
-	return 0;
-}
-
+/* A dynamic loader run as the command maps its program: judged here (loaded.bpf.h). */
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int handle_exit_mmap(struct trace_event_raw_sys_exit *ctx)
 {
-	/* the call's own arguments (x86-64: di, si, dx, r10, r8): prot, flags */
-	struct pt_regs *regs;
-
 	if (!active())
 		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	loader_mapped(ctx->ret, regs->dx, regs->r10);
+	loader_mapped(ctx->ret);
 	return 0;
 }
 

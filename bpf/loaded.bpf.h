@@ -180,21 +180,23 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 		submit(buf, strings_end(e), EG_EVENT_LOADED);
 }
 
-/*
- * After an mmap with its prot and flags: a loader's first executable
- * mapping of a file is the program it runs.
- */
-static __always_inline void loader_mapped(long ret, __u64 prot, __u64 mflags)
+/* After an mmap: a loader's first executable mapping of a file is the program it runs. */
+static __always_inline void loader_mapped(long ret)
 {
-	struct task_struct *task;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
 	struct eg_task *st;
 	struct file *file;
+	__u64 prot, mflags;
 
 	if (ret < 0 && ret > -4096)
 		return;
+	/* the call's own arguments (x86-64: di, si, dx, r10, r8): prot, flags */
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	prot = regs->dx;
+	mflags = regs->r10;
 	if (!(prot & EG_PROT_EXEC) || (mflags & EG_MAP_ANONYMOUS))
 		return;
-	task = bpf_get_current_task_btf();
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!st || !(st->flags & EG_TASK_LOADER))
 		return;

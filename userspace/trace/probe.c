@@ -345,11 +345,11 @@ static void probe_fentry(struct eg_features *f, const struct btf *btf)
 	}
 	h = common_hint(err);
 	if (!h && (err == -EPERM || err == -EACCES))
-		h = "the kernel refuses BPF trampolines (lockdown or kernel policy); execgate watches mmap through the syscall tracepoint instead";
+		h = "the kernel refuses BPF trampolines (lockdown or kernel policy); execgate does not need them";
 	if (!h && (err == -ENOTSUPP || err == -EOPNOTSUPP))
-		h = "no BPF trampolines on this kernel (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); mmap is watched through the syscall tracepoint";
+		h = "no BPF trampolines on this kernel (CONFIG_DYNAMIC_FTRACE_WITH_DIRECT_CALLS); not needed";
 	set_fail(f, EG_FEAT_FENTRY, err, step_names[step], "%s",
-		 h ? h : "fentry refused by this kernel; mmap is watched through the syscall tracepoint");
+		 h ? h : "fentry refused by this kernel; execgate does not need it");
 }
 
 /* 1 if bpf is an active LSM, 0 if not, -errno if the list is unreadable. */

@@ -211,7 +211,6 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	struct eg_control ctl = {};
 	int ncpus, err, fd;
 	__u32 zero = 0;
-	bool fexit_mmap;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->old_events_fd = -1;
@@ -273,19 +272,6 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	 */
 	if (!kernel_has_tracepoint("sched", "sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
-	/*
-	 * The mmap watch (a loader's program): a trampoline on the mmap
-	 * syscall's body where the kernel allows trampolines (libbpf's probe:
-	 * one program load; some kernels refuse them with EPERM) and has the
-	 * symbol, else the syscall's exit tracepoint, which costs far more on
-	 * every mmap (EXECGATE_NO_FEXIT=1 takes it: how the tests see such a
-	 * kernel).
-	 */
-	fexit_mmap = !getenv("EXECGATE_NO_FEXIT") && !access("/sys/kernel/btf/vmlinux", R_OK) &&
-		     libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_TRACING, NULL) == 1 &&
-		     kallsyms_addr("ksys_mmap_pgoff");
-	bpf_program__set_autoload(skel->progs.handle_mmap, fexit_mmap);
-	bpf_program__set_autoload(skel->progs.handle_exit_mmap, !fexit_mmap);
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
 	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
@@ -454,7 +440,6 @@ static struct bpf_link *prog_link(struct execgate_bpf *skel, struct bpf_program 
 	LINK(handle_exit_execve);
 	LINK(handle_exit_execveat);
 	LINK(handle_exit_mmap);
-	LINK(handle_mmap);
 	LINK(handle_cgroup_mkdir);
 	LINK(handle_cgroup_rmdir);
 	LINK(enforce_bprm);
@@ -507,17 +492,8 @@ int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link
 	bpf_object__for_each_program(p, skel->obj) {
 		struct bpf_link *l = prog_link(skel, p);
 
-		if (!l) {
-			/* one of the two mmap watches: the other one's earlier link goes */
-			if (p == skel->progs.handle_mmap || p == skel->progs.handle_exit_mmap) {
-				char path[PATH_MAX + 64];
-
-				snprintf(path, sizeof(path), "%s/%s", ldir, bpf_program__name(p));
-				if (unlink(path) && errno != ENOENT)
-					return -errno;
-			}
+		if (!l)
 			continue;
-		}
 		err = pin_link(l, ldir, bpf_program__name(p));
 		if (err)
 			return err;

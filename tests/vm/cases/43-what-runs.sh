@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # What really runs, on a BPF LSM kernel without sched_prepare_exec (6.1):
-# the dynamic loader run as a command maps a denied program (seen by the
-# fexit program on ksys_mmap_pgoff here): killed before
+# the dynamic loader run as a command maps a denied program: killed before
 # the loader jumps to it (--enforce, and in a session by its ticket); a
 # '#!' chain whose scripts are all allowed runs in a session (each script
 # checked at its own bprm_check_security, none refused falsely); a denied
@@ -39,10 +38,6 @@ daemon_stop
 # host-wide, BPF LSM (a log of its own: daemon_start waits for its start record)
 EV=$PWD/ev2.jsonl DAEMON_ERR=$PWD/daemon2.err
 daemon_start --enforce --policy p.yaml
-# this kernel allows trampolines: the loader's mmap is watched by fexit on
-# ksys_mmap_pgoff (the links --enforce pins name the programs attached)
-L=/sys/fs/bpf/execgate/links
-[ -e $L/handle_mmap ] && [ ! -e $L/handle_exit_mmap ] || fail "the mmap watch is not the fexit program: $(ls $L)"
 "$LDSO" "$PWD/bin/denied" HOST > /dev/null 2>&1
 rc=$?
 if [ -e /tmp/egmarker ]; then
