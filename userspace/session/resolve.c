@@ -13,6 +13,62 @@
 #include "session/resolve.h"
 #include "util/digest.h"
 
+/*
+ * The daemon's own /proc/self/fd, opened once: the file behind a
+ * descriptor is read and reopened relative to it, without the lookup of
+ * /proc, self and fd again on every exec of a session.
+ */
+static int self_fd_dir(void)
+{
+	static int dir = -1;
+	int fd;
+
+	if (__atomic_load_n(&dir, __ATOMIC_ACQUIRE) >= 0)
+		return dir;
+	fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return AT_FDCWD;	/* the absolute paths below then */
+	int want = -1;
+
+	if (!__atomic_compare_exchange_n(&dir, &want, fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		close(fd);		/* another thread's is kept */
+	return __atomic_load_n(&dir, __ATOMIC_ACQUIRE);
+}
+
+void exec_plan_init(void)
+{
+	self_fd_dir();
+}
+
+/* The name of fd relative to self_fd_dir(): "N", or "/proc/self/fd/N" without it. */
+static const char *self_fd_name(int fd, char buf[32])
+{
+	char tmp[12], *t = tmp + sizeof(tmp);
+	unsigned int v = fd < 0 ? 0 : (unsigned int)fd;
+	size_t n = 0;
+
+	if (self_fd_dir() == AT_FDCWD) {
+		memcpy(buf, "/proc/self/fd/", 14);
+		n = 14;
+	}
+	do {
+		*--t = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	memcpy(buf + n, t, tmp + sizeof(tmp) - t);
+	buf[n + (tmp + sizeof(tmp) - t)] = '\0';
+	return buf;
+}
+
+/* snprintf(dst, size, "%s", src) without printf's parse (size > 0). */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
 static bool spacetab(char c)
 {
 	return c == ' ' || c == '\t';
@@ -278,8 +334,7 @@ static void hash_if_wanted(const struct eg_exec_spec *s, int fd, struct eg_progr
 		;
 	if (i == s->n_content_sizes || !p->size || p->size > EG_CONTENT_MAX)
 		return;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	rfd = openat(self_fd_dir(), self_fd_name(fd, proc), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (rfd < 0)
 		return;
 	p->hashed = !eg_hash_fd(rfd, p->size, p->sha256);
@@ -307,8 +362,7 @@ static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, 
 	p->gid = st.st_gid;
 	p->size = st.st_size;
 	hash_if_wanted(s, fd, p);
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, p->path, sizeof(p->path) - 1);
+	n = readlinkat(self_fd_dir(), self_fd_name(fd, proc), p->path, sizeof(p->path) - 1);
 	if (n < 0)
 		return -errno;
 	p->path[n] = '\0';
@@ -319,7 +373,7 @@ static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, 
 		p->kind = c->kind;
 		return 0;
 	}
-	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	rfd = openat(self_fd_dir(), proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (rfd < 0)
 		return -errno;
 	n = pread(rfd, head, EG_BINPRM_BUF, 0);
@@ -370,7 +424,7 @@ static void plan_loader(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	if (at >= f->argc || !strchr(f->argv[at], '/'))
 		return;
 	memset(t, 0, offsetof(struct eg_program, argv));
-	snprintf(t->requested, sizeof(t->requested), "%s", f->argv[at]);
+	copy_str(t->requested, sizeof(t->requested), f->argv[at]);
 	t->argv = f->argv + at;
 	t->argc = f->argc - at;
 	rc = open_target(s, f->argv[at], false, &fd);
@@ -395,7 +449,7 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	plan->loader = EG_LOADER_NONE;
 	/* the kernel's name for the file: what a script's interpreter receives */
 	if (!s->execveat || s->dir_fd_num == AT_FDCWD || s->path[0] == '/')
-		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "%s", s->path);
+		copy_str(plan->bprm_filename, sizeof(plan->bprm_filename), s->path);
 	else if (!*s->path)
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "/dev/fd/%d", s->dir_fd_num);
 	else

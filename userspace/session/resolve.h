@@ -90,6 +90,12 @@ struct eg_exec_plan {
 	char bprm_filename[PATH_MAX + 32]; /* the kernel's bprm->filename */
 };
 
+/*
+ * Opens the daemon's /proc/self/fd once, which exec_plan() reads the files
+ * it opened through (a descriptor kept for the process's life; without
+ * it, the first exec_plan() opens it).
+ */
+void exec_plan_init(void);
 /* Fills plan; returns plan->err. Frees nothing of spec. */
 int exec_plan(const struct eg_exec_spec *spec, struct eg_exec_plan *plan);
 void exec_plan_free(struct eg_exec_plan *plan);

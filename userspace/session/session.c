@@ -716,6 +716,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	s->o = *o;
 	s->roots.fd = -1;
 	s->landlock_abi = eg_landlock_abi();
+	exec_plan_init();
 	s->ticket = calloc(1, sizeof(*s->ticket));
 	s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
 	if (!s->ticket || !s->verdicts) {
