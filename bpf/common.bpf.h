@@ -29,6 +29,24 @@ struct {
 	__uint(max_entries, EG_RINGBUF_DEFAULT);
 } events SEC(".maps");
 
+/*
+ * Set by the daemon (a store into its mapping of .bss, no system call)
+ * while records keep coming and a drain every delay takes them: a record
+ * then wakes no one unless it crosses the fill threshold. Clear, the
+ * first record into a drained ring wakes the daemon, which sleeps with
+ * no timer. Each copy of the programs has its own (not pinned): a new
+ * daemon starts clear.
+ */
+volatile __u32 drain_busy = 0;
+
+/* The ring buffer's wakeup for a record of size bytes (see drain_busy). */
+static __always_inline __u64 ring_wakeup(__u64 size)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return drain_busy ? BPF_RB_NO_WAKEUP : 0;
+}
+
 EG_TASKS_MAP;
 
 struct {

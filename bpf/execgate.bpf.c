@@ -269,11 +269,9 @@ const volatile __u32 report_exits = 1;	/* exit records (--exit-events=none: 0) *
 static __noinline void report_exit(struct task_struct *task, const struct eg_task *st)
 {
 	struct signal_struct *sig = task->signal;
-	__u64 flags = 0;	/* a wakeup only into a drained ring (submit(), record.bpf.h) */
+	__u64 flags = ring_wakeup(sizeof(struct eg_exit_event));	/* as submit() */
 	struct eg_exit_event *e;
 
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(*e) >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		COUNT(lost_exit);

@@ -36,9 +36,10 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 	 * Batch: the kernel wakes the daemon only for a record it reads first
 	 * (the ring was drained: it sleeps with no timer), and we wake it past
 	 * the fill threshold; between the two it drains after a bounded delay.
+	 * While it drains on its timer anyway, no record wakes it but past
+	 * the threshold (ring_wakeup(), common.bpf.h).
 	 */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + size >= wakeup_bytes)
-		flags = BPF_RB_FORCE_WAKEUP;
+	flags = ring_wakeup(size);
 	ev_flags = ((struct eg_event *)buf)->flags;
 	err = bpf_ringbuf_output(&events, buf, size, flags);
 	c = counters_get();

@@ -40,6 +40,45 @@ def my_depth_is(ctx, d, depth):
 
 # ---- daemon lifecycle ------------------------------------------------------
 
+def wakeups(pid):
+    """Voluntary context switches of every thread of pid: each is a sleep the thread woke from."""
+    n = 0
+    for t in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, t)) as f:
+                n += int(re.search(r"voluntary_ctxt_switches:\s+(\d+)", f.read()).group(1))
+        except (OSError, AttributeError):
+            pass
+    return n
+
+
+def test_a_stream_of_records_then_rest(ctx):
+    """Records stream in for a while (the daemon drains on its timer, the ring quiet): every
+    one is written; once the stream ends the daemon sleeps with no timer; a lone exec after
+    it still gets its record."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg)  # the host's own execs bring no record
+    tok = token()
+    out = ctx.run([ctx.helper("burst"), cg, "600", tok]).stdout
+    assert out.strip() == b"600", out
+    wait_execs(d, tok, n=600, timeout=20)
+    assert len([e for e in d.events() if e["type"] == "exit" and e.get("comm") == "true"]) >= 1
+    # the last drains (the stream's, then one more that finds nothing) are 50 ms apart
+    time.sleep(0.5)
+    w0 = wakeups(d.proc.pid)
+    time.sleep(1.5)
+    w1 = wakeups(d.proc.pid)
+    assert w1 == w0, "the daemon woke %d times in 1.5 s with no exec after a stream" % (w1 - w0)
+    tok2 = token()
+    t0 = time.monotonic()
+    ctx.run([ctx.helper("burst"), cg, "1", tok2])
+    wait_execs(d, tok2, timeout=10)
+    took = time.monotonic() - t0
+    assert took < 2, "a lone exec after a stream: its record took %.2f s" % took
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]
+    assert st["lost"] == 0, st
+
+
 def test_start_record_and_pins(ctx):
     d = ctx.daemon()
     start = d.events()[0]

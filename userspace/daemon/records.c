@@ -293,6 +293,7 @@ int records_on_record(void *ctx, void *data, size_t size)
 	size_t held_size;
 	void *held_data;
 
+	d->ring_seen++;
 	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == EG_EVENT_EXIT) {
 		daemon_on_exit(d, data, size);
 		if (output_pending(d->out) >= FLUSH_BYTES)
@@ -509,6 +510,21 @@ static void arm_drain(struct daemon *d)
 }
 
 /*
+ * Busy: records keep coming, and each drain arms the next, so the
+ * programs submit without waking us (but past the fill threshold): one
+ * wakeup a drain, the timer's, instead of the ring's and the timer's.
+ * A store into the skeleton's mapping of .bss, read by ring_wakeup().
+ */
+static void set_drain_busy(struct daemon *d, bool on)
+{
+	if (d->drain_busy == on)
+		return;
+	d->drain_busy = on;
+	if (d->skel && d->skel->bss)
+		__atomic_store_n(&d->skel->bss->drain_busy, on ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+/*
  * What a later drain has to do with no record to bring it, in ms from
  * now (0: nothing): records held back by time (a PATH search, a loader's
  * exec), the output's drops (a failing disk), and a sink's drops (counted
@@ -575,8 +591,24 @@ static void drain(struct daemon *d)
 	flush_timed(d);
 	service_check_rotation(d);
 	if (rc != -EAGAIN) {
-		uint64_t later = drain_later(d);
+		uint64_t later;
 
+		/*
+		 * Records came since the last drain: more are likely, and the
+		 * next drain is armed now, for them, with the ring quiet. None
+		 * came: back to the ring's own wakeup, with one last drain for a
+		 * record whose program read "busy" just before the switch (it
+		 * woke no one). Then, with no record, nothing runs.
+		 */
+		if (d->ring_seen) {
+			set_drain_busy(d, true);
+			arm_drain(d);
+		} else if (d->drain_busy) {
+			set_drain_busy(d, false);
+			arm_drain(d);
+		}
+		d->ring_seen = 0;
+		later = drain_later(d);
 		if (later)
 			arm_drain_in(d, later);
 	}
