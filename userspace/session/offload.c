@@ -535,8 +535,11 @@ int offload_init(struct eg_sessions *s)
 		err = loop_add_timer(s->o.loop, 0, 0, on_tick, o, &o->w_timer);
 	if (err)
 		goto fail;
-	/* the answers wait for this as for a listener */
-	loop_set_urgent(o->w_done);
+	/*
+	 * Not urgent itself: an answer coming back here is a session's, and
+	 * while a session lives its listener's watch makes the loop split its
+	 * drains (session.c). With no session a drain is one round.
+	 */
 	s->offload = o;
 	return 0;
 fail:
