@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,12 +31,27 @@ static uint64_t uptime_ms(const struct daemon *d)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 - d->started_mono_ms;
 }
 
+/* {"program": value, ...} of one uint64_t field (at off) of each program's stats. */
+static void put_by_program(struct jsonw *w, const char *key, const struct eg_prog_stat *ps, size_t n,
+			   size_t off)
+{
+	uint64_t v;
+
+	jsonw_key(w, key);
+	jsonw_start_object(w);
+	for (size_t j = 0; j < n; j++) {
+		memcpy(&v, (const char *)&ps[j] + off, sizeof(v));
+		jsonw_uint_field(w, ps[j].name, v);
+	}
+	jsonw_end_object(w);
+}
+
 /* The counters every view shares: kernel, output, daemon. */
 static void put_counters(struct daemon *d, struct jsonw *w)
 {
 	const struct eg_output_stats *os = output_stats(d->out);
 	struct eg_prog_stat ps[EG_PROGS_MAX];
-	size_t nps = tracer_prog_stats(d->skel, ps, EG_PROGS_MAX), j;
+	size_t nps = tracer_prog_stats(d->skel, ps, EG_PROGS_MAX);
 	struct eg_counters c;
 	int i;
 
@@ -131,22 +147,10 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 		jsonw_uint_field(w, eg_decision_name(i), d->st.decisions[i]);
 	jsonw_end_object(w);
 	/* per program, like ring-buffer losses per record kind */
-	jsonw_key(w, "recursion_misses_by_program");
-	jsonw_start_object(w);
-	for (j = 0; j < nps; j++)
-		jsonw_uint_field(w, ps[j].name, ps[j].recursion_misses);
-	jsonw_end_object(w);
+	put_by_program(w, "recursion_misses_by_program", ps, nps, offsetof(struct eg_prog_stat, recursion_misses));
 	/* what each program costs, while the kernel counts it (kernel.bpf_stats_enabled=1; else 0) */
-	jsonw_key(w, "bpf_runs_by_program");
-	jsonw_start_object(w);
-	for (j = 0; j < nps; j++)
-		jsonw_uint_field(w, ps[j].name, ps[j].run_cnt);
-	jsonw_end_object(w);
-	jsonw_key(w, "bpf_run_time_ns_by_program");
-	jsonw_start_object(w);
-	for (j = 0; j < nps; j++)
-		jsonw_uint_field(w, ps[j].name, ps[j].run_time_ns);
-	jsonw_end_object(w);
+	put_by_program(w, "bpf_runs_by_program", ps, nps, offsetof(struct eg_prog_stat, run_cnt));
+	put_by_program(w, "bpf_run_time_ns_by_program", ps, nps, offsetof(struct eg_prog_stat, run_time_ns));
 	jsonw_end_object(w);
 }
 
