@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +19,22 @@
  * descriptor is read and reopened relative to it, without the lookup of
  * /proc, self and fd again on every exec of a session.
  */
+static int self_fd = AT_FDCWD;	/* AT_FDCWD: not to be had; the absolute paths below then */
+
+static void open_self_fd(void)
+{
+	int fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0)
+		self_fd = fd;
+}
+
 static int self_fd_dir(void)
 {
-	static int dir = -1;
-	int fd;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-	if (__atomic_load_n(&dir, __ATOMIC_ACQUIRE) >= 0)
-		return dir;
-	fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return AT_FDCWD;	/* the absolute paths below then */
-	int want = -1;
-
-	if (!__atomic_compare_exchange_n(&dir, &want, fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		close(fd);		/* another thread's is kept */
-	return __atomic_load_n(&dir, __ATOMIC_ACQUIRE);
+	pthread_once(&once, open_self_fd);
+	return self_fd;
 }
 
 void exec_plan_init(void)
