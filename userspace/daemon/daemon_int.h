@@ -82,7 +82,6 @@ struct daemon {
 	struct ring_buffer *rb;
 	struct eg_watch *flush_timer;	/* one-shot: the drain after a wakeup (records.c) */
 	bool drain_armed;		/* flush_timer is set */
-	bool drain_busy;		/* records keep coming: the programs wake no one (records.c) */
 	uint64_t ring_seen;		/* ring records since the last whole drain */
 	struct ctl_server *ctl;
 	struct eg_sessions *sessions;

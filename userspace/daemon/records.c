@@ -517,11 +517,14 @@ static void arm_drain(struct daemon *d)
  */
 static void set_drain_busy(struct daemon *d, bool on)
 {
-	if (d->drain_busy == on)
-		return;
-	d->drain_busy = on;
 	if (d->skel && d->skel->bss)
 		__atomic_store_n(&d->skel->bss->drain_busy, on ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+/* The daemon is the flag's only writer: what it stored last. */
+static bool drain_busy(const struct daemon *d)
+{
+	return d->skel && d->skel->bss && d->skel->bss->drain_busy;
 }
 
 /*
@@ -603,7 +606,7 @@ static void drain(struct daemon *d)
 		if (d->ring_seen) {
 			set_drain_busy(d, true);
 			arm_drain(d);
-		} else if (d->drain_busy) {
+		} else if (drain_busy(d)) {
 			set_drain_busy(d, false);
 			arm_drain(d);
 		}
