@@ -212,6 +212,40 @@ def floor_run(n, workers):
             "reader": (c1 - c0) / execs, "rss_kb": rss}
 
 
+def low_rate_floor_run(n, interval_us):
+    """The floor under target 2c: floor -o FILE (one wakeup and one write of
+    the records' own bytes every 50 ms) under the same low-rate loop. Its
+    CPU per exec and per record; the floor writes no exit records."""
+    errf = tempfile.TemporaryFile()
+    out = tempfile.NamedTemporaryFile(prefix="egstages-floor.", delete=False)
+    out.close()
+    proc = subprocess.Popen([FLOOR, "-o", out.name], stdout=subprocess.PIPE, stderr=errf,
+                            start_new_session=True)
+    try:
+        if proc.stdout.readline().strip() != b"ready":
+            errf.seek(0)
+            die("floor did not start: " + errf.read().decode(errors="replace")[-2000:])
+        time.sleep(0.3)
+        c0 = task_cpu_ns(proc.pid)
+        res = subprocess.run([SPAWN, "-n", str(n), "-p", "1", "-i", str(interval_us)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if res.returncode:
+            die("spawn failed: " + res.stderr.decode()[-500:])
+        time.sleep(0.2)
+        c1 = task_cpu_ns(proc.pid)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        pout, _ = proc.communicate(timeout=60)
+        size = os.path.getsize(out.name)
+        os.unlink(out.name)
+    m = re.search(rb"records=(\d+)", pout)
+    if proc.returncode or not m or not size:
+        errf.seek(0)
+        die("floor -o failed: " + errf.read().decode(errors="replace")[-2000:])
+    recs = int(m.group(1))
+    return {"per_exec": (c1 - c0) / n, "per_record": (c1 - c0) / max(recs, 1), "records": recs}
+
+
 def one_run(args, n, workers, stage_stats):
     d = Daemon(args, stage_stats)
     try:
@@ -430,9 +464,17 @@ def main():
         ok = eb.target("2a (daemon CPU while no exec happens)", idle_run(a.daemon_args), 0, 0, "ns/s",
                        ratio_limit=False, note="3 s, scoped to an empty cgroup") and ok
         lr = low_rate_run(a.daemon_args, a.low_execs, a.low_interval_us)
+        lf = None if a.no_floor else low_rate_floor_run(a.low_execs, a.low_interval_us)
         ok = eb.target("2c (daemon CPU per record at a low exec rate, %d execs/s)" % lr["rate"],
-                       lr["per_record"], 0, LOW_RATE_NS, ratio_limit=False,
-                       note="%d records" % lr["records"]) and ok
+                       lr["per_record"], lf["per_record"] if lf else 0, LOW_RATE_NS, ratio_limit=False,
+                       note="%d records; floor: one wakeup and one write of raw records "
+                            "every 50 ms" % lr["records"]) and ok
+        if lf:
+            print("  per exec: daemon %.0f ns (%.2f records), floor %.0f ns (%.2f records: no exit "
+                  "records), x%.1f" % (lr["per_record"] * lr["records"] / a.low_execs,
+                                       lr["records"] / a.low_execs, lf["per_exec"],
+                                       lf["records"] / a.low_execs,
+                                       lr["per_record"] * lr["records"] / a.low_execs / lf["per_exec"]))
         ok = eb.target("2d (a lone exec's record to the output file)", max(lr["lat_ms"]) * 1e3, 0,
                        OUTPUT_MS * 1e3, "us", ratio_limit=False,
                        note="median %.1f ms of %d" % (med(lr["lat_ms"]), len(lr["lat_ms"]))) and ok
