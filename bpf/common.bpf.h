@@ -39,6 +39,14 @@ struct {
  */
 volatile __u32 drain_busy = 0;
 
+/*
+ * Records the ring buffer had no room for, of every kind (the counters
+ * map has them by kind), bumped after the map's counter: the daemon reads
+ * the map at a drain only when this moved (a load from its mapping of
+ * .bss, where the map costs a system call), and once a second anyway.
+ */
+volatile __u64 ring_losses = 0;
+
 /* The ring buffer's wakeup for a record of size bytes (see drain_busy). */
 static __always_inline __u64 ring_wakeup(__u64 size)
 {
@@ -132,6 +140,13 @@ static __always_inline struct eg_counters *counters_get(void)
 		struct eg_counters *__c = counters_get();	\
 		if (__c)					\
 			__sync_fetch_and_add(&__c->field, 1);	\
+	} while (0)
+
+/* A record the ring buffer had no room for: its kind's counter, then ring_losses. */
+#define COUNT_LOSS(c, field)					\
+	do {							\
+		__sync_fetch_and_add(&(c)->field, 1);		\
+		__sync_fetch_and_add(&ring_losses, 1);		\
 	} while (0)
 
 static __always_inline char *scratch_get(void)

@@ -274,7 +274,10 @@ static __noinline void report_exit(struct task_struct *task, const struct eg_tas
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		COUNT(lost_exit);
+		struct eg_counters *c = counters_get();
+
+		if (c)
+			COUNT_LOSS(c, lost_exit);
 		return;
 	}
 	e->type = EG_EVENT_EXIT;

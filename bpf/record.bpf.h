@@ -47,11 +47,11 @@ static __always_inline void submit(char *buf, __u32 size, __u32 type)
 		return;
 	if (err) {
 		if (type == EG_EVENT_EXEC)
-			__sync_fetch_and_add(&c->lost_exec, 1);
+			COUNT_LOSS(c, lost_exec);
 		else if (type == EG_EVENT_EXEC_FAILED)
-			__sync_fetch_and_add(&c->lost_exec_failed, 1);
+			COUNT_LOSS(c, lost_exec_failed);
 		else
-			__sync_fetch_and_add(&c->lost_other, 1);
+			COUNT_LOSS(c, lost_other);
 		return;
 	}
 	if (type == EG_EVENT_EXEC)

@@ -98,6 +98,9 @@ struct daemon {
 	uint64_t started_real_ns;
 	uint64_t started_mono_ms;
 	uint64_t lost_reported;		/* ring-buffer losses already reported */
+	struct eg_counters counted;	/* the counters map as read last (report_lost_now) */
+	uint64_t counted_losses;	/* the programs' ring_losses then */
+	uint64_t counted_ms;		/* and when (0: never) */
 	uint64_t sinks_reported;	/* --syslog/--journal drops already reported */
 	uint64_t sinks_report_ms;
 	uint64_t dropped_reported;	/* output drops already reported */

@@ -441,6 +441,28 @@ static uint64_t recursion_misses(struct daemon *d, bool force)
 	return last;
 }
 
+/*
+ * The counters map, read again only when the programs' ring_losses moved
+ * (a load from the skeleton's mapping of .bss; the map is a system call),
+ * when forced, and once a second anyway: a loss counted where our .bss
+ * does not see it (a previous daemon's programs, the map being kept across
+ * a restart) is still reported within the second. ring_losses is read
+ * first and bumped after the map's counter, so no loss is read as older
+ * than it is.
+ */
+static const struct eg_counters *counters_now(struct daemon *d, bool force)
+{
+	uint64_t seen = d->skel && d->skel->bss ? __atomic_load_n(&d->skel->bss->ring_losses, __ATOMIC_ACQUIRE) : 0;
+	uint64_t now = eg_mono_ms();
+
+	if (force || !d->counted_ms || seen != d->counted_losses || now - d->counted_ms >= 1000) {
+		daemon_read_counters(d, &d->counted);
+		d->counted_losses = seen;
+		d->counted_ms = now;
+	}
+	return &d->counted;
+}
+
 /* A "lost" record for whatever was lost since the last one. */
 static void report_lost_now(struct daemon *d, bool force)
 {
@@ -448,7 +470,7 @@ static void report_lost_now(struct daemon *d, bool force)
 	uint64_t lost, dropped, rec, sinks;
 	struct jsonw w;
 
-	daemon_read_counters(d, &c);
+	c = *counters_now(d, force);
 	lost = c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit;
 	dropped = output_dropped_total(d->out);
 	sinks = daemon_sinks_dropped(d);
