@@ -7,16 +7,17 @@
  * it between the daemon's runs: what the programs cost comes from the
  * kernel's run-time statistics, not from here.
  *
- * floor -o FILE: the floor under the daemon at a low exec rate (target
- * 2c): each 50 ms wakeup also writes what it read to FILE, the records'
- * own bytes, with one write(2). The least that carries a record's facts
- * to a file within the same bounded delay: one wakeup and one write per
- * batch, no formatting.
+ * floor -o FILE -t MS: the floor under the daemon at a low exec rate
+ * (target 2c): it wakes every MS ms (50 by default) and writes what it
+ * read to FILE, the records' own bytes, with one write(2). The least that
+ * carries a record's facts to a file within the same bounded delay as the
+ * daemon's drains: one wakeup and one write per batch, no formatting.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ static unsigned long long records;
 static char out_buf[1 << 20];
 static size_t out_len;
 static int out_fd = -1;
+static int period_ms = 50;
 
 static int write_out(void)
 {
@@ -69,15 +71,19 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int err, sfd = -1, ret = 1;
 
-	if (argc == 3 && !strcmp(argv[1], "-o")) {
-		out_fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-		if (out_fd < 0) {
-			fprintf(stderr, "floor: %s: %s\n", argv[2], strerror(errno));
-			return 1;
+	for (int i = 1; i < argc; i += 2) {
+		if (i + 1 < argc && !strcmp(argv[i], "-o")) {
+			out_fd = open(argv[i + 1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+			if (out_fd < 0) {
+				fprintf(stderr, "floor: %s: %s\n", argv[i + 1], strerror(errno));
+				return 1;
+			}
+		} else if (i + 1 < argc && !strcmp(argv[i], "-t") && atoi(argv[i + 1]) > 0) {
+			period_ms = atoi(argv[i + 1]);
+		} else {
+			fprintf(stderr, "usage: floor [-o FILE] [-t MS]\n");
+			return 2;
 		}
-	} else if (argc != 1) {
-		fprintf(stderr, "usage: floor [-o FILE]\n");
-		return 2;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -115,7 +121,7 @@ int main(int argc, char **argv)
 
 		if (read(sfd, &si, sizeof(si)) == sizeof(si))
 			break;
-		err = ring_buffer__poll(rb, 50);
+		err = ring_buffer__poll(rb, period_ms);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "floor: ring buffer: %s\n", strerror(-err));
 			goto cleanup;

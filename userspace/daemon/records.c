@@ -67,6 +67,14 @@
  * how many records share a wakeup at a low exec rate.
  */
 #define DRAIN_DELAY_MS		50
+/*
+ * Between drains while records keep coming (busy, set_drain_busy): a
+ * record waits for at most this and the drain itself, within the 100 ms
+ * a record may take to the output with 25 ms to spare, and a drain's
+ * fixed cost (its wakeup, its write) is shared by half as many records
+ * again as at DRAIN_DELAY_MS.
+ */
+#define DRAIN_BUSY_MS		75
 #define FLUSH_BYTES		(1 << 20)
 #define BATCH_RECORDS		4096		/* per drain round: signals and peers get their turn */
 /*
@@ -627,7 +635,7 @@ static void drain(struct daemon *d)
 		 */
 		if (d->ring_seen) {
 			set_drain_busy(d, true);
-			arm_drain(d);
+			arm_drain_in(d, DRAIN_BUSY_MS);
 		} else if (drain_busy(d)) {
 			set_drain_busy(d, false);
 			arm_drain(d);
