@@ -480,6 +480,13 @@ def main():
                 ratios = [bpf_total(r) / bpf_total(f) for r, f in zip(runs, floors)]
                 ok = eb.target("1 (BPF per traced exec, P=%d)" % w, bpf, fl, FLOOR_RATIO,
                                note="ratio per round: " + spread(ratios)) and ok
+                same = [sum(r["progs"].get(n, (0, 0))[0] for n in ("handle_fork", "handle_exec"))
+                        / bpf_total(f) for r, f in zip(runs, floors)]
+                rest = med([bpf_total(r) - sum(r["progs"].get(n, (0, 0))[0]
+                                               for n in ("handle_fork", "handle_exec")) for r in runs])
+                print("  like for like: handle_fork + handle_exec against the floor's fork + exec %s; "
+                      "the programs with no part in the floor %.0f ns (exit records, the loader's mmap "
+                      "watch, failed execs, prepare_exec)" % (spread(same), rest))
                 jb = med([bpf_total(r) for r in judged])
                 jratios = [bpf_total(r) / bpf_total(f) for r, f in zip(judged, floors)]
                 print("  with 10 kernel rules (--enforce): %.0f ns (handle_exec %.0f ns), against the floor "
