@@ -63,7 +63,7 @@ def test_a_stream_of_records_then_rest(ctx):
     assert out.strip() == b"600", out
     wait_execs(d, tok, n=600, timeout=20)
     assert len([e for e in d.events() if e["type"] == "exit" and e.get("comm") == "true"]) >= 1
-    # the last drains (the stream's, then one more that finds nothing) are 50 ms apart
+    # the last drains (the stream's, 75 ms apart, then one more 50 ms on that finds nothing)
     time.sleep(0.5)
     w0 = wakeups(d.proc.pid)
     time.sleep(1.5)

@@ -158,9 +158,11 @@ class Daemon:
         return err
 
 
-def run_spawn(n, workers):
-    r = subprocess.run([SPAWN, "-n", str(n), "-p", str(workers)], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+def run_spawn(n, workers, interval_us=0, preexec_fn=None):
+    """spawn's report (execs=, rate=, ...) as a dict; interval_us: each worker sleeps
+    that long after each exec (the low-rate loop)."""
+    cmd = [SPAWN, "-n", str(n), "-p", str(workers)] + (["-i", str(interval_us)] if interval_us else [])
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=preexec_fn)
     if r.returncode:
         die("spawn failed: " + r.stderr.decode()[-500:])
     return dict(kv.split("=") for kv in r.stdout.decode().split())
@@ -185,17 +187,25 @@ def prog_delta(p0, p1, execs):
     return progs
 
 
-def floor_run(n, workers):
+def start_floor(args=()):
+    """The floor reader started, its programs attached: (proc, errtext())."""
     errf = tempfile.TemporaryFile()     # not a pipe: libbpf's verifier log would fill it
-    proc = subprocess.Popen([FLOOR], stdout=subprocess.PIPE, stderr=errf, start_new_session=True)
+    proc = subprocess.Popen([FLOOR] + list(args), stdout=subprocess.PIPE, stderr=errf,
+                            start_new_session=True)
 
     def errtext():
         errf.seek(0)
         return errf.read().decode(errors="replace")[-2000:]
+    if proc.stdout.readline().strip() != b"ready":
+        proc.kill()
+        proc.wait()
+        die("floor did not start: " + errtext())
+    return proc, errtext
+
+
+def floor_run(n, workers):
+    proc, errtext = start_floor()
     try:
-        line = proc.stdout.readline()
-        if line.strip() != b"ready":
-            die("floor did not start: " + errtext())
         time.sleep(0.3)
         p0 = floor_snapshot()
         c0 = task_cpu_ns(proc.pid)
@@ -220,21 +230,17 @@ def low_rate_floor_run(n, interval_us):
     the records' own bytes every BUSY_DRAIN_MS, the daemon's drain delay
     while records keep coming) under the same low-rate loop. Its CPU per
     exec and per record; the floor writes no exit records."""
-    errf = tempfile.TemporaryFile()
     out = tempfile.NamedTemporaryFile(prefix="egstages-floor.", delete=False)
     out.close()
-    proc = subprocess.Popen([FLOOR, "-o", out.name, "-t", str(BUSY_DRAIN_MS)], stdout=subprocess.PIPE,
-                            stderr=errf, start_new_session=True)
     try:
-        if proc.stdout.readline().strip() != b"ready":
-            errf.seek(0)
-            die("floor did not start: " + errf.read().decode(errors="replace")[-2000:])
+        proc, errtext = start_floor(["-o", out.name, "-t", str(BUSY_DRAIN_MS)])
+    except BaseException:
+        os.unlink(out.name)
+        raise
+    try:
         time.sleep(0.3)
         c0 = task_cpu_ns(proc.pid)
-        res = subprocess.run([SPAWN, "-n", str(n), "-p", "1", "-i", str(interval_us)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        if res.returncode:
-            die("spawn failed: " + res.stderr.decode()[-500:])
+        run_spawn(n, 1, interval_us)
         time.sleep(0.2)
         c1 = task_cpu_ns(proc.pid)
     finally:
@@ -244,8 +250,7 @@ def low_rate_floor_run(n, interval_us):
         os.unlink(out.name)
     m = re.search(rb"records=(\d+)", pout)
     if proc.returncode or not m or not size:
-        errf.seek(0)
-        die("floor -o failed: " + errf.read().decode(errors="replace")[-2000:])
+        die("floor -o failed: " + errtext())
     recs = int(m.group(1))
     return {"per_exec": (c1 - c0) / n, "per_record": (c1 - c0) / max(recs, 1), "records": recs}
 
@@ -352,10 +357,7 @@ def low_rate_run(args, n, interval_us, markers=8):
         tail.start()
         c0 = task_cpu_ns(d.proc.pid)
         try:
-            res = subprocess.run([SPAWN, "-n", str(n), "-p", "1", "-i", str(interval_us)],
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=joiner(cg))
-            if res.returncode:
-                die("spawn failed: " + res.stderr.decode()[-500:])
+            res = run_spawn(n, 1, interval_us, joiner(cg))
             time.sleep(0.2)
             c1 = task_cpu_ns(d.proc.pid)
             r1 = d.records()
@@ -379,7 +381,7 @@ def low_rate_run(args, n, interval_us, markers=8):
         d.stop()
     recs = r1[1] - r0[1]
     return {"per_record": (c1 - c0) / recs if recs else 0, "records": recs,
-            "rate": int(res.stdout.split(b"rate=")[1].split()[0].split(b".")[0]), "lat_ms": lat,
+            "rate": int(float(res["rate"])), "lat_ms": lat,
             "ages_ms": ages}
 
 
