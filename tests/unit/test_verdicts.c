@@ -19,20 +19,16 @@ static struct eg_sessions *table(void)
 {
 	struct eg_sessions *s = calloc(1, sizeof(*s));
 
-	if (s)
-		s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
+	if (s && verdicts_init(s)) {
+		free(s);
+		s = NULL;
+	}
 	return s;
 }
 
 static void table_free(struct eg_sessions *s)
 {
-	unsigned int i;
-
-	for (i = 0; i < VERDICTS_MAX; i++) {
-		free(s->verdicts[i].rule);
-		free(s->verdicts[i].message);
-	}
-	free(s->verdicts);
+	verdicts_free(s);
 	sbuf_free(&s->ann_rule);
 	sbuf_free(&s->ann_msg);
 	free(s);
@@ -58,7 +54,7 @@ static void test_burst_of_consecutive_tids(void)
 	uint32_t base = 18553, t;
 	int wrong = 0, missing = 0;
 
-	if (!ASSERT_TRUE(s && s->verdicts, "table"))
+	if (!ASSERT_TRUE(s, "table"))
 		return;
 	for (t = base; t < base + THREADS; t++) {
 		verdict_put(s, t, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, 1000 + t);
@@ -88,7 +84,7 @@ static void test_exec_skips_unrecorded(void)
 	struct eg_sessions *s = table();
 	struct eg_annotation a;
 
-	if (!ASSERT_TRUE(s && s->verdicts, "table"))
+	if (!ASSERT_TRUE(s, "table"))
 		return;
 	verdict_put(s, 42, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, 500);
 	verdict_put(s, 42, SESSION, "audit", "audited", "audit-true", NULL, NULL, 1, TRUE_INO);
@@ -110,7 +106,7 @@ static void test_failed_exec_skips_refusals(void)
 	struct eg_sessions *s = table();
 	struct eg_annotation a;
 
-	if (!ASSERT_TRUE(s && s->verdicts, "table"))
+	if (!ASSERT_TRUE(s, "table"))
 		return;
 	verdict_put(s, 7, SESSION, "deny", "blocked", "no-net", NULL, NULL, 0, 0);
 	verdict_put(s, 7, SESSION, "allow", "allowed", NULL, NULL, NULL, 0, 0);
@@ -124,8 +120,54 @@ static void test_failed_exec_skips_refusals(void)
 	table_free(s);
 }
 
+/*
+ * More verdicts waiting than the table starts with (a burst of 6,000
+ * threads, two each, none read yet): the table grows, and every record
+ * still gets its own verdict, rule and message included. Once none waits,
+ * the table goes back to its first size.
+ */
+static void test_table_grows_and_shrinks(void)
+{
+	struct eg_sessions *s = table();
+	struct eg_annotation a;
+	uint32_t base = 300000, n = 6000, t;
+	int wrong = 0, missing = 0;
+
+	if (!ASSERT_TRUE(s, "table"))
+		return;
+	ASSERT_EQ(s->nverdicts, VERDICTS_MIN, "starts small");
+	for (t = base; t < base + n; t++) {
+		verdict_put(s, t, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, 1000 + t);
+		verdict_put(s, t, SESSION, "audit", "audited", "audit-true", "true was run", NULL, 1, TRUE_INO);
+	}
+	ASSERT_TRUE(s->nverdicts >= 2 * n && s->nverdicts <= VERDICTS_MAX, "grown for 12,000");
+	for (t = base; t < base + n; t++) {
+		if (!annotate(s, t, EG_EVENT_EXEC, 1000 + t, &a))
+			missing++;
+		else if (strcmp(a.decision, "allow") || a.rule)
+			wrong++;
+		if (!annotate(s, t, EG_EVENT_EXEC, TRUE_INO, &a))
+			missing++;
+		else if (strcmp(a.decision, "audit") || !a.rule || strcmp(a.rule, "audit-true") ||
+			 !a.message || strcmp(a.message, "true was run"))
+			wrong++;
+	}
+	ASSERT_EQ(missing, 0, "records without their verdict after growing");
+	verdict_put(s, 4, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, TRUE_INO);
+	verdicts_shrink(s);
+	ASSERT_TRUE(s->nverdicts > VERDICTS_MIN, "not while one waits");
+	ASSERT_TRUE(annotate(s, 4, EG_EVENT_EXEC, TRUE_INO, &a), "the one that waited");
+	ASSERT_EQ(wrong, 0, "records with another exec's verdict after growing");
+	verdicts_shrink(s);
+	ASSERT_EQ(s->nverdicts, VERDICTS_MIN, "back to its first size");
+	verdict_put(s, 5, SESSION, "allow", "allowed", NULL, NULL, NULL, 1, TRUE_INO);
+	ASSERT_TRUE(annotate(s, 5, EG_EVENT_EXEC, TRUE_INO, &a), "usable after shrinking");
+	table_free(s);
+}
+
 int main(void)
 {
+	RUN(test_table_grows_and_shrinks);
 	RUN(test_failed_exec_skips_refusals);
 	RUN(test_burst_of_consecutive_tids);
 	RUN(test_exec_skips_unrecorded);

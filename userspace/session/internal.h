@@ -55,7 +55,8 @@ _Static_assert(sizeof(struct eg_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 #define APPROVALS_UID_FLOOR	16	/* of which these whenever there is room, */
 #define APPROVALS_UID_SLACK	256	/* the rest while more places than this stay free */
 #define APPROVAL_TIMEOUT_MS	10000	/* when no policy sets approval_timeout */
-#define VERDICTS_MAX		65536	/* verdicts waiting for their exec record */
+#define VERDICTS_MIN		1024	/* slots at the start: the table doubles when a thread finds none free, */
+#define VERDICTS_MAX		65536	/* up to this many verdicts waiting for their exec record */
 #define VERDICT_TTL_NS		(120ull * 1000000000ull)
 
 struct eg_session {
@@ -161,7 +162,7 @@ struct eg_sessions {
 	struct eg_denials *denials;	/* Landlock's refusals, from audit (denials.c) */
 	struct eg_sessions_stats st;
 	struct eg_ticket *ticket;	/* one buffer: a ticket is 64 KiB */
-	/* tid -> verdict, open addressing, VERDICTS_MAX slots */
+	/* tid -> verdict, open addressing, nverdicts slots (a power of two) */
 	struct verdict *verdicts;
 	unsigned int nverdicts;
 	struct approval *approvals;
@@ -288,6 +289,10 @@ void session_put(struct eg_sessions *s, struct eg_session *se);
 void session_end(struct eg_sessions *s, struct eg_session *se, const char *why);
 void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text);
 int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_task *ret);
+int verdicts_init(struct eg_sessions *s);
+void verdicts_free(struct eg_sessions *s);
+/* When none waits, a table a burst grew goes back to VERDICTS_MIN slots, its pages with it. */
+void verdicts_shrink(struct eg_sessions *s);
 /* Returns the verdict's sequence number (verdict_forget), 0 when there was no slot. */
 uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
 		     const char *action, const char *rule, const char *message, const char *approval_id,

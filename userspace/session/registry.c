@@ -151,25 +151,127 @@ void sessions_emit(struct eg_sessions *s, struct sbuf *b, const char *text)
  */
 #define VERDICT_PROBES	32
 
+static struct verdict *slot_at(struct verdict *t, unsigned int n, uint32_t tid, unsigned int i)
+{
+	return &t[(tid * 2654435761u + i) & (n - 1)];
+}
+
 static struct verdict *verdict_at(struct eg_sessions *s, uint32_t tid, unsigned int i)
 {
-	return &s->verdicts[(tid * 2654435761u + i) % VERDICTS_MAX];
+	return slot_at(s->verdicts, s->nverdicts, tid, i);
+}
+
+static bool slot_free(const struct verdict *v)
+{
+	return v->used || !v->tid;
+}
+
+static struct verdict *free_slot_in(struct verdict *t, unsigned int n, uint32_t tid)
+{
+	unsigned int i;
+
+	for (i = 0; i < VERDICT_PROBES; i++) {
+		struct verdict *v = slot_at(t, n, tid, i);
+
+		if (slot_free(v))
+			return v;
+	}
+	return NULL;
+}
+
+/*
+ * The table starts small and doubles when a thread finds no free slot,
+ * up to VERDICTS_MAX: the slots a verdict's hash spreads over are pages
+ * the daemon touches, and a table that is mostly empty (a session runs a
+ * few execs at a time; a verdict waits only until the next drain) costs
+ * a first-touch fault per exec and its pages kept. False when it cannot
+ * grow (at its maximum, or no memory): the caller takes the place of the
+ * oldest verdict, as before.
+ */
+static bool verdicts_grow(struct eg_sessions *s)
+{
+	unsigned int n = s->nverdicts * 2, i;
+	struct verdict *t;
+
+	if (n > VERDICTS_MAX)
+		return false;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		return false;
+	for (i = 0; i < s->nverdicts; i++) {
+		struct verdict *v = &s->verdicts[i], *to;
+
+		if (slot_free(v))
+			continue;
+		to = free_slot_in(t, n, v->tid);
+		if (!to) {
+			/* 33 waiting for one thread: the oldest of them go, as when full */
+			free(v->rule);
+			free(v->message);
+			continue;
+		}
+		*to = *v;
+	}
+	free(s->verdicts);
+	s->verdicts = t;
+	s->nverdicts = n;
+	return true;
 }
 
 static struct verdict *verdict_free_slot(struct eg_sessions *s, uint32_t tid)
 {
-	struct verdict *oldest = NULL;
+	struct verdict *oldest = NULL, *v;
 	unsigned int i;
 
+	while (!(v = free_slot_in(s->verdicts, s->nverdicts, tid)))
+		if (!verdicts_grow(s))
+			break;
+	if (v)
+		return v;
 	for (i = 0; i < VERDICT_PROBES; i++) {
-		struct verdict *v = verdict_at(s, tid, i);
-
-		if (v->used || !v->tid)
-			return v;
+		v = verdict_at(s, tid, i);
 		if (!oldest || v->seq < oldest->seq)
 			oldest = v;
 	}
 	return oldest;
+}
+
+int verdicts_init(struct eg_sessions *s)
+{
+	s->verdicts = calloc(VERDICTS_MIN, sizeof(*s->verdicts));
+	s->nverdicts = s->verdicts ? VERDICTS_MIN : 0;
+	return s->verdicts ? 0 : -ENOMEM;
+}
+
+void verdicts_shrink(struct eg_sessions *s)
+{
+	struct verdict *t;
+	unsigned int i;
+
+	if (s->nverdicts <= VERDICTS_MIN)
+		return;
+	for (i = 0; i < s->nverdicts; i++)
+		if (!slot_free(&s->verdicts[i]))
+			return;
+	t = calloc(VERDICTS_MIN, sizeof(*t));
+	if (!t)
+		return;		/* the big one stays */
+	verdicts_free(s);
+	s->verdicts = t;
+	s->nverdicts = VERDICTS_MIN;
+}
+
+void verdicts_free(struct eg_sessions *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nverdicts; i++) {
+		free(s->verdicts[i].rule);
+		free(s->verdicts[i].message);
+	}
+	free(s->verdicts);
+	s->verdicts = NULL;
+	s->nverdicts = 0;
 }
 
 static void verdict_drop(struct verdict *v)

@@ -211,7 +211,7 @@ static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 	(void)w;
 	(void)n;
 	end_gone_nested(s);
-	for (i = 0; i < VERDICTS_MAX; i++) {
+	for (i = 0; i < s->nverdicts; i++) {
 		struct verdict *v = &s->verdicts[i];
 
 		if (v->tid && !v->used && now - v->at_ns > VERDICT_TTL_NS) {
@@ -221,6 +221,8 @@ static void on_sweep(struct eg_watch *w, uint64_t n, void *arg)
 		}
 		held = held || (v->tid && !v->used);
 	}
+	if (!held)
+		verdicts_shrink(s);
 	/* nothing left to sweep: no timer until the next session */
 	if (!s->list && !held && !loop_timer_set(s->sweep, 0, 0))
 		s->sweep_armed = false;
@@ -718,8 +720,7 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	s->landlock_abi = eg_landlock_abi();
 	exec_plan_init();
 	s->ticket = calloc(1, sizeof(*s->ticket));
-	s->verdicts = calloc(VERDICTS_MAX, sizeof(*s->verdicts));
-	if (!s->ticket || !s->verdicts) {
+	if (!s->ticket || verdicts_init(s)) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -751,8 +752,6 @@ fail:
 
 bool sessions_free(struct eg_sessions *s)
 {
-	unsigned int i;
-
 	if (!s)
 		return true;
 	/* every listener closed: what a session still runs fails its execs (ENOSYS) */
@@ -769,11 +768,7 @@ bool sessions_free(struct eg_sessions *s)
 	s->denials = NULL;
 	loop_del(s->sweep);
 	supervisor_fini(s);
-	for (i = 0; s->verdicts && i < VERDICTS_MAX; i++) {
-		free(s->verdicts[i].rule);
-		free(s->verdicts[i].message);
-	}
-	free(s->verdicts);
+	verdicts_free(s);
 	free(s->ticket);
 	sbuf_free(&s->ann_rule);
 	sbuf_free(&s->ann_msg);
