@@ -154,6 +154,7 @@ struct eg_sessions {
 	struct eg_watch *rx_tick;
 	bool rx_tick_armed;
 	int rx_idle_ms;			/* a receiver with nothing to do this long leaves */
+	size_t notif_size;		/* the kernel's struct seccomp_notif (notif_new) */
 	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
 	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
 	struct eg_session *list;
@@ -300,6 +301,8 @@ uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, cons
 void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq);
 
 /* supervisor.c */
+/* A zeroed buffer for one notification, the kernel's size (free() it); NULL: out of memory. */
+struct seccomp_notif *notif_new(const struct eg_sessions *s);
 /*
  * The session layer along a request's path, bottom up: request.c (the
  * request and its facts), answer.c (tickets, CONTINUE, a receiver's held

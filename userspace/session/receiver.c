@@ -118,7 +118,6 @@ static void *receive(void *arg)
 
 	for (;;) {
 		struct seccomp_notif *req = NULL;
-		struct seccomp_notif_resp *resp = NULL;
 		struct eg_answer answer = {};
 		struct exec_request *r;
 		bool stop;
@@ -137,13 +136,11 @@ static void *receive(void *arg)
 			break;
 		if (!(p[0].revents & POLLIN))
 			continue;
-		if (seccomp_notify_alloc(&req, &resp)) {
+		req = notif_new(s);
+		if (!req) {
 			usleep(1000);	/* out of memory: the task waits; try again soon */
 			continue;
 		}
-		free(resp);
-		/* libseccomp 2.5: the kernel wants the buffer zeroed (ENVIRONMENT.md) */
-		memset(req, 0, sizeof(*req));
 		if (seccomp_notify_receive(rx->fd, req)) {
 			/* the target withdrew (a signal) between poll and receive */
 			free(req);

@@ -20,6 +20,7 @@
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/strv.h"
 
 /* ---- task storage -------------------------------------------------------- */
 
@@ -300,12 +301,12 @@ uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, cons
 	v->seq = ++seq;
 	v->dev = dev;
 	v->ino = ino;
-	snprintf(v->decision, sizeof(v->decision), "%s", decision);
-	snprintf(v->action, sizeof(v->action), "%s", action);
+	eg_copy_str(v->decision, sizeof(v->decision), decision);
+	eg_copy_str(v->action, sizeof(v->action), action);
 	v->rule = rule ? strdup(rule) : NULL;
 	v->message = message ? strdup(message) : NULL;
 	if (approval_id)
-		snprintf(v->approval_id, sizeof(v->approval_id), "%s", approval_id);
+		eg_copy_str(v->approval_id, sizeof(v->approval_id), approval_id);
 	return v->seq;
 }
 

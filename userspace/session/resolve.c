@@ -13,6 +13,7 @@
 #include "util/fileid.h"
 #include "session/resolve.h"
 #include "util/digest.h"
+#include "util/strv.h"
 
 /*
  * The daemon's own /proc/self/fd, opened once: the file behind a
@@ -60,15 +61,6 @@ static const char *self_fd_name(int fd, char buf[32])
 	memcpy(buf + n, t, tmp + sizeof(tmp) - t);
 	buf[n + (tmp + sizeof(tmp) - t)] = '\0';
 	return buf;
-}
-
-/* snprintf(dst, size, "%s", src) without printf's parse (size > 0). */
-static void copy_str(char *dst, size_t size, const char *src)
-{
-	size_t n = strnlen(src, size - 1);
-
-	memcpy(dst, src, n);
-	dst[n] = '\0';
 }
 
 static bool spacetab(char c)
@@ -426,7 +418,7 @@ static void plan_loader(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	if (at >= f->argc || !strchr(f->argv[at], '/'))
 		return;
 	memset(t, 0, offsetof(struct eg_program, argv));
-	copy_str(t->requested, sizeof(t->requested), f->argv[at]);
+	eg_copy_str(t->requested, sizeof(t->requested), f->argv[at]);
 	t->argv = f->argv + at;
 	t->argc = f->argc - at;
 	rc = open_target(s, f->argv[at], false, &fd);
@@ -451,7 +443,7 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	plan->loader = EG_LOADER_NONE;
 	/* the kernel's name for the file: what a script's interpreter receives */
 	if (!s->execveat || s->dir_fd_num == AT_FDCWD || s->path[0] == '/')
-		copy_str(plan->bprm_filename, sizeof(plan->bprm_filename), s->path);
+		eg_copy_str(plan->bprm_filename, sizeof(plan->bprm_filename), s->path);
 	else if (!*s->path)
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "/dev/fd/%d", s->dir_fd_num);
 	else
@@ -485,7 +477,7 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		p->size = 0;
 		p->hashed = false;
 		p->kind = EG_PROG_UNKNOWN;
-		snprintf(p->requested, sizeof(p->requested), "%s", next_path);
+		eg_copy_str(p->requested, sizeof(p->requested), next_path);
 		p->argv = argv;
 		p->argc = argc;
 		plan->n = k + 1;

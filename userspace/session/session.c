@@ -468,18 +468,15 @@ static void supervise_listener(struct eg_watch *w, int fd, uint32_t events, void
 	struct eg_session *se = arg;
 	struct eg_sessions *s = se->owner;
 	struct seccomp_notif *req = NULL;
-	struct seccomp_notif_resp *resp = NULL;
 
 	(void)w;
 	if (events & EPOLLIN) {
 		/* its receiver takes them (an event from before it did, or since it is back) */
 		if (!se->loop_receives)
 			return;
-		if (seccomp_notify_alloc(&req, &resp))
+		req = notif_new(s);
+		if (!req)
 			return;
-		free(resp);
-		/* libseccomp 2.5: the kernel wants the buffer zeroed (ENVIRONMENT.md) */
-		memset(req, 0, sizeof(*req));
 		if (seccomp_notify_receive(fd, req)) {
 			/* the target withdrew (a signal) between poll and receive */
 			free(req);

@@ -30,6 +30,12 @@
 #include "util/fileid.h"
 #include "util/log.h"
 
+struct seccomp_notif *notif_new(const struct eg_sessions *s)
+{
+	/* zeroed: the kernel refuses a receive into a buffer that is not (ENVIRONMENT.md) */
+	return calloc(1, s->notif_size ? s->notif_size : sizeof(struct seccomp_notif));
+}
+
 int supervisor_init(struct eg_sessions *s)
 {
 	int err;
@@ -47,10 +53,15 @@ int supervisor_init(struct eg_sessions *s)
 	{
 		struct seccomp_notif *req = NULL;
 		struct seccomp_notif_resp *resp = NULL;
+		struct seccomp_notif_sizes sz = {};
 
 		seccomp_api_get();
 		if (!seccomp_notify_alloc(&req, &resp))
 			seccomp_notify_free(req, resp);
+		/* the receive buffer, sized once: one calloc per notification, not libseccomp's two */
+		s->notif_size = sizeof(struct seccomp_notif);
+		if (!syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) && sz.seccomp_notif > s->notif_size)
+			s->notif_size = sz.seccomp_notif;
 	}
 	/* the kernel's facts about a trapped task in one system call, where the program loads */
 	err = facts_open(s->o.tasks_fd, &s->facts);

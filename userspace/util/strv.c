@@ -26,3 +26,11 @@ void eg_argv_free(char **v, size_t n)
 		free(v[--n]);
 	free(v);
 }
+
+void eg_copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}

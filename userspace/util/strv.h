@@ -9,5 +9,7 @@
 int eg_argv_add(char ***v, size_t *n, const char *s, size_t len);
 /* Frees the n strings of v and v. */
 void eg_argv_free(char **v, size_t n);
+/* snprintf(dst, size, "%s", src) without printf's parse of its format (size > 0). */
+void eg_copy_str(char *dst, size_t size, const char *src);
 
 #endif
