@@ -218,6 +218,38 @@ def test_resolution_from_the_tasks_cwd_mounts_and_cgroup(ctx):
     assert os.path.join(tmp, "d2/prog") in ran and os.path.join(tmp, "bin/okprog") in ran, ran
 
 
+def test_namespaces_are_the_tasks_own(ctx):
+    """The supervisor judges by the trapped task's own namespaces (the facts
+    program reads them where it loads, /proc where it does not): an
+    internal_bypass holds only in the daemon's mount namespace, and a rule
+    scoped to cgroups judges the depth inside a new pid namespace from its
+    first process. Each namespace is made by the task just before the exec
+    the rule looks at."""
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    os.makedirs(os.path.join(tmp, "bin"))
+    subprocess.run(["cp", "/bin/true", os.path.join(tmp, "bin", "cgprog")], check=True)
+    pol = ("sandbox: {seccomp: {execve: {internal_bypass: [/usr/bin/printf]}}}\n"
+           "commands:\n"
+           "  - {name: no-printf, basenames: [printf], decision: deny}\n"
+           "  - {name: cg-direct, basenames: [cgprog], cgroups: [\"/\"], context: [direct], decision: deny}\n")
+    d = daemon(ctx, pol)
+    t = token()
+    script = ("/usr/bin/printf %(k)s; echo a=$?; "
+              "unshare -m /usr/bin/printf %(k)s; echo b=$?; "
+              "%(t)s/bin/cgprog %(k)s; echo c=$?; "
+              "unshare -pf %(t)s/bin/cgprog %(k)s; echo d=$?" % {"t": tmp, "k": t})
+    r = session(ctx, d, ["sh", "-c", script])
+    out = r.stdout.decode().replace(t, "").split()
+    assert out == ["a=0", "b=126", "c=0", "d=126"], (out, r.stderr.decode()[-800:])
+    refused = wait(lambda: len(evs(d, t, "exec_failed")) >= 2 and evs(d, t, "exec_failed"),
+                   what="two refusals")
+    assert sorted(e["rule"] for e in refused) == ["cg-direct", "no-printf"], refused
+    ran = wait(lambda: len(evs(d, t, "exec")) >= 4 and evs(d, t, "exec"), what="four execs")
+    rules = sorted((os.path.basename(e["filename"]), e.get("rule") or "") for e in ran)
+    assert rules == [("cgprog", ""), ("printf", "internal_bypass"), ("unshare", ""), ("unshare", "")], ran
+
+
 def test_a_chrooted_task_is_judged_in_its_own_root(ctx):
     """A task in a chroot names programs from its own root. The supervisor
     asks the kernel whether a task's root is the daemon's (one syscall

@@ -251,6 +251,8 @@ struct exec_request {
 	int rc_facts;
 	struct eg_task task;
 	bool same_root;			/* the kernel said its root is the daemon's */
+	bool ns_known;			/* pid_ns and mnt_ns: the kernel's (the facts program) */
+	uint32_t pid_ns, mnt_ns;
 	/* the limits of argv reading, set before a worker reads */
 	uint32_t max_argc;
 	uint64_t max_argv_bytes;

@@ -80,34 +80,45 @@ static unsigned int chain_needs(struct eg_sessions *s, struct eg_session *se)
 }
 
 /*
+ * A namespace of the task, by its inode number: from the facts program
+ * when it read them (request_new), else a stat of /proc/TID/ns/NAME.
+ * False when the task is gone.
+ */
+static bool task_ns(const struct exec_request *r, const char *name, uint32_t known, uint64_t *ret)
+{
+	char path[64];
+	struct stat st;
+
+	if (r->ns_known) {
+		*ret = known;
+		return true;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)r->tid, name);
+	if (stat(path, &st))
+		return false;
+	*ret = st.st_ino;
+	return true;
+}
+
+/*
  * The task's cgroup and mount namespace, read only when a rule looks at
  * them (on most execs none does; a refusal's record reads the cgroup).
  */
 void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 {
 	unsigned int needs = chain_needs(s, r->session);
+	uint64_t ns;
 
 	if (needs & POLICY_NEEDS_CGROUP)
 		request_cgroup(r);
 	/* rules scoped to cgroups judge the depth in a container: is it in one? */
-	if ((needs & POLICY_NEEDS_CGROUP) && s->o.host_pid_ns) {
-		char path[64];
-		struct stat st;
-
-		snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)r->tid);
-		if (!stat(path, &st) && st.st_ino != s->o.host_pid_ns) {
-			r->in_container = true;
-			r->container_depth = r->task.cont_pidns == (uint32_t)st.st_ino ?
-					     r->task.container_depth + 1 : 0;
-		}
+	if ((needs & POLICY_NEEDS_CGROUP) && s->o.host_pid_ns && task_ns(r, "pid", r->pid_ns, &ns) &&
+	    ns != s->o.host_pid_ns) {
+		r->in_container = true;
+		r->container_depth = r->task.cont_pidns == (uint32_t)ns ? r->task.container_depth + 1 : 0;
 	}
-	if ((needs & POLICY_NEEDS_MNT_NS) && s->o.host_mnt_ns) {
-		char path[64];
-		struct stat st;
-
-		snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)r->tid);
-		r->foreign_ns = !stat(path, &st) && st.st_ino != s->o.host_mnt_ns;
-	}
+	if ((needs & POLICY_NEEDS_MNT_NS) && s->o.host_mnt_ns)
+		r->foreign_ns = task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns;
 }
 
 /* ---- judging ----------------------------------------------------------------- */

@@ -230,6 +230,9 @@ static int task_facts(const struct eg_sessions *s, struct exec_request *r)
 		r->euid = f.euid;
 		r->task = f.task;
 		r->same_root = f.flags & EG_FACTS_SAME_ROOT;
+		r->ns_known = f.flags & EG_FACTS_NS;
+		r->pid_ns = f.pid_ns;
+		r->mnt_ns = f.mnt_ns;
 		return (f.flags & EG_FACTS_STORAGE) ? 0 : -ENOENT;
 	}
 	fd = syscall(__NR_pidfd_open, r->tid, PIDFD_THREAD);
