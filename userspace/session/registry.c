@@ -206,7 +206,7 @@ static bool verdicts_grow(struct eg_sessions *s)
 			continue;
 		to = free_slot_in(t, n, v->tid);
 		if (!to) {
-			/* 33 waiting for one thread: the oldest of them go, as when full */
+			/* its thread's slots in the new table all taken (by others): it goes, as when full */
 			free(v->rule);
 			free(v->message);
 			continue;
