@@ -623,6 +623,7 @@ _Static_assert(sizeof(struct eg_kstate) == 8, "eg_kstate is ABI");
 #define EG_FACTS_SAME_ROOT	(1u << 0)	/* its root is the caller's (same mount, same dentry) */
 #define EG_FACTS_STORAGE	(1u << 1)	/* task has an entry in "tasks" (copied to task) */
 #define EG_FACTS_NS		(1u << 2)	/* pid_ns and mnt_ns were read */
+#define EG_FACTS_CGROUP		(1u << 3)	/* cgroup_id was read */
 
 struct eg_facts {
 	__u32 tid;		/* in */
@@ -633,9 +634,10 @@ struct eg_facts {
 	__u32 pid_ns;		/* its namespaces' inode numbers (EG_FACTS_NS), as /proc/TID/ns/ shows */
 	__u32 mnt_ns;
 	__u32 pad;
+	__u64 cgroup_id;	/* its cgroup v2 (EG_FACTS_CGROUP) */
 	struct eg_task task;
 };
-_Static_assert(sizeof(struct eg_facts) == 32 + sizeof(struct eg_task), "eg_facts is ABI");
+_Static_assert(sizeof(struct eg_facts) == 40 + sizeof(struct eg_task), "eg_facts is ABI");
 
 /*
  * Size of one CPU's scratch record for a given argv cap: the largest record,

@@ -3,10 +3,11 @@
  * What the kernel keeps of a thread trapped in a session's seccomp
  * notification, for the supervisor, in one system call (BPF_PROG_RUN of a
  * syscall program): its thread group, effective uid, task storage (session,
- * depth), whether its root is the daemon's own, and its pid and mount
- * namespaces. From userspace that takes a pidfd, an ioctl, a map lookup, a
- * close, a statx of /proc/TID/root and a stat of each namespace: many times
- * the system calls, which cost on these VMs.
+ * depth), whether its root is the daemon's own, its pid and mount
+ * namespaces and its cgroup. From userspace that takes a pidfd, an ioctl, a
+ * map lookup, a close, a statx of /proc/TID/root, a stat of each namespace
+ * and a read of /proc/TID/cgroup: many times the system calls, which cost on
+ * these VMs.
  *
  * Nothing here is believed before the supervisor finds the notification
  * still pending afterwards (SECCOMP_IOCTL_NOTIF_ID_VALID): until then the
@@ -59,6 +60,7 @@ int task_facts(struct eg_facts *ctx)
 
 	ctx->flags = 0;
 	ctx->pid_ns = ctx->mnt_ns = 0;
+	ctx->cgroup_id = 0;
 	t = bpf_task_from_pid(ctx->tid);
 	if (!t) {
 		ctx->rc = -3;	/* ESRCH */
@@ -77,6 +79,10 @@ int task_facts(struct eg_facts *ctx)
 	if (fs && myfs && fs->root.mnt == myfs->root.mnt && fs->root.dentry == myfs->root.dentry)
 		ctx->flags |= EG_FACTS_SAME_ROOT;
 	task_ns(t, ctx);
+	/* its cgroup in the v2 hierarchy, by id: the daemon knows the path (trace/cgroups.h) */
+	ctx->cgroup_id = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
+	if (ctx->cgroup_id)
+		ctx->flags |= EG_FACTS_CGROUP;
 	bpf_task_release(t);
 	return 0;
 }

@@ -224,7 +224,13 @@ def test_namespaces_are_the_tasks_own(ctx):
     internal_bypass holds only in the daemon's mount namespace, and a rule
     scoped to cgroups judges the depth inside a new pid namespace from its
     first process. Each namespace is made by the task just before the exec
-    the rule looks at."""
+    the rule looks at. Both ways: with the facts program, and with
+    EXECGATE_NO_FACTS_PROG=1 as on a kernel where it does not load."""
+    for no_prog in ("0", "1"):
+        namespaces_judged(ctx, no_prog)
+
+
+def namespaces_judged(ctx, no_prog):
     tmp = ctx.tmpdir()
     os.chmod(tmp, 0o755)
     os.makedirs(os.path.join(tmp, "bin"))
@@ -233,7 +239,7 @@ def test_namespaces_are_the_tasks_own(ctx):
            "commands:\n"
            "  - {name: no-printf, basenames: [printf], decision: deny}\n"
            "  - {name: cg-direct, basenames: [cgprog], cgroups: [\"/\"], context: [direct], decision: deny}\n")
-    d = daemon(ctx, pol)
+    d = ctx.daemon("--policy", write(ctx, pol), env=dict(os.environ, EXECGATE_NO_FACTS_PROG=no_prog))
     t = token()
     script = ("/usr/bin/printf %(k)s; echo a=$?; "
               "unshare -m /usr/bin/printf %(k)s; echo b=$?; "
@@ -241,13 +247,48 @@ def test_namespaces_are_the_tasks_own(ctx):
               "unshare -pf %(t)s/bin/cgprog %(k)s; echo d=$?" % {"t": tmp, "k": t})
     r = session(ctx, d, ["sh", "-c", script])
     out = r.stdout.decode().replace(t, "").split()
-    assert out == ["a=0", "b=126", "c=0", "d=126"], (out, r.stderr.decode()[-800:])
+    assert out == ["a=0", "b=126", "c=0", "d=126"], (no_prog, out, r.stderr.decode()[-800:])
     refused = wait(lambda: len(evs(d, t, "exec_failed")) >= 2 and evs(d, t, "exec_failed"),
                    what="two refusals")
     assert sorted(e["rule"] for e in refused) == ["cg-direct", "no-printf"], refused
     ran = wait(lambda: len(evs(d, t, "exec")) >= 4 and evs(d, t, "exec"), what="four execs")
     rules = sorted((os.path.basename(e["filename"]), e.get("rule") or "") for e in ran)
     assert rules == [("cgprog", ""), ("printf", "internal_bypass"), ("unshare", ""), ("unshare", "")], ran
+
+
+def test_a_cgroup_rule_sees_the_cgroup_of_each_exec(ctx):
+    """A rule on cgroups judges each exec by the cgroup its task is in at
+    that exec (the facts program's id, its path from the daemon's cache of
+    cgroup ids, or /proc/TID/cgroup): the same shell moves itself from a
+    cgroup the rule names to one it does not, and back, between execs; a
+    refusal's record names the cgroup it was refused in. Both ways, as
+    test_namespaces_are_the_tasks_own."""
+    for no_prog in ("0", "1"):
+        cgroup_judged(ctx, no_prog)
+
+
+def cgroup_judged(ctx, no_prog):
+    rel_a, abs_a, _ = ctx.cgroup()
+    rel_b, abs_b, _ = ctx.cgroup()
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    prog = os.path.join(tmp, "cgprog")
+    subprocess.run(["cp", "/bin/true", prog], check=True)
+    pol = POLICY + "  - {name: cg-a, basenames: [cgprog], cgroups: [\"%s\"], decision: deny}\n" % rel_a
+    d = ctx.daemon("--policy", write(ctx, pol), env=dict(os.environ, EXECGATE_NO_FACTS_PROG=no_prog))
+    t = token()
+    script = ("echo $$ > %(a)s/cgroup.procs; %(p)s %(k)s; echo a=$?; "
+              "echo $$ > %(b)s/cgroup.procs; %(p)s %(k)s; echo b=$?; "
+              "echo $$ > %(a)s/cgroup.procs; %(p)s %(k)s; echo c=$?; "
+              "echo $$ > %(b)s/cgroup.procs" % {"a": abs_a, "b": abs_b, "p": prog, "k": t})
+    r = session(ctx, d, ["sh", "-c", script])
+    out = r.stdout.decode().split()
+    assert out == ["a=126", "b=0", "c=126"], (no_prog, out, r.stderr.decode()[-800:])
+    refused = wait(lambda: len(evs(d, t, "exec_failed")) >= 2 and evs(d, t, "exec_failed"),
+                   what="two refusals")
+    assert [(e["rule"], e["cgroup"]) for e in refused] == [("cg-a", rel_a)] * 2, refused
+    ran = wait(lambda: evs(d, t, "exec"), what="the exec in b")
+    assert len(ran) == 1 and ran[0]["cgroup"] == rel_b, ran
 
 
 def test_a_chrooted_task_is_judged_in_its_own_root(ctx):

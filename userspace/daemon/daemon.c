@@ -420,6 +420,7 @@ static int start_sessions(struct daemon *d)
 	so.host_mnt_ns = d->fc.host_mnt_ns;
 	so.host_pid_ns = d->fc.host_pid_ns;
 	so.loaders = &d->loaders;
+	so.cgroups = d->cgroups;
 	so.global = &d->policy;
 	so.out.emit = sessions_out;
 	so.out.arg = d;

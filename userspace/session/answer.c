@@ -61,7 +61,7 @@ int request_respond(struct exec_request *r, int error, bool cont)
 void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line)
 {
 	/* for the record of the refusal, while the task is surely there */
-	request_cgroup(r);
+	request_cgroup(s, r);
 	if (line)
 		tell_target(s, r, line);
 	if (request_respond(r, -EACCES, false))

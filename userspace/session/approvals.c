@@ -425,7 +425,7 @@ void approval_park(struct eg_sessions *s, struct exec_request *r, const struct e
 {
 	r->parked = true;
 	/* the records of the approval name it, read while the task surely waits */
-	request_cgroup(r);
+	request_cgroup(s, r);
 	struct approval *a = NULL;
 	unsigned int limit = 0;
 	const char *full = no_room(s, r, &limit);

@@ -253,6 +253,7 @@ struct exec_request {
 	bool same_root;			/* the kernel said its root is the daemon's */
 	bool ns_known;			/* pid_ns and mnt_ns: the kernel's (the facts program) */
 	uint32_t pid_ns, mnt_ns;
+	uint64_t cgroup_id;		/* the facts program's, 0: not known */
 	/* the limits of argv reading, set before a worker reads */
 	uint32_t max_argc;
 	uint64_t max_argv_bytes;
@@ -380,7 +381,7 @@ void request_free(struct exec_request *r);
 /* The thread group's pidfd, opened the first time it is needed; -1 if it cannot be. */
 int request_pidfd(struct exec_request *r);
 /* Reads the task's cgroup v2 path into r->cgroup, once ("" if unknown). */
-void request_cgroup(struct exec_request *r);
+void request_cgroup(const struct eg_sessions *s, struct exec_request *r);
 /* Remember that r was refused (approval denied, timed out, policy). */
 void refusal_note(struct eg_sessions *s, const struct exec_request *r, const char *rule,
 		  const char *message, const char *action);

@@ -110,7 +110,7 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 	uint64_t ns;
 
 	if (needs & POLICY_NEEDS_CGROUP)
-		request_cgroup(r);
+		request_cgroup(s, r);
 	/* rules scoped to cgroups judge the depth in a container: is it in one? */
 	if ((needs & POLICY_NEEDS_CGROUP) && s->o.host_pid_ns && task_ns(r, "pid", r->pid_ns, &ns) &&
 	    ns != s->o.host_pid_ns) {

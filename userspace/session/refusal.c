@@ -105,7 +105,7 @@ void emit_blocked(struct eg_sessions *s, struct exec_request *r, const struct eg
 	struct sbuf b = {};
 	char text[512];
 
-	request_cgroup(r);
+	request_cgroup(s, r);
 	request_view(r, &rv);
 	a.decision = eg_decision_name(v->decision);
 	a.rule = v->rule;

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include "loop/loop.h"
 #include "events/meta.h"
+#include "trace/cgroups.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/fileid.h"
@@ -90,11 +91,23 @@ int request_pidfd(struct exec_request *r)
 
 static void proc_cgroup(pid_t tid, char *buf, size_t len);
 
-void request_cgroup(struct exec_request *r)
+/*
+ * The task's cgroup path: by the id the facts program read, through the
+ * daemon's cache of ids (what the tracer's records use), else from
+ * /proc/TID/cgroup (an open, a read and a close through /proc).
+ */
+void request_cgroup(const struct eg_sessions *s, struct exec_request *r)
 {
+	const char *path;
+
 	if (r->cgroup_read)
 		return;
 	r->cgroup_read = true;
+	path = r->cgroup_id ? cgroup_cache_path(s->o.cgroups, r->cgroup_id) : NULL;
+	if (path && strlen(path) < sizeof(r->cgroup)) {
+		memcpy(r->cgroup, path, strlen(path) + 1);
+		return;
+	}
 	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));
 }
 
@@ -233,6 +246,7 @@ static int task_facts(const struct eg_sessions *s, struct exec_request *r)
 		r->ns_known = f.flags & EG_FACTS_NS;
 		r->pid_ns = f.pid_ns;
 		r->mnt_ns = f.mnt_ns;
+		r->cgroup_id = (f.flags & EG_FACTS_CGROUP) ? f.cgroup_id : 0;
 		return (f.flags & EG_FACTS_STORAGE) ? 0 : -ENOENT;
 	}
 	fd = syscall(__NR_pidfd_open, r->tid, PIDFD_THREAD);

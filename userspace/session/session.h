@@ -35,6 +35,8 @@ struct eg_sessions_out {
 	void *arg;
 };
 
+struct cgroup_cache;
+
 struct eg_sessions_opts {
 	struct eg_loop *loop;
 	struct ctl_server *ctl;
@@ -46,6 +48,8 @@ struct eg_sessions_opts {
 	struct eg_policy *const *global;	/* the daemon's policy (it may be reloaded) */
 	uint32_t host_pid_ns;
 	const struct eg_loaders *loaders;	/* the host's dynamic loaders (util/loaders.h) */
+	/* cgroup id -> path (trace/cgroups.h), used under the loop's lock; NULL: /proc/TID/cgroup */
+	struct cgroup_cache *cgroups;
 	struct eg_sessions_out out;
 };
 
