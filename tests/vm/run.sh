@@ -7,6 +7,7 @@
 # "FAIL vm/NAME: why" or "SKIP vm/NAME: reason". tests/vm/README.md.
 #   tests/vm/run.sh [--console] [CASE...]     CASE: 30-daemon, or a prefix (30)
 # Environment: EGVM_TIMEOUT (seconds for the whole boot, default 170),
+# EGVM_LOCKUP_S (a soft lockup this long stops the guest as hung, default 90),
 # EGVM_CACHE (kernel cache, default /var/cache/execgate-vm as root),
 # EGVM_KERNEL (a bzImage to boot instead of Debian's), OUTPUT (.output).
 set -u
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--console) console=1 ;;
 	--retried) retried=1 ;;	# internal: the second boot after a hung guest
-	-h|--help) sed -n '3,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "tests/vm/run.sh: unknown option $1" >&2; exit 2 ;;
 	*) want+=("$1") ;;
 	esac
@@ -228,13 +229,32 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m 1G -smp 2 -nographi
       -kernel "$KERNEL" -initrd "$VMDIR/initramfs.cpio.gz"
       -append "$CMDLINE${sel:+ egvm.cases=$sel}")
 log "booting $KNAME ($(du -h "$VMDIR/initramfs.cpio.gz" | cut -f1) initramfs), ${#cases[@]} case(s), timeout ${TIMEOUT}s; console: $CONSOLE"
+# A guest whose vCPUs have sat in a soft lockup for LOCKUP_S (seen under TCG
+# on a loaded host; such a guest never came back) is stopped then, not at
+# the timeout, and counts as hung: booted once more below.
+LOCKUP_S=${EGVM_LOCKUP_S:-90}
+: > "$CONSOLE"
+timeout -k 5 "$TIMEOUT" "${qemu[@]}" < /dev/null > "$CONSOLE" 2>&1 &
+qpid=$!
+tpid=""
 if [ "$console" -eq 1 ]; then
-	timeout -k 5 "$TIMEOUT" "${qemu[@]}" < /dev/null 2>&1 | tee "$CONSOLE"
-	qrc=${PIPESTATUS[0]}
-else
-	timeout -k 5 "$TIMEOUT" "${qemu[@]}" < /dev/null > "$CONSOLE" 2>&1
-	qrc=$?
+	tail -n +1 -f --pid="$qpid" "$CONSOLE" &
+	tpid=$!
 fi
+lockup=0
+while kill -0 "$qpid" 2>/dev/null; do
+	if tr -d '\r' < "$CONSOLE" | grep -oE 'soft lockup - CPU#[0-9]+ stuck for [0-9]+s' |
+		awk -v s="$LOCKUP_S" '{ sub(/s$/, "", $NF); if ($NF + 0 >= s) f = 1 } END { exit !f }'; then
+		lockup=1
+		kill "$qpid" 2>/dev/null	# timeout passes it on to qemu
+		break
+	fi
+	sleep 2
+done
+wait "$qpid"
+qrc=$?
+[ "$lockup" -eq 1 ] && qrc=124
+[ -n "$tpid" ] && wait "$tpid" 2>/dev/null
 t_end=$(date +%s%N)
 
 # --- results: EGVM:... lines printed by the guest's /init through printk
@@ -243,7 +263,8 @@ tr -d '\r' < "$CONSOLE" > "$clean"
 guest=$(grep -c 'EGVM:DONE ' "$clean")
 case $qrc in
 0) how="" ;;
-124|137) how="the guest did not finish within ${TIMEOUT}s (hung? EGVM_TIMEOUT raises the limit)" ;;
+124|137) how="the guest did not finish within ${TIMEOUT}s (hung? EGVM_TIMEOUT raises the limit)"
+	[ "$lockup" -eq 1 ] && how="the guest sat in a soft lockup for ${LOCKUP_S}s and was stopped (EGVM_LOCKUP_S)" ;;
 *) how="qemu exited with status $qrc" ;;
 esac
 if [ -z "$how" ] && [ "$guest" -eq 0 ]; then
