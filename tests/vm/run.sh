@@ -7,7 +7,7 @@
 # "FAIL vm/NAME: why" or "SKIP vm/NAME: reason". tests/vm/README.md.
 #   tests/vm/run.sh [--console] [CASE...]     CASE: 30-daemon, or a prefix (30)
 # Environment: EGVM_TIMEOUT (seconds for the whole boot, default 170),
-# EGVM_LOCKUP_S (a soft lockup this long stops the guest as hung, default 90),
+# EGVM_LOCKUP_S (a soft lockup this long stops the guest as hung, default 60),
 # EGVM_CACHE (kernel cache, default /var/cache/execgate-vm as root),
 # EGVM_KERNEL (a bzImage to boot instead of Debian's), OUTPUT (.output).
 set -u
@@ -31,7 +31,7 @@ want=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--console) console=1 ;;
-	--retried) retried=1 ;;	# internal: the second boot after a hung guest
+	--retried) retried=$((retried + 1)) ;;	# internal: once per boot before this one that hung
 	-h|--help) sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "tests/vm/run.sh: unknown option $1" >&2; exit 2 ;;
 	*) want+=("$1") ;;
@@ -232,7 +232,7 @@ log "booting $KNAME ($(du -h "$VMDIR/initramfs.cpio.gz" | cut -f1) initramfs), $
 # A guest whose vCPUs have sat in a soft lockup for LOCKUP_S (seen under TCG
 # on a loaded host; such a guest never came back) is stopped then, not at
 # the timeout, and counts as hung: booted once more below.
-LOCKUP_S=${EGVM_LOCKUP_S:-90}
+LOCKUP_S=${EGVM_LOCKUP_S:-60}
 : > "$CONSOLE"
 timeout -k 5 "$TIMEOUT" "${qemu[@]}" < /dev/null > "$CONSOLE" 2>&1 &
 qpid=$!
@@ -275,16 +275,21 @@ if [ -z "$how" ] && [ "$guest" -eq 0 ]; then
 	fi
 fi
 
-# A guest that hung (no result before the timeout: seen once under TCG, both
-# vCPUs in a soft lockup while the daemon loaded its programs, and the next
-# boot of the same build ran every case in 27 s) is booted once more, when
-# every case that did finish passed: a case that failed is never retried.
-# The first boot's console is kept, and the second boot's results count.
-if [ "$retried" -eq 0 ] && { [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; } &&
+# A guest that hung (no result before the timeout, or a soft lockup: seen
+# under TCG on a loaded host, both vCPUs spinning while the daemon started
+# or a case exec'd, in a different case each time; the next boot of the
+# same build ran every case) is booted again, up to twice, when every case
+# that did finish passed: a case that failed is never retried. The last
+# hung boot's console is kept, and the last boot's results count.
+HUNG_BOOTS_MAX=2
+if [ "$retried" -lt "$HUNG_BOOTS_MAX" ] && { [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; } &&
 	! grep -q 'EGVM:RESULT [^ ]* FAIL' "$clean"; then
 	cp "$CONSOLE" "$VMDIR/console.hung.log"
-	log "the guest hung ($(grep -m 1 -o 'watchdog: BUG: soft lockup[^[]*' "$clean" || echo "no result within ${TIMEOUT}s")); booting once more (first console: $VMDIR/console.hung.log)"
-	args=(--retried)
+	log "the guest hung ($(grep -m 1 -o 'watchdog: BUG: soft lockup[^[]*' "$clean" || echo "no result within ${TIMEOUT}s")); booting again (hung console: $VMDIR/console.hung.log)"
+	args=()
+	for ((i = 0; i <= retried; i++)); do
+		args+=(--retried)
+	done
 	[ "$console" -eq 1 ] && args+=(--console)
 	exec bash "$SELF" "${args[@]}" "${want[@]}"
 fi
