@@ -185,18 +185,6 @@ static __noinline bool traced_cgroup(void)
 	return false;
 }
 
-/* The pid namespace the task lives in (its inode number). */
-static __always_inline __u32 task_pid_ns(struct task_struct *task)
-{
-	struct upid up = {};
-	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
-	unsigned int level = BPF_CORE_READ(pid, level);
-
-	if (level >= 32 || bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level]))
-		return 0;
-	return BPF_CORE_READ(up.ns, ns.inum);
-}
-
 /* s (kernel memory, len bytes, not terminated) is a key of names (32 bytes, zero-padded). */
 static __always_inline bool is_named_n(void *names, const char *s, __u32 len)
 {

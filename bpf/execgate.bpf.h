@@ -22,6 +22,18 @@
 		     "%[val] = %[lim]"					\
 		     : [val] "+r"(v) : [lim] "r"((__u64)(max)))
 
+/* The pid namespace the task lives in (its inode number; 0: not read). */
+static __always_inline __u32 task_pid_ns(struct task_struct *task)
+{
+	struct upid up = {};
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+
+	if (!pid || level >= 32 || bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level]))
+		return 0;
+	return BPF_CORE_READ(up.ns, ns.inum);
+}
+
 /*
  * The task storage of depths and sessions, shared by the tracer and the
  * supervisor's facts program (facts.bpf.c reuses the tracer's map: one

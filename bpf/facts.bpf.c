@@ -39,13 +39,7 @@ extern void bpf_task_release(struct task_struct *p) __ksym;
  */
 static __always_inline void task_ns(struct task_struct *t, struct eg_facts *ctx)
 {
-	struct pid *pid = BPF_CORE_READ(t, thread_pid);
-	unsigned int level = BPF_CORE_READ(pid, level);
-	struct upid up = {};
-
-	if (!pid || level >= 32 || bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level]))
-		return;
-	ctx->pid_ns = BPF_CORE_READ(up.ns, ns.inum);
+	ctx->pid_ns = task_pid_ns(t);
 	ctx->mnt_ns = BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
 	if (ctx->pid_ns && ctx->mnt_ns)
 		ctx->flags |= EG_FACTS_NS;

@@ -407,6 +407,11 @@ def record_ages(path, ages, done):
                     ages.append((now - t - int(m.group(2)) / 10 ** len(m.group(2))) * 1e3)
 
 
+def fork_exec(run):
+    """A run's handle_fork + handle_exec per exec: what the floor's fork and exec programs match."""
+    return sum(run["progs"].get(n, (0, 0))[0] for n in ("handle_fork", "handle_exec"))
+
+
 def many_rules(path, n):
     lines = ["default_decision: allow", "commands:"]
     for i in range(n):
@@ -482,10 +487,8 @@ def main():
                 ratios = [bpf_total(r) / bpf_total(f) for r, f in zip(runs, floors)]
                 ok = eb.target("1 (BPF per traced exec, P=%d)" % w, bpf, fl, FLOOR_RATIO,
                                note="ratio per round: " + spread(ratios)) and ok
-                same = [sum(r["progs"].get(n, (0, 0))[0] for n in ("handle_fork", "handle_exec"))
-                        / bpf_total(f) for r, f in zip(runs, floors)]
-                rest = med([bpf_total(r) - sum(r["progs"].get(n, (0, 0))[0]
-                                               for n in ("handle_fork", "handle_exec")) for r in runs])
+                same = [fork_exec(r) / bpf_total(f) for r, f in zip(runs, floors)]
+                rest = med([bpf_total(r) - fork_exec(r) for r in runs])
                 print("  like for like: handle_fork + handle_exec against the floor's fork + exec %s; "
                       "the programs with no part in the floor %.0f ns (exit records, the loader's mmap "
                       "watch, failed execs, prepare_exec)" % (spread(same), rest))

@@ -99,13 +99,15 @@ static void proc_cgroup(pid_t tid, char *buf, size_t len);
 void request_cgroup(const struct eg_sessions *s, struct exec_request *r)
 {
 	const char *path;
+	size_t n;
 
 	if (r->cgroup_read)
 		return;
 	r->cgroup_read = true;
 	path = r->cgroup_id ? cgroup_cache_path(s->o.cgroups, r->cgroup_id) : NULL;
-	if (path && strlen(path) < sizeof(r->cgroup)) {
-		memcpy(r->cgroup, path, strlen(path) + 1);
+	n = path ? strlen(path) : sizeof(r->cgroup);
+	if (n < sizeof(r->cgroup)) {
+		memcpy(r->cgroup, path, n + 1);
 		return;
 	}
 	proc_cgroup(r->tid, r->cgroup, sizeof(r->cgroup));

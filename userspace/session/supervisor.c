@@ -38,6 +38,7 @@ struct seccomp_notif *notif_new(const struct eg_sessions *s)
 
 int supervisor_init(struct eg_sessions *s)
 {
+	const char *no_prog = getenv("EXECGATE_NO_FACTS_PROG");
 	int err;
 
 	/* first, while the daemon holds nothing a session controls: the teller forks */
@@ -68,7 +69,7 @@ int supervisor_init(struct eg_sessions *s)
 	 * program loads. EXECGATE_NO_FACTS_PROG=1 asks through pidfds and /proc
 	 * as where it does not (tests run both ways on one kernel).
 	 */
-	if (getenv("EXECGATE_NO_FACTS_PROG") && !strcmp(getenv("EXECGATE_NO_FACTS_PROG"), "1"))
+	if (no_prog && !strcmp(no_prog, "1"))
 		err = -EOPNOTSUPP;
 	else
 		err = facts_open(s->o.tasks_fd, &s->facts);
