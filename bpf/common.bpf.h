@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * What every part of the tracer shares: the knobs fixed at load (rodata),
- * the ring buffer, task storage, the procs view, the counters, the
+ * the ring buffer, task storage, the counters, the
  * generation switch, the record scratch buffer and the cgroup scope.
  */
 #ifndef EG_COMMON_BPF_H
@@ -56,13 +56,6 @@ static __always_inline __u64 ring_wakeup(__u64 size)
 }
 
 EG_TASKS_MAP;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
-	__type(value, struct eg_proc);
-} procs SEC(".maps");
 
 /*
  * The names of shells (dash, bash, ...), 32 bytes zero-padded (struct

@@ -149,90 +149,70 @@ static __always_inline void exec_check(struct task_struct *task, __u32 size, __u
 		submit(buf, size, EG_EVENT_EXEC);
 }
 
-/* The task's depth and exec id for its next exec, and the procs view. */
+/* The task's depth and exec id for its next exec (the procs view reads them too). */
 static __noinline void exec_update(struct task_struct *task, bool launcher, __u64 now,
 				   bool have_record, struct eg_task *st)
 {
-	struct eg_proc proc = {};
 	struct eg_event *e;
-	__u32 tgid = task->tgid, task_flags;
-	char *buf;
+	__u32 task_flags, pidns;
+	bool known;
 
-	buf = have_record ? scratch_get() : NULL;
-	e = (struct eg_event *)buf;
-	if (st) {
-		bool known = st->flags & EG_TASK_KNOWN;
-		__u32 pidns = e ? e->pid_ns : task_pid_ns(task);
+	if (!st)
+		return;
+	e = have_record ? (struct eg_event *)scratch_get() : NULL;
+	known = st->flags & EG_TASK_KNOWN;
+	pidns = e ? e->pid_ns : task_pid_ns(task);
 
-		proc.parent_tgid = known ? st->exec_tgid : 0;
-		proc.parent_ktime = known ? st->exec_ktime : 0;
-		task_flags = (st->flags & (EG_TASK_DEPTH_KNOWN | EG_TASK_KNOWN | EG_TASK_MUST_DIE |
-					   EG_TASK_SESSION_DEPTH | EG_TASK_INFERRED)) | EG_TASK_KNOWN;
-		/* the host's depth: nothing resets it, a launcher neither */
-		proc.depth = known ? st->depth + 1 : 0;
-		st->depth = proc.depth;
-		if (task_flags & EG_TASK_SESSION_DEPTH)
-			st->session_depth++;
-		/*
-		 * A launcher outside any session starts the session's count: the
-		 * command it execs is session depth 0. Inside a session the count
-		 * goes on, so a nested session never makes anything look "direct".
-		 */
-		if (launcher) {
-			task_flags |= EG_TASK_LAUNCHER;
-			if (!st->session) {
-				st->session_depth = -1;
-				task_flags |= EG_TASK_SESSION_DEPTH;
-			}
+	st->parent_tgid = known ? st->exec_tgid : 0;
+	st->parent_ktime = known ? st->exec_ktime : 0;
+	task_flags = (st->flags & (EG_TASK_DEPTH_KNOWN | EG_TASK_KNOWN | EG_TASK_MUST_DIE |
+				   EG_TASK_SESSION_DEPTH | EG_TASK_INFERRED)) | EG_TASK_KNOWN;
+	/* the host's depth: nothing resets it, a launcher neither */
+	st->depth = known ? st->depth + 1 : 0;
+	if (task_flags & EG_TASK_SESSION_DEPTH)
+		st->session_depth++;
+	/*
+	 * A launcher outside any session starts the session's count: the
+	 * command it execs is session depth 0. Inside a session the count
+	 * goes on, so a nested session never makes anything look "direct".
+	 */
+	if (launcher) {
+		task_flags |= EG_TASK_LAUNCHER;
+		if (!st->session) {
+			st->session_depth = -1;
+			task_flags |= EG_TASK_SESSION_DEPTH;
 		}
-		if (!pidns || pidns == host_pid_ns) {
-			st->cont_pidns = 0;
-			st->container_depth = 0;
-		} else if (known && st->cont_pidns == pidns) {
-			st->container_depth++;
-		} else {
-			st->cont_pidns = pidns;
-			st->container_depth = 0;
-		}
-		/*
-		 * The agent context: what the record says (entered here, or carried);
-		 * without a record the task keeps its own, one exec deeper.
-		 */
-		if (e) {
-			st->context = e->context;
-			st->context_depth = e->context_depth;
-			st->context_ktime = e->context_ktime;
-			st->context_tgid = e->context_tgid;
-			st->shells = e->shells;
-		} else if (st->context) {
-			st->context_depth++;
-		}
-		/* a loader run as the command: the program it maps is judged (loaded.bpf.h) */
-		if (e && (e->flags & EG_F_LOADER) && !(e->flags & EG_F_KILLED)) {
-			task_flags |= EG_TASK_LOADER | (st->flags & EG_TASK_LOADER_TICKET);
-			st->loader_arg = e->loader_arg;
-		}
-		st->flags = task_flags;
-		st->exec_ktime = now;
-		st->exec_tgid = tgid;
-		proc.session = st->session;
-		proc.flags = task_flags & ~EG_TASK_MUST_DIE;
 	}
-	proc.exec_ktime = now;
-	if (e && e->uid == task->cred->uid.val) {
-		/* already read for the record */
-		proc.ppid = e->ppid;
-		proc.uid = e->uid;
-		proc.cgroup_id = e->cgroup_id;
-		__builtin_memcpy(proc.comm, e->comm, sizeof(proc.comm));
+	if (!pidns || pidns == host_pid_ns) {
+		st->cont_pidns = 0;
+		st->container_depth = 0;
+	} else if (known && st->cont_pidns == pidns) {
+		st->container_depth++;
 	} else {
-		proc.ppid = task->real_parent->tgid;
-		proc.uid = task->cred->uid.val;
-		proc.cgroup_id = bpf_get_current_cgroup_id();
-		bpf_get_current_comm(proc.comm, sizeof(proc.comm));
+		st->cont_pidns = pidns;
+		st->container_depth = 0;
 	}
-	if (bpf_map_update_elem(&procs, &tgid, &proc, BPF_ANY))
-		COUNT(procs_failed);
+	/*
+	 * The agent context: what the record says (entered here, or carried);
+	 * without a record the task keeps its own, one exec deeper.
+	 */
+	if (e) {
+		st->context = e->context;
+		st->context_depth = e->context_depth;
+		st->context_ktime = e->context_ktime;
+		st->context_tgid = e->context_tgid;
+		st->shells = e->shells;
+	} else if (st->context) {
+		st->context_depth++;
+	}
+	/* a loader run as the command: the program it maps is judged (loaded.bpf.h) */
+	if (e && (e->flags & EG_F_LOADER) && !(e->flags & EG_F_KILLED)) {
+		task_flags |= EG_TASK_LOADER | (st->flags & EG_TASK_LOADER_TICKET);
+		st->loader_arg = e->loader_arg;
+	}
+	st->flags = task_flags;
+	st->exec_ktime = now;
+	st->exec_tgid = task->tgid;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -322,13 +302,41 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 	 * live threads down before this tracepoint (a leader that called
 	 * pthread_exit() keeps the entry while the others run).
 	 */
-	if (task->signal->live.counter == 0) {
-		bpf_map_delete_elem(&procs, &tgid);
-		/* only an image that exec'd in this process ends here */
-		if (report_exits && st && (st->flags & EG_TASK_KNOWN) && st->exec_tgid == tgid &&
-		    traced_cgroup())
-			report_exit(task, st);
-	}
+	/* only an image that exec'd in this process ends here */
+	if (task->signal->live.counter == 0 && report_exits && st && (st->flags & EG_TASK_KNOWN) &&
+	    st->exec_tgid == tgid && traced_cgroup())
+		report_exit(task, st);
+	return 0;
+}
+
+/* ---- the procs view ------------------------------------------------------ */
+
+/*
+ * PIN/procs, pinned as an iterator: `cat` runs this once per task. A line
+ * per live process whose current image exec'd while traced (its task
+ * storage says so), from what exec_update keeps and the task as it is now:
+ * nothing is written at exec or exit for it, the reader pays. The process
+ * is gone once its last thread has exited (a leader that called
+ * pthread_exit() keeps it while the others run; a zombie does not).
+ */
+SEC("iter/task")
+int iter_procs(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct eg_task *st;
+
+	if (ctx->meta->seq_num == 0)
+		BPF_SEQ_PRINTF(seq, EG_PROCS_HEADER);
+	if (!task || task->pid != task->tgid || !task->signal->live.counter)
+		return 0;
+	st = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (!st || !(st->flags & EG_TASK_KNOWN) || st->exec_tgid != task->tgid)
+		return 0;
+	BPF_SEQ_PRINTF(seq, "%u %d %u %u %u %llu %u %llu %u %llu %s\n", task->tgid, st->depth,
+		       task->real_parent->tgid, task->cred->uid.val, st->session, st->exec_ktime,
+		       st->parent_tgid, st->parent_ktime, st->flags & ~EG_TASK_MUST_DIE,
+		       BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id), task->comm);
 	return 0;
 }
 

@@ -238,24 +238,18 @@ struct eg_task {
 	__u8 lsm_reason;	/* ... reason */
 	__u64 loader_dev;	/* EG_TASK_LOADER_TICKET: the program the supervisor judged */
 	__u64 loader_ino;
-	__u32 reserved[2];
-};
-_Static_assert(sizeof(struct eg_task) == 96, "eg_task is ABI");
-
-/* Operator view of live processes (map "procs", key: tgid). */
-struct eg_proc {
-	__s32 depth;
-	__u32 ppid;
-	__u32 uid;
-	__u32 session;
-	__u64 exec_ktime;
+	__u32 parent_tgid;	/* exec id of the image before this one (the parent's */
+	__u32 reserved;		/* after a fork): the procs view's parent */
 	__u64 parent_ktime;
-	__u32 parent_tgid;
-	__u32 flags;		/* EG_TASK_* of the process's exec */
-	__u64 cgroup_id;
-	char comm[EG_COMM_LEN];
 };
-_Static_assert(sizeof(struct eg_proc) == 64, "eg_proc is ABI");
+_Static_assert(sizeof(struct eg_task) == 104, "eg_task is ABI");
+
+/*
+ * The procs view (PIN/procs, a task iterator): its header line; then one
+ * line per live process whose current image exec'd while traced.
+ */
+#define EG_PROCS_HEADER \
+	"tgid depth ppid uid session exec_ktime parent_tgid parent_ktime flags cgroup_id comm\n"
 
 /*
  * Per-CPU counters (map "counters", one entry). Every early return of a
@@ -272,7 +266,7 @@ struct eg_counters {
 	__u64 scratch_missing;	/* no scratch buffer: the record was not built */
 	__u64 record_too_big;	/* a size guard refused the record */
 	__u64 stash_lost;	/* a failed exec whose pointers were not stashed */
-	__u64 procs_failed;	/* the procs map refused an update */
+	__u64 procs_failed;	/* unused: the procs view is an iterator now (kept: the layout is ABI) */
 	__u64 killed;		/* tasks killed at exec (tickets, kernel rules) */
 	__u64 kill_failed;	/* bpf_send_signal refused at exec (retried at syscall exit) */
 	__u64 kjudged;		/* execs the kernel rules judged */

@@ -242,6 +242,24 @@ class Ctx:
                               stderr=subprocess.PIPE, **kw)
 
 
+PROCS_FIELDS = ("tgid", "depth", "ppid", "uid", "session", "exec_ktime", "parent_tgid",
+                "parent_ktime", "flags", "cgroup_id", "comm")
+
+
+def procs_view(pin_path):
+    """PIN/procs read once: {tgid: {field: value}}, the header checked."""
+    with open(os.path.join(pin_path, "procs"), "rb") as f:
+        lines = f.read().decode("utf-8", "replace").splitlines()
+    assert lines and tuple(lines[0].split()) == PROCS_FIELDS, lines[:1]
+    view = {}
+    for l in lines[1:]:
+        vals = l.split(" ", len(PROCS_FIELDS) - 1)
+        row = {k: (v if k == "comm" else int(v)) for k, v in zip(PROCS_FIELDS, vals)}
+        assert row["tgid"] not in view, "one line per process: %r" % l
+        view[row["tgid"]] = row
+    return view
+
+
 def cpu_seconds(pid):
     """The CPU time (user + system) process pid has used, in seconds."""
     with open("/proc/%d/stat" % pid) as f:

@@ -291,15 +291,10 @@ def test_procs_entry_outlives_its_leader(ctx):
     p = subprocess.Popen([ctx.helper("leader_exit"), "1500"], stdout=subprocess.PIPE)
     assert p.stdout.readline().strip() == b"ready"
     pid = p.pid
-    out = ctx.run(["bpftool", "map", "dump", "pinned", os.path.join(d.pin_path, "procs"), "-j"]).stdout
-    keys = [e["formatted"]["key"] for e in json.loads(out)]
-    assert pid in keys, "the leader is gone but a thread runs: the process is still there"
+    assert pid in eg.procs_view(d.pin_path), "the leader is gone but a thread runs: the process is still there"
     p.wait(10)
-
-    def entry_gone():
-        out = ctx.run(["bpftool", "map", "dump", "pinned", os.path.join(d.pin_path, "procs"), "-j"]).stdout
-        return pid not in [e["formatted"]["key"] for e in json.loads(out)]
-    eg.wait_until(entry_gone, timeout=5, what="the procs entry of %d gone after its last thread" % pid)
+    eg.wait_until(lambda: pid not in eg.procs_view(d.pin_path), timeout=5,
+                  what="the procs entry of %d gone after its last thread" % pid)
 
 
 # ---- regex budget -----------------------------------------------------------

@@ -548,9 +548,49 @@ def test_bpftool_shows_named_fields(ctx):
     out = ctx.run(["bpftool", "map", "dump", "pinned", d.pin_path + "/counters"]).stdout.decode()
     for f in ("exec", "lost_exec", "lost_exec_failed", "argv_truncated"):
         assert '"%s"' % f in out, out[:400]
-    out = ctx.run(["bpftool", "-j", "map", "dump", "pinned", d.pin_path + "/procs"]).stdout
-    entries = json.loads(out)
-    assert entries and "formatted" in entries[0]
-    val = entries[0]["formatted"]["value"]
-    for f in ("depth", "ppid", "exec_ktime", "parent_tgid", "cgroup_id", "comm"):
-        assert f in val, val
+    out = ctx.run(["bpftool", "-j", "map", "dump", "pinned", d.pin_path + "/tickets_small"]).stdout
+    assert json.loads(out) == [], out[:400]
+    out = ctx.run(["bpftool", "map", "show", "pinned", d.pin_path + "/tasks"]).stdout.decode()
+    assert "task_storage" in out and "btf_id" in out, out
+
+
+def test_procs_view_names_each_process(ctx):
+    """PIN/procs (an iterator): a line per live process whose image exec'd
+    while traced, with the exec's facts; not a fork that did not exec, not
+    a zombie, and the second image of a process in place of the first."""
+    d = ctx.daemon()
+    r, w = os.pipe()
+    # the child's first image execs a second (same pid); a forked child stays unexec'd
+    code = ("import os,sys,time\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    time.sleep(30); os._exit(0)\n"
+            "os.write(%d, b'%%d\\n' %% pid)\n"
+            "os.execv('/bin/sleep', ['sleep', '30'])\n" % w)
+    p = subprocess.Popen(["python3", "-c", code], pass_fds=(w,))
+    os.close(w)
+    forked = int(os.read(r, 64))
+    os.close(r)
+    ctx.on_cleanup(lambda: (p.kill(), p.wait()))
+    ctx.on_cleanup(lambda: os.kill(forked, 9))
+
+    def exec_of(comm):
+        return [e for e in d.events() if e.get("type") == "exec" and e["pid"] == p.pid and e["comm"] == comm]
+    d.wait_for(lambda e: e.get("type") == "exec" and e["pid"] == p.pid and e["comm"] == "sleep",
+               what="the sleep exec")
+    first, second = exec_of("python3")[0], exec_of("sleep")[0]
+    view = eg.procs_view(d.pin_path)
+    row = view[p.pid]
+    assert row["comm"] == "sleep" and row["ppid"] == os.getpid() and row["uid"] == os.getuid(), row
+    assert "%d:%d" % (p.pid, row["exec_ktime"]) == second["exec_id"], (row, second["exec_id"])
+    assert "%d:%d" % (row["parent_tgid"], row["parent_ktime"]) == first["exec_id"], (row, first["exec_id"])
+    assert row["depth"] == second["depth"] == first["depth"] + 1, (row, first["depth"], second["depth"])
+    assert row["cgroup_id"] == second["cgroup_id"] and row["session"] == 0, row
+    assert forked not in view, "a fork that did not exec is no process of its own in the view"
+    # a zombie (its last thread gone, not reaped yet) is gone from the view
+    p.kill()
+    eg.wait_until(lambda: eg.proc_stat(p.pid)["state"] == "Z", timeout=5, what="a zombie")
+    assert p.pid not in eg.procs_view(d.pin_path)
+    p.wait()
+
+

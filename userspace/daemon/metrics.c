@@ -62,7 +62,7 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	    k->read_faults);
 	one(b, "execgate_task_storage_failures_total", C,
 	    "Tasks whose exec depth could not be stored (depth unknown afterwards).", k->storage_failed);
-	one(b, "execgate_procs_update_failures_total", C, "Updates the procs map refused.", k->procs_failed);
+	one(b, "execgate_procs_update_failures_total", C, "Always 0: the procs view is an iterator, written by nothing.", k->procs_failed);
 	one(b, "execgate_killed_total", C, "Tasks the kernel killed at exec (session tickets, kernel rules).",
 	    k->killed);
 	one(b, "execgate_kill_failed_total", C,

@@ -28,9 +28,12 @@
 #include "util/log.h"
 #include "util/mounts.h"
 
-/* Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon stops. */
+/*
+ * Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon
+ * stops. Beside them, "procs" is a pinned iterator (EG_PROCS_PIN).
+ */
 const char *const tracer_pinned_maps[] = {
-	"tasks", "procs", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
+	"tasks", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
 	"loaders",
 	/* kernel rules (enforce/kmaps.c) */
 	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
@@ -241,7 +244,6 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	ret->tasks = reuse_pinned(skel->maps.tasks, pin_dir, "tasks", NULL);
 	ret->control = reuse_pinned(skel->maps.control, pin_dir, "control", NULL);
 	ret->counters = reuse_pinned(skel->maps.counters, pin_dir, "counters", NULL);
-	reuse_pinned(skel->maps.procs, pin_dir, "procs", NULL);
 	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
 	reuse_pinned(skel->maps.tickets_small, pin_dir, "tickets_small", NULL);
 	reuse_pinned(skel->maps.scripts, pin_dir, "scripts", NULL);
@@ -275,6 +277,8 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
 	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
+	/* the procs view is attached where it is pinned (tracer_pin) */
+	bpf_program__set_autoattach(skel->progs.iter_procs, false);
 	/*
 	 * --exec-failed=none: the exit tracepoints build no record; they stay
 	 * attached for what they enforce (a kill at exec that bpf_send_signal
@@ -358,6 +362,33 @@ int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.loaders), &k, &one, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * dir/procs: the procs view, an iterator over tasks (bpf/execgate.bpf.c,
+ * iter_procs) that each read of the file runs. It replaces what was there
+ * (an earlier daemon's, or the LRU map older versions kept). A kernel that
+ * refuses it costs the view alone: said, not fatal.
+ */
+static void pin_procs(struct execgate_bpf *skel, const char *dir)
+{
+	char path[PATH_MAX];
+	int err;
+
+	snprintf(path, sizeof(path), "%s/" EG_PROCS_PIN, dir);
+	if (unlink(path) && errno != ENOENT)
+		p_warn("cannot replace %s: %s", path, strerror(errno));
+	if (!skel->links.iter_procs) {
+		skel->links.iter_procs = bpf_program__attach_iter(skel->progs.iter_procs, NULL);
+		if (!skel->links.iter_procs) {
+			p_warn("no procs view at %s: the kernel refused its iterator (%s)", path,
+			       strerror(errno));
+			return;
+		}
+	}
+	err = bpf_link__pin(skel->links.iter_procs, path);
+	if (err)
+		p_warn("no procs view at %s: %s", path, strerror(-err));
+}
+
 int tracer_pin(struct execgate_bpf *skel, const char *dir)
 {
 	char path[PATH_MAX];
@@ -378,6 +409,7 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir)
 		if (err)
 			return err;
 	}
+	pin_procs(skel, dir);
 	return 0;
 }
 
@@ -398,6 +430,9 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all)
 		if (m)
 			bpf_map__unpin(m, path);
 	}
+	/* by path: the link itself went with the detach */
+	snprintf(path, sizeof(path), "%s/" EG_PROCS_PIN, dir);
+	unlink(path);
 }
 
 int tracer_unpin_dir(const char *dir)

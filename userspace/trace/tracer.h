@@ -27,6 +27,8 @@ struct tracer_opts {
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */
 extern const char *const tracer_pinned_maps[];
+/* The procs view under the pin path: read it (cat) to run its iterator. */
+#define EG_PROCS_PIN	"procs"
 
 /* What tracer_start() picked up from an earlier daemon's pins. */
 struct tracer_reuse {

@@ -49,6 +49,23 @@ case $rec in
 *) fail "exec record in cgroup /egvm-30 names another cgroup: $rec" ;;
 esac
 
+# The procs view (a task iterator over task storage) on 6.1: a process
+# exec'd under the daemon has its line, with its depth and comm.
+ln -s /bin/busybox ./sleep	# the guest is busybox: the link's name is the applet and the comm
+./sleep 30 &
+sp=$!
+wait_line 20 "$EV" '"type":"exec"' "\"pid\":$sp," '"comm":"sleep"' || fail "no exec record of sleep ($sp): $(grep -F sleep "$EV" | tail -n 2)"
+depth=$(grep_all '"type":"exec"' "\"pid\":$sp," '"comm":"sleep"' < "$EV" | head -n 1 | sed -n 's/.*"depth":\([0-9]*\),.*/\1/p')
+view=$(cat /sys/fs/bpf/execgate/procs) || fail "cannot read the procs view"
+hdr=$(printf '%s\n' "$view" | head -n 1)
+[ "$hdr" = "tgid depth ppid uid session exec_ktime parent_tgid parent_ktime flags cgroup_id comm" ] ||
+	fail "the procs view's header: $hdr"
+row=$(printf '%s\n' "$view" | awk -v p="$sp" '$1 == p')
+set -- $row
+[ "$1" = "$sp" ] && [ "$2" = "$depth" ] && [ "${11}" = "sleep" ] ||
+	fail "the procs view's line for sleep $sp (depth $depth): '$row'"
+kill "$sp"; wait "$sp" 2>/dev/null
+
 # Audit only: the daemon traces, it blocks nothing (and expect_eperm, which
 # the enforcement cases rely on, does not take a run for a denial).
 if expect_eperm ./mk SAFE; then
@@ -66,4 +83,4 @@ case $last in
 *'"lost":0,'*) ;;
 *) fail "stop record counts lost records: $last" ;;
 esac
-pass "exec of ./mk traced with argv, resolved filename and cgroup; stop record on SIGTERM"
+pass "exec of ./mk traced with argv, resolved filename and cgroup; the procs view; stop record on SIGTERM"
