@@ -76,6 +76,73 @@ static void test_json_random_roundtrip(void)
 	}
 }
 
+/*
+ * Each byte to escape at each place in plain strings of 1-48 bytes: the
+ * scan takes 16 bytes a step (SSE2), so a byte before, in and after each
+ * step, and in the tail the step leaves, is escaped, and nothing else is.
+ */
+static void test_json_escape_at_every_place(void)
+{
+	static const struct { char c; const char *esc; } cases[] = {
+		{ '"', "\\\"" }, { '\\', "\\\\" }, { '\n', "\\n" }, { 0x1f, "\\u001f" },
+		{ 0x7f, "\\u007f" }, { (char)0xff, "\\udcff" }, { (char)0x80, "\\udc80" }, { 0x01, "\\u0001" },
+	};
+	char in[48], want[48 + 16 + 3];
+	struct sbuf out = {};
+	size_t n, at, k;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (n = 1; n <= sizeof(in); n++)
+			for (at = 0; at < n; at++) {
+				memset(in, 'a' + (int)(n % 26), n);
+				in[at] = cases[k].c;
+				snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)at, in, cases[k].esc,
+					 (int)(n - at - 1), in + at + 1);
+				sbuf_reset(&out);
+				json_str(&out, in, n);
+				if (!ASSERT_STREQ(sbuf_cstr(&out), want, "escaped in place"))
+					goto out;
+			}
+	/* a valid UTF-8 sequence across a 16-byte step is kept whole */
+	memset(in, 'x', sizeof(in));
+	memcpy(in + 15, "\xc3\xa9", 2);
+	sbuf_reset(&out);
+	json_str(&out, in, 20);
+	ASSERT_STREQ(sbuf_cstr(&out), "\"xxxxxxxxxxxxxxx\xc3\xa9xxx\"", "UTF-8 across a step");
+out:
+	sbuf_free(&out);
+}
+
+/* Numbers of every size and the split points of the 8-digit pieces, against printf. */
+static void test_integers_random(void)
+{
+	static const uint64_t edges[] = { 99999999ull, 100000000ull, 4294967295ull, 4294967296ull,
+					  9999999999999999ull, 10000000000000000ull, 429496729599999999ull,
+					  429496729600000000ull, 18446744073709551615ull };
+	unsigned int seed = 4242;
+	char want[32];
+	struct sbuf b = {};
+
+	for (int i = 0; i < 200000; i++) {
+		uint64_t v = ((uint64_t)rand_r(&seed) << 42) ^ ((uint64_t)rand_r(&seed) << 21) ^ rand_r(&seed);
+
+		v >>= rand_r(&seed) % 64;
+		if (i < (int)(sizeof(edges) / sizeof(edges[0])))
+			v = edges[i];
+		sbuf_reset(&b);
+		sbuf_put_u64(&b, v);
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v);
+		if (!ASSERT_STREQ(sbuf_cstr(&b), want, "sbuf_put_u64"))
+			break;
+		sbuf_reset(&b);
+		sbuf_put_udigits(&b, v % 1000000000000ull, 12);
+		snprintf(want, sizeof(want), "%012llu", (unsigned long long)(v % 1000000000000ull));
+		if (!ASSERT_STREQ(sbuf_cstr(&b), want, "sbuf_put_udigits"))
+			break;
+	}
+	sbuf_free(&b);
+}
+
 /* Decimal integers as printf writes them, at every digit count's edges. */
 static void test_integers(void)
 {
@@ -157,6 +224,8 @@ int main(void)
 {
 	RUN(test_b64_roundtrip);
 	RUN(test_integers);
+	RUN(test_integers_random);
+	RUN(test_json_escape_at_every_place);
 	RUN(test_json_plain);
 	RUN(test_json_escapes);
 	RUN(test_json_utf8_kept);

@@ -63,7 +63,8 @@ void lineage_free(struct eg_lineage *l)
 /* The oldest entry goes: out of its chain, its name freed. */
 static void evict_oldest(struct eg_lineage *l)
 {
-	size_t idx = (l->head + l->cap - l->n) % l->cap;
+	/* no division: a step of the daemon's per-record path */
+	size_t idx = l->head >= l->n ? l->head - l->n : l->head + l->cap - l->n;
 	struct eg_lineage_entry *x = &l->e[idx];
 	int32_t *p = &l->buckets[x->bucket];
 
@@ -110,7 +111,7 @@ void lineage_add(struct eg_lineage *l, uint32_t pid, uint64_t ktime, const char 
 	x->next = l->buckets[x->bucket];
 	l->buckets[x->bucket] = (int32_t)idx;
 	l->bytes += len;
-	l->head = (l->head + 1) % l->cap;
+	l->head = l->head + 1 == l->cap ? 0 : l->head + 1;
 	l->n++;
 }
 

@@ -116,16 +116,28 @@ void sbuf_put_i64(struct sbuf *b, int64_t v)
 
 void sbuf_put_udigits(struct sbuf *b, uint64_t v, unsigned int width)
 {
-	char tmp[20];
-	unsigned int i;
+	char *p, *start;
 
-	if (width > sizeof(tmp))
-		width = sizeof(tmp);
-	for (i = width; i > 0; i--) {
-		tmp[i - 1] = '0' + v % 10;
+	if (width > 20)
+		width = 20;
+	if (sbuf_reserve(b, width))
+		return;
+	start = b->data + b->len;
+	p = start + width;
+	b->len += width;
+	if (v <= UINT32_MAX) {
+		uint32_t w = (uint32_t)v;	/* a time's fields: the cheaper division */
+
+		while (p > start) {
+			*--p = '0' + w % 10;
+			w /= 10;
+		}
+		return;
+	}
+	while (p > start) {
+		*--p = '0' + v % 10;
 		v /= 10;
 	}
-	sbuf_put(b, tmp, width);
 }
 
 void sbuf_reset(struct sbuf *b)
