@@ -213,6 +213,7 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 	st->flags = task_flags;
 	st->exec_ktime = now;
 	st->exec_tgid = task->tgid;
+	st->exec_seq = (__u32)task->self_exec_id;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -314,7 +315,7 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 /*
  * PIN/procs, pinned as an iterator: `cat` runs this once per task. A line
  * per live process whose current image exec'd while traced (its task
- * storage says so), from what exec_update keeps and the task as it is now:
+ * storage says so, of this very exec), from what exec_update keeps and the task as it is now:
  * nothing is written at exec or exit for it, the reader pays. The process
  * is gone once its last thread has exited (a leader that called
  * pthread_exit() keeps it while the others run; a zombie does not).
@@ -332,6 +333,9 @@ int iter_procs(struct bpf_iter__task *ctx)
 		return 0;
 	st = bpf_task_storage_get(&tasks, task, 0, 0);
 	if (!st || !(st->flags & EG_TASK_KNOWN) || st->exec_tgid != task->tgid)
+		return 0;
+	/* an exec no tracer saw (between two daemons) left the image before it in storage */
+	if (st->exec_seq && st->exec_seq != (__u32)task->self_exec_id)
 		return 0;
 	BPF_SEQ_PRINTF(seq, "%u %d %u %u %u %llu %u %llu %u %llu %s\n", task->tgid, st->depth,
 		       task->real_parent->tgid, task->cred->uid.val, st->session, st->exec_ktime,

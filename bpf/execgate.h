@@ -238,11 +238,13 @@ struct eg_task {
 	__u8 lsm_reason;	/* ... reason */
 	__u64 loader_dev;	/* EG_TASK_LOADER_TICKET: the program the supervisor judged */
 	__u64 loader_ino;
+	/* up to here the layout before 28 November 2026 (96 bytes: EG_TASK_V1_SIZE) */
 	__u32 parent_tgid;	/* exec id of the image before this one (the parent's */
-	__u32 reserved;		/* after a fork): the procs view's parent */
-	__u64 parent_ktime;
+	__u32 exec_seq;		/* after a fork): the procs view's parent; exec_seq: the */
+	__u64 parent_ktime;	/* low bits of the kernel's self_exec_id at this exec (0: unknown) */
 };
 _Static_assert(sizeof(struct eg_task) == 104, "eg_task is ABI");
+#define EG_TASK_V1_SIZE		96	/* a pinned "tasks" of this size is copied over (bpf/migrate.bpf.c) */
 
 /*
  * The procs view (PIN/procs, a task iterator): its header line; then one

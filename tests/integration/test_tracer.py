@@ -91,6 +91,29 @@ def test_start_record_and_pins(ctx):
         assert os.path.exists(os.path.join(d.pin_path, m)), m
 
 
+def test_procs_view_leaves_out_an_exec_no_tracer_saw(ctx):
+    """An exec made while no daemon ran is no row after the next start: the
+    task's storage still holds the image before it (as the map this view
+    replaced, emptied at the stop, held nothing); the image the next daemon
+    sees exec'd is a row again."""
+    d = ctx.daemon()
+    p = subprocess.Popen(["sh", "-c", "read x; exec sleep 30"], stdin=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (p.kill(), p.wait()))
+    d.wait_for(lambda e: e.get("type") == "exec" and e["pid"] == p.pid, what="the sh exec")
+    eg.wait_until(lambda: p.pid in eg.procs_view(d.pin_path), what="sh in the view")
+    assert d.stop() == 0
+    p.stdin.write(b"go\n")
+    p.stdin.flush()
+    eg.wait_until(lambda: open("/proc/%d/comm" % p.pid).read().strip() == "sleep", what="the unseen exec")
+    d2 = ctx.daemon(pin_path=d.pin_path)
+    view = eg.procs_view(d2.pin_path)
+    assert p.pid not in view, view.get(p.pid)
+    q = subprocess.Popen(["sleep", "30"])
+    ctx.on_cleanup(lambda: (q.kill(), q.wait()))
+    d2.wait_for(lambda e: e.get("type") == "exec" and e["pid"] == q.pid, what="the sleep exec")
+    assert eg.procs_view(d2.pin_path)[q.pid]["comm"] == "sleep"
+
+
 def test_second_daemon_refused(ctx):
     d = ctx.daemon()
     r = ctx.run([ctx.execgate, "daemon", "--pin-path", d.pin_path, "--output",

@@ -24,6 +24,24 @@
 #include "util/log.h"
 #include "util/paths.h"
 
+/* Whether path holds a pinned link (the view), not a map an older version pinned there. */
+static bool pinned_link(const char *path)
+{
+	char fdpath[64], what[64];
+	ssize_t n;
+	int fd = bpf_obj_get(path);
+
+	if (fd < 0)
+		return false;
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	n = readlink(fdpath, what, sizeof(what) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	what[n] = '\0';
+	return !strcmp(what, "anon_inode:bpf_link");
+}
+
 /* The lines of the procs view (one per process, after its header); -1: none pinned. */
 static long count_procs(const char *pin)
 {
@@ -33,6 +51,8 @@ static long count_procs(const char *pin)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/" EG_PROCS_PIN, pin);
+	if (!pinned_link(path))
+		return -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

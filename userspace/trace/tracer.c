@@ -364,18 +364,18 @@ int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 
 /*
  * dir/procs: the procs view, an iterator over tasks (bpf/execgate.bpf.c,
- * iter_procs) that each read of the file runs. It replaces what was there
- * (an earlier daemon's, or the LRU map older versions kept). A kernel that
- * refuses it costs the view alone: said, not fatal.
+ * iter_procs) that each read of the file runs. Pinned under another name,
+ * then renamed over what was there (an earlier daemon's, or the LRU map
+ * older versions kept), so a reader never finds none. A kernel that
+ * refuses to attach it costs the view alone: said, not fatal.
  */
 static void pin_procs(struct execgate_bpf *skel, const char *dir)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/" EG_PROCS_PIN, dir);
-	if (unlink(path) && errno != ENOENT)
-		p_warn("cannot replace %s: %s", path, strerror(errno));
+	snprintf(tmp, sizeof(tmp), "%s_new", path);
 	if (!skel->links.iter_procs) {
 		skel->links.iter_procs = bpf_program__attach_iter(skel->progs.iter_procs, NULL);
 		if (!skel->links.iter_procs) {
@@ -384,7 +384,12 @@ static void pin_procs(struct execgate_bpf *skel, const char *dir)
 			return;
 		}
 	}
-	err = bpf_link__pin(skel->links.iter_procs, path);
+	unlink(tmp);
+	err = bpf_link__pin(skel->links.iter_procs, tmp);
+	if (!err && rename(tmp, path)) {
+		err = -errno;
+		unlink(tmp);
+	}
 	if (err)
 		p_warn("no procs view at %s: %s", path, strerror(-err));
 }
