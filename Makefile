@@ -109,6 +109,11 @@ $(OUTPUT)/tests/helpers/preload_%: tests/helpers/preload_%.c | $(OUTPUT)/tests/h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -shared -fPIC $< -o $@
 
+# a pinned map of the older task-storage layout (tests of the carry-over): libbpf's BTF writer
+$(OUTPUT)/tests/helpers/old_tasks: tests/helpers/old_tasks.c | $(OUTPUT)/tests/helpers
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP $< -o $@ $(LDLIBS)
+
 $(OUTPUT)/tests/helpers/%: tests/helpers/%.c | $(OUTPUT)/tests/helpers
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -pthread $< -o $@

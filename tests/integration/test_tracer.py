@@ -114,6 +114,43 @@ def test_procs_view_leaves_out_an_exec_no_tracer_saw(ctx):
     assert eg.procs_view(d2.pin_path)[q.pid]["comm"] == "sleep"
 
 
+def test_tasks_of_the_older_layout_carry_over(ctx):
+    """A pin directory whose "tasks" has the older 96-byte layout (an
+    upgrade): the daemon copies every task's entry into its own map,
+    threads included, so a running process keeps its depth, exec id and
+    session id (which the kernel's ticket check reads), and a thread's exec
+    counts from its own entry."""
+    pin = "/sys/fs/bpf/egtest-old-%d-%d" % (os.getpid(), ctx.seq())
+    os.mkdir(pin)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", pin], capture_output=True))
+    tok = token()
+    leader = subprocess.Popen(["sleep", "30"])
+    ctx.on_cleanup(lambda: (leader.kill(), leader.wait()))
+    code = ("import os, sys, threading\n"
+            "def run():\n"
+            "    print(threading.get_native_id(), flush=True)\n"
+            "    sys.stdin.readline()\n"
+            "    os.execv('/bin/true', ['/bin/true', %r])\n"
+            "t = threading.Thread(target=run); t.start(); t.join()\n" % tok)
+    th = subprocess.Popen(["python3", "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (th.kill(), th.wait()))
+    tid = int(th.stdout.readline())
+    assert tid != th.pid
+    out = ctx.run([ctx.helper("old_tasks"), pin + "/tasks", "%d:7:5" % leader.pid, "%d:9:0:t" % tid]).stdout
+    assert out.strip() == b"ok 2", out
+    d = ctx.daemon(pin_path=pin)
+    assert "carried over: 2 entries copied" in d.err(), d.err()
+    show = ctx.run(["bpftool", "map", "show", "pinned", pin + "/tasks"]).stdout.decode()
+    assert "value 104B" in show, show
+    t = json.loads(ctx.run([ctx.execgate, "task", "-p", pin, "-j", str(leader.pid)]).stdout)
+    assert t["depth"] == 7 and t["session"] == 5 and t["exec_id"] == "%d:%d" % (leader.pid, 1000 + leader.pid), t
+    th.stdin.write(b"go\n")
+    th.stdin.flush()
+    e = d.wait_for(lambda e: e.get("type") == "exec" and e["pid"] == th.pid and tok in e["argv"],
+                   what="the thread's exec")[0]
+    assert e["depth"] == 10 and e["parent_exec_id"] == "%d:%d" % (th.pid, 1000 + tid), e
+
+
 def test_second_daemon_refused(ctx):
     d = ctx.daemon()
     r = ctx.run([ctx.execgate, "daemon", "--pin-path", d.pin_path, "--output",

@@ -44,6 +44,7 @@
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
 #include "util/fileid.h"
+#include "trace/migrate.h"
 #include "trace/progstats.h"
 #include "trace/running.h"
 #include "trace/tracer.h"
@@ -258,6 +259,34 @@ static int setup_bpffs(void)
 	return 0;
 }
 
+/*
+ * The pin directory held an older version's task storage (an upgrade):
+ * every task's entry is copied into ours, threads included, so depths,
+ * contexts and a session's id (which the kernel's ticket check and the
+ * approvals read) carry over. Fails closed: a daemon that would run the
+ * sessions it takes over without their ids does not start.
+ */
+static int migrate_old_tasks(struct daemon *d)
+{
+	struct tasks_migrated m = {};
+	int err;
+
+	if (d->reuse.old_tasks_fd < 0)
+		return 0;
+	err = tasks_migrate(d->reuse.old_tasks_fd, bpf_map__fd(d->skel->maps.tasks), &m);
+	if (err) {
+		p_err("cannot carry over the older version's task storage in %s/tasks: %s "
+		      "(the running processes' depths and session ids would be lost)", d->paths.pin, strerror(-err));
+		return err;
+	}
+	p_info("task storage of the older layout carried over: %llu entries copied, %llu newer kept%s",
+	       (unsigned long long)m.copied, (unsigned long long)m.newer, m.failed ? ", some refused" : "");
+	if (m.failed)
+		p_warn("%llu tasks' entries could not be copied (no memory): they count as unknown",
+		       (unsigned long long)m.failed);
+	return 0;
+}
+
 static int start_tracer(struct daemon *d)
 {
 	struct tracer_opts to = {};
@@ -337,11 +366,22 @@ static int start_tracer(struct daemon *d)
 		p_err("cannot open the ring buffer: %s", strerror(errno));
 		return -errno;
 	}
+	/* an older version's task storage: copied before the switch, and what it wrote until then after */
+	err = migrate_old_tasks(d);
+	if (err)
+		return err;
 	/* from here our programs act, and any older copy still attached does not */
 	err = tracer_activate(d->skel);
 	if (err) {
 		p_err("cannot switch to the new programs: %s", strerror(-err));
 		return err;
+	}
+	err = migrate_old_tasks(d);
+	if (err)
+		return err;
+	if (d->reuse.old_tasks_fd >= 0) {
+		close(d->reuse.old_tasks_fd);
+		d->reuse.old_tasks_fd = -1;
 	}
 	err = kernel_start(d);
 	if (err)

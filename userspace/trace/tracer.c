@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 #include "execgate.h"
 #include "execgate.skel.h"
+#include "trace/migrate.h"
 #include "trace/tracer.h"
 #include "util/log.h"
 #include "util/mounts.h"
@@ -212,11 +213,12 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 {
 	struct execgate_bpf *skel;
 	struct eg_control ctl = {};
-	int ncpus, err, fd;
+	int ncpus, err, fd, stale;
 	__u32 zero = 0;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->old_events_fd = -1;
+	ret->old_tasks_fd = -1;
 	ncpus = libbpf_num_possible_cpus();
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -EINVAL;
@@ -241,7 +243,12 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		goto fail;
 
 	/* what an earlier daemon left: pick it up */
-	ret->tasks = reuse_pinned(skel->maps.tasks, pin_dir, "tasks", NULL);
+	ret->tasks = reuse_pinned(skel->maps.tasks, pin_dir, "tasks", &stale);
+	/* another layout: an older version's is copied over at the switch, another's dropped */
+	if (stale >= 0 && tasks_old_layout(stale))
+		ret->old_tasks_fd = stale;
+	else if (stale >= 0)
+		close(stale);
 	ret->control = reuse_pinned(skel->maps.control, pin_dir, "control", NULL);
 	ret->counters = reuse_pinned(skel->maps.counters, pin_dir, "counters", NULL);
 	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
@@ -334,6 +341,9 @@ fail:
 	if (ret->old_events_fd >= 0)
 		close(ret->old_events_fd);
 	ret->old_events_fd = -1;
+	if (ret->old_tasks_fd >= 0)
+		close(ret->old_tasks_fd);
+	ret->old_tasks_fd = -1;
 	execgate_bpf__destroy(skel);
 	return err;
 }
