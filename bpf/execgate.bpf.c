@@ -315,10 +315,10 @@ int BPF_PROG(handle_exit, struct task_struct *task)
 /*
  * PIN/procs, pinned as an iterator: `cat` runs this once per task. A line
  * per live process whose current image exec'd while traced (its task
- * storage says so, of this very exec), from what exec_update keeps and the task as it is now:
- * nothing is written at exec or exit for it, the reader pays. The process
- * is gone once its last thread has exited (a leader that called
- * pthread_exit() keeps it while the others run; a zombie does not).
+ * storage says so, of this very exec), from what exec_update keeps and the
+ * task as it is now: nothing is written at exec or exit for it, the reader
+ * pays. The process is gone once its last thread has exited (a leader that
+ * called pthread_exit() keeps it while the others run; a zombie does not).
  */
 SEC("iter/task")
 int iter_procs(struct bpf_iter__task *ctx)

@@ -114,6 +114,30 @@ def test_procs_view_leaves_out_an_exec_no_tracer_saw(ctx):
     assert eg.procs_view(d2.pin_path)[q.pid]["comm"] == "sleep"
 
 
+def test_status_counts_the_procs_view_with_no_daemon(ctx):
+    """execgate status, with no daemon to ask, counts the pinned view's
+    processes; a map pinned at procs (an older version's) counts as none."""
+    d = ctx.daemon()
+    p = subprocess.Popen(["sleep", "30"])
+    ctx.on_cleanup(lambda: (p.kill(), p.wait()))
+    d.wait_for(lambda e: e.get("type") == "exec" and e["pid"] == p.pid, what="the sleep exec")
+    d.proc.kill()               # pins stay: no orderly stop
+    d.proc.wait()
+    before = eg.procs_view(d.pin_path)
+    assert p.pid in before
+    r = ctx.run([ctx.execgate, "status", "-p", d.pin_path, "-j"], check=False)
+    after = eg.procs_view(d.pin_path)
+    st = json.loads(r.stdout)
+    assert r.returncode == 3 and st["daemon_running"] is False, (r.returncode, st)   # 3: not running
+    # with no programs attached, processes only leave the view (those seeded at the start may exit)
+    assert len(after) <= st["procs"] <= len(before), (st.get("procs"), len(before), len(after))
+    os.unlink(os.path.join(d.pin_path, "procs"))
+    ctx.run(["bpftool", "map", "create", os.path.join(d.pin_path, "procs"), "type", "hash",
+             "key", "4", "value", "4", "entries", "4", "name", "procs"])
+    st = json.loads(ctx.run([ctx.execgate, "status", "-p", d.pin_path, "-j"], check=False).stdout)
+    assert st["procs"] is None, st.get("procs")
+
+
 def test_tasks_of_the_older_layout_carry_over(ctx):
     """A pin directory whose "tasks" has the older 96-byte layout (an
     upgrade): the daemon copies every task's entry into its own map,

@@ -5,7 +5,6 @@
  * counters, the task storage) and say that the daemon is not running.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,36 +23,24 @@
 #include "util/log.h"
 #include "util/paths.h"
 
-/* Whether path holds a pinned link (the view), not a map an older version pinned there. */
-static bool pinned_link(const char *path)
-{
-	char fdpath[64], what[64];
-	ssize_t n;
-	int fd = bpf_obj_get(path);
-
-	if (fd < 0)
-		return false;
-	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	n = readlink(fdpath, what, sizeof(what) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	what[n] = '\0';
-	return !strcmp(what, "anon_inode:bpf_link");
-}
-
-/* The lines of the procs view (one per process, after its header); -1: none pinned. */
+/*
+ * The lines of the procs view (one per process, after its header); -1:
+ * none pinned. Read as an iterator made from the pinned link, which an
+ * older version's map pinned there is not.
+ */
 static long count_procs(const char *pin)
 {
 	char path[PATH_MAX + 16], buf[65536];
 	long n = 0;
 	ssize_t r;
-	int fd;
+	int link, fd;
 
 	snprintf(path, sizeof(path), "%s/" EG_PROCS_PIN, pin);
-	if (!pinned_link(path))
+	link = bpf_obj_get(path);
+	if (link < 0)
 		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = bpf_iter_create(link);
+	close(link);
 	if (fd < 0)
 		return -1;
 	while ((r = read(fd, buf, sizeof(buf))) > 0)

@@ -40,6 +40,7 @@
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/digest.h"
+#include "util/fileid.h"
 #include "util/landlock.h"
 #include "util/log.h"
 
@@ -525,16 +526,10 @@ int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd)
 /* The fd is a seccomp listener: its link names it, and NOTIF_ID_VALID answers ENOENT. */
 static bool is_listener(int fd)
 {
-	char proc[64], target[64];
+	char target[64];
 	uint64_t id = 0;
-	ssize_t n;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, target, sizeof(target) - 1);
-	if (n <= 0)
-		return false;
-	target[n] = '\0';
-	if (strcmp(target, "anon_inode:seccomp notify"))
+	if (eg_fd_link(fd, target, sizeof(target)) < 0 || strcmp(target, "anon_inode:seccomp notify"))
 		return false;
 	eg_random(&id, sizeof(id));
 	return ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) < 0 && errno == ENOENT;

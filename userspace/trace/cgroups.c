@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "trace/cgroups.h"
+#include "util/fileid.h"
 
 int cgroup2_mount(char *buf, size_t len)
 {
@@ -142,7 +143,7 @@ static char *lookup(struct cgroup_cache *c, uint64_t id)
 		struct file_handle fh;
 		uint64_t id;
 	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe }, .id = id };
-	char proc[64], target[PATH_MAX];
+	char target[PATH_MAX];
 	size_t rl = strlen(c->root);
 	ssize_t n;
 	int fd;
@@ -152,12 +153,10 @@ static char *lookup(struct cgroup_cache *c, uint64_t id)
 	fd = open_by_handle_at(c->root_fd, &h.fh, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	n = readlink(proc, target, sizeof(target) - 1);
+	n = eg_fd_link(fd, target, sizeof(target));
 	close(fd);
-	if (n <= 0)
+	if (n < 0)
 		return NULL;
-	target[n] = '\0';
 	if (strncmp(target, c->root, rl))
 		return NULL;
 	return strdup(target[rl] ? target + rl : "/");

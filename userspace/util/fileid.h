@@ -4,12 +4,33 @@
 #define EG_FILEID_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 /* st_dev in the kernel's encoding (MKDEV: major << 20 | minor), what BPF reads from s_dev. */
 static inline uint64_t eg_kdev(uint64_t st_dev)
 {
 	return ((uint64_t)major(st_dev) << 20) | minor(st_dev);
+}
+
+/*
+ * What fd names, as its /proc/self/fd link reads ("/a/file",
+ * "anon_inode:bpf_link", ...), NUL-terminated in buf; its length, or -1
+ * (unreadable, or empty).
+ */
+static inline ssize_t eg_fd_link(int fd, char *buf, size_t len)
+{
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = readlink(proc, buf, len - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
 }
 
 #endif
