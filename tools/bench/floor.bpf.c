@@ -207,3 +207,52 @@ int BPF_PROG(floor_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 	}
 	return 0;
 }
+
+/*
+ * floor -n: a program that does nothing at each hook where execgate runs
+ * at an exec of /bin/true. Their run time is what the kernel costs to run
+ * a program there at all (the call, the statistics' clock reads, a classic
+ * tracepoint's record), which no program body can save: execgate runs at
+ * about 14 such places an exec, the floor at 2 (its fork and exec).
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(nop_prepare_exec)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(nop_fork)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(nop_exec)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(nop_exit)
+{
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_execve")
+int nop_exit_execve(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_execveat")
+int nop_exit_execveat(void *ctx)
+{
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int nop_exit_mmap(void *ctx)
+{
+	return 0;
+}

@@ -12,15 +12,21 @@
  * read to FILE, the records' own bytes, with one write(2). The least that
  * carries a record's facts to a file within the same bounded delay as the
  * daemon's drains: one wakeup and one write per batch, no formatting.
+ *
+ * floor -n: instead of the floor programs, one that does nothing at each
+ * of execgate's hooks (the nop_ programs): what running a program there
+ * costs the kernel at all, whatever it does.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "floor.skel.h"
 
@@ -29,6 +35,27 @@ static char out_buf[1 << 20];
 static size_t out_len;
 static int out_fd = -1;
 static int period_ms = 50;
+
+/* sched_prepare_exec is 6.10+: a type the kernel's BTF has for each tp_btf tracepoint */
+static bool has_prepare_exec(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found = btf && btf__find_by_name(btf, "btf_trace_sched_prepare_exec") >= 0;
+
+	btf__free(btf);
+	return found;
+}
+
+/* -n: the nop_ programs alone; otherwise the floor's alone */
+static void choose_programs(struct floor_bpf *skel, bool nop)
+{
+	struct bpf_program *p;
+
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, !strncmp(bpf_program__name(p), "nop_", 4) == nop);
+	if (nop && !has_prepare_exec())
+		bpf_program__set_autoload(skel->progs.nop_prepare_exec, false);
+}
 
 static int write_out(void)
 {
@@ -70,9 +97,13 @@ int main(int argc, char **argv)
 	struct floor_bpf *skel;
 	sigset_t mask;
 	int err, sfd = -1, ret = 1;
+	bool nop = false;
 
 	for (int i = 1; i < argc; i += 2) {
-		if (i + 1 < argc && !strcmp(argv[i], "-o")) {
+		if (!strcmp(argv[i], "-n")) {
+			nop = true;
+			i--;
+		} else if (i + 1 < argc && !strcmp(argv[i], "-o")) {
 			out_fd = open(argv[i + 1], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
 			if (out_fd < 0) {
 				fprintf(stderr, "floor: %s: %s\n", argv[i + 1], strerror(errno));
@@ -81,7 +112,7 @@ int main(int argc, char **argv)
 		} else if (i + 1 < argc && !strcmp(argv[i], "-t") && atoi(argv[i + 1]) > 0) {
 			period_ms = atoi(argv[i + 1]);
 		} else {
-			fprintf(stderr, "usage: floor [-o FILE] [-t MS]\n");
+			fprintf(stderr, "usage: floor [-n] [-o FILE] [-t MS]\n");
 			return 2;
 		}
 	}
@@ -97,6 +128,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "floor: opening the floor programs: %s\n", strerror(errno));
 		goto cleanup;
 	}
+	choose_programs(skel, nop);
 	err = bpf_map__set_max_entries(skel->maps.floor_scratch, libbpf_num_possible_cpus());
 	if (!err)
 		err = floor_bpf__load(skel);

@@ -169,11 +169,11 @@ def run_spawn(n, workers, interval_us=0, preexec_fn=None):
 
 
 def floor_snapshot():
-    """{name: (run_time_ns, run_cnt)} of the floor's programs."""
+    """{name: (run_time_ns, run_cnt)} of the floor's programs (and of floor -n's)."""
     r = subprocess.run(["bpftool", "-j", "prog", "show"], stdout=subprocess.PIPE, check=True)
     snap = {}
     for p in json.loads(r.stdout):
-        if p.get("name", "").startswith("floor_"):
+        if p.get("name", "").startswith(("floor_", "nop_")):
             t, c = snap.get(p["name"], (0, 0))
             snap[p["name"]] = (t + p.get("run_time_ns", 0), c + p.get("run_cnt", 0))
     return snap
@@ -203,8 +203,8 @@ def start_floor(args=()):
     return proc, errtext
 
 
-def floor_run(n, workers):
-    proc, errtext = start_floor()
+def floor_run(n, workers, args=()):
+    proc, errtext = start_floor(args)
     try:
         time.sleep(0.3)
         p0 = floor_snapshot()
@@ -407,6 +407,33 @@ def record_ages(path, ages, done):
                     ages.append((now - t - int(m.group(2)) / 10 ** len(m.group(2))) * 1e3)
 
 
+# floor -n: an empty program at each hook; the floor's own two are fork and exec
+NOP_FLOOR = ("nop_fork", "nop_exec")
+
+
+def nop_total(run, names=None):
+    return sum(t for n, (t, _) in run["progs"].items() if names is None or n in names)
+
+
+def print_dispatch(nops, runs, floors):
+    """What running a program at all costs at execgate's hooks and at the floor's,
+    and target 1's ratio net of it (the programs' own work), per round."""
+    if not nops:
+        return
+    mine = med([nop_total(x) for x in nops])
+    theirs = med([nop_total(x, NOP_FLOOR) for x in nops])
+    print("  dispatch: an empty program at each of execgate's hooks (floor -n) %.0f ns per exec "
+          "(%.1f runs: %s); at the floor's fork and exec %.0f ns" %
+          (mine, med([sum(c for _, c in x["progs"].values()) for x in nops]),
+           ", ".join("%s %.0f" % (n[4:], med([x["progs"].get(n, (0, 0))[0] for x in nops]))
+                     for n in sorted(nops[0]["progs"])), theirs))
+    net = [(bpf_total(r) - nop_total(x)) / (bpf_total(f) - nop_total(x, NOP_FLOOR))
+           for r, f, x in zip(runs, floors, nops)]
+    print("  net of dispatch (each program's own work): execgate %.0f ns against the floor's %.0f ns, %s" %
+          (med([bpf_total(r) - nop_total(x) for r, x in zip(runs, nops)]),
+           med([bpf_total(f) - nop_total(x, NOP_FLOOR) for f, x in zip(floors, nops)]), spread(net)))
+
+
 def fork_exec(run):
     """A run's handle_fork + handle_exec per exec: what the floor's fork and exec programs match."""
     return sum(run["progs"].get(n, (0, 0))[0] for n in ("handle_fork", "handle_exec"))
@@ -449,10 +476,11 @@ def main():
     ok = True
     try:
         for w in [int(x) for x in a.workers.split()]:
-            floors, runs, judged = [], [], []
+            floors, runs, judged, nops = [], [], [], []
             for _ in range(a.rounds):
                 if not a.no_floor:
                     floors.append(floor_run(a.execs, w))
+                    nops.append(floor_run(a.execs, w, ["-n"]))
                 runs.append(one_run(a.daemon_args, a.execs, w, False))
                 if not a.no_floor:
                     judged.append(one_run(a.daemon_args + rules, a.execs, w, False))
@@ -489,6 +517,7 @@ def main():
                                note="ratio per round: " + spread(ratios)) and ok
                 same = [fork_exec(r) / bpf_total(f) for r, f in zip(runs, floors)]
                 rest = med([bpf_total(r) - fork_exec(r) for r in runs])
+                print_dispatch(nops, runs, floors)
                 print("  like for like: handle_fork + handle_exec against the floor's fork + exec %s; "
                       "the programs with no part in the floor %.0f ns (exit records, the loader's mmap "
                       "watch, failed execs, prepare_exec)" % (spread(same), rest))
