@@ -61,6 +61,12 @@ class Daemon:
         """CPU time of the daemon so far, in ns: process_cpu_ns()."""
         return process_cpu_ns(self.proc.pid)
 
+    def loop_cpu_ns(self):
+        """CPU time of the daemon's main thread so far, in ns: its event loop
+        (the ring buffer's records, the log, the verdicts' join), without
+        the session receivers and workers."""
+        return thread_cpu_ns(self.proc.pid, self.proc.pid)
+
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
@@ -86,6 +92,12 @@ class Cgroup:
             os.rmdir(self.path)
         except OSError:
             pass
+
+
+def thread_cpu_ns(pid, tid):
+    """CPU time of one live thread so far, in ns (its schedstat)."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+        return int(f.read().split()[0])
 
 
 def process_cpu_ns(pid):
