@@ -120,23 +120,41 @@ def test_rules_for_outside_any_context(ctx):
     assert b"rc=0" in r.stdout, r.stdout
 
 
+def waiting_agent(ctx, work, cg, t):
+    """The agent in cgroup cg, and its child shell, which runs the denied program with t (then
+    writes its exit status to work/rc) once a line is written to the fifo: (agent, fifo)."""
+    def join():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write("0")
+    fifo = os.path.join(work, "go")
+    os.mkfifo(fifo)
+    agent = subprocess.Popen([os.path.join(work, "agent"), "-c",
+                              "sh -c 'read x < %s; %s %s; echo $? > %s/rc'; exit 0"
+                              % (fifo, os.path.join(work, "denied"), t, work)], preexec_fn=join)
+    ctx.on_cleanup(agent.kill)
+    return agent, fifo
+
+
+def released_and_killed(d, agent, fifo, work, t, what):
+    """waiting_agent's shell told to go: the denied program is killed in the agent's context
+    (exit status 137), never runs. Its record."""
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    agent.wait(timeout=20)
+    e = wait_mark_or_kill(d, t)
+    assert not marks(t), "the denied program ran in an agent " + what
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+    with open(os.path.join(work, "rc")) as f:
+        assert f.read().strip() == str(128 + 9)
+    return e
+
+
 def test_a_context_started_before_the_daemon(ctx):
     """An agent already running when the daemon starts is in its context from its next exec."""
     work = agent_files(ctx)
     rel, cg, _ = ctx.cgroup()
     t = "early-" + token()
-    denied = os.path.join(work, "denied")
-
-    def join():
-        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
-            f.write("0")
-    # the agent and its child shell start now; the child runs the program only once told
-    fifo = os.path.join(work, "go")
-    os.mkfifo(fifo)
-    agent = subprocess.Popen([os.path.join(work, "agent"), "-c",
-                              "sh -c 'read x < %s; %s %s; echo $? > %s/rc'; exit 0" % (fifo, denied, t, work)],
-                             preexec_fn=join)
-    ctx.on_cleanup(agent.kill)
+    agent, fifo = waiting_agent(ctx, work, cg, t)
     time.sleep(0.3)
     pf = write(ctx, ctx_policy(work))
     d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
@@ -144,15 +162,29 @@ def test_a_context_started_before_the_daemon(ctx):
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     seeded = d.events()[0]["seeded"]
     assert seeded["contexts"] >= 2, seeded   # the agent and its shell
-    with open(fifo, "w") as f:
-        f.write("go\n")
-    agent.wait(timeout=20)
-    e = wait_mark_or_kill(d, t)
-    assert not marks(t), "the denied program ran in an agent started before the daemon"
-    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+    e = released_and_killed(d, agent, fifo, work, t, "started before the daemon")
     assert e["context"]["inferred"] is True and e["context"]["identity_exec_id"] is None, e
-    with open(os.path.join(work, "rc")) as f:
-        assert f.read().strip() == str(128 + 9)
+
+
+def test_a_context_for_an_agent_the_kernel_knew_already(ctx):
+    """An agent started under a daemon with no contexts is in its context once a daemon with the
+    policy takes over (its task storage kept: the context is written into it, in the kernel)."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    t = "known-" + token()
+    pin = "/sys/fs/bpf/egtest-known-%d" % os.getpid()
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", pin],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d1 = ctx.daemon(pin_path=pin)
+    agent, fifo = waiting_agent(ctx, work, cg, t)
+    eg.wait_until(lambda: agent.pid in eg.procs_view(pin), what="the agent in the procs view")
+    assert d1.stop() == 0
+    pf = write(ctx, ctx_policy(work))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin)
+    start = d.events()[0]
+    assert start.get("tasks_reused") is True, start
+    assert start["seeded"]["contexts"] >= 2 and start["seeded"]["failed"] == 0, start["seeded"]
+    released_and_killed(d, agent, fifo, work, t, "the kernel knew before the policy")
 
 
 def test_max_consecutive_shells(ctx):

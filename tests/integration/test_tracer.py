@@ -471,6 +471,39 @@ def test_depth_map_set_through_pidfd(ctx):
     assert wait_execs(d, tok)[0]["depth"] == 42
 
 
+
+def test_set_depth_keeps_an_exec_made_meanwhile(ctx):
+    """`execgate task --set-depth` changes the depth and its flag alone: an exec the process makes
+    while the command runs keeps its exec id. A lookup, a change and a map update from user space
+    put back the image before, and with it flags the exec set (a loader's mapping still to judge)."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    d = ctx.daemon()
+    work = ctx.tmpdir()
+    fifo = os.path.join(work, "go")
+    os.mkfifo(fifo)
+    tok = token()
+    p = subprocess.Popen(["/bin/sh", "-c", "read x < %s; exec /bin/sh -c 'sleep 30' %s" % (fifo, tok)])
+    ctx.on_cleanup(p.kill)
+    eg.wait_until(lambda: p.pid in eg.procs_view(d.pin_path), what="the shell in the procs view")
+    mark = os.path.join(work, "stalled")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf_update"), EG_STALL_MARK=mark)
+    cmd = subprocess.Popen([ctx.execgate, "task", str(p.pid), "--set-depth", "7", "--pin-path", d.pin_path],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # the command waits at its first map update; the shell execs meanwhile
+    eg.wait_until(lambda: os.path.exists(mark), what="the command's map update")
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    e = wait_execs(d, tok)[0]
+    os.unlink(mark)
+    out, err = cmd.communicate(timeout=20)
+    assert cmd.returncode == 0, err
+    row = eg.procs_view(d.pin_path).get(p.pid)
+    assert row, "the shell left the procs view: its storage was put back to the image before the exec"
+    assert "%d:%d" % (p.pid, row["exec_ktime"]) == e["exec_id"], (row, e["exec_id"])
+    assert row["depth"] == 7, row
+
+
 # ---- failed execs ---------------------------------------------------------
 
 def test_exec_failed_enoent_from_path_search(ctx):

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "execgate.h"
 #include "migrate.skel.h"
+#include "trace/iter.h"
 #include "trace/migrate.h"
 
 bool tasks_old_layout(int fd)
@@ -28,10 +29,7 @@ bool tasks_old_layout(int fd)
 int tasks_migrate(int old_fd, int new_fd, struct tasks_migrated *ret)
 {
 	struct migrate_bpf *skel;
-	struct bpf_link *link = NULL;
-	char buf[256];
-	int err, it = -1;
-	ssize_t n;
+	int err;
 
 	skel = migrate_bpf__open();
 	if (!skel)
@@ -43,30 +41,13 @@ int tasks_migrate(int old_fd, int new_fd, struct tasks_migrated *ret)
 		err = migrate_bpf__load(skel);
 	if (err)
 		goto out;
-	link = bpf_program__attach_iter(skel->progs.migrate_tasks, NULL);
-	if (!link) {
-		err = -errno;
+	err = iter_run_once(skel->progs.migrate_tasks);
+	if (err)
 		goto out;
-	}
-	it = bpf_iter_create(bpf_link__fd(link));
-	if (it < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* the program prints nothing: each read runs it over the next tasks */
-	while ((n = read(it, buf, sizeof(buf))) > 0)
-		;
-	if (n < 0) {
-		err = -errno;
-		goto out;
-	}
 	ret->copied = skel->bss->copied;
 	ret->newer = skel->bss->newer;
 	ret->failed = skel->bss->failed;
 out:
-	if (it >= 0)
-		close(it);
-	bpf_link__destroy(link);
 	migrate_bpf__destroy(skel);
 	return err;
 }

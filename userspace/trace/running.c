@@ -31,10 +31,12 @@
 #include <bpf/bpf.h>
 #include "execgate.h"
 #include "trace/running.h"
+#include "trace/seed.h"
 #include "util/fileid.h"
 
 #define SEED_MAX_PROCS	(1u << 20)
 #define SEED_ARGV_MAX	(64u << 10)
+#define SEED_ROUNDS	3		/* a context lost to an exec is asked again */
 
 struct sproc {
 	pid_t pid, ppid;
@@ -272,10 +274,49 @@ static int scan(struct seeder *s)
 	return 0;
 }
 
+/*
+ * The contexts of processes the kernel knows already, made in the kernel
+ * (bpf/seed.bpf.c: a map update would put back what an exec meanwhile
+ * wrote). An exec that read the task's storage before the change and
+ * writes it back after loses it: looked at again, and asked again.
+ */
+static int seed_contexts(int map_fd, struct task_seed *v, size_t n, struct seed_stats *ret)
+{
+	size_t i, m;
+	int round, err;
+
+	for (round = 0; n && round < SEED_ROUNDS; round++) {
+		err = tasks_seed_apply(map_fd, v, n);
+		if (err) {
+			ret->failed += n;
+			return err;
+		}
+		for (i = m = 0; i < n; i++) {
+			struct eg_task t;
+			int fd;
+
+			if (v[i].s.result != EG_SEED_DONE)
+				continue;	/* gone, or no storage: as a process that left */
+			fd = pidfd_of(v[i].tid);
+			if (fd < 0)
+				continue;
+			if (!bpf_map_lookup_elem(map_fd, &fd, &t) && !t.context)
+				v[m++] = v[i];		/* lost to an exec: again */
+			else
+				ret->contexts++;
+			close(fd);
+		}
+		n = m;
+	}
+	ret->failed += n;
+	return 0;
+}
+
 int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 {
 	struct seeder s = { .map_fd = map_fd, .p = p };
-	size_t i;
+	struct task_seed *seeds = NULL;
+	size_t i, nseeds = 0;
 	int err;
 
 	memset(ret, 0, sizeof(*ret));
@@ -286,6 +327,11 @@ int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 	err = scan(&s);
 	if (err)
 		goto out;
+	seeds = calloc(s.n ? s.n : 1, sizeof(*seeds));
+	if (!seeds) {
+		err = -ENOMEM;
+		goto out;
+	}
 	/* what the kernel knows */
 	for (i = 0; i < s.n; i++) {
 		int fd = pidfd_of(s.v[i].pid);
@@ -311,19 +357,14 @@ int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 		if (fd < 0)
 			continue;	/* gone since */
 		if (pr->known) {
-			/* a known task: its context only, on what the kernel has now */
-			if (bpf_map_lookup_elem(map_fd, &fd, &t) || t.context) {
-				close(fd);
-				continue;
-			}
-			t.context = pr->ctx;
-			t.context_depth = pr->ctx_depth;
-			t.context_ktime = 0;
-			t.context_tgid = (uint32_t)pr->ctx_pid;
-			if (bpf_map_update_elem(map_fd, &fd, &t, BPF_EXIST))
-				ret->failed++;
-			else
-				ret->contexts++;
+			/* a known task: its context only, made in the kernel below */
+			close(fd);
+			seeds[nseeds].tid = pr->pid;
+			seeds[nseeds].s = (struct eg_seed){ .op = EG_SEED_CONTEXT, .context = pr->ctx,
+							    .context_depth = pr->ctx_depth,
+							    .context_tgid = (uint32_t)pr->ctx_pid };
+			nseeds++;
+			continue;
 		} else {
 			t = pr->t;
 			if (pr->ctx) {
@@ -343,7 +384,9 @@ int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 		}
 		close(fd);
 	}
+	err = seed_contexts(map_fd, seeds, nseeds, ret);
 out:
+	free(seeds);
 	free(s.v);
 	free(s.buf);
 	return err;

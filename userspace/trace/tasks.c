@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "execgate.h"
+#include "trace/seed.h"
 #include "trace/tasks.h"
 #include "util/paths.h"
 
@@ -38,22 +39,18 @@ int task_get(int map_fd, pid_t pid, struct eg_task *ret)
 
 int task_set_depth(int map_fd, pid_t pid, int depth)
 {
-	struct eg_task t = {};
-	int pidfd = syscall(SYS_pidfd_open, pid, 0), err = 0;
+	struct task_seed v = { .tid = pid, .s = { .op = EG_SEED_DEPTH, .depth = depth } };
+	int pidfd = syscall(SYS_pidfd_open, pid, 0), err;
 
+	/* a process (its leader), as before: a thread's id is refused */
 	if (pidfd < 0)
 		return -errno;
-	/* keep the session and exec id; only the depth changes */
-	if (bpf_map_lookup_elem(map_fd, &pidfd, &t) && errno != ENOENT) {
-		err = -errno;
-		goto out;
-	}
-	t.depth = depth;
-	t.flags = (t.flags & ~(EG_TASK_PENDING | EG_TASK_PENDING_AT)) | EG_TASK_KNOWN |
-		  EG_TASK_DEPTH_KNOWN;
-	if (bpf_map_update_elem(map_fd, &pidfd, &t, BPF_ANY))
-		err = -errno;
-out:
 	close(pidfd);
-	return err;
+	/* in the kernel: a map update would put back what an exec meanwhile wrote (bpf/seed.bpf.c) */
+	err = tasks_seed_apply(map_fd, &v, 1);
+	if (err)
+		return err;
+	if (v.s.result == EG_SEED_DONE)
+		return 0;
+	return v.s.result ? -ENOMEM : -ESRCH;
 }

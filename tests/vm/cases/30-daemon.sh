@@ -64,6 +64,14 @@ row=$(printf '%s\n' "$view" | awk -v p="$sp" '$1 == p')
 set -- $row
 [ "$1" = "$sp" ] && [ "$2" = "$depth" ] && [ "${11}" = "sleep" ] ||
 	fail "the procs view's line for sleep $sp (depth $depth): '$row'"
+# execgate task --set-depth on 6.1: made by a task iterator (bpf/seed.bpf.c),
+# the depth alone; the exec id stays the image's.
+ktime=$6
+"$EG" task "$sp" --set-depth 9 || fail "execgate task $sp --set-depth 9 failed"
+row=$(awk -v p="$sp" '$1 == p' /sys/fs/bpf/execgate/procs)
+set -- $row
+[ "$2" = 9 ] && [ "$6" = "$ktime" ] ||
+	fail "after --set-depth 9 the procs view's line for sleep $sp (exec id $ktime): '$row'"
 kill "$sp"; wait "$sp" 2>/dev/null
 
 # Audit only: the daemon traces, it blocks nothing (and expect_eperm, which
