@@ -247,25 +247,29 @@ _Static_assert(sizeof(struct eg_task) == 104, "eg_task is ABI");
 #define EG_TASK_V1_SIZE		96	/* a pinned "tasks" of this size is copied over (bpf/migrate.bpf.c) */
 
 /*
- * A change user space asks of a running task's storage (map "seeds" of
- * bpf/seed.bpf.c, keyed by thread id): made in the kernel, field by field,
- * so that nothing the task's own programs write meanwhile is put back.
+ * A change user space asks of a running process's task storage (its
+ * leader's), made by bpf/seed.bpf.c in the kernel, field by field, so that
+ * nothing the task's own programs write meanwhile is put back.
  */
-#define EG_SEEDS_MAX		65536	/* changes in one run */
 #define EG_SEED_CONTEXT		1	/* the agent context, where it has none */
-#define EG_SEED_DEPTH		2	/* the depth, made absolute (made if missing) */
+#define EG_SEED_DEPTH		2	/* the depth, made absolute (the storage made if missing) */
+#define EG_SEED_SESSION		3	/* the session id of a launcher, still the image looked at */
 #define EG_SEED_DONE		1	/* result: made (or a context was there already) */
-#define EG_SEED_NO_STORAGE	2	/* result: the task has no storage (EG_SEED_CONTEXT) */
+#define EG_SEED_NO_STORAGE	2	/* result: no storage (the kernel made none) */
+#define EG_SEED_CHANGED		3	/* result: EG_SEED_SESSION: not a launcher, or another image now */
 
 struct eg_seed {
 	__u32 op;		/* EG_SEED_* */
-	__u32 result;		/* 0: the task was not found; EG_SEED_DONE, EG_SEED_NO_STORAGE */
+	__u32 result;		/* 0: the process was not found; EG_SEED_DONE, _NO_STORAGE, _CHANGED */
 	__u32 context;
 	__s32 context_depth;
 	__u32 context_tgid;
 	__s32 depth;
+	__u32 session;
+	__u32 pad;
+	__u64 exec_ktime;	/* EG_SEED_SESSION: the launcher's exec id, as looked up */
 };
-_Static_assert(sizeof(struct eg_seed) == 24, "eg_seed is ABI");
+_Static_assert(sizeof(struct eg_seed) == 40, "eg_seed is ABI");
 
 /*
  * The procs view (PIN/procs, a task iterator): its header line; then one

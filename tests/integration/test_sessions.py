@@ -1308,6 +1308,37 @@ def test_policy_on_a_stalled_file_system_stalls_nobody(ctx):
     assert r.stdout.decode().strip() == "fine", r.stderr
 
 
+
+def test_a_launcher_that_execs_while_it_is_answered_gets_no_session(ctx):
+    """A launcher is the caller's code (LD_PRELOAD reaches it): one that asks for a session and
+    execs while the daemon answers gets none. Its session id is written in the kernel only while it
+    is still the image the daemon looked at; a lookup and update from user space would have put
+    the launcher's image back over the one it exec'd, flags and all, with the session."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    work = ctx.tmpdir()
+    arm, mark = os.path.join(work, "arm"), os.path.join(work, "stalled")
+    denv = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark,
+                EG_STALL_ARM=arm)
+    d = ctx.daemon(env=denv)
+    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
+    sock = json.loads(open(d.output).readline())["socket"]
+    reply, started = os.path.join(work, "reply"), os.path.join(work, "started")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_launcher_execs"), EG_TEST_SOCKET=sock,
+               EG_STALL_MARK=mark, EG_TEST_AFTER=": > %s; head -n 1 <&3 > %s" % (started, reply))
+    open(arm, "w").close()
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "true"], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(p.kill)
+    # the daemon stops before it marks the session; the launcher execs the shell meanwhile
+    eg.wait_until(lambda: os.path.exists(mark), what="the daemon at the session's mark")
+    eg.wait_until(lambda: os.path.exists(started), what="the launcher's exec of the shell")
+    os.unlink(mark)
+    p.communicate(timeout=20)
+    r = json.loads(open(reply).read())
+    assert r["ok"] is False and "no longer a launcher" in r["error"], r
+
+
 # ---- stacking ---------------------------------------------------------------------
 
 # Run inside a session: asks the daemon through a connection whose connecting

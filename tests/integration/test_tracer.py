@@ -483,13 +483,17 @@ def test_set_depth_keeps_an_exec_made_meanwhile(ctx):
     fifo = os.path.join(work, "go")
     os.mkfifo(fifo)
     tok = token()
-    p = subprocess.Popen(["/bin/sh", "-c", "read x < %s; exec /bin/sh -c 'sleep 30' %s" % (fifo, tok)])
-    ctx.on_cleanup(p.kill)
+    # "sleep 30; :": the second shell forks sleep (bash would exec a lone command in place)
+    p = subprocess.Popen(["/bin/sh", "-c", "read x < %s; exec /bin/sh -c 'sleep 30; :' %s" % (fifo, tok)],
+                         start_new_session=True)
+    ctx.on_cleanup(lambda: os.killpg(p.pid, signal.SIGKILL))
     eg.wait_until(lambda: p.pid in eg.procs_view(d.pin_path), what="the shell in the procs view")
     mark = os.path.join(work, "stalled")
-    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf_update"), EG_STALL_MARK=mark)
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark)
     cmd = subprocess.Popen([ctx.execgate, "task", str(p.pid), "--set-depth", "7", "--pin-path", d.pin_path],
                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(cmd.kill)
+    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
     # the command waits at its first map update; the shell execs meanwhile
     eg.wait_until(lambda: os.path.exists(mark), what="the command's map update")
     with open(fifo, "w") as f:

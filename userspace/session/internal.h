@@ -144,6 +144,7 @@ struct eg_offload;
 struct eg_teller;
 struct eg_receiver;
 struct eg_facts_prog;
+struct task_seeder;
 
 struct eg_sessions {
 	struct eg_sessions_opts o;
@@ -157,6 +158,7 @@ struct eg_sessions {
 	size_t notif_size;		/* the kernel's struct seccomp_notif (notif_new) */
 	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
 	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
+	struct task_seeder *seeder;	/* a launcher's session id written (NULL: sessions refused) */
 	struct eg_session *list;
 	unsigned int nsessions;
 	int landlock_abi;		/* the kernel's, probed once */
@@ -287,7 +289,8 @@ int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd);
 
 /* registry.c */
 /* Writes the session id into the task storage of pid's thread group (the launcher, as it waits). */
-int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id);
+/* The session id of launcher pid, still the image of exec id exec_ktime (else -ESTALE). */
+int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exec_ktime);
 struct eg_session *session_find(struct eg_sessions *s, uint32_t id);
 void session_put(struct eg_sessions *s, struct eg_session *se);
 void session_end(struct eg_sessions *s, struct eg_session *se, const char *why);

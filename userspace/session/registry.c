@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include "ctl/server.h"
 #include "session/internal.h"
+#include "trace/seed.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/strv.h"
@@ -47,23 +48,31 @@ int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_t
 	return rc;
 }
 
-/* The launcher waits for our answer: nothing else writes its storage now. */
-int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id)
+/*
+ * The session id alone, written in the kernel (bpf/seed.bpf.c): only if
+ * the process is still the launcher image looked at (exec_ktime). A map
+ * update from here would put back the whole value as it was looked up,
+ * and a launcher is the caller's code (LD_PRELOAD reaches it): an exec
+ * made meanwhile would lose the flags it set, such as a loader's first
+ * mapping still to judge.
+ */
+int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exec_ktime)
 {
-	struct eg_task t;
-	int fd = pidfd_of(pid, false), rc = 0;
+	struct eg_seed seed = { .op = EG_SEED_SESSION, .session = id, .exec_ktime = exec_ktime };
+	int fd, rc;
 
+	if (!s->seeder)
+		return -EOPNOTSUPP;
+	fd = pidfd_of(pid, false);
 	if (fd < 0)
 		return fd;
-	if (bpf_map_lookup_elem(s->o.tasks_fd, &fd, &t)) {
-		rc = -errno;
-	} else {
-		t.session = id;
-		if (bpf_map_update_elem(s->o.tasks_fd, &fd, &t, BPF_EXIST))
-			rc = -errno;
-	}
+	rc = task_seeder_apply(s->seeder, fd, &seed);
 	close(fd);
-	return rc;
+	if (rc)
+		return rc;
+	if (seed.result == EG_SEED_DONE)
+		return 0;
+	return seed.result == EG_SEED_CHANGED ? -ESTALE : seed.result ? -ENOENT : -ESRCH;
 }
 
 /*

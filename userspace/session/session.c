@@ -417,11 +417,15 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 	se->listener = -1;
 	se->started_ns = eg_mono_ns();
 	se->refs = 1;
-	rc = task_set_session(s, peer->pid, se->id);
+	rc = task_set_session(s, peer->pid, se->id, t.exec_ktime);
 	if (rc) {
 		session_put(s, se);
-		ctl_reply_err(c, "session_open: cannot mark pid %d as a session member: %s", (int)peer->pid,
-			      strerror(-rc));
+		if (rc == -ESTALE)
+			ctl_reply_err(c, "session_open: pid %d exec'd since it asked: it is no longer a launcher",
+				      (int)peer->pid);
+		else
+			ctl_reply_err(c, "session_open: cannot mark pid %d as a session member: %s",
+				      (int)peer->pid, strerror(-rc));
 		return 0;
 	}
 	/* inside a session the outer listener traps everything already: one filter chain, one listener */

@@ -26,6 +26,7 @@
 #include "loop/loop.h"
 #include "events/meta.h"
 #include "session/internal.h"
+#include "trace/seed.h"
 #include "util/clock.h"
 #include "util/fileid.h"
 #include "util/log.h"
@@ -76,6 +77,11 @@ int supervisor_init(struct eg_sessions *s)
 	if (err)
 		p_dbg("session: the facts program cannot serve here (%s): pidfds and /proc instead",
 		      strerror(-err));
+	/* a launcher's session id, written in the kernel: without it no session opens */
+	err = task_seeder_open(s->o.tasks_fd, &s->seeder);
+	if (err)
+		p_warn("session: cannot load the program that marks a launcher's session (%s): "
+		       "sessions are refused", strerror(-err));
 	s->flow.take = request_take;
 	s->flow.finish = request_finish;
 	s->flow.refuse_early = request_refuse_early;
@@ -91,6 +97,8 @@ void supervisor_fini(struct eg_sessions *s)
 	offload_fini(s);
 	facts_close(s->facts);
 	s->facts = NULL;
+	task_seeder_close(s->seeder);
+	s->seeder = NULL;
 	tell_fini(s);
 	roots_close(&s->roots);
 }

@@ -4,14 +4,15 @@
 #include <bpf/bpf.h>
 #include "trace/iter.h"
 
-int iter_run_once(struct bpf_program *prog)
+int iter_run_once(struct bpf_program *prog, union bpf_iter_link_info *li)
 {
+	DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = li, .link_info_len = li ? sizeof(*li) : 0);
 	struct bpf_link *link;
 	char buf[256];
 	int err = 0, it;
 	ssize_t n;
 
-	link = bpf_program__attach_iter(prog, NULL);
+	link = bpf_program__attach_iter(prog, &opts);
 	if (!link)
 		return -errno;
 	it = bpf_iter_create(bpf_link__fd(link));

@@ -5,7 +5,10 @@
 
 #include <bpf/libbpf.h>
 
-/* Attaches prog, reads its iterator to the end (each read runs it over the next tasks), detaches. 0 or -errno. */
-int iter_run_once(struct bpf_program *prog);
+/*
+ * Attaches prog (on what li names; NULL: every task), reads its iterator
+ * to the end (each read runs it over the next tasks), detaches. 0 or -errno.
+ */
+int iter_run_once(struct bpf_program *prog, union bpf_iter_link_info *li);
 
 #endif

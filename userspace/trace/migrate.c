@@ -41,7 +41,7 @@ int tasks_migrate(int old_fd, int new_fd, struct tasks_migrated *ret)
 		err = migrate_bpf__load(skel);
 	if (err)
 		goto out;
-	err = iter_run_once(skel->progs.migrate_tasks);
+	err = iter_run_once(skel->progs.migrate_tasks, NULL);
 	if (err)
 		goto out;
 	ret->copied = skel->bss->copied;

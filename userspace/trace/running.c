@@ -280,42 +280,63 @@ static int scan(struct seeder *s)
  * wrote). An exec that read the task's storage before the change and
  * writes it back after loses it: looked at again, and asked again.
  */
-static int seed_contexts(int map_fd, struct task_seed *v, size_t n, struct seed_stats *ret)
+struct seed_ctx {
+	pid_t pid;
+	uint32_t ctx, ctx_tgid;
+	int32_t ctx_depth;
+};
+
+static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct seed_stats *ret)
 {
-	size_t i, m;
-	int round, err;
+	struct task_seeder *sd;
+	size_t i;
+	int err = 0;
 
-	for (round = 0; n && round < SEED_ROUNDS; round++) {
-		err = tasks_seed_apply(map_fd, v, n);
-		if (err) {
-			ret->failed += n;
-			return err;
-		}
-		for (i = m = 0; i < n; i++) {
-			struct eg_task t;
-			int fd;
-
-			if (v[i].s.result != EG_SEED_DONE)
-				continue;	/* gone, or no storage: as a process that left */
-			fd = pidfd_of(v[i].tid);
-			if (fd < 0)
-				continue;
-			if (!bpf_map_lookup_elem(map_fd, &fd, &t) && !t.context)
-				v[m++] = v[i];		/* lost to an exec: again */
-			else
-				ret->contexts++;
-			close(fd);
-		}
-		n = m;
+	if (!n)
+		return 0;
+	err = task_seeder_open(map_fd, &sd);
+	if (err) {
+		ret->failed += n;
+		return err;
 	}
-	ret->failed += n;
-	return 0;
+	for (i = 0; i < n; i++) {
+		int fd = pidfd_of(v[i].pid), round;
+		bool done = false, gone = false;
+
+		if (fd < 0)
+			continue;	/* gone since */
+		for (round = 0; round < SEED_ROUNDS && !done; round++) {
+			struct eg_seed s = { .op = EG_SEED_CONTEXT, .context = v[i].ctx,
+					     .context_depth = v[i].ctx_depth, .context_tgid = v[i].ctx_tgid };
+			struct eg_task t;
+
+			err = task_seeder_apply(sd, fd, &s);
+			if (err)
+				break;
+			gone = !s.result;
+			if (s.result != EG_SEED_DONE)
+				break;
+			/* else lost to an exec that read the storage before and wrote it after: again */
+			done = !bpf_map_lookup_elem(map_fd, &fd, &t) && t.context;
+		}
+		close(fd);
+		if (err) {
+			ret->failed += n - i;
+			break;
+		}
+		if (done)
+			ret->contexts++;
+		else if (!gone)
+			ret->failed++;
+	}
+	task_seeder_close(sd);
+	return err;
 }
 
 int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 {
 	struct seeder s = { .map_fd = map_fd, .p = p };
-	struct task_seed *seeds = NULL;
+	struct seed_ctx *seeds = NULL;
 	size_t i, nseeds = 0;
 	int err;
 
@@ -359,11 +380,9 @@ int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 		if (pr->known) {
 			/* a known task: its context only, made in the kernel below */
 			close(fd);
-			seeds[nseeds].tid = pr->pid;
-			seeds[nseeds].s = (struct eg_seed){ .op = EG_SEED_CONTEXT, .context = pr->ctx,
-							    .context_depth = pr->ctx_depth,
-							    .context_tgid = (uint32_t)pr->ctx_pid };
-			nseeds++;
+			seeds[nseeds++] = (struct seed_ctx){ .pid = pr->pid, .ctx = pr->ctx,
+							     .ctx_tgid = (uint32_t)pr->ctx_pid,
+							     .ctx_depth = pr->ctx_depth };
 			continue;
 		} else {
 			t = pr->t;

@@ -1,67 +1,103 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Changes to running tasks' storage asked from user space, made by a task
- * iterator in the kernel (bpf/seed.bpf.c says why not by a map update):
- * the changes go into a hash map keyed by thread id, one read of the
- * iterator makes them, and each entry's result is read back.
+ * Changes to a running process's task storage asked from user space, made
+ * by a task iterator in the kernel (bpf/seed.bpf.c says why not by a map
+ * update). The change goes into the program's .bss through its mapping;
+ * each run is an iterator link on the one process a pidfd names, so the
+ * pid namespace the daemon lives in does not matter, and the run visits
+ * that process's threads alone.
  */
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "execgate.h"
 #include "seed.skel.h"
 #include "trace/iter.h"
 #include "trace/seed.h"
 
-static int apply(int tasks_fd, struct task_seed *v, size_t n)
-{
+#define DEPTH_ROUNDS	3	/* a depth undone by an exec meanwhile is asked again */
+
+struct task_seeder {
 	struct seed_bpf *skel;
-	size_t i;
+};
+
+int task_seeder_open(int tasks_fd, struct task_seeder **ret)
+{
+	struct task_seeder *sd = calloc(1, sizeof(*sd));
 	int err;
 
-	skel = seed_bpf__open();
-	if (!skel)
-		return -errno;
-	err = bpf_map__set_max_entries(skel->maps.seeds, (__u32)n);
-	if (!err)
-		err = bpf_map__reuse_fd(skel->maps.tasks, tasks_fd);
-	if (!err)
-		err = seed_bpf__load(skel);
-	if (err)
-		goto out;
-	for (i = 0; i < n; i++) {
-		__u32 tid = (__u32)v[i].tid;
-
-		v[i].s.result = 0;
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.seeds), &tid, &v[i].s, BPF_ANY)) {
-			err = -errno;
-			goto out;
-		}
+	if (!sd)
+		return -ENOMEM;
+	sd->skel = seed_bpf__open();
+	if (!sd->skel) {
+		err = -errno;
+		free(sd);
+		return err;
 	}
-	err = iter_run_once(skel->progs.seed_tasks);
-	if (err)
-		goto out;
-	for (i = 0; i < n; i++) {
-		__u32 tid = (__u32)v[i].tid;
-		struct eg_seed s;
-
-		if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.seeds), &tid, &s))
-			v[i].s.result = s.result;
+	err = bpf_map__reuse_fd(sd->skel->maps.tasks, tasks_fd);
+	if (!err)
+		err = seed_bpf__load(sd->skel);
+	if (err) {
+		task_seeder_close(sd);
+		return err;
 	}
-out:
-	seed_bpf__destroy(skel);
-	return err;
+	*ret = sd;
+	return 0;
 }
 
-int tasks_seed_apply(int tasks_fd, struct task_seed *v, size_t n)
+void task_seeder_close(struct task_seeder *sd)
 {
-	size_t off, m;
+	if (!sd)
+		return;
+	seed_bpf__destroy(sd->skel);
+	free(sd);
+}
+
+int task_seeder_apply(struct task_seeder *sd, int pidfd, struct eg_seed *s)
+{
+	union bpf_iter_link_info li = { .task.pid_fd = (__u32)pidfd };
 	int err;
 
-	for (off = 0; off < n; off += m) {
-		m = n - off < EG_SEEDS_MAX ? n - off : EG_SEEDS_MAX;
-		err = apply(tasks_fd, v + off, m);
-		if (err)
-			return err;
-	}
+	s->result = 0;
+	sd->skel->bss->req = *s;
+	err = iter_run_once(sd->skel->progs.seed_task, &li);
+	if (err)
+		return err;
+	s->result = sd->skel->bss->req.result;
 	return 0;
+}
+
+int task_seeder_set_depth(struct task_seeder *sd, int tasks_fd, pid_t pid, int depth)
+{
+	int pidfd = syscall(SYS_pidfd_open, pid, 0), round, err = -EAGAIN;
+
+	/* a process (its leader): a thread's id is refused */
+	if (pidfd < 0)
+		return -errno;
+	for (round = 0; round < DEPTH_ROUNDS; round++) {
+		struct eg_seed s = { .op = EG_SEED_DEPTH, .depth = depth };
+		struct eg_task before = {}, after;
+
+		if (bpf_map_lookup_elem(tasks_fd, &pidfd, &before) && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		err = task_seeder_apply(sd, pidfd, &s);
+		if (err)
+			break;
+		if (s.result != EG_SEED_DONE) {
+			err = s.result ? -ENOMEM : -ESRCH;
+			break;
+		}
+		/* an exec that read the storage before and wrote it after undid it: again */
+		if (!bpf_map_lookup_elem(tasks_fd, &pidfd, &after) && (after.flags & EG_TASK_DEPTH_KNOWN) &&
+		    (after.depth == depth || after.exec_ktime != before.exec_ktime))
+			break;
+		err = -EAGAIN;
+	}
+	close(pidfd);
+	return err;
 }

@@ -39,18 +39,14 @@ int task_get(int map_fd, pid_t pid, struct eg_task *ret)
 
 int task_set_depth(int map_fd, pid_t pid, int depth)
 {
-	struct task_seed v = { .tid = pid, .s = { .op = EG_SEED_DEPTH, .depth = depth } };
-	int pidfd = syscall(SYS_pidfd_open, pid, 0), err;
+	struct task_seeder *sd;
+	int err;
 
-	/* a process (its leader), as before: a thread's id is refused */
-	if (pidfd < 0)
-		return -errno;
-	close(pidfd);
 	/* in the kernel: a map update would put back what an exec meanwhile wrote (bpf/seed.bpf.c) */
-	err = tasks_seed_apply(map_fd, &v, 1);
+	err = task_seeder_open(map_fd, &sd);
 	if (err)
 		return err;
-	if (v.s.result == EG_SEED_DONE)
-		return 0;
-	return v.s.result ? -ENOMEM : -ESRCH;
+	err = task_seeder_set_depth(sd, map_fd, pid, depth);
+	task_seeder_close(sd);
+	return err;
 }
