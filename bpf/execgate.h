@@ -248,28 +248,28 @@ _Static_assert(sizeof(struct eg_task) == 104, "eg_task is ABI");
 
 /*
  * A change user space asks of a running process's task storage (its
- * leader's), made by bpf/seed.bpf.c in the kernel, field by field, so that
+ * leader's), made by bpf/amend.bpf.c in the kernel, field by field, so that
  * nothing the task's own programs write meanwhile is put back.
  */
-#define EG_SEED_CONTEXT		1	/* the agent context, where it has none */
-#define EG_SEED_DEPTH		2	/* the depth, made absolute (the storage made if missing) */
-#define EG_SEED_SESSION		3	/* the session id of a launcher, still the image looked at */
-#define EG_SEED_DONE		1	/* result: made (or a context was there already) */
-#define EG_SEED_NO_STORAGE	2	/* result: no storage (the kernel made none) */
-#define EG_SEED_CHANGED		3	/* result: EG_SEED_SESSION: not a launcher, or another image now */
+#define EG_AMEND_CONTEXT		1	/* the agent context, where it has none */
+#define EG_AMEND_DEPTH		2	/* the depth, made absolute (the storage made if missing) */
+#define EG_AMEND_SESSION		3	/* the session id of a launcher, still the image looked at */
+#define EG_AMEND_DONE		1	/* result: made (or a context was there already) */
+#define EG_AMEND_NO_STORAGE	2	/* result: no storage (the kernel made none) */
+#define EG_AMEND_CHANGED		3	/* result: another image now (or, EG_AMEND_SESSION, not a launcher) */
 
-struct eg_seed {
-	__u32 op;		/* EG_SEED_* */
-	__u32 result;		/* 0: the process was not found; EG_SEED_DONE, _NO_STORAGE, _CHANGED */
+struct eg_amend {
+	__u32 op;		/* EG_AMEND_* */
+	__u32 result;		/* 0: the process was not found; EG_AMEND_DONE, _NO_STORAGE, _CHANGED */
 	__u32 context;
 	__s32 context_depth;
 	__u32 context_tgid;
 	__s32 depth;
 	__u32 session;
-	__u32 pad;
-	__u64 exec_ktime;	/* EG_SEED_SESSION: the launcher's exec id, as looked up */
+	__u32 tid;		/* a walk over every task (kernels before 6.1): the leader's id */
+	__u64 exec_ktime;	/* the image's exec id, as looked up (0: any; EG_AMEND_SESSION: always) */
 };
-_Static_assert(sizeof(struct eg_seed) == 40, "eg_seed is ABI");
+_Static_assert(sizeof(struct eg_amend) == 40, "eg_amend is ABI");
 
 /*
  * The procs view (PIN/procs, a task iterator): its header line; then one

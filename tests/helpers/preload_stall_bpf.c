@@ -2,7 +2,7 @@
 /*
  * LD_PRELOAD into an execgate command or daemon: the first bpf(2) call
  * that writes a task's storage from user space, or runs the iterator that
- * does it in the kernel (bpf/seed.bpf.c), waits: BPF_MAP_UPDATE_ELEM on a
+ * does it in the kernel (bpf/amend.bpf.c), waits: BPF_MAP_UPDATE_ELEM on a
  * task-storage map, or BPF_LINK_CREATE of an iterator link that names
  * what it runs on. Before it, the file EG_STALL_MARK is made; the call
  * goes on once the test has removed it (10 s at most). With EG_STALL_ARM

@@ -508,6 +508,25 @@ def test_set_depth_keeps_an_exec_made_meanwhile(ctx):
     assert row["depth"] == 7, row
 
 
+
+def test_set_depth_with_stdin_closed_changes_one_process(ctx):
+    """With fd 0 closed the pidfd the command opens is fd 0, which an iterator link takes for
+    "every task": the depth must still change on the one process asked."""
+    d = ctx.daemon()
+    a = subprocess.Popen(["/bin/sleep", "30"])
+    b = subprocess.Popen(["/bin/sleep", "31"])
+    for p in (a, b):
+        ctx.on_cleanup(p.kill)
+    eg.wait_until(lambda: {a.pid, b.pid} <= set(eg.procs_view(d.pin_path)), what="both in the procs view")
+    before = eg.procs_view(d.pin_path)[b.pid]["depth"]
+    assert before != 123
+    subprocess.run([ctx.execgate, "task", str(a.pid), "--set-depth", "123", "--pin-path", d.pin_path],
+                   check=True, preexec_fn=lambda: os.close(0), timeout=30)
+    view = eg.procs_view(d.pin_path)
+    assert view[a.pid]["depth"] == 123, view[a.pid]
+    assert view[b.pid]["depth"] == before, "another process's depth changed: %r" % view[b.pid]
+
+
 # ---- failed execs ---------------------------------------------------------
 
 def test_exec_failed_enoent_from_path_search(ctx):

@@ -389,7 +389,8 @@ static int start_tracer(struct daemon *d)
 	/* what ran before us: depths, and agents already running, from /proc */
 	err = tasks_seed(bpf_map__fd(d->skel->maps.tasks), d->policy, &d->seeded);
 	if (err)
-		p_warn("cannot read the running processes: %s (their depths stay unknown)", strerror(-err));
+		p_warn("cannot read or mark the running processes: %s (their depths or contexts stay unknown; "
+		       "the start record's seeded counts them)", strerror(-err));
 	return 0;
 }
 

@@ -144,7 +144,7 @@ struct eg_offload;
 struct eg_teller;
 struct eg_receiver;
 struct eg_facts_prog;
-struct task_seeder;
+struct task_amender;
 
 struct eg_sessions {
 	struct eg_sessions_opts o;
@@ -158,7 +158,7 @@ struct eg_sessions {
 	size_t notif_size;		/* the kernel's struct seccomp_notif (notif_new) */
 	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
 	struct eg_facts_prog *facts;	/* NULL: the facts come through a pidfd and /proc (facts.c) */
-	struct task_seeder *seeder;	/* a launcher's session id written (NULL: sessions refused) */
+	struct task_amender *amender;	/* a launcher's session id written (NULL: sessions refused) */
 	struct eg_session *list;
 	unsigned int nsessions;
 	int landlock_abi;		/* the kernel's, probed once */

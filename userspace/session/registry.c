@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include "ctl/server.h"
 #include "session/internal.h"
-#include "trace/seed.h"
+#include "trace/amend.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/strv.h"
@@ -49,7 +49,7 @@ int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_t
 }
 
 /*
- * The session id alone, written in the kernel (bpf/seed.bpf.c): only if
+ * The session id alone, written in the kernel (bpf/amend.bpf.c): only if
  * the process is still the launcher image looked at (exec_ktime). A map
  * update from here would put back the whole value as it was looked up,
  * and a launcher is the caller's code (LD_PRELOAD reaches it): an exec
@@ -58,21 +58,21 @@ int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_t
  */
 int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exec_ktime)
 {
-	struct eg_seed seed = { .op = EG_SEED_SESSION, .session = id, .exec_ktime = exec_ktime };
+	struct eg_amend seed = { .op = EG_AMEND_SESSION, .session = id, .exec_ktime = exec_ktime };
 	int fd, rc;
 
-	if (!s->seeder)
+	if (!s->amender)
 		return -EOPNOTSUPP;
 	fd = pidfd_of(pid, false);
 	if (fd < 0)
 		return fd;
-	rc = task_seeder_apply(s->seeder, fd, &seed);
+	rc = task_amender_apply(s->amender, fd, pid, &seed);
 	close(fd);
 	if (rc)
 		return rc;
-	if (seed.result == EG_SEED_DONE)
+	if (seed.result == EG_AMEND_DONE)
 		return 0;
-	return seed.result == EG_SEED_CHANGED ? -ESTALE : seed.result ? -ENOENT : -ESRCH;
+	return seed.result == EG_AMEND_CHANGED ? -ESTALE : seed.result ? -ENOENT : -ESRCH;
 }
 
 /*

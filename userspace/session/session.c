@@ -313,6 +313,11 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		ctl_reply_err(c, "%s", err);
 		return 0;
 	}
+	if (!s->amender) {
+		ctl_reply_err(c, "session_open: sessions are off: this kernel refused the program that marks a "
+			      "launcher's session (the daemon's log at start says why)");
+		return 0;
+	}
 	/* the kernel must know the peer as a launcher: its image is our binary's "exec" verb */
 	rc = task_lookup(s, peer->pid, false, &t);
 	if (rc || !(t.flags & EG_TASK_LAUNCHER)) {

@@ -26,7 +26,7 @@
 #include "loop/loop.h"
 #include "events/meta.h"
 #include "session/internal.h"
-#include "trace/seed.h"
+#include "trace/amend.h"
 #include "util/clock.h"
 #include "util/fileid.h"
 #include "util/log.h"
@@ -78,7 +78,7 @@ int supervisor_init(struct eg_sessions *s)
 		p_dbg("session: the facts program cannot serve here (%s): pidfds and /proc instead",
 		      strerror(-err));
 	/* a launcher's session id, written in the kernel: without it no session opens */
-	err = task_seeder_open(s->o.tasks_fd, &s->seeder);
+	err = task_amender_open(s->o.tasks_fd, &s->amender);
 	if (err)
 		p_warn("session: cannot load the program that marks a launcher's session (%s): "
 		       "sessions are refused", strerror(-err));
@@ -97,8 +97,8 @@ void supervisor_fini(struct eg_sessions *s)
 	offload_fini(s);
 	facts_close(s->facts);
 	s->facts = NULL;
-	task_seeder_close(s->seeder);
-	s->seeder = NULL;
+	task_amender_close(s->amender);
+	s->amender = NULL;
 	tell_fini(s);
 	roots_close(&s->roots);
 }

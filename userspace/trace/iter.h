@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* One run of a BPF task iterator that prints nothing (trace/migrate.c, trace/seed.c). */
+/* One run of a BPF task iterator that prints nothing (trace/migrate.c, trace/amend.c). */
 #ifndef EG_TRACE_ITER_H
 #define EG_TRACE_ITER_H
 

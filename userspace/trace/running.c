@@ -31,7 +31,7 @@
 #include <bpf/bpf.h>
 #include "execgate.h"
 #include "trace/running.h"
-#include "trace/seed.h"
+#include "trace/amend.h"
 #include "util/fileid.h"
 
 #define SEED_MAX_PROCS	(1u << 20)
@@ -276,7 +276,7 @@ static int scan(struct seeder *s)
 
 /*
  * The contexts of processes the kernel knows already, made in the kernel
- * (bpf/seed.bpf.c: a map update would put back what an exec meanwhile
+ * (bpf/amend.bpf.c: a map update would put back what an exec meanwhile
  * wrote). An exec that read the task's storage before the change and
  * writes it back after loses it: looked at again, and asked again.
  */
@@ -288,13 +288,13 @@ struct seed_ctx {
 
 static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct seed_stats *ret)
 {
-	struct task_seeder *sd;
+	struct task_amender *sd;
 	size_t i;
 	int err = 0;
 
 	if (!n)
 		return 0;
-	err = task_seeder_open(map_fd, &sd);
+	err = task_amender_open(map_fd, &sd);
 	if (err) {
 		ret->failed += n;
 		return err;
@@ -306,15 +306,21 @@ static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct 
 		if (fd < 0)
 			continue;	/* gone since */
 		for (round = 0; round < SEED_ROUNDS && !done; round++) {
-			struct eg_seed s = { .op = EG_SEED_CONTEXT, .context = v[i].ctx,
+			struct eg_amend s = { .op = EG_AMEND_CONTEXT, .context = v[i].ctx,
 					     .context_depth = v[i].ctx_depth, .context_tgid = v[i].ctx_tgid };
 			struct eg_task t;
 
-			err = task_seeder_apply(sd, fd, &s);
+			/* on the image there now (a pid since reused is another's) */
+			if (bpf_map_lookup_elem(map_fd, &fd, &t))
+				break;
+			s.exec_ktime = t.exec_ktime;
+			err = task_amender_apply(sd, fd, v[i].pid, &s);
 			if (err)
 				break;
 			gone = !s.result;
-			if (s.result != EG_SEED_DONE)
+			if (s.result == EG_AMEND_CHANGED)
+				continue;	/* an exec since the lookup: again */
+			if (s.result != EG_AMEND_DONE)
 				break;
 			/* else lost to an exec that read the storage before and wrote it after: again */
 			done = !bpf_map_lookup_elem(map_fd, &fd, &t) && t.context;
@@ -329,7 +335,7 @@ static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct 
 		else if (!gone)
 			ret->failed++;
 	}
-	task_seeder_close(sd);
+	task_amender_close(sd);
 	return err;
 }
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "execgate.h"
-#include "trace/seed.h"
+#include "trace/amend.h"
 #include "trace/tasks.h"
 #include "util/paths.h"
 
@@ -39,14 +39,14 @@ int task_get(int map_fd, pid_t pid, struct eg_task *ret)
 
 int task_set_depth(int map_fd, pid_t pid, int depth)
 {
-	struct task_seeder *sd;
+	struct task_amender *sd;
 	int err;
 
-	/* in the kernel: a map update would put back what an exec meanwhile wrote (bpf/seed.bpf.c) */
-	err = task_seeder_open(map_fd, &sd);
+	/* in the kernel: a map update would put back what an exec meanwhile wrote (bpf/amend.bpf.c) */
+	err = task_amender_open(map_fd, &sd);
 	if (err)
 		return err;
-	err = task_seeder_set_depth(sd, map_fd, pid, depth);
-	task_seeder_close(sd);
+	err = task_amender_set_depth(sd, map_fd, pid, depth);
+	task_amender_close(sd);
 	return err;
 }

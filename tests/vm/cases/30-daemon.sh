@@ -64,7 +64,7 @@ row=$(printf '%s\n' "$view" | awk -v p="$sp" '$1 == p')
 set -- $row
 [ "$1" = "$sp" ] && [ "$2" = "$depth" ] && [ "${11}" = "sleep" ] ||
 	fail "the procs view's line for sleep $sp (depth $depth): '$row'"
-# execgate task --set-depth on 6.1: made by a task iterator (bpf/seed.bpf.c),
+# execgate task --set-depth on 6.1: made by a task iterator (bpf/amend.bpf.c),
 # the depth alone; the exec id stays the image's.
 ktime=$6
 "$EG" task "$sp" --set-depth 9 || fail "execgate task $sp --set-depth 9 failed"

@@ -15,7 +15,7 @@
  *
  * A context or depth written here can still be lost to an exec that read
  * the task's storage just before and writes it back after (exec_update):
- * the callers look again and ask once more (trace/seed.c).
+ * the callers look again and ask once more (trace/amend.c).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,21 +30,34 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 EG_TASKS_MAP;
 
 /* the change asked, and its result: one per run, written by user space through its mapping */
-struct eg_seed req = {};
+struct eg_amend req = {};
+
+/* The image looked up is still the one there: no exec since (nor one under way, for a session). */
+static __always_inline bool same_image(struct task_struct *task, const struct eg_task *st, bool strict)
+{
+	if (req.exec_ktime && st->exec_ktime != req.exec_ktime)
+		return false;
+	/* an exec under way: the kernel counted it (self_exec_id) before exec_update runs */
+	return !strict || (st->exec_seq && st->exec_seq == (__u32)task->self_exec_id);
+}
 
 SEC("iter/task")
-int seed_task(struct bpf_iter__task *ctx)
+int amend_task(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
 	struct eg_task *st;
 
 	/* the process's storage is its leader's, as a process's pidfd names it */
-	if (!task || task->pid != task->tgid)
+	if (!task || task->pid != task->tgid || (req.tid && task->pid != req.tid))
 		return 0;
-	if (req.op == EG_SEED_CONTEXT) {
+	if (req.op == EG_AMEND_CONTEXT) {
 		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (!st || !(st->flags & EG_TASK_KNOWN)) {
-			req.result = EG_SEED_NO_STORAGE;
+			req.result = EG_AMEND_NO_STORAGE;
+			return 0;
+		}
+		if (!same_image(task, st, false)) {
+			req.result = EG_AMEND_CHANGED;
 			return 0;
 		}
 		if (!st->context) {
@@ -53,29 +66,35 @@ int seed_task(struct bpf_iter__task *ctx)
 			st->context_tgid = req.context_tgid;
 			st->context = req.context;
 		}
-		req.result = EG_SEED_DONE;
-	} else if (req.op == EG_SEED_DEPTH) {
+		req.result = EG_AMEND_DONE;
+	} else if (req.op == EG_AMEND_DEPTH) {
 		st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st) {
-			req.result = EG_SEED_NO_STORAGE;
+			req.result = EG_AMEND_NO_STORAGE;
+			return 0;
+		}
+		if (!same_image(task, st, false)) {
+			req.result = EG_AMEND_CHANGED;
 			return 0;
 		}
 		st->depth = req.depth;
 		__sync_fetch_and_or(&st->flags, EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN);
-		req.result = EG_SEED_DONE;
-	} else if (req.op == EG_SEED_SESSION) {
+		req.result = EG_AMEND_DONE;
+	} else if (req.op == EG_AMEND_SESSION) {
 		/* the launcher the daemon looked at, and no exec since: nothing else writes session */
 		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (!st) {
-			req.result = EG_SEED_NO_STORAGE;
+			req.result = EG_AMEND_NO_STORAGE;
 			return 0;
 		}
-		if (!(st->flags & EG_TASK_LAUNCHER) || st->exec_ktime != req.exec_ktime) {
-			req.result = EG_SEED_CHANGED;
+		if (!(st->flags & EG_TASK_LAUNCHER) || !req.exec_ktime || !same_image(task, st, true)) {
+			req.result = EG_AMEND_CHANGED;
 			return 0;
 		}
 		st->session = req.session;
-		req.result = EG_SEED_DONE;
+		req.result = EG_AMEND_DONE;
+	} else {
+		req.result = EG_AMEND_DONE;	/* op 0: the probe at open */
 	}
 	return 0;
 }
