@@ -231,7 +231,8 @@ def test_persist_and_unload(ctx):
     assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
     r = ctx.run([ctx.execgate, "unload", "-p", d.pin_path])
     assert r.returncode == 0, r
-    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+    r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
+    assert r.returncode == 0, (r, "still pinned: %r" % (os.listdir(d.pin_path) if os.path.exists(d.pin_path) else None))
     assert not os.path.exists(d.pin_path)
 
 
