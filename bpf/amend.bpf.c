@@ -45,56 +45,39 @@ SEC("iter/task")
 int amend_task(struct bpf_iter__task *ctx)
 {
 	struct task_struct *task = ctx->task;
+	bool session = req.op == EG_AMEND_SESSION;
 	struct eg_task *st;
 
 	/* the process's storage is its leader's, as a process's pidfd names it */
 	if (!task || task->pid != task->tgid || (req.tid && task->pid != req.tid))
 		return 0;
-	if (req.op == EG_AMEND_CONTEXT) {
-		st = bpf_task_storage_get(&tasks, task, 0, 0);
-		if (!st || !(st->flags & EG_TASK_KNOWN)) {
-			req.result = EG_AMEND_NO_STORAGE;
-			return 0;
-		}
-		if (!same_image(task, st, false)) {
-			req.result = EG_AMEND_CHANGED;
-			return 0;
-		}
-		if (!st->context) {
-			st->context_depth = req.context_depth;
-			st->context_ktime = 0;
-			st->context_tgid = req.context_tgid;
-			st->context = req.context;
-		}
-		req.result = EG_AMEND_DONE;
+	if (!req.op) {
+		req.result = EG_AMEND_DONE;	/* the probe at open */
+		return 0;
+	}
+	/* a depth makes the storage; a context needs a task the tracer knows */
+	st = bpf_task_storage_get(&tasks, task, 0, req.op == EG_AMEND_DEPTH ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	if (!st || (req.op == EG_AMEND_CONTEXT && !(st->flags & EG_TASK_KNOWN))) {
+		req.result = EG_AMEND_NO_STORAGE;
+		return 0;
+	}
+	/* a session's id: the launcher the daemon looked at, and no exec since or under way */
+	if (!same_image(task, st, session) ||
+	    (session && (!(st->flags & EG_TASK_LAUNCHER) || !req.exec_ktime))) {
+		req.result = EG_AMEND_CHANGED;
+		return 0;
+	}
+	if (req.op == EG_AMEND_CONTEXT && !st->context) {
+		st->context_depth = req.context_depth;
+		st->context_ktime = 0;
+		st->context_tgid = req.context_tgid;
+		st->context = req.context;
 	} else if (req.op == EG_AMEND_DEPTH) {
-		st = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!st) {
-			req.result = EG_AMEND_NO_STORAGE;
-			return 0;
-		}
-		if (!same_image(task, st, false)) {
-			req.result = EG_AMEND_CHANGED;
-			return 0;
-		}
 		st->depth = req.depth;
 		__sync_fetch_and_or(&st->flags, EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN);
-		req.result = EG_AMEND_DONE;
-	} else if (req.op == EG_AMEND_SESSION) {
-		/* the launcher the daemon looked at, and no exec since: nothing else writes session */
-		st = bpf_task_storage_get(&tasks, task, 0, 0);
-		if (!st) {
-			req.result = EG_AMEND_NO_STORAGE;
-			return 0;
-		}
-		if (!(st->flags & EG_TASK_LAUNCHER) || !req.exec_ktime || !same_image(task, st, true)) {
-			req.result = EG_AMEND_CHANGED;
-			return 0;
-		}
-		st->session = req.session;
-		req.result = EG_AMEND_DONE;
-	} else {
-		req.result = EG_AMEND_DONE;	/* op 0: the probe at open */
+	} else if (session) {
+		st->session = req.session;	/* nothing else writes it: exec_update keeps it */
 	}
+	req.result = EG_AMEND_DONE;
 	return 0;
 }

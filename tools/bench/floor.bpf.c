@@ -215,44 +215,13 @@ int BPF_PROG(floor_exec, struct task_struct *task, pid_t old_pid, struct linux_b
  * tracepoint's record), which no program body can save: execgate runs at
  * about 14 such places an exec, the floor at 2 (its fork and exec).
  */
-SEC("tp_btf/sched_prepare_exec")
-int BPF_PROG(nop_prepare_exec)
-{
-	return 0;
-}
+#define NOP_TP_BTF(name, tp)	SEC("tp_btf/" tp) int BPF_PROG(name) { return 0; }
+#define NOP_SYSCALL_TP(name, tp)	SEC("tracepoint/syscalls/" tp) int name(void *ctx) { return 0; }
 
-SEC("tp_btf/sched_process_fork")
-int BPF_PROG(nop_fork)
-{
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(nop_exec)
-{
-	return 0;
-}
-
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(nop_exit)
-{
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_execve")
-int nop_exit_execve(void *ctx)
-{
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_execveat")
-int nop_exit_execveat(void *ctx)
-{
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_mmap")
-int nop_exit_mmap(void *ctx)
-{
-	return 0;
-}
+NOP_TP_BTF(nop_prepare_exec, "sched_prepare_exec")
+NOP_TP_BTF(nop_fork, "sched_process_fork")
+NOP_TP_BTF(nop_exec, "sched_process_exec")
+NOP_TP_BTF(nop_exit, "sched_process_exit")
+NOP_SYSCALL_TP(nop_exit_execve, "sys_exit_execve")
+NOP_SYSCALL_TP(nop_exit_execveat, "sys_exit_execveat")
+NOP_SYSCALL_TP(nop_exit_mmap, "sys_exit_mmap")

@@ -288,7 +288,6 @@ struct exec_request {
 int listener_watch(struct eg_sessions *s, struct eg_session *se, int fd);
 
 /* registry.c */
-/* Writes the session id into the task storage of pid's thread group (the launcher, as it waits). */
 /* The session id of launcher pid, still the image of exec id exec_ktime (else -ESTALE). */
 int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exec_ktime);
 struct eg_session *session_find(struct eg_sessions *s, uint32_t id);

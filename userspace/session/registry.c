@@ -58,7 +58,7 @@ int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_t
  */
 int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exec_ktime)
 {
-	struct eg_amend seed = { .op = EG_AMEND_SESSION, .session = id, .exec_ktime = exec_ktime };
+	struct eg_amend a = { .op = EG_AMEND_SESSION, .session = id, .exec_ktime = exec_ktime };
 	int fd, rc;
 
 	if (!s->amender)
@@ -66,13 +66,13 @@ int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exe
 	fd = pidfd_of(pid, false);
 	if (fd < 0)
 		return fd;
-	rc = task_amender_apply(s->amender, fd, pid, &seed);
+	rc = task_amender_apply(s->amender, fd, pid, &a);
 	close(fd);
 	if (rc)
 		return rc;
-	if (seed.result == EG_AMEND_DONE)
+	if (a.result == EG_AMEND_DONE)
 		return 0;
-	return seed.result == EG_AMEND_CHANGED ? -ESTALE : seed.result ? -ENOENT : -ESRCH;
+	return a.result == EG_AMEND_CHANGED ? -ESTALE : a.result ? -ENOENT : -ESRCH;
 }
 
 /*

@@ -35,7 +35,7 @@ static int link_fd(int pidfd)
 	return pidfd ? pidfd : fcntl(pidfd, F_DUPFD_CLOEXEC, 3);
 }
 
-static int run(struct task_amender *sd, int pidfd, pid_t pid, struct eg_amend *s)
+int task_amender_apply(struct task_amender *sd, int pidfd, pid_t pid, struct eg_amend *s)
 {
 	union bpf_iter_link_info li = {};
 	int fd = -1, err;
@@ -67,10 +67,10 @@ static int probe(struct task_amender *sd)
 
 	if (pidfd < 0)
 		return -errno;
-	err = run(sd, pidfd, getpid(), &s);
+	err = task_amender_apply(sd, pidfd, getpid(), &s);
 	if ((err == -E2BIG || err == -EINVAL) && !stat("/proc/self/ns/pid", &st) && st.st_ino == INIT_PID_NS_INO) {
 		sd->whole_walk = true;
-		err = run(sd, pidfd, getpid(), &s);
+		err = task_amender_apply(sd, pidfd, getpid(), &s);
 	}
 	close(pidfd);
 	if (!err && s.result != EG_AMEND_DONE)
@@ -112,11 +112,6 @@ void task_amender_close(struct task_amender *sd)
 	free(sd);
 }
 
-int task_amender_apply(struct task_amender *sd, int pidfd, pid_t pid, struct eg_amend *s)
-{
-	return run(sd, pidfd, pid, s);
-}
-
 int task_amender_set_depth(struct task_amender *sd, int tasks_fd, pid_t pid, int depth)
 {
 	int pidfd = syscall(SYS_pidfd_open, pid, 0), round, err = -EAGAIN;
@@ -133,7 +128,7 @@ int task_amender_set_depth(struct task_amender *sd, int tasks_fd, pid_t pid, int
 			break;
 		}
 		s.exec_ktime = before.exec_ktime;
-		err = run(sd, pidfd, pid, &s);
+		err = task_amender_apply(sd, pidfd, pid, &s);
 		if (err)
 			break;
 		err = -EAGAIN;

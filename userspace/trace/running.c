@@ -380,32 +380,30 @@ int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 		ret->scanned++;
 		if (pr->known && !pr->ctx_new)
 			continue;
-		fd = pidfd_of(pr->pid);
-		if (fd < 0)
-			continue;	/* gone since */
 		if (pr->known) {
 			/* a known task: its context only, made in the kernel below */
-			close(fd);
 			seeds[nseeds++] = (struct seed_ctx){ .pid = pr->pid, .ctx = pr->ctx,
 							     .ctx_tgid = (uint32_t)pr->ctx_pid,
 							     .ctx_depth = pr->ctx_depth };
 			continue;
+		}
+		fd = pidfd_of(pr->pid);
+		if (fd < 0)
+			continue;	/* gone since */
+		t = pr->t;
+		if (pr->ctx) {
+			t.context = pr->ctx;
+			t.context_depth = pr->ctx_depth;
+			t.context_ktime = 0;
+			t.context_tgid = (uint32_t)pr->ctx_pid;
+		}
+		/* an exec since the scan made its own: that one is the truth */
+		if (bpf_map_update_elem(map_fd, &fd, &t, BPF_NOEXIST)) {
+			if (errno != EEXIST)
+				ret->failed++;
 		} else {
-			t = pr->t;
-			if (pr->ctx) {
-				t.context = pr->ctx;
-				t.context_depth = pr->ctx_depth;
-				t.context_ktime = 0;
-				t.context_tgid = (uint32_t)pr->ctx_pid;
-			}
-			/* an exec since the scan made its own: that one is the truth */
-			if (bpf_map_update_elem(map_fd, &fd, &t, BPF_NOEXIST)) {
-				if (errno != EEXIST)
-					ret->failed++;
-			} else {
-				ret->inferred++;
-				ret->contexts += pr->ctx != 0;
-			}
+			ret->inferred++;
+			ret->contexts += pr->ctx != 0;
 		}
 		close(fd);
 	}
