@@ -224,13 +224,25 @@ def test_rules_survive_kill9_and_unload_removes_them(ctx):
     assert st["kernel"]["rules_loaded"] is False and not st["kernel"]["links"], st
 
 
+def pinned_prog_ids(pin):
+    """The ids of the programs that the links pinned under pin hold."""
+    links = json.loads(subprocess.run(["bpftool", "-j", "-f", "link", "show"], stdout=subprocess.PIPE,
+                                      check=True).stdout)
+    return {lk["prog_id"] for lk in links if any(p.startswith(pin + "/") for p in lk.get("pinned", []))}
+
+
 def test_persist_and_unload(ctx):
     d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
     assert d.stop() == 0
     assert "stay in force" in d.err(), d.err()
     assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    held = pinned_prog_ids(d.pin_path)
+    assert len(held) >= 5, held
     r = ctx.run([ctx.execgate, "unload", "-p", d.pin_path])
     assert r.returncode == 0, r
+    # gone when unload returns: the kernel frees an unpinned link tens of ms after the unlink
+    still = held & {p["id"] for p in json.loads(ctx.run(["bpftool", "-j", "prog", "show"]).stdout)}
+    assert not still, still
     r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
     assert r.returncode == 0, (r, "still pinned: %r" % (os.listdir(d.pin_path) if os.path.exists(d.pin_path) else None))
     assert not os.path.exists(d.pin_path)

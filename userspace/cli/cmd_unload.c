@@ -11,6 +11,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "daemon/instance.h"
+#include "enforce/kmaps.h"
 #include "trace/tracer.h"
 #include "util/caps.h"
 #include "util/log.h"
@@ -20,12 +21,15 @@ int do_unload(int argc, char **argv)
 {
 	static const char doc[] =
 		"Remove everything pinned under --pin-path: the task storage that carries exec\n"
-		"depths across daemon restarts, and anything a killed daemon left. Refuses\n"
-		"while a daemon runs there (stop it first).";
+		"depths across daemon restarts, kernel rules a --persist daemon left (switched\n"
+		"off first), and anything a killed daemon left. Returns once the kernel has let\n"
+		"the programs go. Refuses while a daemon runs there (stop it first).";
 	struct cli_common common = {};
 	struct eg_paths p;
+	uint32_t progs[64];
+	struct kmaps km;
 	pid_t pid = 0;
-	int rc;
+	int rc, n, left;
 
 	if (cli_parse_no_args(argc, argv, doc, &common))
 		return EXIT_USAGE;
@@ -49,9 +53,22 @@ int do_unload(int argc, char **argv)
 			printf("nothing pinned at %s\n", p.pin);
 		return 0;
 	}
+	if (!kmaps_open_pinned(p.pin, &km)) {
+		rc = kmaps_unload(&km);
+		kmaps_close(&km);
+		if (rc)
+			p_warn("cannot switch off the kernel rules pinned at %s: %s", p.pin, strerror(-rc));
+	}
+	n = tracer_pinned_progs(p.pin, progs, 0, (int)(sizeof(progs) / sizeof(progs[0])));
 	rc = tracer_unpin_dir(p.pin);
 	if (rc) {
 		p_err("cannot remove %s: %s", p.pin, strerror(-rc));
+		return 1;
+	}
+	left = tracer_wait_progs_gone(progs, n, 10000);
+	if (left) {
+		p_err("%d of the %d programs pinned at %s are still loaded 10 s after their pins went: "
+		      "another process holds them (bpftool prog show)", left, n, p.pin);
 		return 1;
 	}
 	if (common.json)

@@ -14,10 +14,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -478,6 +480,88 @@ int tracer_unpin_dir(const char *dir)
 	if (rmdir(dir) && errno != ENOENT)
 		err = err ? err : -errno;
 	return err;
+}
+
+/* What an object pinned at path is, by its anonymous inode's name: "bpf-link", "bpf-prog", "bpf-map". */
+static bool pinned_is(int fd, const char *kind)
+{
+	char name[32], link[64], want[64];
+	ssize_t n;
+
+	snprintf(name, sizeof(name), "/proc/self/fd/%d", fd);
+	n = readlink(name, link, sizeof(link) - 1);
+	if (n < 0)
+		return false;
+	link[n] = '\0';
+	snprintf(want, sizeof(want), "anon_inode:%s", kind);
+	return !strcmp(link, want);
+}
+
+int tracer_pinned_progs(const char *dir, uint32_t *ids, int n, int max)
+{
+	char path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return n;
+	while ((de = readdir(d)) && n < max) {
+		struct bpf_link_info li;
+		struct bpf_prog_info pi;
+		__u32 len;
+		int fd;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (de->d_type == DT_DIR) {
+			n = tracer_pinned_progs(path, ids, n, max);
+			continue;
+		}
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (pinned_is(fd, "bpf-link")) {
+			memset(&li, 0, sizeof(li));
+			len = sizeof(li);
+			if (!bpf_obj_get_info_by_fd(fd, &li, &len) && li.prog_id)
+				ids[n++] = li.prog_id;
+		} else if (pinned_is(fd, "bpf-prog")) {
+			memset(&pi, 0, sizeof(pi));
+			len = sizeof(pi);
+			if (!bpf_obj_get_info_by_fd(fd, &pi, &len) && pi.id)
+				ids[n++] = pi.id;
+		}
+		close(fd);
+	}
+	closedir(d);
+	return n;
+}
+
+int tracer_wait_progs_gone(const uint32_t *ids, int n, int timeout_ms)
+{
+	struct timespec nap = { 0, 1000000 }, t0, t;
+	int i, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		left = 0;
+		/* ids are handed out cyclically: one of ours is not another program's this soon */
+		for (i = 0; i < n; i++) {
+			int fd = bpf_prog_get_fd_by_id(ids[i]);
+
+			if (fd >= 0) {
+				close(fd);
+				left++;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (!left || (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= timeout_ms)
+			return left;
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 32 * 1000000)
+			nap.tv_nsec *= 2;
+	}
 }
 
 static struct bpf_link *prog_link(struct execgate_bpf *skel, struct bpf_program *p)

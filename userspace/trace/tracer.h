@@ -58,6 +58,18 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir);
 void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 /* Removes every pin under dir without a loaded object (execgate unload). */
 int tracer_unpin_dir(const char *dir);
+/*
+ * Appends to ids[n..max) the ids of the programs that links (and programs)
+ * pinned under dir hold; returns the new count. Read before the pins go.
+ */
+int tracer_pinned_progs(const char *dir, uint32_t *ids, int n, int max);
+/*
+ * The kernel lets a program go only after an unpinned link's last
+ * reference is dropped, an RCU grace period and a work item later (tens of
+ * ms here): waits until none of ids is loaded, up to timeout_ms. Returns
+ * how many still are.
+ */
+int tracer_wait_progs_gone(const uint32_t *ids, int n, int timeout_ms);
 /* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
 /* Registers a dynamic loader (its dev/ino): run as a command, the program it maps is judged. */
