@@ -125,7 +125,10 @@ def spawn_fields(n, workers=1, prefix=(), preexec=None, args=()):
                        stderr=subprocess.PIPE, preexec_fn=preexec)
     if r.returncode:
         die("spawn failed: %s" % r.stderr.decode()[-500:])
-    return {k: int(v) for k, v in (kv.split("=") for kv in r.stdout.decode().split()) if v.isdigit()}
+    f = {k: int(v) for k, v in (kv.split("=") for kv in r.stdout.decode().split()) if v.isdigit()}
+    if "p50_ns" not in f:
+        die("%s printed no p50_ns: not this tree's spawn loop? (make bench builds it; SPAWN= names it)" % SPAWN)
+    return f
 
 
 def spawn(n, workers=1, prefix=(), preexec=None):
