@@ -26,7 +26,7 @@ int do_unload(int argc, char **argv)
 		"the programs go. Refuses while a daemon runs there (stop it first).";
 	struct cli_common common = {};
 	struct eg_paths p;
-	uint32_t progs[64];
+	uint32_t progs[128];
 	struct kmaps km;
 	pid_t pid = 0;
 	int rc, n, left;
