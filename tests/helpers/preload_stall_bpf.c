@@ -19,21 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
+#include "preload_bpf.h"
 
 static long (*real)(long, ...);
 
 static int is_task_storage(int fd)
 {
 	struct bpf_map_info info;
-	union bpf_attr attr;
 
-	memset(&info, 0, sizeof(info));
-	memset(&attr, 0, sizeof(attr));
-	attr.info.bpf_fd = fd;
-	attr.info.info_len = sizeof(info);
-	attr.info.info = (unsigned long)&info;
-	return !real(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, &attr, sizeof(attr)) &&
-	       info.type == BPF_MAP_TYPE_TASK_STORAGE;
+	return !preload_map_info(real, fd, &info) && info.type == BPF_MAP_TYPE_TASK_STORAGE;
 }
 
 static int matches(long cmd, const union bpf_attr *attr)
@@ -49,15 +43,9 @@ long syscall(long nr, ...)
 	static int stalled;
 	const char *mark = getenv("EG_STALL_MARK"), *arm = getenv("EG_STALL_ARM");
 	long a[6];
-	va_list ap;
 	int i, fd;
 
-	va_start(ap, nr);
-	for (i = 0; i < 6; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (!real)
-		real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	PRELOAD_ARGS(nr, a, real);
 	if (nr == SYS_bpf && mark && !stalled && (!arm || !access(arm, F_OK)) &&
 	    matches(a[0], (const union bpf_attr *)a[1])) {
 		struct timespec ms = { 0, 10 * 1000 * 1000 };

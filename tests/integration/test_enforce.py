@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -246,6 +247,64 @@ def test_persist_and_unload(ctx):
     r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
     assert r.returncode == 0, (r, "still pinned: %r" % (os.listdir(d.pin_path) if os.path.exists(d.pin_path) else None))
     assert not os.path.exists(d.pin_path)
+
+
+def test_a_start_that_fails_after_the_switch_puts_the_rules_before_back(ctx):
+    """A daemon that switched to its programs and then could not load its
+    rules (the kernel out of memory, made so by LD_PRELOAD) exits; the
+    copy it switched away from (a --persist daemon's, pinned) acts again,
+    and its rules with it. Nothing enforcing at all would be the other way."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
+    assert d.stop() == 0
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_MAP="krules")
+    b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
+                   ready=False)
+    assert b.proc.wait(60) == 1
+    assert "cannot load the kernel rules" in b.err(), b.err()
+    for _ in range(3):
+        r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
+        assert r.returncode == -signal.SIGKILL, r
+    # and what is in force can still be seen and removed
+    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path], check=False).stdout)
+    assert st["kernel"]["rules_loaded"] is True and st["kernel"]["links"], st
+    assert ctx.run([ctx.execgate, "unload", "-p", d.pin_path]).returncode == 0
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+
+
+def test_a_start_that_fails_late_leaves_no_programs_behind(ctx):
+    """--metrics-listen on a port in use fails the start after the rules are
+    in force and the links pinned. Without --persist a failed start is a
+    stop: rules off, links unpinned. Links left pinned beside unpinned maps
+    would go on killing with nothing to see or remove them, and act beside
+    the next daemon's programs (every exec counted twice in the depths)."""
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    ctx.on_cleanup(busy.close)
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, DENY_CAT)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, "--metrics-listen",
+                   "127.0.0.1:%d" % busy.getsockname()[1], ready=False)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    assert d.proc.wait(60) == 1
+    assert "--metrics-listen" in d.err(), d.err()
+    links = os.path.join(d.pin_path, "links")
+    assert not os.path.isdir(links) or not os.listdir(links), os.listdir(links)
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+    # the next daemon's depths: one step an exec
+    d2 = ctx.daemon(pin_path=d.pin_path)
+    tok = token()
+    r = in_cg(cg, ["/bin/sh", "-c", "/bin/true %s; :" % tok])
+    assert r.returncode == 0, r
+    d2.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []))
+    ev = d2.events()
+    true = [e for e in ev if e.get("type") == "exec" and e.get("argv") == ["/bin/true", tok]][0]
+    sh = [e for e in ev if e.get("type") == "exec" and e.get("exec_id") == true["parent_exec_id"]]
+    assert sh and true["depth"] == sh[0]["depth"] + 1, (true, sh)
 
 
 def test_what_the_kernel_cannot_hold_is_refused_or_said(ctx):

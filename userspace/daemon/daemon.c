@@ -376,6 +376,7 @@ static int start_tracer(struct daemon *d)
 		p_err("cannot switch to the new programs: %s", strerror(-err));
 		return err;
 	}
+	d->activated = true;
 	err = migrate_old_tasks(d);
 	if (err)
 		return err;
@@ -815,8 +816,24 @@ cleanup:
 	/* a session thread stuck in a file system keeps the loop (and its lock) until the exit */
 	keep_loop = !sessions_free(d.sessions);
 	ring_buffer__free(d.rb);
+	/*
+	 * A start that failed (or a stop) after the switch to our programs.
+	 * Before our links were pinned, the copy we switched away from (a
+	 * --persist or killed daemon's, pinned; a handover's) acts again, with
+	 * its pins: nothing enforcing at all would be the other way. After,
+	 * a failed start is a stop: --persist keeps the rules in force with
+	 * every pin, else the rules go with their links. A start that failed
+	 * before the switch leaves an earlier copy's pins as they are.
+	 */
+	if (d.skel && d.activated && !d.k.links_touched) {
+		err = tracer_deactivate(d.skel, d.reuse.prev_gen);
+		if (err)
+			p_warn("cannot hand back to the programs before: %s", strerror(-err));
+	} else if (d.skel && d.activated) {
+		kernel_stop(&d);
+	}
 	/* --persist: the rules, their maps and links stay for `execgate unload` */
-	if (d.skel && !(d.k.on && d.o.persist))
+	if (d.skel && !(d.k.on && d.o.persist) && (d.k.links_touched || !d.reuse.control))
 		tracer_unpin(d.skel, d.paths.pin, false);
 	kernel_free(&d);
 	tracer_destroy(d.skel);

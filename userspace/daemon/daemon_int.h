@@ -71,6 +71,8 @@ struct daemon_kernel {
 	unsigned int next_kept;
 	struct bpf_link *cg_links[DAEMON_MAX_LIST];
 	int n_cg_links;
+	bool links_touched;		/* kernel_start() changed the pinned links: a failed start is a stop */
+	bool stopped;			/* kernel_stop() ran */
 };
 
 struct daemon {
@@ -94,6 +96,7 @@ struct daemon {
 	struct eg_format_ctx fc;
 	bool text;
 	struct tracer_reuse reuse;	/* what an earlier daemon left and we picked up */
+	bool activated;			/* our programs act (tracer_activate) */
 	bool stopping;
 	uint64_t started_real_ns;
 	uint64_t started_mono_ms;

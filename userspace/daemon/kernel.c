@@ -223,6 +223,7 @@ int kernel_start(struct daemon *d)
 			       "removed: this daemon runs without --enforce", st.conf.sha256);
 			kmaps_unload(&k->km);
 		}
+		k->links_touched = true;
 		tracer_unpin_links(d->paths.pin);
 		if (k->ctx_only) {
 			err = kmaps_load(&k->km, k->prog, false, &k->seq);
@@ -244,6 +245,7 @@ int kernel_start(struct daemon *d)
 		return err;
 	}
 	/* pinned, the links (and so the rules) outlive this process */
+	k->links_touched = true;
 	err = tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
 	if (err) {
 		p_err("--enforce: cannot pin the links under %s: %s", d->paths.pin, strerror(-err));
@@ -305,6 +307,9 @@ void kernel_stop(struct daemon *d)
 	struct daemon_kernel *k = &d->k;
 	int i;
 
+	if (k->stopped)
+		return;
+	k->stopped = true;
 	if (!k->on) {
 		if (k->ctx_only)
 			kmaps_unload(&k->km);

@@ -350,12 +350,23 @@ fail:
 	return err;
 }
 
-int tracer_activate(struct execgate_bpf *skel)
+/* The programs of generation gen act (their my_gen), every other copy attached returns at once. */
+static int set_active_gen(struct execgate_bpf *skel, uint32_t gen)
 {
-	struct eg_control ctl = { .active_gen = skel->rodata->my_gen };
+	struct eg_control ctl = { .active_gen = gen };
 	__u32 zero = 0;
 
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.control), &zero, &ctl, BPF_ANY) ? -errno : 0;
+}
+
+int tracer_activate(struct execgate_bpf *skel)
+{
+	return set_active_gen(skel, skel->rodata->my_gen);
+}
+
+int tracer_deactivate(struct execgate_bpf *skel, uint32_t prev_gen)
+{
+	return set_active_gen(skel, prev_gen);
 }
 
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)

@@ -50,6 +50,8 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		 struct tracer_reuse *ret);
 /* This copy acts from now on; an older copy, still attached, stops acting. */
 int tracer_activate(struct execgate_bpf *skel);
+/* A start that failed after tracer_activate(): the copy that acted before (prev_gen; 0: none) acts again. */
+int tracer_deactivate(struct execgate_bpf *skel, uint32_t prev_gen);
 /* The link fds of the attached programs (kept open across a re-exec). */
 int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max);
 /* Pins the maps under dir (created if missing; stale pins replaced). */

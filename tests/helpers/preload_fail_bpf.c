@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * LD_PRELOAD into an execgate daemon: every bpf(2) BPF_MAP_UPDATE_ELEM on
+ * the map named EG_FAIL_MAP fails with ENOMEM, as a kernel out of memory
+ * would make it. A test makes a daemon's start fail at a chosen step
+ * ("krules": loading the kernel rules, after the switch to its programs)
+ * and checks what the failed start leaves in force.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
+#include "preload_bpf.h"
+
+static long (*real)(long, ...);
+
+static int named(int fd, const char *name)
+{
+	struct bpf_map_info info;
+
+	return !preload_map_info(real, fd, &info) && !strcmp(info.name, name);
+}
+
+long syscall(long nr, ...)
+{
+	const char *name = getenv("EG_FAIL_MAP");
+	const union bpf_attr *attr;
+	long a[6];
+
+	PRELOAD_ARGS(nr, a, real);
+	attr = (const union bpf_attr *)a[1];
+	if (nr == SYS_bpf && name && a[0] == BPF_MAP_UPDATE_ELEM && named(attr->map_fd, name)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return real(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
