@@ -1769,6 +1769,27 @@ def test_daemon_killed_fails_closed(ctx):
     assert not os.path.exists(f)
 
 
+def test_sessions_end_before_the_daemon_stops_tracing(ctx):
+    """SIGTERM with a session running: the sessions end (their execs fail) and
+    their receivers are done before the programs that check tickets at exec
+    go, so no answer a receiver still held lets an exec run unchecked. The
+    record of the session's end comes before the daemon's stop record."""
+    d = daemon(ctx)
+    t = token()
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--session", t, "--", "sh", "-c",
+                          "while /bin/true; do :; done"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    d.wait_for(lambda e: e.get("type") == "session" and e.get("event") == "start" and e.get("name") == t)
+    d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv") == ["/bin/true"])
+    assert d.stop() == 0
+    p.wait(20)
+    ev = d.events()
+    kinds = [(e.get("type"), e.get("event"), e.get("name")) for e in ev]
+    end = [i for i, k in enumerate(kinds) if k[0] == "session" and k[1] == "end" and k[2] == t]
+    stop = [i for i, k in enumerate(kinds) if k[0] == "daemon" and k[1] == "stop"]
+    assert end and stop and end[0] < stop[0], kinds[-6:]
+
+
 def test_bypass_logged_in_sessions(ctx):
     pol = ("sandbox: {seccomp: {execve: {internal_bypass: [/usr/bin/printf]}}}\n"
            "commands:\n  - {name: no-printf, basenames: [printf], decision: deny}\n")

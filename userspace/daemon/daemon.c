@@ -790,6 +790,8 @@ int daemon_run(const struct daemon_opts *o)
 		p_err("event loop failed: %s", strerror(-err));
 	notify_send("STOPPING=1");
 
+	/* No session answers once the programs that check its tickets are gone. */
+	sessions_end_all(d.sessions);
 	/* Stop new records, then take everything still queued. */
 	kernel_stop(&d);
 	tracer_detach(d.skel);

@@ -751,14 +751,22 @@ fail:
 	return err;
 }
 
+void sessions_end_all(struct eg_sessions *s)
+{
+	if (!s)
+		return;
+	/* every listener closed: what a session still runs fails its execs (ENOSYS) */
+	while (s->list)
+		session_end(s, s->list, "the daemon stopped");
+	receivers_wait(s, 1000);
+}
+
 bool sessions_free(struct eg_sessions *s)
 {
 	if (!s)
 		return true;
-	/* every listener closed: what a session still runs fails its execs (ENOSYS) */
-	while (s->list)
-		session_end(s, s->list, "the daemon stopped");
-	if (!receivers_wait(s, 1000)) {
+	sessions_end_all(s);
+	if (s->receivers) {
 		/* it holds s: left for the process's exit to take, like a worker stuck in a lookup */
 		p_warn("sessions: %s", "a receiver is still inside a file system lookup at exit");
 		return false;

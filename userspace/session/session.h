@@ -55,6 +55,14 @@ struct eg_sessions_opts {
 
 int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret);
 /*
+ * Ends every session (their execs then fail, ENOSYS) and waits up to a
+ * second for the receivers, which may still hold an answer to send: done
+ * while the tracer's programs are attached, so that no exec a session
+ * allowed runs without the kernel's ticket check. The daemon's stop calls
+ * it first; sessions_free() does the rest.
+ */
+void sessions_end_all(struct eg_sessions *s);
+/*
  * false: a session's thread is still inside a file system lookup and holds
  * on to s and the loop (its lock): both are left for the process's exit.
  */
