@@ -8,7 +8,9 @@
  * goes on once the test has removed it (10 s at most). With EG_STALL_ARM
  * set, only a call made while that file exists counts (a daemon's start
  * writes task storage too). A test makes a traced process exec meanwhile:
- * what the exec wrote must not be put back.
+ * what the exec wrote must not be put back. With EG_STALL_MAP set, the
+ * call that waits is instead the first BPF_MAP_UPDATE_ELEM on the map of
+ * that name ("control": a daemon's switch to its programs).
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -30,8 +32,19 @@ static int is_task_storage(int fd)
 	return !preload_map_info(real, fd, &info) && info.type == BPF_MAP_TYPE_TASK_STORAGE;
 }
 
+static int is_named(int fd, const char *name)
+{
+	struct bpf_map_info info;
+
+	return !preload_map_info(real, fd, &info) && !strcmp(info.name, name);
+}
+
 static int matches(long cmd, const union bpf_attr *attr)
 {
+	const char *map = getenv("EG_STALL_MAP");
+
+	if (map)
+		return cmd == BPF_MAP_UPDATE_ELEM && is_named(attr->map_fd, map);
 	if (cmd == BPF_MAP_UPDATE_ELEM)
 		return is_task_storage(attr->map_fd);
 	return cmd == BPF_LINK_CREATE && attr->link_create.attach_type == BPF_TRACE_ITER &&

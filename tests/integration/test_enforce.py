@@ -307,6 +307,37 @@ def test_a_start_that_fails_late_leaves_no_programs_behind(ctx):
     assert sh and true["depth"] == sh[0]["depth"] + 1, (true, sh)
 
 
+def test_a_scope_made_again_while_the_daemon_loads_is_in_scope(ctx):
+    """A --cgroup directory removed and made again (a container restarted)
+    while a daemon loads its programs has a new id that no active program
+    saw made: the daemon looks again right after its switch. Its execs are
+    judged, not left out of the scope for good. The daemon is held (an
+    LD_PRELOAD helper) just before the switch while the cgroup is re-made."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, DENY_CAT)
+    mark = os.path.join(ctx.tmpdir(), "stalled")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark, EG_STALL_MAP="control")
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, env=env, ready=False)
+    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    deadline = time.monotonic() + 60
+    while not os.path.exists(mark):
+        assert d.proc.poll() is None and time.monotonic() < deadline, d.err()
+        time.sleep(0.02)
+    before = os.stat(cg).st_ino
+    os.rmdir(cg)
+    os.mkdir(cg)
+    assert os.stat(cg).st_ino != before
+    os.unlink(mark)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start", timeout=60)
+    for _ in range(3):
+        r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
+        assert r.returncode == -signal.SIGKILL, r
+
+
 def test_what_the_kernel_cannot_hold_is_refused_or_said(ctx):
     partial = """
 commands:

@@ -287,6 +287,31 @@ static int migrate_old_tasks(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Right after the switch: a --cgroup path made again since it was resolved
+ * (a container restarted while the programs loaded) has a new id, which
+ * no active program saw made. It joins the scope here; one made after the
+ * switch, the programs' cgroup_mkdir adds themselves.
+ */
+static void scopes_recheck(struct daemon *d)
+{
+	__u32 one = 1;
+
+	for (size_t i = 0; i < d->o.n_cgroups; i++) {
+		uint64_t id;
+		uint32_t level;
+
+		if (cgroup_resolve(d->o.cgroups[i], &id, &level) || id == d->cg_ids[i])
+			continue;
+		if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.scope), &id, &one, BPF_ANY)) {
+			p_warn("--cgroup %s: made again while the programs loaded, and cannot be put in scope: %s",
+			       d->o.cgroups[i], strerror(errno));
+			continue;
+		}
+		d->cg_ids[i] = id;
+	}
+}
+
 static int start_tracer(struct daemon *d)
 {
 	struct tracer_opts to = {};
@@ -377,6 +402,7 @@ static int start_tracer(struct daemon *d)
 		return err;
 	}
 	d->activated = true;
+	scopes_recheck(d);
 	err = migrate_old_tasks(d);
 	if (err)
 		return err;
