@@ -289,7 +289,7 @@ __noinline int kfacts_exec(__u32 prog)
  */
 static __always_inline int kjudge_exec(struct eg_event *e)
 {
-	__u32 slot = kf_slot(KSLOT_EXEC), rule = 0, kfl = 0, seq = 0, rank = KRANK_ERROR, p;
+	__u32 slot = kf_slot(KSLOT_EXEC), rule = 0, kfl = 0, seq = 0, rank = KRANK_ERROR, p, seq0 = 0;
 	struct kfacts *f;
 	int d, d2, r;
 
@@ -301,6 +301,7 @@ static __always_inline int kjudge_exec(struct eg_event *e)
 		rule = f->out_rule;
 		kfl = f->kflags;
 		seq = f->seq;
+		seq0 = f->seq;
 		rank = f->out_rank;
 	}
 	/* the strongest verdict stands; the file that runs keeps a tie, then the outer script */
@@ -313,6 +314,15 @@ static __always_inline int kjudge_exec(struct eg_event *e)
 		if (d2 == KJ_DEFER)
 			d2 = EG_KD_ERROR;
 		f = kf_get(slot);
+		/*
+		 * A reload switched sets between two levels: the strongest of a
+		 * verdict from each policy could allow what both deny (one the
+		 * script, the other its interpreter). Neither policy's: refused.
+		 */
+		if (!r && d2 != EG_KD_ERROR && (!f || f->seq != seq0)) {
+			COUNT(kretries);
+			d2 = EG_KD_ERROR;
+		}
 		if (d2 == EG_KD_ERROR) {
 			d = d2;
 			rule = 0;

@@ -13,6 +13,7 @@ mounts, namespaces and scripts do not get around a rule, the rules
 survive kill -9 and are visible without a daemon, a reload switches
 policies atomically (1,000 reloads under a stream of execs), and what the
 kernel cannot hold is refused or said."""
+import collections
 import json
 import os
 import random
@@ -545,6 +546,55 @@ def test_reload_is_atomic_under_execs(ctx):
     assert len(seen) > 10, seen
     st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)
     assert st["counters"]["kernel_errors"] == 0, st
+
+
+SCRIPT_A = """
+commands:
+  - {name: a-no-script, basenames: [egscript], decision: deny}
+"""
+SCRIPT_B = """
+commands:
+  - {name: b-no-interp, basenames: [eginterp], decision: deny}
+"""
+
+
+def test_reload_never_mixes_two_policies_in_one_script_exec(ctx):
+    """A script's exec is judged level by level (the interpreter that runs,
+    the script). One policy denies the script, the other its interpreter:
+    each refuses the exec, and a verdict made of one policy's level and the
+    other's would allow it. Under reloads flipping between the two, no run
+    of the script may complete."""
+    d, rel, cg = enforcing(ctx, SCRIPT_A)
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    interp, script = os.path.join(work, "eginterp"), os.path.join(work, "egscript")
+    shutil.copy("/bin/true", interp)
+    with open(script, "w") as f:
+        f.write("#!%s\n" % interp)
+    os.chmod(script, 0o755)
+    reloads = int(os.environ.get("EG_RELOADS", "500"))
+    plan = ("-\t0\t0\t%s\tegscript\tegs\n" % script) * 6000
+    runner = subprocess.Popen([ctx.helper("kplan")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+    assert runner.stdout.readline().startswith(b"ready")
+    runner.stdin.write(b"go\n")
+    feeder = threading.Thread(target=lambda: (runner.stdin.write(plan.encode()), runner.stdin.close()))
+    feeder.start()
+    failures = 0
+    for i in range(reloads):
+        write(ctx, SCRIPT_B if i % 2 == 0 else SCRIPT_A, path=d.policy_file)
+        r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        failures += r.returncode != 0
+    out = runner.stdout.read().decode().split("\n")
+    runner.wait(timeout=600)
+    feeder.join()
+    assert failures == 0, failures
+    statuses = [int(l.split()[1]) for l in out if l.strip()]
+    assert len(statuses) == 6000, len(statuses)
+    ran = sum(1 for st in statuses if st == 0)
+    print("    %d script execs under %d reloads: %d ran" % (len(statuses), reloads, ran))
+    assert ran == 0 and set(statuses) == {-signal.SIGKILL}, collections.Counter(statuses)
 
 
 # ---- differential: the kernel's verdict is the policy's ---------------------------
