@@ -187,6 +187,27 @@ def test_a_context_for_an_agent_the_kernel_knew_already(ctx):
     released_and_killed(d, agent, fifo, work, t, "the kernel knew before the policy")
 
 
+def test_a_context_a_reload_adds_holds_a_running_agent(ctx):
+    """A reload that adds a context puts agents already running in it, as a
+    start with that policy would: the denied program is killed in the
+    agent's context, not only after the agent's next identity exec."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    t = "reloaded-" + token()
+    pf = write(ctx, "default_decision: allow\n")
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    agent, fifo = waiting_agent(ctx, work, cg, t)
+    eg.wait_until(lambda: agent.pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
+    write(ctx, ctx_policy(work), path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode == 0, r
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("reload"),
+               what="the reload's policy record")
+    released_and_killed(d, agent, fifo, work, t, "after a reload added its context")
+
+
 def test_max_consecutive_shells(ctx):
     """sh -c "sh -c 'sh -c X'": the third shell in a row is refused; a program between resets the count."""
     work = agent_files(ctx)

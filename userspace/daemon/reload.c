@@ -155,6 +155,20 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			policy_free(d->policy);
 		d->policy = p;
 		d->st.policy_reloads++;
+		/*
+		 * Agents already running are put in the contexts the new policy
+		 * names, as at a start: otherwise only an identity exec after the
+		 * reload would enter one, and a reload would hold less than a
+		 * restart with the same policy.
+		 */
+		if (policy_context_count(p) && d->skel) {
+			struct seed_stats ss = {};
+			int serr = tasks_seed(bpf_map__fd(d->skel->maps.tasks), p, &ss);
+
+			if (serr || ss.failed)
+				p_warn("policy reload: running agents not all put in their contexts (%u failed): %s",
+				       ss.failed, serr ? strerror(-serr) : "the kernel refused");
+		}
 		daemon_emit_policy(d, true);
 	}
 	output_flush(d->out);
