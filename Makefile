@@ -80,14 +80,22 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)
 
 # Userspace. Header dependencies come from the compiler (-MMD); skeletons are
 # generated headers, so objects wait for them (order only: -MMD tracks the rest).
+# The daemon is linked with link-time optimisation (its per-record path
+# calls across files: the output buffer, the JSON writer, the decoder):
+# 10-20% less CPU per record in the spawn loop (docs/bench.md). The objects
+# carry machine code too, so the unit tests link them without it. LTO=
+# turns it off (the ASan build does).
+LTO ?= -flto=auto
+LTO_CFLAGS := $(if $(LTO),$(LTO) -ffat-lto-objects)
+
 $(OUTPUT)/obj/%.o: userspace/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(LTO_CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/execgate: $(USER_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LTO) $^ -o $@ $(LDLIBS)
 
 # The shell shim: every shell on a shimmed machine starts here, so libc only.
 $(OUTPUT)/execgate-shim: userspace/shim/shim.c userspace/shim/shimlib.c userspace/shim/shimlib.h | $(OUTPUT)
@@ -147,7 +155,7 @@ $(OUTPUT)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(patsubst $(OUTPUT)/obj/%,$(OUTPUT)/
 # both: two over the same $(OUTPUT)/asan would race on its skeletons.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 asan-build:
-	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" \
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan OPTFLAGS="$(ASAN_CFLAGS)" LTO= \
 		$(patsubst $(OUTPUT)/%,$(OUTPUT)/asan/%,$(UNIT_BINS)) $(OUTPUT)/asan/execgate
 asan-tests asan-daemon: asan-build
 

@@ -550,7 +550,7 @@ static int exec_pty(struct exec_args *a, const char *path)
 	int term = in_tty ? STDIN_FILENO : isatty(STDOUT_FILENO) ? STDOUT_FILENO : -1;
 	bool have_tio = term >= 0 && !tcgetattr(term, &tio);
 	bool have_ws = term >= 0 && !ioctl(term, TIOCGWINSZ, &ws);
-	int master, slave, sync[2], status = 0, rc;
+	int master = -1, slave = -1, sync[2], status = 0, rc;
 	sigset_t set, old;
 	pid_t pid;
 	char b;
