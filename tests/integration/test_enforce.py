@@ -250,6 +250,17 @@ def test_persist_and_unload(ctx):
     assert not os.path.exists(d.pin_path)
 
 
+def still_in_force_and_removable(ctx, pin, cg):
+    """DENY_CAT's rule kills cat in cg, status sees the rules, and unload removes them."""
+    for _ in range(3):
+        r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
+        assert r.returncode == -signal.SIGKILL, r
+    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", pin], check=False).stdout)
+    assert st["kernel"]["rules_loaded"] is True and st["kernel"]["links"], st
+    assert ctx.run([ctx.execgate, "unload", "-p", pin]).returncode == 0
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+
+
 def test_a_start_that_fails_after_the_switch_puts_the_rules_before_back(ctx):
     """A daemon that switched to its programs and then could not load its
     rules (the kernel out of memory, made so by LD_PRELOAD) exits; the
@@ -265,14 +276,7 @@ def test_a_start_that_fails_after_the_switch_puts_the_rules_before_back(ctx):
                    ready=False)
     assert b.proc.wait(60) == 1
     assert "cannot load the kernel rules" in b.err(), b.err()
-    for _ in range(3):
-        r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
-        assert r.returncode == -signal.SIGKILL, r
-    # and what is in force can still be seen and removed
-    st = json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path], check=False).stdout)
-    assert st["kernel"]["rules_loaded"] is True and st["kernel"]["links"], st
-    assert ctx.run([ctx.execgate, "unload", "-p", d.pin_path]).returncode == 0
-    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+    still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
 def test_a_start_that_fails_late_leaves_no_programs_behind(ctx):
@@ -306,6 +310,23 @@ def test_a_start_that_fails_late_leaves_no_programs_behind(ctx):
     true = [e for e in ev if e.get("type") == "exec" and e.get("argv") == ["/bin/true", tok]][0]
     sh = [e for e in ev if e.get("type") == "exec" and e.get("exec_id") == true["parent_exec_id"]]
     assert sh and true["depth"] == sh[0]["depth"] + 1, (true, sh)
+
+
+def test_a_start_that_fails_late_keeps_the_rules_it_found(ctx):
+    """Rules in force before a start (a --persist daemon's) stay in force when
+    the new daemon, without --persist, fails after it took them over: a
+    failed start never leaves the host less enforced than it found it."""
+    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
+    assert d.stop() == 0
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    ctx.on_cleanup(busy.close)
+    b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, "--metrics-listen",
+                   "127.0.0.1:%d" % busy.getsockname()[1], pin_path=d.pin_path, ready=False)
+    assert b.proc.wait(60) == 1
+    assert "stay in force" in b.err(), b.err()
+    still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
 def test_a_scope_made_again_while_the_daemon_loads_is_in_scope(ctx):

@@ -66,7 +66,10 @@ int do_unload(int argc, char **argv)
 		return 1;
 	}
 	left = tracer_wait_progs_gone(progs, n, 10000);
-	if (left) {
+	if (left < 0) {
+		p_warn("removed the pins at %s, but cannot tell whether the kernel has let the programs go: %s",
+		       p.pin, strerror(-left));
+	} else if (left) {
 		p_err("%d of the %d programs pinned at %s are still loaded 10 s after their pins went: "
 		      "another process holds them (bpftool prog show)", left, n, p.pin);
 		return 1;

@@ -590,7 +590,7 @@ int daemon_run(const struct daemon_opts *o)
 	json_t *state = NULL, *v;
 	pid_t other = 0;
 	int err, rc = 1, ctl_fd = -1;
-	bool keep_loop;
+	bool keep_loop, keep_rules = false;
 	size_t i;
 
 	d.o = *o;
@@ -857,11 +857,16 @@ cleanup:
 		err = tracer_deactivate(d.skel, d.reuse.prev_gen);
 		if (err)
 			p_warn("cannot hand back to the programs before: %s", strerror(-err));
+	} else if (d.skel && d.activated && !d.k.stopped && d.k.on && d.reuse.control) {
+		/* rules were in force before this start (--persist, kill -9, a handover): they stay */
+		keep_rules = true;
+		p_warn("the start failed; the kernel rules stay in force, as before it ('execgate unload -p %s' "
+		       "removes them)", d.paths.pin);
 	} else if (d.skel && d.activated) {
 		kernel_stop(&d);
 	}
 	/* --persist: the rules, their maps and links stay for `execgate unload` */
-	if (d.skel && !(d.k.on && d.o.persist) && (d.k.links_touched || !d.reuse.control))
+	if (d.skel && !(d.k.on && d.o.persist) && !keep_rules && (d.k.links_touched || !d.reuse.control))
 		tracer_unpin(d.skel, d.paths.pin, false);
 	kernel_free(&d);
 	tracer_destroy(d.skel);

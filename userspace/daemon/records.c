@@ -259,12 +259,6 @@ static void scope_changed(struct daemon *d, const struct eg_event *h)
 	d->scope_changes++;
 	d->cg_gone[i] = !back;
 	if (back) {
-		__u32 one = 1;
-
-		/* an older copy's record (a handover): our programs did not see that cgroup made */
-		if (d->skel && bpf_map_update_elem(bpf_map__fd(d->skel->maps.scope), &h->cgroup_id, &one, BPF_ANY))
-			p_warn("--cgroup %s: made again, and cannot be put in scope: %s", d->o.cgroups[i],
-			       strerror(errno));
 		d->cg_ids[i] = h->cgroup_id;
 		if (d->k.lsm_cgroup && kernel_scope_back(d, i))
 			p_warn("--cgroup %s: made again, but the BPF LSM cannot be attached to it: the kill at "

@@ -564,6 +564,8 @@ int tracer_wait_progs_gone(const uint32_t *ids, int n, int timeout_ms)
 			if (fd >= 0) {
 				close(fd);
 				left++;
+			} else if (errno != ENOENT) {
+				return -errno;	/* cannot tell (EPERM: no CAP_SYS_ADMIN) */
 			}
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);

@@ -69,7 +69,7 @@ int tracer_pinned_progs(const char *dir, uint32_t *ids, int n, int max);
  * The kernel lets a program go only after an unpinned link's last
  * reference is dropped, an RCU grace period and a work item later (tens of
  * ms here): waits until none of ids is loaded, up to timeout_ms. Returns
- * how many still are.
+ * how many still are, or -errno when the kernel will not say (EPERM).
  */
 int tracer_wait_progs_gone(const uint32_t *ids, int n, int timeout_ms);
 /* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
