@@ -517,15 +517,9 @@ EXPECT = {("A", "t1"): ("allow", 0), ("A", "t2"): ("deny", 1),
           ("B", "t1"): ("deny", 0), ("B", "t2"): ("deny", 0)}
 
 
-def test_reload_is_atomic_under_execs(ctx):
-    d, rel, cg = enforcing(ctx, RELOAD_A)
-    work = ctx.tmpdir()
-    os.chmod(work, 0o755)
-    for n in ("t1", "t2"):
-        shutil.copy("/bin/true", os.path.join(work, n))
-    reloads = int(os.environ.get("EG_RELOADS", "500"))
-    stop = threading.Event()
-    plan = "".join("-\t0\t0\t%s/%s\t%s\tegr\n" % (work, n, n) for n in ("t1", "t2")) * 4000
+def plan_under_reloads(ctx, d, cg, plan, pol_a, pol_b, reloads):
+    """kplan runs plan (its lines) in cg while d's policy is reloaded `reloads` times, flipping
+    from pol_a (in force) to pol_b and back; every reload must succeed. The exit statuses, in order."""
     runner = subprocess.Popen([ctx.helper("kplan")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
     assert runner.stdout.readline().startswith(b"ready")
@@ -534,17 +528,27 @@ def test_reload_is_atomic_under_execs(ctx):
     feeder.start()
     failures = 0
     for i in range(reloads):
-        write(ctx, RELOAD_B if i % 2 == 0 else RELOAD_A, path=d.policy_file)
+        write(ctx, pol_b if i % 2 == 0 else pol_a, path=d.policy_file)
         r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         failures += r.returncode != 0
-    stop.set()
     # the feeder owns stdin (it closes it): communicate() would flush it too
     out = runner.stdout.read().decode().split("\n")
     runner.wait(timeout=600)
     feeder.join()
     assert failures == 0, failures
-    statuses = [int(l.split()[1]) for l in out if l.strip()]
+    return [int(l.split()[1]) for l in out if l.strip()]
+
+
+def test_reload_is_atomic_under_execs(ctx):
+    d, rel, cg = enforcing(ctx, RELOAD_A)
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    for n in ("t1", "t2"):
+        shutil.copy("/bin/true", os.path.join(work, n))
+    reloads = int(os.environ.get("EG_RELOADS", "500"))
+    plan = "".join("-\t0\t0\t%s/%s\t%s\tegr\n" % (work, n, n) for n in ("t1", "t2")) * 4000
+    statuses = plan_under_reloads(ctx, d, cg, plan, RELOAD_A, RELOAD_B, reloads)
     drained(d, cg)
     evs = [e for e in d.events() if e.get("type") == "exec" and e.get("argv", [None])[-1] == "egr"]
     assert len(evs) == len(statuses) == 8000, (len(evs), len(statuses))
@@ -595,23 +599,7 @@ def test_reload_never_mixes_two_policies_in_one_script_exec(ctx):
     os.chmod(script, 0o755)
     reloads = int(os.environ.get("EG_RELOADS", "500"))
     plan = ("-\t0\t0\t%s\tegscript\tegs\n" % script) * 6000
-    runner = subprocess.Popen([ctx.helper("kplan")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
-    assert runner.stdout.readline().startswith(b"ready")
-    runner.stdin.write(b"go\n")
-    feeder = threading.Thread(target=lambda: (runner.stdin.write(plan.encode()), runner.stdin.close()))
-    feeder.start()
-    failures = 0
-    for i in range(reloads):
-        write(ctx, SCRIPT_B if i % 2 == 0 else SCRIPT_A, path=d.policy_file)
-        r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        failures += r.returncode != 0
-    out = runner.stdout.read().decode().split("\n")
-    runner.wait(timeout=600)
-    feeder.join()
-    assert failures == 0, failures
-    statuses = [int(l.split()[1]) for l in out if l.strip()]
+    statuses = plan_under_reloads(ctx, d, cg, plan, SCRIPT_A, SCRIPT_B, reloads)
     assert len(statuses) == 6000, len(statuses)
     ran = sum(1 for st in statuses if st == 0)
     print("    %d script execs under %d reloads: %d ran" % (len(statuses), reloads, ran))

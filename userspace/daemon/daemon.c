@@ -295,17 +295,17 @@ static int migrate_old_tasks(struct daemon *d)
  */
 static void scopes_recheck(struct daemon *d)
 {
-	__u32 one = 1;
-
 	for (size_t i = 0; i < d->o.n_cgroups; i++) {
 		uint64_t id;
 		uint32_t level;
+		int err;
 
 		if (cgroup_resolve(d->o.cgroups[i], &id, &level) || id == d->cg_ids[i])
 			continue;
-		if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.scope), &id, &one, BPF_ANY)) {
+		err = tracer_scope_add(d->skel, id);
+		if (err) {
 			p_warn("--cgroup %s: made again while the programs loaded, and cannot be put in scope: %s",
-			       d->o.cgroups[i], strerror(errno));
+			       d->o.cgroups[i], strerror(-err));
 			continue;
 		}
 		d->cg_ids[i] = id;
@@ -849,9 +849,10 @@ cleanup:
 	 * Before our links were pinned, the copy we switched away from (a
 	 * --persist or killed daemon's, pinned; a handover's) acts again, with
 	 * its pins: nothing enforcing at all would be the other way. After,
-	 * a failed start is a stop: --persist keeps the rules in force with
-	 * every pin, else the rules go with their links. A start that failed
-	 * before the switch leaves an earlier copy's pins as they are.
+	 * rules that were in force before the start stay, with every pin;
+	 * else a failed start is a stop: --persist keeps the rules in force
+	 * with every pin, else the rules go with their links. A start that
+	 * failed before the switch leaves an earlier copy's pins as they are.
 	 */
 	if (d.skel && d.activated && !d.k.links_touched) {
 		err = tracer_deactivate(d.skel, d.reuse.prev_gen);

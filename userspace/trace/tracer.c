@@ -316,12 +316,11 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		goto fail;
 	for (size_t i = 0; i < o->n_cgroups && i < EG_SCOPES_MAX; i++) {
 		struct eg_scope sp = {};
-		__u32 one = 1, k = i;
+		__u32 k = i;
 
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.scope), &o->cgroup_ids[i], &one, BPF_ANY)) {
-			err = -errno;
+		err = tracer_scope_add(skel, o->cgroup_ids[i]);
+		if (err)
 			goto fail;
-		}
 		/* the path too: a cgroup made again there (a restarted container) is in scope at once */
 		sp.len = strlen(o->cgroup_paths[i]);
 		if (sp.len >= sizeof(sp.path)) {
@@ -367,6 +366,13 @@ int tracer_activate(struct execgate_bpf *skel)
 int tracer_deactivate(struct execgate_bpf *skel, uint32_t prev_gen)
 {
 	return set_active_gen(skel, prev_gen);
+}
+
+int tracer_scope_add(struct execgate_bpf *skel, uint64_t cgroup_id)
+{
+	__u32 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.scope), &cgroup_id, &one, BPF_ANY) ? -errno : 0;
 }
 
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
