@@ -329,6 +329,48 @@ def test_a_start_that_fails_late_keeps_the_rules_it_found(ctx):
     still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
+def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
+    """A daemon that cannot share the rule maps in force (an upgrade that
+    changed their layout; here the krules pin of a --persist daemon is made
+    a map of another layout) puts its rules into its own maps before it
+    switches to its programs: at no moment do its programs act with no
+    rules. It is held (an LD_PRELOAD helper) at its rules' own switch (the
+    first write of kstate) while execs are tried; each is refused, by the
+    rules before it."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
+    assert d.stop() == 0
+    krules = os.path.join(d.pin_path, "krules")
+    os.unlink(krules)
+    ctx.run(["bpftool", "map", "create", krules, "type", "array", "key", "4", "value", "8",
+             "entries", "1", "name", "krules"])
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    mark = os.path.join(ctx.tmpdir(), "stalled")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark, EG_STALL_MAP="kstate")
+    b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
+                   ready=False)
+    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
+    deadline = time.monotonic() + 60
+    while not os.path.exists(mark):
+        assert b.proc.poll() is None and time.monotonic() < deadline, b.err()
+        time.sleep(0.02)
+    try:
+        for _ in range(5):
+            r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
+            assert r.returncode == -signal.SIGKILL, r
+    finally:
+        os.unlink(mark)
+    start = b.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start", timeout=60)[0]
+    assert start["kernel"]["rules"] == 4, start["kernel"]
+    for _ in range(3):
+        r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
+        assert r.returncode == -signal.SIGKILL, r
+    # its own rules, which an orderly stop removes
+    assert b.stop() == 0
+    assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == 0
+
+
 def test_a_scope_made_again_while_the_daemon_loads_is_in_scope(ctx):
     """A --cgroup directory removed and made again (a container restarted)
     while a daemon loads its programs has a new id that no active program

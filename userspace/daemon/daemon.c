@@ -395,6 +395,9 @@ static int start_tracer(struct daemon *d)
 	err = migrate_old_tasks(d);
 	if (err)
 		return err;
+	err = kernel_load_before_switch(d);
+	if (err)
+		return err;
 	/* from here our programs act, and any older copy still attached does not */
 	err = tracer_activate(d->skel);
 	if (err) {

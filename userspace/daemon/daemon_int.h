@@ -71,6 +71,7 @@ struct daemon_kernel {
 	unsigned int next_kept;
 	struct bpf_link *cg_links[DAEMON_MAX_LIST];
 	int n_cg_links;
+	bool loaded;			/* the rules (or contexts) went into new maps before the switch */
 	bool links_touched;		/* kernel_start() changed the pinned links: a failed start is a stop */
 	bool stopped;			/* kernel_stop() ran */
 };
@@ -175,6 +176,12 @@ void daemon_read_counters(struct daemon *d, struct eg_counters *ret);
 
 /* kernel.c: --enforce */
 int kernel_prepare(struct daemon *d, struct tracer_opts *to);
+/*
+ * Rule maps this copy does not share with one in force (a first start, an
+ * upgrade across their layout) get the rules before the switch, so that
+ * no exec finds the new programs acting with none.
+ */
+int kernel_load_before_switch(struct daemon *d);
 int kernel_start(struct daemon *d);
 /* Compiles and switches to p's rules; -EPERM: refused (partial), the old ones stay. */
 int kernel_reload(struct daemon *d, const struct eg_policy *p);

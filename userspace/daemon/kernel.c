@@ -209,6 +209,30 @@ int kernel_scope_back(struct daemon *d, size_t i)
 	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
 }
 
+int kernel_load_before_switch(struct daemon *d)
+{
+	struct daemon_kernel *k = &d->k;
+	int err;
+
+	/* shared maps: the rules in force now stay until ours replace them, after the switch */
+	if (d->reuse.rules || (!k->on && !k->ctx_only))
+		return 0;
+	kmaps_of(d->skel, &k->km);
+	if (k->lsm_cgroup) {
+		err = attach_cgroups(d);
+		if (err)
+			return err;
+	}
+	err = kmaps_load(&k->km, k->prog, k->on, &k->seq);
+	if (err) {
+		p_err("%s: %s", k->on ? "--enforce: cannot load the kernel rules" :
+		      "cannot load the policy's contexts into the kernel", strerror(-err));
+		return err;
+	}
+	k->loaded = true;
+	return 0;
+}
+
 int kernel_start(struct daemon *d)
 {
 	struct daemon_kernel *k = &d->k;
@@ -218,14 +242,14 @@ int kernel_start(struct daemon *d)
 	kmaps_of(d->skel, &k->km);
 	if (!k->on) {
 		/* rules an earlier daemon left (--persist) are not ours to keep enforcing */
-		if (!kmaps_status(&k->km, &st) && st.loaded) {
+		if (!k->loaded && !kmaps_status(&k->km, &st) && st.loaded) {
 			p_warn("kernel rules left in force by an earlier daemon (policy sha256 %s) are "
 			       "removed: this daemon runs without --enforce", st.conf.sha256);
 			kmaps_unload(&k->km);
 		}
 		k->links_touched = true;
 		tracer_unpin_links(d->paths.pin);
-		if (k->ctx_only) {
+		if (k->ctx_only && !k->loaded) {
 			err = kmaps_load(&k->km, k->prog, false, &k->seq);
 			if (err) {
 				p_err("cannot load the policy's contexts into the kernel: %s", strerror(-err));
@@ -234,12 +258,12 @@ int kernel_start(struct daemon *d)
 		}
 		return 0;
 	}
-	if (k->lsm_cgroup) {
+	if (k->lsm_cgroup && !k->loaded) {
 		err = attach_cgroups(d);
 		if (err)
 			return err;
 	}
-	err = kmaps_load(&k->km, k->prog, true, &k->seq);
+	err = k->loaded ? 0 : kmaps_load(&k->km, k->prog, true, &k->seq);
 	if (err) {
 		p_err("--enforce: cannot load the kernel rules: %s", strerror(-err));
 		return err;

@@ -89,6 +89,33 @@ static bool reuse_pinned(struct bpf_map *m, const char *dir, const char *name, i
 	return true;
 }
 
+/* The kernel rules' maps (enforce/kmaps.c), in tracer_pinned_maps too. */
+static const char *const rule_maps[] = {
+	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
+};
+
+/* Whether every rule map is pinned under dir in the layout this copy needs. */
+static bool rules_reusable(struct execgate_bpf *skel, const char *dir)
+{
+	char path[PATH_MAX];
+	bool ok;
+	int fd;
+
+	if (!dir)
+		return false;
+	for (size_t i = 0; rule_maps[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, rule_maps[i]);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			return false;
+		ok = compatible(map_by_name(skel, rule_maps[i]), fd);
+		close(fd);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 /*
  * Whether the kernel has a tracepoint: its trace event in tracefs (the
  * daemon mounted it) answers in a stat; vmlinux BTF (a 5 MB parse) only
@@ -258,14 +285,17 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	reuse_pinned(skel->maps.scripts, pin_dir, "scripts", NULL);
 	reuse_pinned(skel->maps.chains, pin_dir, "chains", NULL);
 	reuse_pinned(skel->maps.loaders, pin_dir, "loaders", NULL);
-	/* the kernel rules in force stay in force while this copy takes over */
-	reuse_pinned(skel->maps.krules, pin_dir, "krules", NULL);
-	reuse_pinned(skel->maps.kindex, pin_dir, "kindex", NULL);
-	reuse_pinned(skel->maps.kmember, pin_dir, "kmember", NULL);
-	reuse_pinned(skel->maps.kglobs, pin_dir, "kglobs", NULL);
-	reuse_pinned(skel->maps.kconf, pin_dir, "kconf", NULL);
-	reuse_pinned(skel->maps.kstate, pin_dir, "kstate", NULL);
-	reuse_pinned(skel->maps.kctx, pin_dir, "kctx", NULL);
+	/*
+	 * The kernel rules in force stay in force while this copy takes over.
+	 * Their maps are shared all or none: an older copy must never see a
+	 * switch (kstate) to a set it holds in another map.
+	 */
+	ret->rules = rules_reusable(skel, pin_dir);
+	for (size_t i = 0; ret->rules && rule_maps[i]; i++)
+		if (!reuse_pinned(map_by_name(skel, rule_maps[i]), pin_dir, rule_maps[i], NULL)) {
+			err = -EBUSY;	/* unpinned meanwhile: a part only would mix two sets */
+			goto fail;
+		}
 	/* a ring of another size cannot be shared: it is drained after the switch */
 	ret->events = reuse_pinned(skel->maps.events, pin_dir, "events", &ret->old_events_fd);
 	if (ret->control) {

@@ -36,6 +36,7 @@ struct tracer_reuse {
 	bool counters;			/* the kernel's counters go on from where they were */
 	bool control;			/* another copy of the programs may still be attached */
 	bool events;			/* the same ring buffer, with what is still queued */
+	bool rules;			/* the kernel rules' maps, all of them (else new and empty) */
 	int old_events_fd;		/* a ring of another size: drain it after tracer_activate() */
 	int old_tasks_fd;		/* a "tasks" of the older layout: copied over (trace/migrate.h) */
 	uint32_t prev_gen;
