@@ -84,8 +84,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)
 # calls across files: the output buffer, the JSON writer, the decoder):
 # 10-20% less CPU per record in the spawn loop (docs/bench.md). The objects
 # carry machine code too, so the unit tests link them without it. LTO=
-# turns it off (the ASan build does).
-LTO ?= -flto=auto
+# turns it off (the ASan build does), and so does clang, whose objects
+# would then be bitcode only (no -ffat-lto-objects before clang 18).
+LTO ?= $(if $(findstring clang,$(CC)),,-flto=auto)
 LTO_CFLAGS := $(if $(LTO),$(LTO) -ffat-lto-objects)
 
 $(OUTPUT)/obj/%.o: userspace/%.c | $(SKELS)

@@ -166,6 +166,62 @@ def test_a_context_started_before_the_daemon(ctx):
     assert e["context"]["inferred"] is True and e["context"]["identity_exec_id"] is None, e
 
 
+def test_a_child_forked_while_the_daemon_marks_the_agents_is_in_the_context(ctx):
+    """An agent running before the daemon forks a child after the daemon's
+    /proc walk read the processes and before it marked the agent (held
+    there by an LD_PRELOAD helper): the child's storage was copied from an
+    agent not yet marked. The daemon walks again until a walk marks no
+    one, so the child is in the context too and the denied program it
+    runs is killed."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    t = "forked-" + token()
+
+    def join():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write("0")
+    fork, go = os.path.join(work, "fork"), os.path.join(work, "go")
+    os.mkfifo(fork)
+    os.mkfifo(go)
+    agent = subprocess.Popen([os.path.join(work, "agent"), "-c",
+                              "read x < %s; sh -c 'read y < %s; %s %s; echo $? > %s/rc'; exit 0"
+                              % (fork, go, os.path.join(work, "denied"), t, work)], preexec_fn=join)
+    ctx.on_cleanup(agent.kill)
+    time.sleep(0.3)
+    pf = write(ctx, ctx_policy(work))
+    mark = os.path.join(ctx.tmpdir(), "stalled")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, env=env, ready=False)
+    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    deadline = time.monotonic() + 60
+    while not os.path.exists(mark):
+        assert d.proc.poll() is None and time.monotonic() < deadline, d.err()
+        time.sleep(0.02)
+    try:
+        with open(fork, "w") as f:
+            f.write("go\n")
+        children = "/proc/%d/task/%d/children" % (agent.pid, agent.pid)
+
+        def forked():
+            with open(children) as f:
+                return f.read().split()
+        eg.wait_until(forked, what="the agent's child")
+    finally:
+        os.unlink(mark)
+    start = d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start", timeout=60)[0]
+    assert start["seeded"]["contexts"] >= 2 and start["seeded"]["failed"] == 0, start["seeded"]
+    with open(go, "w") as f:
+        f.write("go\n")
+    agent.wait(timeout=20)
+    e = wait_mark_or_kill(d, t)
+    assert not marks(t), "the denied program ran in a child the agent forked during the walk"
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+
+
 def test_a_context_for_an_agent_the_kernel_knew_already(ctx):
     """An agent started under a daemon with no contexts is in its context once a daemon with the
     policy takes over (its task storage kept: the context is written into it, in the kernel)."""

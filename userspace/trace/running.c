@@ -37,6 +37,7 @@
 #define SEED_MAX_PROCS	(1u << 20)
 #define SEED_ARGV_MAX	(64u << 10)
 #define SEED_ROUNDS	3		/* a context lost to an exec is asked again */
+#define SEED_PASSES	8		/* walks of /proc, while one puts a process in a context */
 
 struct sproc {
 	pid_t pid, ppid;
@@ -339,7 +340,7 @@ static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct 
 	return err;
 }
 
-int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
+static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 {
 	struct seeder s = { .map_fd = map_fd, .p = p };
 	struct seed_ctx *seeds = NULL;
@@ -412,5 +413,28 @@ out:
 	free(seeds);
 	free(s.v);
 	free(s.buf);
+	return err;
+}
+
+int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
+{
+	struct seed_stats pass;
+	int err, i;
+
+	err = seed_pass(map_fd, p, ret);
+	/*
+	 * A process an agent forked after the walk read /proc and before the
+	 * agent was marked copied storage with no context: walked again, its
+	 * parent is in one now. Again until a walk marks no one (its own
+	 * forks since inherit the context in the kernel).
+	 */
+	for (i = 1; !err && ret->contexts && p && policy_context_count(p) && i < SEED_PASSES; i++) {
+		err = seed_pass(map_fd, p, &pass);
+		ret->inferred += pass.inferred;
+		ret->contexts += pass.contexts;
+		ret->failed = pass.failed;	/* what the last walk could not do */
+		if (!pass.contexts)
+			break;
+	}
 	return err;
 }

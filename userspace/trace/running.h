@@ -13,7 +13,8 @@ struct seed_stats {
 };
 
 /*
- * Walks /proc once; map_fd is the "tasks" task storage. p: the policy
+ * Walks /proc (again while a walk puts processes in a context: what they
+ * forked meanwhile); map_fd is the "tasks" task storage. p: the policy
  * whose contexts' identities are looked for (NULL: depths only).
  */
 int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret);
