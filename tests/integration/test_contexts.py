@@ -264,6 +264,37 @@ def test_a_context_a_reload_adds_holds_a_running_agent(ctx):
     released_and_killed(d, agent, fifo, work, t, "after a reload added its context")
 
 
+def test_a_reload_that_renumbers_contexts_is_refused(ctx):
+    """Running agents carry their context's number (its place in
+    contexts:). A reload that reorders the contexts would move a running
+    agent under another context's rules: refused, and the agent stays in
+    its own context. One that adds a context at the end is taken."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    t = "renumbered-" + token()
+    other = "  - name: other\n    identities: [{paths: [%s/other]}]\n" % work
+    base = ctx_policy(work)
+    pf = write(ctx, base.replace("commands:", other + "commands:"))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    agent, fifo = waiting_agent(ctx, work, cg, t)
+    eg.wait_until(lambda: agent.pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
+    # 'other' first: the agent's number would name it
+    write(ctx, base.replace("contexts:\n", "contexts:\n" + other), path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    out = r.stdout.decode() + r.stderr.decode()
+    assert r.returncode != 0 and "context 1 is 'agent'" in out and "at the end" in out, r
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy_error",
+               what="the refused reload's record")
+    released_and_killed(d, agent, fifo, work, t, "after a reload that would renumber its context")
+    # a context added at the end keeps every number
+    third = "  - name: third\n    identities: [{paths: [%s/third]}]\n" % work
+    write(ctx, base.replace("commands:", other + third + "commands:"), path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode == 0, r
+
+
 def test_max_consecutive_shells(ctx):
     """sh -c "sh -c 'sh -c X'": the third shell in a row is refused; a program between resets the count."""
     work = agent_files(ctx)

@@ -90,6 +90,33 @@ void daemon_emit_policy(struct daemon *d, bool reload)
 }
 
 /*
+ * Running tasks carry their context's id (its place in "contexts:"), not
+ * its name: a new policy that gave a context in force another place would
+ * move its agents under another context's rules and name. Contexts added
+ * at the end, or the last ones dropped, keep every id. Returns true (why
+ * filled) if p renumbers.
+ */
+static bool contexts_renumbered(const struct eg_policy *old, const struct eg_policy *p, char *why,
+				size_t len)
+{
+	size_t n = policy_context_count(old), m = policy_context_count(p);
+	struct eg_context_info a, b;
+
+	for (uint32_t id = 1; id <= n && id <= m; id++) {
+		if (policy_context_info(old, id, &a) || policy_context_info(p, id, &b))
+			continue;
+		if (strcmp(a.name, b.name)) {
+			snprintf(why, len, "contexts: context %u is '%s' in the policy in force and '%s' in the new "
+				 "one; running agents keep their context's number, so a reload may add contexts "
+				 "at the end or drop the last ones, not reorder, rename or remove others",
+				 id, a.name, b.name);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * The new policy replaces the old only if it loads. Returns 0 or the load
  * error; diags (may be NULL) receives the errors.
  */
@@ -99,7 +126,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 	struct eg_diags *dg = diags ? diags : &local;
 	struct eg_policy *p = NULL;
 	uint32_t old_seq;
-	char line[1024];
+	char line[1024], why[512];
 	struct jsonw w;
 	size_t i;
 	int err;
@@ -128,6 +155,19 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 				jsonw_string(&w, line);
 			}
 			jsonw_end_array(&w);
+			meta_close(&w, d->out);
+		}
+	} else if (d->policy && contexts_renumbered(d->policy, p, why, sizeof(why))) {
+		d->st.policy_reload_failures++;
+		policy_free(p);
+		err = -EINVAL;
+		p_warn("policy reload refused, keeping the previous policy: %s", why);
+		eg_diags_add_error(dg, d->o.policy_path, why);
+		if (!d->text) {
+			meta_open_daemon(&w, output_buf(d->out), "policy_error");
+			jsonw_string_field(&w, "path", d->o.policy_path);
+			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+			jsonw_string_field(&w, "error", why);
 			meta_close(&w, d->out);
 		}
 	} else if ((d->k.on || d->k.ctx_only || policy_context_count(p)) && (err = kernel_reload(d, p))) {
