@@ -4,7 +4,9 @@
  * the map named EG_FAIL_MAP fails with ENOMEM, as a kernel out of memory
  * would make it. A test makes a daemon's start fail at a chosen step
  * ("krules": loading the kernel rules, after the switch to its programs)
- * and checks what the failed start leaves in force.
+ * and checks what the failed start leaves in force. With EG_FAIL_PIN set,
+ * BPF_OBJ_PIN at a path that contains it fails instead (ENOSPC), after
+ * EG_FAIL_PIN_SKIP (default 0) such pins went through.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,6 +26,17 @@ static int named(int fd, const char *name)
 	return !preload_map_info(real, fd, &info) && !strcmp(info.name, name);
 }
 
+static int pin_fails(const union bpf_attr *attr)
+{
+	const char *pin = getenv("EG_FAIL_PIN"), *skip = getenv("EG_FAIL_PIN_SKIP");
+	const char *path = (const char *)(unsigned long)attr->pathname;
+	static int seen;
+
+	if (!pin || !path || !strstr(path, pin))
+		return 0;
+	return seen++ >= (skip ? atoi(skip) : 0);
+}
+
 long syscall(long nr, ...)
 {
 	const char *name = getenv("EG_FAIL_MAP");
@@ -32,6 +45,10 @@ long syscall(long nr, ...)
 
 	PRELOAD_ARGS(nr, a, real);
 	attr = (const union bpf_attr *)a[1];
+	if (nr == SYS_bpf && a[0] == BPF_OBJ_PIN && pin_fails(attr)) {
+		errno = ENOSPC;
+		return -1;
+	}
 	if (nr == SYS_bpf && name && a[0] == BPF_MAP_UPDATE_ELEM && named(attr->map_fd, name)) {
 		errno = ENOMEM;
 		return -1;

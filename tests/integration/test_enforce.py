@@ -329,6 +329,40 @@ def test_a_start_that_fails_late_keeps_the_rules_it_found(ctx):
     still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
+def pinned_link_progs(pin):
+    """{link pin name: program id} under pin/links."""
+    ldir = os.path.join(pin, "links")
+    out = {}
+    for name in sorted(os.listdir(ldir)):
+        r = subprocess.run(["bpftool", "-j", "link", "show", "pinned", os.path.join(ldir, name)],
+                           stdout=subprocess.PIPE, check=True)
+        out[name] = json.loads(r.stdout)["prog_id"]
+    return out
+
+
+def test_a_start_that_cannot_pin_its_links_leaves_the_pins_before(ctx):
+    """A daemon that switched to its programs and then cannot pin every
+    link (the third pin fails, made so by LD_PRELOAD) leaves the pins of
+    the copy before it as they were, and that copy acts again: never some
+    links of each copy pinned, where the new copy's programs would act
+    with some hooks and the old one's with the others, inactive."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
+    assert d.stop() == 0
+    before = pinned_link_progs(d.pin_path)
+    assert len(before) >= 4, before
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_PIN="/links/",
+               EG_FAIL_PIN_SKIP="2")
+    b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
+                   ready=False)
+    assert b.proc.wait(60) == 1
+    assert "cannot pin the links" in b.err(), b.err()
+    assert pinned_link_progs(d.pin_path) == before
+    # the copy before acts again, with its rules
+    still_in_force_and_removable(ctx, d.pin_path, cg)
+
+
 def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
     """A daemon that cannot share the rule maps in force (an upgrade that
     changed their layout; here the krules pin of a --persist daemon is made

@@ -206,7 +206,7 @@ int kernel_scope_back(struct daemon *d, size_t i)
 	/* the old cgroup is gone, and its link with it */
 	bpf_link__destroy(k->cg_links[i]);
 	k->cg_links[i] = l;
-	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, NULL);
 }
 
 int kernel_load_before_switch(struct daemon *d)
@@ -268,9 +268,11 @@ int kernel_start(struct daemon *d)
 		p_err("--enforce: cannot load the kernel rules: %s", strerror(-err));
 		return err;
 	}
-	/* pinned, the links (and so the rules) outlive this process */
-	k->links_touched = true;
-	err = tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+	/*
+	 * Pinned, the links (and so the rules) outlive this process. Until a
+	 * pin is replaced, a failure hands back to the copy before (cleanup).
+	 */
+	err = tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, &k->links_touched);
 	if (err) {
 		p_err("--enforce: cannot pin the links under %s: %s", d->paths.pin, strerror(-err));
 		return err;

@@ -644,49 +644,115 @@ int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
 	return n;
 }
 
-static int pin_link(struct bpf_link *l, const char *dir, const char *name)
+/* The name a link is pinned at before it replaces the pin of its name (no '.': see below). */
+#define PIN_NEW_PREFIX	"new_"
+
+static int pin_link_new(struct bpf_link *l, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
-
 	int err;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	/* an earlier daemon's link of that name: unpinned, it detaches */
-	if (unlink(path) && errno != ENOENT) {
+	snprintf(path, sizeof(path), "%s/" PIN_NEW_PREFIX "%s", dir, name);
+	/* a failed start's leftover */
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	if (bpf_obj_pin(bpf_link__fd(l), path)) {
 		err = -errno;
-		p_dbg("cannot remove %s: %s", path, strerror(-err));
+		p_dbg("cannot pin link fd %d at %s: %s", bpf_link__fd(l), path, strerror(-err));
 		return err;
 	}
-	err = bpf_link__pin(l, path);
-	if (err)
-		p_dbg("cannot pin link fd %d at %s: %s", bpf_link__fd(l), path, strerror(-err));
-	return err;
+	return 0;
 }
 
-int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
+/* Calls fn(ctx, link, name) for each link to pin: the programs', then the extra ones. */
+static int each_link(struct execgate_bpf *skel, struct bpf_link **extra, int n_extra,
+		     int (*fn)(void *ctx, struct bpf_link *l, const char *name), void *ctx)
 {
-	char ldir[PATH_MAX], name[64];
 	struct bpf_program *p;
+	char name[64];
 	int i, err;
 
-	snprintf(ldir, sizeof(ldir), "%s/links", dir);
-	if (mkdir(ldir, 0700) && errno != EEXIST)
-		return -errno;
 	bpf_object__for_each_program(p, skel->obj) {
 		struct bpf_link *l = prog_link(skel, p);
 
 		if (!l)
 			continue;
-		err = pin_link(l, ldir, bpf_program__name(p));
+		err = fn(ctx, l, bpf_program__name(p));
 		if (err)
 			return err;
 	}
 	for (i = 0; i < n_extra; i++) {
 		/* no '.' in names: older bpffs reserves them (EPERM) */
 		snprintf(name, sizeof(name), "enforce_bprm_cgroup_%d", i);
-		err = pin_link(extra[i], ldir, name);
+		err = fn(ctx, extra[i], name);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+struct pin_pass {
+	const char *dir;
+	bool touched;
+};
+
+static int pin_new(void *ctx, struct bpf_link *l, const char *name)
+{
+	return pin_link_new(l, ((struct pin_pass *)ctx)->dir, name);
+}
+
+static int drop_new(void *ctx, struct bpf_link *l, const char *name)
+{
+	char path[PATH_MAX];
+
+	(void)l;
+	snprintf(path, sizeof(path), "%s/" PIN_NEW_PREFIX "%s", ((struct pin_pass *)ctx)->dir, name);
+	unlink(path);
+	return 0;
+}
+
+/* An earlier daemon's link of that name, replaced in one rename: unpinned, it detaches. */
+static int pin_replace(void *ctx, struct bpf_link *l, const char *name)
+{
+	struct pin_pass *pp = ctx;
+	char from[PATH_MAX], to[PATH_MAX];
+
+	(void)l;
+	snprintf(from, sizeof(from), "%s/" PIN_NEW_PREFIX "%s", pp->dir, name);
+	snprintf(to, sizeof(to), "%s/%s", pp->dir, name);
+	if (rename(from, to)) {
+		int err = -errno;
+
+		p_dbg("cannot rename %s to %s: %s", from, to, strerror(-err));
+		return err;
+	}
+	pp->touched = true;
+	return 0;
+}
+
+int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
+		     bool *ret_touched)
+{
+	char ldir[PATH_MAX];
+	struct pin_pass pp = { .dir = ldir };
+	int i, err;
+
+	if (ret_touched)
+		*ret_touched = false;
+	snprintf(ldir, sizeof(ldir), "%s/links", dir);
+	if (mkdir(ldir, 0700) && errno != EEXIST)
+		return -errno;
+	err = each_link(skel, extra, n_extra, pin_new, &pp);
+	if (err) {
+		each_link(skel, extra, n_extra, drop_new, &pp);
+		return err;
+	}
+	err = each_link(skel, extra, n_extra, pin_replace, &pp);
+	if (ret_touched)
+		*ret_touched = pp.touched;
+	if (err) {
+		each_link(skel, extra, n_extra, drop_new, &pp);
+		return err;
 	}
 	/* fewer cgroups than last time: the earlier daemon's extra links go */
 	for (i = n_extra;; i++) {

@@ -83,8 +83,12 @@ int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
  * Pins every link (the programs attached, and lsm_cgroup links) under
  * dir/links, replacing an earlier daemon's: those programs then detach.
  * Pinned links outlive the daemon (kernel rules stay in force after kill -9).
+ * All are pinned under other names first, then renamed over the earlier
+ * pins: a failure to pin leaves the earlier pins as they were, never some
+ * of each copy. *ret_touched (may be NULL): whether a pin was replaced.
  */
-int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra);
+int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
+		     bool *ret_touched);
 /* Removes dir/links (links nobody else holds detach). */
 int tracer_unpin_links(const char *dir);
 /* Detaches the programs: no new records after this. */
