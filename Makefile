@@ -84,9 +84,11 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)
 # calls across files: the output buffer, the JSON writer, the decoder):
 # 10-20% less CPU per record in the spawn loop (docs/bench.md). The objects
 # carry machine code too, so the unit tests link them without it. LTO=
-# turns it off (the ASan build does), and so does clang, whose objects
-# would then be bitcode only (no -ffat-lto-objects before clang 18).
-LTO ?= $(if $(findstring clang,$(CC)),,-flto=auto)
+# turns it off (the ASan build does), and so does clang (by what $(CC)
+# says it is), whose objects would be bitcode only (no -ffat-lto-objects
+# before clang 18).
+CC_IS_CLANG := $(shell $(CC) --version 2>/dev/null | grep -q clang && echo 1)
+LTO ?= $(if $(CC_IS_CLANG),,-flto=auto)
 LTO_CFLAGS := $(if $(LTO),$(LTO) -ffat-lto-objects)
 
 $(OUTPUT)/obj/%.o: userspace/%.c | $(SKELS)

@@ -329,6 +329,11 @@ def test_a_start_that_fails_late_keeps_the_rules_it_found(ctx):
     still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
+def kernel_status(ctx, pin):
+    """execgate status's kernel object: rules_loaded, seq, sha256, links."""
+    return json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", pin], check=False).stdout)["kernel"]
+
+
 def pinned_link_progs(pin):
     """{link pin name: program id} under pin/links."""
     ldir = os.path.join(pin, "links")
@@ -352,13 +357,18 @@ def test_a_start_that_cannot_pin_its_links_leaves_the_pins_before(ctx):
     assert d.stop() == 0
     before = pinned_link_progs(d.pin_path)
     assert len(before) >= 4, before
+    rules = kernel_status(ctx, d.pin_path)
+    # the new daemon's policy lets cat run: its rules must not be the ones left in force
+    loose = write(ctx, DENY_CAT.replace("  - {name: no-cat, basenames: [cat], decision: deny, message: \"no cats\"}\n", ""),
+                  name="loose.yaml")
     env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_PIN="/links/",
                EG_FAIL_PIN_SKIP="2")
-    b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
+    b = ctx.daemon("--policy", loose, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
                    ready=False)
     assert b.proc.wait(60) == 1
     assert "cannot pin the links" in b.err(), b.err()
     assert pinned_link_progs(d.pin_path) == before
+    assert kernel_status(ctx, d.pin_path)["sha256"] == rules["sha256"]
     # the copy before acts again, with its rules
     still_in_force_and_removable(ctx, d.pin_path, cg)
 
@@ -380,6 +390,8 @@ def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
     ctx.run(["bpftool", "map", "create", krules, "type", "array", "key", "4", "value", "8",
              "entries", "1", "name", "krules"])
     assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    before = kernel_status(ctx, d.pin_path)
+    assert before["rules_loaded"] is True, before
     mark = os.path.join(ctx.tmpdir(), "stalled")
     env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark, EG_STALL_MAP="kstate")
     b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
@@ -393,10 +405,15 @@ def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
         for _ in range(5):
             r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
             assert r.returncode == -signal.SIGKILL, r
+        # the pins still name the rules in force, not the new daemon's maps before its switch
+        assert kernel_status(ctx, d.pin_path) == before
     finally:
         os.unlink(mark)
     start = b.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start", timeout=60)[0]
     assert start["kernel"]["rules"] == 4, start["kernel"]
+    # its rule sets are numbered on from the earlier copy's: a record of that copy names no set of these
+    after = kernel_status(ctx, d.pin_path)
+    assert after["rules_loaded"] is True and after["seq"] > before["seq"], (before, after)
     for _ in range(3):
         r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
         assert r.returncode == -signal.SIGKILL, r

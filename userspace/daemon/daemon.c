@@ -365,7 +365,7 @@ static int start_tracer(struct daemon *d)
 		      strerror(-err));
 		return err;
 	}
-	err = tracer_pin(d->skel, d->paths.pin);
+	err = tracer_pin(d->skel, d->paths.pin, d->reuse.rules);
 	if (err) {
 		p_err("cannot pin maps under %s: %s", d->paths.pin, strerror(-err));
 		return err;
@@ -880,6 +880,8 @@ cleanup:
 	decoder_free(&d.dec_held);
 	hold_free(d.hold);
 	policy_free(d.policy);
+	for (size_t i = 0; i <= EG_POLICY_MAX_CONTEXTS; i++)
+		free(d.ctx_names[i]);
 	cgroup_cache_free(d.cgroups);
 	containers_free(d.containers);
 	lineage_free(d.lineage);

@@ -116,6 +116,8 @@ struct daemon {
 	struct daemon_stats st;
 	/* policy */
 	struct eg_policy *policy;
+	/* the name each context id had under this daemon (reload.c): a reload never gives it another */
+	char *ctx_names[EG_POLICY_MAX_CONTEXTS + 1];
 	int policy_fd;			/* -1; else the policy in force at a handover (memfd) */
 	struct cgroup_cache *cgroups;
 	struct eg_judge judge;

@@ -206,7 +206,7 @@ int kernel_scope_back(struct daemon *d, size_t i)
 	/* the old cgroup is gone, and its link with it */
 	bpf_link__destroy(k->cg_links[i]);
 	k->cg_links[i] = l;
-	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, NULL);
+	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
 }
 
 int kernel_load_before_switch(struct daemon *d)
@@ -223,7 +223,9 @@ int kernel_load_before_switch(struct daemon *d)
 		if (err)
 			return err;
 	}
-	err = kmaps_load(&k->km, k->prog, k->on, &k->seq);
+	err = kmaps_continue(&k->km, d->reuse.old_kseq);
+	if (!err)
+		err = kmaps_load(&k->km, k->prog, k->on, &k->seq);
 	if (err) {
 		p_err("%s: %s", k->on ? "--enforce: cannot load the kernel rules" :
 		      "cannot load the policy's contexts into the kernel", strerror(-err));
@@ -231,6 +233,19 @@ int kernel_load_before_switch(struct daemon *d)
 	}
 	k->loaded = true;
 	return 0;
+}
+
+/* Rule maps of our own: pinned once ours are in force (the pins named the copy before's until then). */
+static int pin_rules(struct daemon *d)
+{
+	int err;
+
+	if (d->reuse.rules)
+		return 0;
+	err = tracer_pin_rules(d->skel, d->paths.pin);
+	if (err)
+		p_err("cannot pin the kernel rules' maps under %s: %s", d->paths.pin, strerror(-err));
+	return err;
 }
 
 int kernel_start(struct daemon *d)
@@ -246,6 +261,9 @@ int kernel_start(struct daemon *d)
 			p_warn("kernel rules left in force by an earlier daemon (policy sha256 %s) are "
 			       "removed: this daemon runs without --enforce", st.conf.sha256);
 			kmaps_unload(&k->km);
+		} else if (!d->reuse.rules && d->reuse.old_kseq) {
+			p_warn("kernel rules left in force by an earlier daemon (of another version) are "
+			       "removed: this daemon runs without --enforce");
 		}
 		k->links_touched = true;
 		tracer_unpin_links(d->paths.pin);
@@ -256,28 +274,36 @@ int kernel_start(struct daemon *d)
 				return err;
 			}
 		}
-		return 0;
+		return pin_rules(d);
 	}
 	if (k->lsm_cgroup && !k->loaded) {
 		err = attach_cgroups(d);
 		if (err)
 			return err;
 	}
-	err = k->loaded ? 0 : kmaps_load(&k->km, k->prog, true, &k->seq);
-	if (err) {
-		p_err("--enforce: cannot load the kernel rules: %s", strerror(-err));
-		return err;
-	}
 	/*
-	 * Pinned, the links (and so the rules) outlive this process. Until a
-	 * pin is replaced, a failure hands back to the copy before (cleanup).
+	 * Pinned, the links (and so the rules) outlive this process: first
+	 * under other names, before the rules switch, so that a pin that fails
+	 * leaves the copy before to act again with its own rules (cleanup).
 	 */
-	err = tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, &k->links_touched);
+	err = tracer_pin_links_prepare(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
 	if (err) {
 		p_err("--enforce: cannot pin the links under %s: %s", d->paths.pin, strerror(-err));
 		return err;
 	}
-	return 0;
+	err = k->loaded ? 0 : kmaps_load(&k->km, k->prog, true, &k->seq);
+	if (err) {
+		tracer_pin_links_abort(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+		p_err("--enforce: cannot load the kernel rules: %s", strerror(-err));
+		return err;
+	}
+	/* from the first rename on, a failed start is a stop (or keeps the rules it found) */
+	err = tracer_pin_links_commit(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, &k->links_touched);
+	if (err) {
+		p_err("--enforce: cannot pin the links under %s: %s", d->paths.pin, strerror(-err));
+		return err;
+	}
+	return pin_rules(d);
 }
 
 int kernel_reload(struct daemon *d, const struct eg_policy *p)

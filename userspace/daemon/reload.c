@@ -91,29 +91,40 @@ void daemon_emit_policy(struct daemon *d, bool reload)
 
 /*
  * Running tasks carry their context's id (its place in "contexts:"), not
- * its name: a new policy that gave a context in force another place would
- * move its agents under another context's rules and name. Contexts added
- * at the end, or the last ones dropped, keep every id. Returns true (why
- * filled) if p renumbers.
+ * its name: a new policy that gave an id another name than it had under
+ * this daemon would move agents under another context's rules and name.
+ * That includes an id freed by a reload that dropped the last contexts:
+ * tasks may still carry it. Contexts added at the end keep every id.
+ * Returns true (why filled) if p renames one.
  */
-static bool contexts_renumbered(const struct eg_policy *old, const struct eg_policy *p, char *why,
-				size_t len)
+static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *p, char *why, size_t len)
 {
-	size_t n = policy_context_count(old), m = policy_context_count(p);
-	struct eg_context_info a, b;
+	size_t m = policy_context_count(p);
+	struct eg_context_info b;
 
-	for (uint32_t id = 1; id <= n && id <= m; id++) {
-		if (policy_context_info(old, id, &a) || policy_context_info(p, id, &b))
+	for (uint32_t id = 1; id <= m && id <= EG_POLICY_MAX_CONTEXTS; id++) {
+		const char *was = d->ctx_names[id];
+
+		if (!was || policy_context_info(p, id, &b) || !strcmp(was, b.name))
 			continue;
-		if (strcmp(a.name, b.name)) {
-			snprintf(why, len, "contexts: context %u is '%s' in the policy in force and '%s' in the new "
-				 "one; running agents keep their context's number, so a reload may add contexts "
-				 "at the end or drop the last ones, not reorder, rename or remove others",
-				 id, a.name, b.name);
-			return true;
-		}
+		snprintf(why, len, "contexts: context %u is '%s' in the new policy but was '%s' under this "
+			 "daemon, and running agents keep their context's number: a reload may add contexts "
+			 "at the end or drop the last ones, not reorder, rename or reuse a number", id, b.name,
+			 was);
+		return true;
 	}
 	return false;
+}
+
+/* The names p gives context ids, kept for the daemon's life. */
+static void contexts_note(struct daemon *d, const struct eg_policy *p)
+{
+	size_t m = policy_context_count(p);
+	struct eg_context_info b;
+
+	for (uint32_t id = 1; id <= m && id <= EG_POLICY_MAX_CONTEXTS; id++)
+		if (!d->ctx_names[id] && !policy_context_info(p, id, &b))
+			d->ctx_names[id] = strdup(b.name);
 }
 
 /*
@@ -134,6 +145,9 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 	if (!d->o.policy_path)
 		return -ENOENT;
 	old_seq = d->k.seq;
+	/* the policy the daemon started with, before any reload */
+	if (d->policy)
+		contexts_note(d, d->policy);
 	notify_reloading();
 	err = policy_load_file(d->o.policy_path, &p, dg);
 	if (err) {
@@ -157,7 +171,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			jsonw_end_array(&w);
 			meta_close(&w, d->out);
 		}
-	} else if (d->policy && contexts_renumbered(d->policy, p, why, sizeof(why))) {
+	} else if (contexts_renumbered(d, p, why, sizeof(why))) {
 		d->st.policy_reload_failures++;
 		policy_free(p);
 		err = -EINVAL;
@@ -194,6 +208,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 		else
 			policy_free(d->policy);
 		d->policy = p;
+		contexts_note(d, p);
 		d->st.policy_reloads++;
 		/*
 		 * Agents already running are put in the contexts the new policy

@@ -197,6 +197,16 @@ int kmaps_load(const struct kmaps *m, const struct kc_prog *k, bool enforce, uin
 	return 0;
 }
 
+int kmaps_continue(const struct kmaps *m, uint32_t seq)
+{
+	struct eg_kstate st = { .active = EG_KSET_OF(seq), .seq = seq };
+	__u32 zero = 0;
+
+	if (!seq)
+		return 0;
+	return bpf_map_update_elem(m->kstate, &zero, &st, BPF_ANY) ? -errno : 0;
+}
+
 int kmaps_unload(const struct kmaps *m)
 {
 	struct eg_kstate off = {};

@@ -30,6 +30,13 @@ void kmaps_close(struct kmaps *m);
  */
 int kmaps_load(const struct kmaps *m, const struct kc_prog *k, bool enforce, uint32_t *ret_seq);
 
+/*
+ * New maps, no program acting on them yet: their sequence goes on from
+ * seq (another copy's, in force), so that its records' seq never names a
+ * rule set of these maps. The set seq names stays empty: kmaps_load next.
+ */
+int kmaps_continue(const struct kmaps *m, uint32_t seq);
+
 /* Rules off (seq 0) and both sets cleared. */
 int kmaps_unload(const struct kmaps *m);
 

@@ -116,6 +116,30 @@ static bool rules_reusable(struct execgate_bpf *skel, const char *dir)
 	return true;
 }
 
+/* The rule sequence of the kstate pinned under dir, whatever its map's layout; 0: none. */
+static uint32_t pinned_kseq(const char *dir)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info), zero = 0;
+	struct eg_kstate st = {};
+	char path[PATH_MAX];
+	int fd;
+
+	if (!dir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/kstate", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	/* struct eg_kstate is ABI: read only from a map that holds one */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.key_size != sizeof(zero) || info.value_size != sizeof(st) ||
+	    bpf_map_lookup_elem(fd, &zero, &st))
+		st.seq = 0;
+	close(fd);
+	return st.seq;
+}
+
 /*
  * Whether the kernel has a tracepoint: its trace event in tracefs (the
  * daemon mounted it) answers in a stat; vmlinux BTF (a 5 MB parse) only
@@ -296,6 +320,8 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 			err = -EBUSY;	/* unpinned meanwhile: a part only would mix two sets */
 			goto fail;
 		}
+	if (!ret->rules)
+		ret->old_kseq = pinned_kseq(pin_dir);
 	/* a ring of another size cannot be shared: it is drained after the switch */
 	ret->events = reuse_pinned(skel->maps.events, pin_dir, "events", &ret->old_events_fd);
 	if (ret->control) {
@@ -453,9 +479,27 @@ static void pin_procs(struct execgate_bpf *skel, const char *dir)
 		p_warn("no procs view at %s: %s", path, strerror(-err));
 }
 
-int tracer_pin(struct execgate_bpf *skel, const char *dir)
+static bool is_rule_map(const char *name)
+{
+	for (size_t i = 0; rule_maps[i]; i++)
+		if (!strcmp(rule_maps[i], name))
+			return true;
+	return false;
+}
+
+static int pin_map(struct bpf_map *m, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* we hold the daemon lock: a pin here is an earlier daemon's (maybe ours, reused) */
+	if (unlink(path) && errno != ENOENT)
+		return -errno;
+	return bpf_map__pin(m, path);
+}
+
+int tracer_pin(struct execgate_bpf *skel, const char *dir, bool rules)
+{
 	int i, err;
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
@@ -465,15 +509,24 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir)
 
 		if (!m)
 			return -ENOENT;
-		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
-		/* we hold the daemon lock: a pin here is an earlier daemon's (maybe ours, reused) */
-		if (unlink(path) && errno != ENOENT)
-			return -errno;
-		err = bpf_map__pin(m, path);
+		if (!rules && is_rule_map(tracer_pinned_maps[i]))
+			continue;
+		err = pin_map(m, dir, tracer_pinned_maps[i]);
 		if (err)
 			return err;
 	}
 	pin_procs(skel, dir);
+	return 0;
+}
+
+int tracer_pin_rules(struct execgate_bpf *skel, const char *dir)
+{
+	for (size_t i = 0; rule_maps[i]; i++) {
+		int err = pin_map(map_by_name(skel, rule_maps[i]), dir, rule_maps[i]);
+
+		if (err)
+			return err;
+	}
 	return 0;
 }
 
@@ -491,7 +544,8 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all)
 		if (!all && !strcmp(tracer_pinned_maps[i], "tasks"))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
-		if (m)
+		/* not pinned by this copy (rule maps it never took over): an earlier copy's */
+		if (m && bpf_map__is_pinned(m))
 			bpf_map__unpin(m, path);
 	}
 	/* by path: the link itself went with the detach */
@@ -730,39 +784,79 @@ static int pin_replace(void *ctx, struct bpf_link *l, const char *name)
 	return 0;
 }
 
-int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
-		     bool *ret_touched)
+int tracer_pin_links_prepare(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra,
+			     int n_extra)
 {
 	char ldir[PATH_MAX];
 	struct pin_pass pp = { .dir = ldir };
-	int i, err;
+	int err;
 
-	if (ret_touched)
-		*ret_touched = false;
 	snprintf(ldir, sizeof(ldir), "%s/links", dir);
 	if (mkdir(ldir, 0700) && errno != EEXIST)
 		return -errno;
 	err = each_link(skel, extra, n_extra, pin_new, &pp);
-	if (err) {
+	if (err)
 		each_link(skel, extra, n_extra, drop_new, &pp);
-		return err;
+	return err;
+}
+
+void tracer_pin_links_abort(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
+{
+	char ldir[PATH_MAX];
+	struct pin_pass pp = { .dir = ldir };
+
+	snprintf(ldir, sizeof(ldir), "%s/links", dir);
+	each_link(skel, extra, n_extra, drop_new, &pp);
+}
+
+/* What no link of ours is pinned as: an earlier daemon's extra cgroup links, a killed start's new_ pins. */
+static void sweep_links(const char *ldir, int n_extra)
+{
+	struct dirent *de;
+	DIR *dp;
+
+	dp = opendir(ldir);
+	if (!dp)
+		return;
+	while ((de = readdir(dp))) {
+		const char *cg = "enforce_bprm_cgroup_";
+		char *end;
+
+		if (!strncmp(de->d_name, PIN_NEW_PREFIX, strlen(PIN_NEW_PREFIX)) ||
+		    (!strncmp(de->d_name, cg, strlen(cg)) &&
+		     strtol(de->d_name + strlen(cg), &end, 10) >= n_extra && !*end))
+			unlinkat(dirfd(dp), de->d_name, 0);
 	}
+	closedir(dp);
+}
+
+int tracer_pin_links_commit(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
+			    bool *ret_touched)
+{
+	char ldir[PATH_MAX];
+	struct pin_pass pp = { .dir = ldir };
+	int err;
+
+	snprintf(ldir, sizeof(ldir), "%s/links", dir);
 	err = each_link(skel, extra, n_extra, pin_replace, &pp);
 	if (ret_touched)
 		*ret_touched = pp.touched;
-	if (err) {
-		each_link(skel, extra, n_extra, drop_new, &pp);
+	/*
+	 * A rename that failed after others: the new_ pins left keep our links
+	 * attached, so that every hook has this copy's program (the earlier
+	 * copy's, whose pins stay, no longer acts).
+	 */
+	if (err)
 		return err;
-	}
-	/* fewer cgroups than last time: the earlier daemon's extra links go */
-	for (i = n_extra;; i++) {
-		char path[PATH_MAX + 64];
-
-		snprintf(path, sizeof(path), "%s/enforce_bprm_cgroup_%d", ldir, i);
-		if (unlink(path))
-			break;
-	}
+	sweep_links(ldir, n_extra);
 	return 0;
+}
+
+int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
+{
+	int err = tracer_pin_links_prepare(skel, dir, extra, n_extra);
+
+	return err ? err : tracer_pin_links_commit(skel, dir, extra, n_extra, NULL);
 }
 
 int tracer_unpin_links(const char *dir)

@@ -37,6 +37,7 @@ struct tracer_reuse {
 	bool control;			/* another copy of the programs may still be attached */
 	bool events;			/* the same ring buffer, with what is still queued */
 	bool rules;			/* the kernel rules' maps, all of them (else new and empty) */
+	uint32_t old_kseq;		/* !rules: the rule sequence of the kstate pinned before (0: none) */
 	int old_events_fd;		/* a ring of another size: drain it after tracer_activate() */
 	int old_tasks_fd;		/* a "tasks" of the older layout: copied over (trace/migrate.h) */
 	uint32_t prev_gen;
@@ -55,8 +56,13 @@ int tracer_activate(struct execgate_bpf *skel);
 int tracer_deactivate(struct execgate_bpf *skel, uint32_t prev_gen);
 /* The link fds of the attached programs (kept open across a re-exec). */
 int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max);
-/* Pins the maps under dir (created if missing; stale pins replaced). */
-int tracer_pin(struct execgate_bpf *skel, const char *dir);
+/*
+ * Pins the maps under dir (created if missing; stale pins replaced); the
+ * kernel rules' maps only if rules (else tracer_pin_rules(), once this
+ * copy's rules are in force: until then the pins name the copy before's).
+ */
+int tracer_pin(struct execgate_bpf *skel, const char *dir, bool rules);
+int tracer_pin_rules(struct execgate_bpf *skel, const char *dir);
 /* Unpins what a daemon's stop removes; "tasks" stays unless all is set (execgate unload). */
 void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 /* Removes every pin under dir without a loaded object (execgate unload). */
@@ -83,12 +89,19 @@ int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
  * Pins every link (the programs attached, and lsm_cgroup links) under
  * dir/links, replacing an earlier daemon's: those programs then detach.
  * Pinned links outlive the daemon (kernel rules stay in force after kill -9).
- * All are pinned under other names first, then renamed over the earlier
- * pins: a failure to pin leaves the earlier pins as they were, never some
- * of each copy. *ret_touched (may be NULL): whether a pin was replaced.
+ * In two steps: _prepare pins them all under other names (new_NAME; a
+ * failure drops those and leaves the earlier pins as they were), _commit
+ * renames each over the earlier pin (*ret_touched, may be NULL: whether
+ * one was replaced; a rename that fails keeps the new_ pins, so that no
+ * hook is left to the earlier copy alone). _abort drops what _prepare
+ * pinned. tracer_pin_links() does both steps.
  */
-int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
-		     bool *ret_touched);
+int tracer_pin_links_prepare(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra,
+			     int n_extra);
+int tracer_pin_links_commit(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
+			    bool *ret_touched);
+void tracer_pin_links_abort(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra);
+int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra);
 /* Removes dir/links (links nobody else holds detach). */
 int tracer_unpin_links(const char *dir);
 /* Detaches the programs: no new records after this. */
