@@ -378,9 +378,10 @@ def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
     changed their layout; here the krules pin of a --persist daemon is made
     a map of another layout) puts its rules into its own maps before it
     switches to its programs: at no moment do its programs act with no
-    rules. It is held (an LD_PRELOAD helper) at its rules' own switch (the
-    first write of kstate) while execs are tried; each is refused, by the
-    rules before it."""
+    rules. It is held (an LD_PRELOAD helper) at its first write of kstate
+    (the numbering of its rule sets, right before they are written and
+    switched on; after its switch to its programs, were the order the old
+    one) while execs are tried; each is refused, by the rules before it."""
     if os.environ.get("EG_ASAN"):
         ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
     d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")

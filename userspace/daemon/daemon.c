@@ -864,14 +864,19 @@ cleanup:
 	} else if (d.skel && d.activated && !d.k.stopped && d.k.on && d.reuse.control) {
 		/* rules were in force before this start (--persist, kill -9, a handover): they stay */
 		keep_rules = true;
-		p_warn("the start failed; the kernel rules stay in force, as before it ('execgate unload -p %s' "
-		       "removes them)", d.paths.pin);
+		p_warn("the start failed; kernel rules stay in force, as before it (this daemon's if it had "
+		       "switched them on: 'execgate status -p %s' shows which; 'execgate unload -p %s' removes "
+		       "them)", d.paths.pin, d.paths.pin);
 	} else if (d.skel && d.activated) {
 		kernel_stop(&d);
 	}
 	/* --persist: the rules, their maps and links stay for `execgate unload` */
-	if (d.skel && !(d.k.on && d.o.persist) && !keep_rules && (d.k.links_touched || !d.reuse.control))
+	if (d.skel && !(d.k.on && d.o.persist) && !keep_rules && (d.k.links_touched || !d.reuse.control)) {
 		tracer_unpin(d.skel, d.paths.pin, false);
+		/* rule maps of our own, not pinned yet: the pins left are the copy before's, whose links went */
+		if (!d.reuse.rules)
+			tracer_unpin_rules(d.paths.pin);
+	}
 	kernel_free(&d);
 	tracer_destroy(d.skel);
 	decoder_free(&d.dec);

@@ -252,6 +252,7 @@ int kernel_start(struct daemon *d)
 {
 	struct daemon_kernel *k = &d->k;
 	struct kmaps_status st;
+	bool touched;
 	int err;
 
 	kmaps_of(d->skel, &k->km);
@@ -262,7 +263,7 @@ int kernel_start(struct daemon *d)
 			       "removed: this daemon runs without --enforce", st.conf.sha256);
 			kmaps_unload(&k->km);
 		} else if (!d->reuse.rules && d->reuse.old_kseq) {
-			p_warn("kernel rules left in force by an earlier daemon (of another version) are "
+			p_warn("kernel rules or contexts left by an earlier daemon (of another version) are "
 			       "removed: this daemon runs without --enforce");
 		}
 		k->links_touched = true;
@@ -291,16 +292,25 @@ int kernel_start(struct daemon *d)
 		p_err("--enforce: cannot pin the links under %s: %s", d->paths.pin, strerror(-err));
 		return err;
 	}
-	err = k->loaded ? 0 : kmaps_load(&k->km, k->prog, true, &k->seq);
-	if (err) {
-		tracer_pin_links_abort(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
-		p_err("--enforce: cannot load the kernel rules: %s", strerror(-err));
-		return err;
+	if (!k->loaded) {
+		err = kmaps_load(&k->km, k->prog, true, &k->seq);
+		if (err) {
+			tracer_pin_links_abort(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+			p_err("--enforce: cannot load the kernel rules: %s", strerror(-err));
+			return err;
+		}
+		/* shared maps switched to our rules: handing back would give them to the copy before */
+		k->links_touched = true;
 	}
 	/* from the first rename on, a failed start is a stop (or keeps the rules it found) */
-	err = tracer_pin_links_commit(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, &k->links_touched);
+	err = tracer_pin_links_commit(d->skel, d->paths.pin, k->cg_links, k->n_cg_links, &touched);
+	k->links_touched |= touched;
 	if (err) {
 		p_err("--enforce: cannot pin the links under %s: %s", d->paths.pin, strerror(-err));
+		if (!k->links_touched)
+			tracer_pin_links_abort(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+		else
+			pin_rules(d);	/* the pins name the maps of the copy that acts */
 		return err;
 	}
 	return pin_rules(d);

@@ -519,6 +519,16 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir, bool rules)
 	return 0;
 }
 
+void tracer_unpin_rules(const char *dir)
+{
+	char path[PATH_MAX];
+
+	for (size_t i = 0; rule_maps[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, rule_maps[i]);
+		unlink(path);
+	}
+}
+
 int tracer_pin_rules(struct execgate_bpf *skel, const char *dir)
 {
 	for (size_t i = 0; rule_maps[i]; i++) {
@@ -707,9 +717,17 @@ static int pin_link_new(struct bpf_link *l, const char *dir, const char *name)
 	int err;
 
 	snprintf(path, sizeof(path), "%s/" PIN_NEW_PREFIX "%s", dir, name);
-	/* a failed start's leftover */
-	if (unlink(path) && errno != ENOENT)
-		return -errno;
+	/*
+	 * A leftover: a start whose renames stopped partway kept it, and its
+	 * copy may be the one to act again if ours fails. It takes its name.
+	 */
+	if (!access(path, F_OK)) {
+		char to[PATH_MAX];
+
+		snprintf(to, sizeof(to), "%s/%s", dir, name);
+		if (rename(path, to))
+			return -errno;
+	}
 	if (bpf_obj_pin(bpf_link__fd(l), path)) {
 		err = -errno;
 		p_dbg("cannot pin link fd %d at %s: %s", bpf_link__fd(l), path, strerror(-err));
@@ -809,8 +827,26 @@ void tracer_pin_links_abort(struct execgate_bpf *skel, const char *dir, struct b
 	each_link(skel, extra, n_extra, drop_new, &pp);
 }
 
-/* What no link of ours is pinned as: an earlier daemon's extra cgroup links, a killed start's new_ pins. */
-static void sweep_links(const char *ldir, int n_extra)
+struct is_ours {
+	const char *name;
+	bool found;
+};
+
+static int match_name(void *ctx, struct bpf_link *l, const char *name)
+{
+	struct is_ours *o = ctx;
+
+	(void)l;
+	o->found |= !strcmp(o->name, name);
+	return 0;
+}
+
+/*
+ * What no link of ours is pinned as: an earlier daemon's links at hooks we
+ * do not use (its extra cgroup links, a global enforce_bprm before
+ * --cgroup), a killed start's new_ pins.
+ */
+static void sweep_links(struct execgate_bpf *skel, struct bpf_link **extra, int n_extra, const char *ldir)
 {
 	struct dirent *de;
 	DIR *dp;
@@ -819,12 +855,12 @@ static void sweep_links(const char *ldir, int n_extra)
 	if (!dp)
 		return;
 	while ((de = readdir(dp))) {
-		const char *cg = "enforce_bprm_cgroup_";
-		char *end;
+		struct is_ours o = { .name = de->d_name };
 
-		if (!strncmp(de->d_name, PIN_NEW_PREFIX, strlen(PIN_NEW_PREFIX)) ||
-		    (!strncmp(de->d_name, cg, strlen(cg)) &&
-		     strtol(de->d_name + strlen(cg), &end, 10) >= n_extra && !*end))
+		if (de->d_name[0] == '.')
+			continue;
+		each_link(skel, extra, n_extra, match_name, &o);
+		if (!o.found)
 			unlinkat(dirfd(dp), de->d_name, 0);
 	}
 	closedir(dp);
@@ -848,7 +884,7 @@ int tracer_pin_links_commit(struct execgate_bpf *skel, const char *dir, struct b
 	 */
 	if (err)
 		return err;
-	sweep_links(ldir, n_extra);
+	sweep_links(skel, extra, n_extra, ldir);
 	return 0;
 }
 

@@ -63,6 +63,8 @@ int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max);
  */
 int tracer_pin(struct execgate_bpf *skel, const char *dir, bool rules);
 int tracer_pin_rules(struct execgate_bpf *skel, const char *dir);
+/* Removes the rule maps' pins under dir, whoever's they are. */
+void tracer_unpin_rules(const char *dir);
 /* Unpins what a daemon's stop removes; "tasks" stays unless all is set (execgate unload). */
 void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 /* Removes every pin under dir without a loaded object (execgate unload). */
