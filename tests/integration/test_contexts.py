@@ -303,6 +303,29 @@ def test_a_reload_that_renumbers_contexts_is_refused(ctx):
     assert r.returncode != 0 and "was 'other'" in out, r
 
 
+def test_context_numbers_keep_their_names_across_a_handover(ctx):
+    """The names context ids had under a daemon go with its handover
+    (SIGUSR2, a package upgrade): a number a reload freed before the
+    handover is not given another name after it."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    other = "  - name: other\n    identities: [{paths: [%s/other]}]\n" % work
+    third = "  - name: third\n    identities: [{paths: [%s/third]}]\n" % work
+    base = ctx_policy(work)
+    pf = write(ctx, base.replace("commands:", other + "commands:"))
+    d = ctx.daemon("--policy", pf, "--cgroup", cg)
+    write(ctx, base, path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode == 0, r
+    d.proc.send_signal(signal.SIGUSR2)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
+               timeout=60, what="the new daemon's start")
+    write(ctx, base.replace("commands:", third + "commands:"), path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    out = r.stdout.decode() + r.stderr.decode()
+    assert r.returncode != 0 and "was 'other'" in out, r
+
+
 def test_max_consecutive_shells(ctx):
     """sh -c "sh -c 'sh -c X'": the third shell in a row is refused; a program between resets the count."""
     work = agent_files(ctx)

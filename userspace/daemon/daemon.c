@@ -449,6 +449,10 @@ static void retire_previous(struct daemon *d, json_t *state)
 		close(d->reuse.old_events_fd);
 		d->reuse.old_events_fd = -1;
 	}
+	/* the names context ids had under the previous daemon */
+	json_array_foreach(json_object_get(state, "ctx_names"), i, v)
+		if (i <= EG_POLICY_MAX_CONTEXTS && json_is_string(v) && !d->ctx_names[i])
+			d->ctx_names[i] = strdup(json_string_value(v));
 	/* losses the previous daemon reported are not reported again */
 	if (json_is_integer(json_object_get(state, "lost_reported")))
 		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));

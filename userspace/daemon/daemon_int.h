@@ -184,6 +184,8 @@ int kernel_prepare(struct daemon *d, struct tracer_opts *to);
  * no exec finds the new programs acting with none.
  */
 int kernel_load_before_switch(struct daemon *d);
+/* The names p gives context ids, kept for the daemon's life (and its handovers): d->ctx_names. */
+void daemon_contexts_note(struct daemon *d, const struct eg_policy *p);
 int kernel_start(struct daemon *d);
 /* Compiles and switches to p's rules; -EPERM: refused (partial), the old ones stay. */
 int kernel_reload(struct daemon *d, const struct eg_policy *p);

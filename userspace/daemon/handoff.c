@@ -173,6 +173,18 @@ int daemon_handoff(struct daemon *d)
 		jsonw_int_field(&w, "policy_fd", pfd);
 		fds[n++] = pfd;
 	}
+	/* the names context ids had: running tasks keep the ids */
+	if (d->policy)
+		daemon_contexts_note(d, d->policy);
+	jsonw_key(&w, "ctx_names");
+	jsonw_start_array(&w);
+	for (i = 0; i <= EG_POLICY_MAX_CONTEXTS; i++) {
+		if (d->ctx_names[i])
+			jsonw_string(&w, d->ctx_names[i]);
+		else
+			jsonw_null(&w);
+	}
+	jsonw_end_array(&w);
 	jsonw_key(&w, "sessions");
 	if (d->sessions)
 		sessions_export(d->sessions, &w, fds, &n, MAX_KEEP - 1);

@@ -116,8 +116,7 @@ static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *
 	return false;
 }
 
-/* The names p gives context ids, kept for the daemon's life. */
-static void contexts_note(struct daemon *d, const struct eg_policy *p)
+void daemon_contexts_note(struct daemon *d, const struct eg_policy *p)
 {
 	size_t m = policy_context_count(p);
 	struct eg_context_info b;
@@ -147,7 +146,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 	old_seq = d->k.seq;
 	/* the policy the daemon started with, before any reload */
 	if (d->policy)
-		contexts_note(d, d->policy);
+		daemon_contexts_note(d, d->policy);
 	notify_reloading();
 	err = policy_load_file(d->o.policy_path, &p, dg);
 	if (err) {
@@ -208,7 +207,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 		else
 			policy_free(d->policy);
 		d->policy = p;
-		contexts_note(d, p);
+		daemon_contexts_note(d, p);
 		d->st.policy_reloads++;
 		/*
 		 * Agents already running are put in the contexts the new policy
