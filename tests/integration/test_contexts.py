@@ -16,7 +16,7 @@ import time
 
 import eg
 from eg import token
-from test_enforce import enforcing, in_cg, write
+from test_enforce import enforcing, held_daemon, in_cg, write
 from test_what_runs import MARKER, marks
 
 KILL = -signal.SIGKILL
@@ -191,16 +191,7 @@ def test_a_child_forked_while_the_daemon_marks_the_agents_is_in_the_context(ctx)
     ctx.on_cleanup(agent.kill)
     time.sleep(0.3)
     pf = write(ctx, ctx_policy(work))
-    mark = os.path.join(ctx.tmpdir(), "stalled")
-    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark)
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, env=env, ready=False)
-    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    deadline = time.monotonic() + 60
-    while not os.path.exists(mark):
-        assert d.proc.poll() is None and time.monotonic() < deadline, d.err()
-        time.sleep(0.02)
+    d, mark = held_daemon(ctx, "--policy", pf, "--enforce", "--cgroup", cg)
     try:
         with open(fork, "w") as f:
             f.write("go\n")

@@ -329,6 +329,25 @@ def test_a_start_that_fails_late_keeps_the_rules_it_found(ctx):
     still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
+def held_daemon(ctx, *args, stall_map=None, unload=True, **kw):
+    """A daemon started under preload_stall_bpf (EG_STALL_MAP=stall_map if given), once it waits
+    at its stall: (daemon, mark). Removing mark lets it go on; unload: its pins go at cleanup."""
+    mark = os.path.join(ctx.tmpdir(), "stalled")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark)
+    if stall_map:
+        env["EG_STALL_MAP"] = stall_map
+    d = ctx.daemon(*args, env=env, ready=False, **kw)
+    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
+    if unload:
+        ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    deadline = time.monotonic() + 60
+    while not os.path.exists(mark):
+        assert d.proc.poll() is None and time.monotonic() < deadline, d.err()
+        time.sleep(0.02)
+    return d, mark
+
+
 def kernel_status(ctx, pin):
     """execgate status's kernel object: rules_loaded, seq, sha256, links."""
     return json.loads(ctx.run([ctx.execgate, "status", "-j", "-p", pin], check=False).stdout)["kernel"]
@@ -393,15 +412,8 @@ def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
     assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
     before = kernel_status(ctx, d.pin_path)
     assert before["rules_loaded"] is True, before
-    mark = os.path.join(ctx.tmpdir(), "stalled")
-    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark, EG_STALL_MAP="kstate")
-    b = ctx.daemon("--policy", d.policy_file, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
-                   ready=False)
-    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
-    deadline = time.monotonic() + 60
-    while not os.path.exists(mark):
-        assert b.proc.poll() is None and time.monotonic() < deadline, b.err()
-        time.sleep(0.02)
+    b, mark = held_daemon(ctx, "--policy", d.policy_file, "--enforce", "--cgroup", cg, stall_map="kstate",
+                          unload=False, pin_path=d.pin_path)
     try:
         for _ in range(5):
             r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
@@ -433,16 +445,7 @@ def test_a_scope_made_again_while_the_daemon_loads_is_in_scope(ctx):
         ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
     rel, cg, _ = ctx.cgroup()
     pf = write(ctx, DENY_CAT)
-    mark = os.path.join(ctx.tmpdir(), "stalled")
-    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_stall_bpf"), EG_STALL_MARK=mark, EG_STALL_MAP="control")
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, env=env, ready=False)
-    ctx.on_cleanup(lambda: os.path.exists(mark) and os.unlink(mark))
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    deadline = time.monotonic() + 60
-    while not os.path.exists(mark):
-        assert d.proc.poll() is None and time.monotonic() < deadline, d.err()
-        time.sleep(0.02)
+    d, mark = held_daemon(ctx, "--policy", pf, "--enforce", "--cgroup", cg, stall_map="control")
     before = os.stat(cg).st_ino
     os.rmdir(cg)
     os.mkdir(cg)

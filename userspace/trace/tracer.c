@@ -711,6 +711,22 @@ int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
 /* The name a link is pinned at before it replaces the pin of its name (no '.': see below). */
 #define PIN_NEW_PREFIX	"new_"
 
+/* dir/new_NAME renamed over dir/NAME: an earlier daemon's link of that name, unpinned, detaches. */
+static int promote_new(const char *dir, const char *name)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+
+	snprintf(from, sizeof(from), "%s/" PIN_NEW_PREFIX "%s", dir, name);
+	snprintf(to, sizeof(to), "%s/%s", dir, name);
+	if (rename(from, to)) {
+		int err = -errno;
+
+		p_dbg("cannot rename %s to %s: %s", from, to, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int pin_link_new(struct bpf_link *l, const char *dir, const char *name)
 {
 	char path[PATH_MAX];
@@ -721,13 +737,8 @@ static int pin_link_new(struct bpf_link *l, const char *dir, const char *name)
 	 * A leftover: a start whose renames stopped partway kept it, and its
 	 * copy may be the one to act again if ours fails. It takes its name.
 	 */
-	if (!access(path, F_OK)) {
-		char to[PATH_MAX];
-
-		snprintf(to, sizeof(to), "%s/%s", dir, name);
-		if (rename(path, to))
-			return -errno;
-	}
+	if (!access(path, F_OK) && (err = promote_new(dir, name)))
+		return err;
 	if (bpf_obj_pin(bpf_link__fd(l), path)) {
 		err = -errno;
 		p_dbg("cannot pin link fd %d at %s: %s", bpf_link__fd(l), path, strerror(-err));
@@ -783,23 +794,15 @@ static int drop_new(void *ctx, struct bpf_link *l, const char *name)
 	return 0;
 }
 
-/* An earlier daemon's link of that name, replaced in one rename: unpinned, it detaches. */
 static int pin_replace(void *ctx, struct bpf_link *l, const char *name)
 {
 	struct pin_pass *pp = ctx;
-	char from[PATH_MAX], to[PATH_MAX];
+	int err = promote_new(pp->dir, name);
 
 	(void)l;
-	snprintf(from, sizeof(from), "%s/" PIN_NEW_PREFIX "%s", pp->dir, name);
-	snprintf(to, sizeof(to), "%s/%s", pp->dir, name);
-	if (rename(from, to)) {
-		int err = -errno;
-
-		p_dbg("cannot rename %s to %s: %s", from, to, strerror(-err));
-		return err;
-	}
-	pp->touched = true;
-	return 0;
+	if (!err)
+		pp->touched = true;
+	return err;
 }
 
 int tracer_pin_links_prepare(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra,
