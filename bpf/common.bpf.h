@@ -57,6 +57,14 @@ static __always_inline __u64 ring_wakeup(__u64 size)
 
 EG_TASKS_MAP;
 
+/* The names of the context ids tasks carry (struct eg_ctxname): the daemon's, kept with "tasks". */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EG_CONTEXTS_MAX);
+	__type(key, __u32);
+	__type(value, struct eg_ctxname);
+} ctxnames SEC(".maps");
+
 /*
  * The names of shells (dash, bash, ...), 32 bytes zero-padded (struct
  * eg_ldso_opt): the record counts shell images in a row (eg_event.shells),

@@ -546,6 +546,17 @@ struct eg_kctx {
 };
 _Static_assert(sizeof(struct eg_kctx) == 8 + EG_CONTEXT_NAME_MAX, "eg_kctx is ABI");
 
+/*
+ * Map "ctxnames" (key: id): the name each context id has had while tasks
+ * in "tasks" were marked with it. Pinned and kept with "tasks", it
+ * outlives a daemon as the ids in task storage do: a daemon started anew
+ * refuses a policy that would give an id another name. The daemon writes
+ * it; no program reads it.
+ */
+struct eg_ctxname {
+	char name[EG_CONTEXT_NAME_MAX];
+};
+
 /* eg_kkey.kind */
 enum eg_kkind {
 	EG_KK_NAME = 1,		/* s: a basename (index; member of rule) */

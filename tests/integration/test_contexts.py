@@ -294,6 +294,67 @@ def test_a_reload_that_renumbers_contexts_is_refused(ctx):
     assert r.returncode != 0 and "was 'other'" in out, r
 
 
+def test_a_daemon_started_anew_keeps_the_context_numbers(ctx):
+    """Tasks keep their context's number when the daemon stops (task storage
+    stays pinned), and the numbers keep their names with them ("ctxnames"):
+    a daemon started anew on the same pins with the contexts reordered is
+    refused. It would have put a child the agent left behind (reparented
+    to init: no walk from an identity finds it) under the other context,
+    where the denied program runs. In the same order it starts, and the
+    child is still in 'agent'; after `execgate unload` any order starts."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    t = "anew-" + token()
+    other = "  - name: other\n    identities: [{paths: [%s/other]}]\n" % work
+    base = ctx_policy(work)
+    ordered = base.replace("commands:", other + "commands:")
+    reordered = base.replace("contexts:\n", "contexts:\n" + other)
+    pf = write(ctx, ordered)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    pin = d.pin_path
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", pin],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    fifo = os.path.join(work, "go")
+    os.mkfifo(fifo)
+    denied = os.path.join(work, "denied")
+    script = ("( setsid sh -c '( read x < %s; %s %s; echo $? > %s/rc ) &' </dev/null >/dev/null 2>&1 & ) ; exit 0"
+              % (fifo, denied, t, work))
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c", script])
+    assert r.returncode == 0, r.stderr
+    eg.wait_until(lambda: subprocess.run(["pgrep", "-f", t], stdout=subprocess.PIPE).stdout.split(),
+                  what="the agent's child")
+    ctx.on_cleanup(lambda: subprocess.run(["pkill", "-f", t]))
+    assert d.stop() == 0, d.err()
+    # the contexts reordered: 'other' would get the number the child carries
+    write(ctx, reordered, path=pf)
+    d2 = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin, ready=False)
+    eg.wait_until(lambda: d2.proc.poll() is not None or [e for e in d2.events() if e.get("event") == "start"],
+                  timeout=30, what="the reordered daemon's exit or start")
+    if d2.proc.poll() is None:
+        with open(fifo, "w") as f:
+            f.write("go\n")
+        eg.wait_until(lambda: os.path.exists(os.path.join(work, "rc")), what="the child's exit status")
+        raise AssertionError("a daemon with the contexts reordered started on the pins, and the agent's "
+                             "child then %s the denied program" % ("ran" if marks(t) else "did not run"))
+    err = d2.err()
+    assert d2.proc.returncode != 0 and "was 'agent'" in err and "execgate unload" in err, err
+    # the same order: the child is still in 'agent', and the denied program is killed there
+    write(ctx, ordered, path=pf)
+    d3 = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin)
+    with open(fifo, "w") as f:
+        f.write("go\n")
+    e = wait_mark_or_kill(d3, t)
+    assert not marks(t), "the denied program ran in the agent's child after a restart"
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+    assert d3.stop() == 0, d3.err()
+    # unload forgets the numbers (and the tasks that carried them): any order starts
+    r = ctx.run([ctx.execgate, "unload", "-p", pin], check=False)
+    assert r.returncode == 0, r
+    write(ctx, reordered, path=pf)
+    d4 = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin)
+    assert [c["name"] for c in d4.events()[0]["contexts"]] == ["other", "agent"], d4.events()[0]
+
+
 def test_context_numbers_keep_their_names_across_a_handover(ctx):
     """The names context ids had under a daemon go with its handover
     (SIGUSR2, a package upgrade): a number a reload freed before the

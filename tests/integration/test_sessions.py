@@ -412,7 +412,7 @@ def test_on_truncated_in_sessions(ctx):
 
 # ---- TOCTOU ---------------------------------------------------------------------
 
-RACE = int(os.environ.get("EG_RACE_TRIES", "3000"))
+RACE = int(os.environ.get("EG_RACE_TRIES", "2000"))
 # /var/tmp: not the session's tmpfs; one directory a lane of tests/run.sh
 RACE_DIR = "/var/tmp/egrace" + os.environ.get("EG_LANE", "")
 

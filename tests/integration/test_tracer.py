@@ -195,8 +195,9 @@ def test_sigterm_drains_writes_stop_and_unpins(ctx):
     evs = d.events()
     assert evs[-1]["type"] == "daemon" and evs[-1]["event"] == "stop", evs[-1]
     assert execs(d, tok), "the exec before SIGTERM must be drained"
-    # the task storage stays for the next daemon (depths survive); everything else goes
-    assert sorted(os.listdir(d.pin_path)) == ["tasks"], os.listdir(d.pin_path)
+    # the task storage stays for the next daemon (depths survive), with the names of the context
+    # numbers tasks carry; everything else goes
+    assert sorted(os.listdir(d.pin_path)) == ["ctxnames", "tasks"], os.listdir(d.pin_path)
     r = ctx.run([ctx.execgate, "unload", "--pin-path", d.pin_path], check=False)
     assert r.returncode == 0, r.stderr
     assert not os.path.exists(d.pin_path), "unload removes the rest"

@@ -1790,6 +1790,9 @@ static void test_agent_contexts(void)
 	ASSERT_TRUE(load_fails_at("contexts:\n  - {name: a, identities: [{basenames: [x]}]}\n"
 				  "  - {name: a, identities: [{basenames: [y]}]}\n", 3, 12, "duplicate context"),
 		    "duplicate");
+	/* 63 bytes: the kernel keeps the name (eg_kctx, eg_ctxname); a longer one would be cut */
+	ASSERT_TRUE(load_fails_at("contexts:\n  - {name: a123456789012345678901234567890123456789012345678901234567890123, "
+				  "identities: [{basenames: [x]}]}\n", 2, 12, "at most 63"), "a name too long");
 	ASSERT_TRUE(load_fails_at("commands:\n  - {name: r, basenames: [x], contexts: [nope], decision: deny}\n",
 				  2, 42, "names context 'nope'"), "unknown context");
 	ASSERT_TRUE(load_fails_at("contexts:\n  - {name: a, identities: [{basenames: [x]}], "

@@ -365,6 +365,9 @@ static int start_tracer(struct daemon *d)
 		      strerror(-err));
 		return err;
 	}
+	err = daemon_contexts_start(d);
+	if (err)
+		return err;
 	err = tracer_pin(d->skel, d->paths.pin, d->reuse.rules);
 	if (err) {
 		p_err("cannot pin maps under %s: %s", d->paths.pin, strerror(-err));
@@ -449,10 +452,6 @@ static void retire_previous(struct daemon *d, json_t *state)
 		close(d->reuse.old_events_fd);
 		d->reuse.old_events_fd = -1;
 	}
-	/* the names context ids had under the previous daemon */
-	json_array_foreach(json_object_get(state, "ctx_names"), i, v)
-		if (i <= EG_POLICY_MAX_CONTEXTS && json_is_string(v) && !d->ctx_names[i])
-			d->ctx_names[i] = strdup(json_string_value(v));
 	/* losses the previous daemon reported are not reported again */
 	if (json_is_integer(json_object_get(state, "lost_reported")))
 		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));
@@ -733,6 +732,10 @@ int daemon_run(const struct daemon_opts *o)
 
 	if (load_policy(&d))
 		goto cleanup;
+	/* the names context ids had under the previous daemon (an older one's pins may lack them) */
+	json_array_foreach(json_object_get(state, "ctx_names"), i, v)
+		if (i <= EG_POLICY_MAX_CONTEXTS && json_is_string(v) && !d.ctx_names[i])
+			d.ctx_names[i] = strdup(json_string_value(v));
 	err = eg_mount_tracefs();
 	if (err) {
 		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));

@@ -184,8 +184,13 @@ int kernel_prepare(struct daemon *d, struct tracer_opts *to);
  * no exec finds the new programs acting with none.
  */
 int kernel_load_before_switch(struct daemon *d);
-/* The names p gives context ids, kept for the daemon's life (and its handovers): d->ctx_names. */
+/*
+ * The names p gives context ids, kept for the daemon's life, its handovers
+ * and the daemons after it (map "ctxnames"): d->ctx_names.
+ */
 void daemon_contexts_note(struct daemon *d, const struct eg_policy *p);
+/* At a start: the names an earlier daemon gave the ids tasks carry; -EINVAL (said) if the policy renames one. */
+int daemon_contexts_start(struct daemon *d);
 int kernel_start(struct daemon *d);
 /* Compiles and switches to p's rules; -EPERM: refused (partial), the old ones stay. */
 int kernel_reload(struct daemon *d, const struct eg_policy *p);

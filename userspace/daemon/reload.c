@@ -91,13 +91,15 @@ void daemon_emit_policy(struct daemon *d, bool reload)
 
 /*
  * Running tasks carry their context's id (its place in "contexts:"), not
- * its name: a new policy that gave an id another name than it had under
- * this daemon would move agents under another context's rules and name.
- * That includes an id freed by a reload that dropped the last contexts:
- * tasks may still carry it. Contexts added at the end keep every id.
- * Returns true (why filled) if p renames one.
+ * its name: a new policy that gave an id another name than it had would
+ * move agents under another context's rules and name. That includes an id
+ * freed by a reload that dropped the last contexts: tasks may still carry
+ * it. Contexts added at the end keep every id. The names outlive a daemon
+ * with the ids ("ctxnames", kept with "tasks"), so a start is held to them
+ * as a reload is. Returns true (why filled) if p renames one.
  */
-static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *p, char *why, size_t len)
+static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *p, bool start, char *why,
+				size_t len)
 {
 	size_t m = policy_context_count(p);
 	struct eg_context_info b;
@@ -107,23 +109,71 @@ static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *
 
 		if (!was || policy_context_info(p, id, &b) || !strcmp(was, b.name))
 			continue;
-		snprintf(why, len, "contexts: context %u is '%s' in the new policy but was '%s' under this "
-			 "daemon, and running agents keep their context's number: a reload may add contexts "
-			 "at the end or drop the last ones, not reorder, rename or reuse a number", id, b.name,
-			 was);
+		if (start)
+			snprintf(why, len, "contexts: context %u is '%s' in this policy but was '%s' under an "
+				 "earlier daemon, and processes it marked keep their context's number (pinned "
+				 "under %s): add contexts at the end or drop the last ones, not reorder, rename or "
+				 "reuse a number ('execgate unload -p %s' forgets every number, and every exec "
+				 "depth)", id, b.name, was, d->paths.pin, d->paths.pin);
+		else
+			snprintf(why, len, "contexts: context %u is '%s' in the new policy but was '%s' under "
+				 "this daemon, and running agents keep their context's number: a reload may add "
+				 "contexts at the end or drop the last ones, not reorder, rename or reuse a number",
+				 id, b.name, was);
 		return true;
 	}
 	return false;
+}
+
+/* Every name known, into "ctxnames": kept with the tasks that carry the ids, for the daemons after this one. */
+static void contexts_pin(struct daemon *d)
+{
+	struct eg_ctxname n;
+
+	for (uint32_t id = 1; d->skel && id <= EG_POLICY_MAX_CONTEXTS; id++) {
+		if (!d->ctx_names[id])
+			continue;
+		memset(&n, 0, sizeof(n));
+		snprintf(n.name, sizeof(n.name), "%s", d->ctx_names[id]);
+		if (bpf_map_update_elem(bpf_map__fd(d->skel->maps.ctxnames), &id, &n, BPF_ANY))
+			p_warn("cannot keep context %u's name in the kernel: %s (a daemon started after this "
+			       "one could not tell a policy that renumbers contexts)", id, strerror(errno));
+	}
 }
 
 void daemon_contexts_note(struct daemon *d, const struct eg_policy *p)
 {
 	size_t m = policy_context_count(p);
 	struct eg_context_info b;
+	bool added = false;
 
 	for (uint32_t id = 1; id <= m && id <= EG_POLICY_MAX_CONTEXTS; id++)
-		if (!d->ctx_names[id] && !policy_context_info(p, id, &b))
+		if (!d->ctx_names[id] && !policy_context_info(p, id, &b)) {
 			d->ctx_names[id] = strdup(b.name);
+			added = true;
+		}
+	if (added)
+		contexts_pin(d);
+}
+
+int daemon_contexts_start(struct daemon *d)
+{
+	int fd = bpf_map__fd(d->skel->maps.ctxnames);
+	struct eg_ctxname n;
+	char why[2 * PATH_MAX + 1024];
+
+	/* the names an earlier daemon gave the ids running tasks may carry */
+	for (uint32_t id = 1; d->reuse.ctxnames && id <= EG_POLICY_MAX_CONTEXTS; id++)
+		if (!d->ctx_names[id] && !bpf_map_lookup_elem(fd, &id, &n) && n.name[0])
+			d->ctx_names[id] = strndup(n.name, sizeof(n.name) - 1);
+	if (contexts_renumbered(d, d->policy, true, why, sizeof(why))) {
+		p_err("%s", why);
+		return -EINVAL;
+	}
+	daemon_contexts_note(d, d->policy);
+	/* a new map (new tasks) starts empty: the names a handover brought go in too */
+	contexts_pin(d);
+	return 0;
 }
 
 /*
@@ -144,9 +194,6 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 	if (!d->o.policy_path)
 		return -ENOENT;
 	old_seq = d->k.seq;
-	/* the policy the daemon started with, before any reload */
-	if (d->policy)
-		daemon_contexts_note(d, d->policy);
 	notify_reloading();
 	err = policy_load_file(d->o.policy_path, &p, dg);
 	if (err) {
@@ -170,7 +217,7 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 			jsonw_end_array(&w);
 			meta_close(&w, d->out);
 		}
-	} else if (contexts_renumbered(d, p, why, sizeof(why))) {
+	} else if (contexts_renumbered(d, p, false, why, sizeof(why))) {
 		d->st.policy_reload_failures++;
 		policy_free(p);
 		err = -EINVAL;

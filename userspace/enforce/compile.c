@@ -562,6 +562,7 @@ static int compile_contexts(const struct eg_policy *p, __u32 *knum, struct vec *
 		policy_context_info(p, i, &ci);
 		k->ctx[i].max_depth = ci.max_depth;
 		k->ctx[i].max_shells = ci.max_shells;
+		_Static_assert(EG_POLICY_CONTEXT_NAME_MAX < EG_CONTEXT_NAME_MAX, "a context's name fits eg_kctx");
 		snprintf(k->ctx[i].name, sizeof(k->ctx[i].name), "%s", ci.name);
 	}
 	k->conf.ident_first = *knum;

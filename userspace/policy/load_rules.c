@@ -583,6 +583,11 @@ static int parse_one_context(struct loader *l)
 				yr_err(&l->y, pos, "context name 'none' is reserved (a rule's contexts: [none] means outside any)");
 				break;
 			}
+			if (strlen(c->name) > EG_POLICY_CONTEXT_NAME_MAX) {
+				yr_err(&l->y, pos, "context name '%.20s...' is %zu bytes long; at most %d", c->name,
+				       strlen(c->name), EG_POLICY_CONTEXT_NAME_MAX);
+				break;
+			}
 			for (j = 0; j + 1 < id; j++)
 				if (p->contexts[j].name && !strcmp(p->contexts[j].name, c->name))
 					yr_err(&l->y, pos, "duplicate context name '%s' (first at line %d)", c->name,

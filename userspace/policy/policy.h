@@ -307,6 +307,7 @@ bool policy_bypass_allowed(const struct eg_policy *p, const char *filename, uint
  * with "contexts:" apply only there (or, with "none", outside any).
  */
 #define EG_POLICY_MAX_CONTEXTS	31
+#define EG_POLICY_CONTEXT_NAME_MAX 63	/* bytes: the kernel keeps a context's name (eg_kctx, eg_ctxname) */
 struct eg_context_info {
 	const char *name;
 	int line, column;

@@ -32,11 +32,11 @@
 #include "util/mounts.h"
 
 /*
- * Pinned under the pin path (docs/maps.md); "tasks" stays when a daemon
- * stops. Beside them, "procs" is a pinned iterator (EG_PROCS_PIN).
+ * Pinned under the pin path (docs/maps.md); "tasks" and "ctxnames" stay
+ * when a daemon stops. Beside them, "procs" is a pinned iterator (EG_PROCS_PIN).
  */
 const char *const tracer_pinned_maps[] = {
-	"tasks", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
+	"tasks", "ctxnames", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
 	"loaders",
 	/* kernel rules (enforce/kmaps.c) */
 	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
@@ -302,6 +302,9 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		ret->old_tasks_fd = stale;
 	else if (stale >= 0)
 		close(stale);
+	/* the names of the context ids those tasks carry; with new tasks, none carries one */
+	if (ret->tasks || ret->old_tasks_fd >= 0)
+		ret->ctxnames = reuse_pinned(skel->maps.ctxnames, pin_dir, "ctxnames", NULL);
 	ret->control = reuse_pinned(skel->maps.control, pin_dir, "control", NULL);
 	ret->counters = reuse_pinned(skel->maps.counters, pin_dir, "counters", NULL);
 	reuse_pinned(skel->maps.tickets, pin_dir, "tickets", NULL);
@@ -550,8 +553,8 @@ void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all)
 	for (i = 0; tracer_pinned_maps[i]; i++) {
 		struct bpf_map *m = map_by_name(skel, tracer_pinned_maps[i]);
 
-		/* depths outlive the daemon: the next one picks them up */
-		if (!all && !strcmp(tracer_pinned_maps[i], "tasks"))
+		/* depths and context ids outlive the daemon: the next one picks them up */
+		if (!all && (!strcmp(tracer_pinned_maps[i], "tasks") || !strcmp(tracer_pinned_maps[i], "ctxnames")))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, tracer_pinned_maps[i]);
 		/* not pinned by this copy (rule maps it never took over): an earlier copy's */

@@ -33,6 +33,7 @@ extern const char *const tracer_pinned_maps[];
 /* What tracer_start() picked up from an earlier daemon's pins. */
 struct tracer_reuse {
 	bool tasks;			/* exec depths carry over */
+	bool ctxnames;			/* and the names of the context ids tasks carry */
 	bool counters;			/* the kernel's counters go on from where they were */
 	bool control;			/* another copy of the programs may still be attached */
 	bool events;			/* the same ring buffer, with what is still queued */
