@@ -6,7 +6,10 @@
  * ("krules": loading the kernel rules, after the switch to its programs)
  * and checks what the failed start leaves in force. With EG_FAIL_PIN set,
  * BPF_OBJ_PIN at a path that contains it fails instead (ENOSPC), after
- * EG_FAIL_PIN_SKIP (default 0) such pins went through.
+ * EG_FAIL_PIN_SKIP (default 0) such pins went through. With
+ * EG_FAIL_RENAME set, rename(2) of a path that contains it fails (ENOMEM:
+ * bpffs renames within a directory fail only so), after
+ * EG_FAIL_RENAME_SKIP (default 0) such renames went through.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -35,6 +38,21 @@ static int pin_fails(const union bpf_attr *attr)
 	if (!pin || !path || !strstr(path, pin))
 		return 0;
 	return seen++ >= (skip ? atoi(skip) : 0);
+}
+
+int rename(const char *from, const char *to)
+{
+	static int (*real_rename)(const char *, const char *);
+	const char *match = getenv("EG_FAIL_RENAME"), *skip = getenv("EG_FAIL_RENAME_SKIP");
+	static int seen;
+
+	if (!real_rename)
+		real_rename = (int (*)(const char *, const char *))dlsym(RTLD_NEXT, "rename");
+	if (match && from && strstr(from, match) && seen++ >= (skip ? atoi(skip) : 0)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return real_rename(from, to);
 }
 
 long syscall(long nr, ...)

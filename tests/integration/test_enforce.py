@@ -392,6 +392,51 @@ def test_a_start_that_cannot_pin_its_links_leaves_the_pins_before(ctx):
     still_in_force_and_removable(ctx, d.pin_path, cg)
 
 
+def test_a_start_whose_renames_stop_partway_leaves_every_hook_its_program(ctx):
+    """A daemon whose link pins are all made (as new_NAME) but whose renames
+    over the earlier copy's pins stop partway (the third fails, made so by
+    LD_PRELOAD) has switched the rules and programs to its own: the pins it
+    could not rename stay, so every hook keeps a program of the copy that
+    acts, and its rules act there after it exits. The next start takes the
+    leftovers over and leaves only its own pins."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
+    assert d.stop() == 0
+    before = pinned_link_progs(d.pin_path)
+    assert len(before) >= 4, before
+    head = ["/usr/bin/head", "-c1", "/etc/hostname"]
+    assert in_cg(cg, head).returncode == 0
+    # the new daemon's policy denies head too: it is its rules that are left in force
+    stricter = write(ctx, DENY_CAT + "  - {name: no-head, basenames: [head], decision: deny}\n",
+                     name="stricter.yaml")
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_RENAME="/links/new_",
+               EG_FAIL_RENAME_SKIP="2")
+    b = ctx.daemon("--policy", stricter, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
+                   ready=False)
+    assert b.proc.wait(60) == 1
+    assert "cannot pin the links" in b.err() and "kernel rules stay in force" in b.err(), b.err()
+    after = pinned_link_progs(d.pin_path)
+    renamed = [h for h in before if after.get(h) not in before.values()]
+    left = [h for h in before if "new_" + h in after]
+    assert len(renamed) == 2 and left, (before, after)
+    for h in before:
+        # each hook: the new copy's program, under its name or as the new_ pin the rename left
+        assert after.get(h) not in before.values() or after.get("new_" + h) not in (None, *before.values()), \
+            (h, before, after)
+    for _ in range(3):
+        assert in_cg(cg, head).returncode == -signal.SIGKILL
+        assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    # the next start renames the leftovers, then its own pins over them: only its pins remain
+    c = ctx.daemon("--policy", d.policy_file, "--enforce", "--persist", "--cgroup", cg, pin_path=d.pin_path)
+    mine = pinned_link_progs(d.pin_path)
+    assert sorted(mine) == sorted(before), mine
+    assert not set(mine.values()) & (set(before.values()) | set(after.values())), (before, after, mine)
+    assert in_cg(cg, head).returncode == 0
+    assert c.stop() == 0
+    still_in_force_and_removable(ctx, d.pin_path, cg)
+
+
 def test_an_upgrade_across_the_rule_maps_layout_leaves_no_gap(ctx):
     """A daemon that cannot share the rule maps in force (an upgrade that
     changed their layout; here the krules pin of a --persist daemon is made
