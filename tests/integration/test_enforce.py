@@ -364,12 +364,10 @@ def pinned_link_progs(pin):
     return out
 
 
-def test_a_start_that_cannot_pin_its_links_leaves_the_pins_before(ctx):
-    """A daemon that switched to its programs and then cannot pin every
-    link (the third pin fails, made so by LD_PRELOAD) leaves the pins of
-    the copy before it as they were, and that copy acts again: never some
-    links of each copy pinned, where the new copy's programs would act
-    with some hooks and the old one's with the others, inactive."""
+def links_pins_fail(ctx, policy, **fail):
+    """A --persist daemon enforcing DENY_CAT, stopped; then a daemon with policy on its pins under
+    preload_fail_bpf with the fail settings, which exits saying it cannot pin its links:
+    (first daemon, cgroup, its link pins' programs, its kernel status, the failed daemon)."""
     if os.environ.get("EG_ASAN"):
         ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
     d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
@@ -377,15 +375,23 @@ def test_a_start_that_cannot_pin_its_links_leaves_the_pins_before(ctx):
     before = pinned_link_progs(d.pin_path)
     assert len(before) >= 4, before
     rules = kernel_status(ctx, d.pin_path)
-    # the new daemon's policy lets cat run: its rules must not be the ones left in force
-    loose = write(ctx, DENY_CAT.replace("  - {name: no-cat, basenames: [cat], decision: deny, message: \"no cats\"}\n", ""),
-                  name="loose.yaml")
-    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_PIN="/links/",
-               EG_FAIL_PIN_SKIP="2")
-    b = ctx.daemon("--policy", loose, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
-                   ready=False)
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), **fail)
+    b = ctx.daemon("--policy", write(ctx, policy, name="next.yaml"), "--enforce", "--cgroup", cg,
+                   pin_path=d.pin_path, env=env, ready=False)
     assert b.proc.wait(60) == 1
     assert "cannot pin the links" in b.err(), b.err()
+    return d, cg, before, rules, b
+
+
+def test_a_start_that_cannot_pin_its_links_leaves_the_pins_before(ctx):
+    """A daemon that switched to its programs and then cannot pin every
+    link (the third pin fails, made so by LD_PRELOAD) leaves the pins of
+    the copy before it as they were, and that copy acts again: never some
+    links of each copy pinned, where the new copy's programs would act
+    with some hooks and the old one's with the others, inactive."""
+    # the new daemon's policy lets cat run: its rules must not be the ones left in force
+    loose = DENY_CAT.replace("  - {name: no-cat, basenames: [cat], decision: deny, message: \"no cats\"}\n", "")
+    d, cg, before, rules, b = links_pins_fail(ctx, loose, EG_FAIL_PIN="/links/", EG_FAIL_PIN_SKIP="2")
     assert pinned_link_progs(d.pin_path) == before
     assert kernel_status(ctx, d.pin_path)["sha256"] == rules["sha256"]
     # the copy before acts again, with its rules
@@ -399,23 +405,11 @@ def test_a_start_whose_renames_stop_partway_leaves_every_hook_its_program(ctx):
     could not rename stay, so every hook keeps a program of the copy that
     acts, and its rules act there after it exits. The next start takes the
     leftovers over and leaves only its own pins."""
-    if os.environ.get("EG_ASAN"):
-        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
-    d, rel, cg = enforcing(ctx, DENY_CAT, "--persist")
-    assert d.stop() == 0
-    before = pinned_link_progs(d.pin_path)
-    assert len(before) >= 4, before
     head = ["/usr/bin/head", "-c1", "/etc/hostname"]
-    assert in_cg(cg, head).returncode == 0
     # the new daemon's policy denies head too: it is its rules that are left in force
-    stricter = write(ctx, DENY_CAT + "  - {name: no-head, basenames: [head], decision: deny}\n",
-                     name="stricter.yaml")
-    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_RENAME="/links/new_",
-               EG_FAIL_RENAME_SKIP="2")
-    b = ctx.daemon("--policy", stricter, "--enforce", "--cgroup", cg, pin_path=d.pin_path, env=env,
-                   ready=False)
-    assert b.proc.wait(60) == 1
-    assert "cannot pin the links" in b.err() and "kernel rules stay in force" in b.err(), b.err()
+    stricter = DENY_CAT + "  - {name: no-head, basenames: [head], decision: deny}\n"
+    d, cg, before, _, b = links_pins_fail(ctx, stricter, EG_FAIL_RENAME="/links/new_", EG_FAIL_RENAME_SKIP="2")
+    assert "kernel rules stay in force" in b.err(), b.err()
     after = pinned_link_progs(d.pin_path)
     renamed = [h for h in before if after.get(h) not in before.values()]
     left = [h for h in before if "new_" + h in after]
