@@ -287,7 +287,51 @@ struct seed_ctx {
 	int32_t ctx_depth;
 };
 
-static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct seed_stats *ret)
+/* The processes a walk put in a context: a second walk may mark one again (its marking lost to an exec). */
+struct marked {
+	pid_t *v;
+	size_t n, cap;
+	bool lost;		/* no memory for one: the count stays the walks' sum */
+};
+
+static void marked_add(struct marked *m, pid_t pid)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 64;
+		pid_t *v = realloc(m->v, cap * sizeof(*v));
+
+		if (!v) {
+			m->lost = true;
+			return;
+		}
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n++] = pid;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many processes the walks put in a context, each once. */
+static unsigned int marked_count(struct marked *m, unsigned int sum)
+{
+	unsigned int n = 0;
+
+	if (m->lost)
+		return sum;
+	qsort(m->v, m->n, sizeof(*m->v), pid_cmp);
+	for (size_t i = 0; i < m->n; i++)
+		n += !i || m->v[i] != m->v[i - 1];
+	return n;
+}
+
+static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct seed_stats *ret,
+			 struct marked *marked)
 {
 	struct task_amender *sd;
 	size_t i;
@@ -331,16 +375,17 @@ static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct 
 			ret->failed += n - i;
 			break;
 		}
-		if (done)
+		if (done) {
 			ret->contexts++;
-		else if (!gone)
+			marked_add(marked, v[i].pid);
+		} else if (!gone)
 			ret->failed++;
 	}
 	task_amender_close(sd);
 	return err;
 }
 
-static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
+static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *ret, struct marked *marked)
 {
 	struct seeder s = { .map_fd = map_fd, .p = p };
 	struct seed_ctx *seeds = NULL;
@@ -404,11 +449,14 @@ static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *r
 				ret->failed++;
 		} else {
 			ret->inferred++;
-			ret->contexts += pr->ctx != 0;
+			if (pr->ctx) {
+				ret->contexts++;
+				marked_add(marked, pr->pid);
+			}
 		}
 		close(fd);
 	}
-	err = seed_contexts(map_fd, seeds, nseeds, ret);
+	err = seed_contexts(map_fd, seeds, nseeds, ret, marked);
 out:
 	free(seeds);
 	free(s.v);
@@ -418,10 +466,11 @@ out:
 
 int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 {
+	struct marked marked = {};
 	struct seed_stats pass;
 	int err, i;
 
-	err = seed_pass(map_fd, p, ret);
+	err = seed_pass(map_fd, p, ret, &marked);
 	/*
 	 * A process an agent forked after the walk read /proc and before the
 	 * agent was marked copied storage with no context: walked again, its
@@ -429,12 +478,14 @@ int tasks_seed(int map_fd, const struct eg_policy *p, struct seed_stats *ret)
 	 * forks since inherit the context in the kernel).
 	 */
 	for (i = 1; !err && ret->contexts && p && policy_context_count(p) && i < SEED_PASSES; i++) {
-		err = seed_pass(map_fd, p, &pass);
+		err = seed_pass(map_fd, p, &pass, &marked);
 		ret->inferred += pass.inferred;
 		ret->contexts += pass.contexts;
 		ret->failed = pass.failed;	/* what the last walk could not do */
 		if (!pass.contexts)
 			break;
 	}
+	ret->contexts = marked_count(&marked, ret->contexts);
+	free(marked.v);
 	return err;
 }
