@@ -418,6 +418,11 @@ def test_a_start_whose_renames_stop_partway_leaves_every_hook_its_program(ctx):
         # each hook: the new copy's program, under its name or as the new_ pin the rename left
         assert after.get(h) not in before.values() or after.get("new_" + h) not in (None, *before.values()), \
             (h, before, after)
+    # status says which pins wait for a rename
+    pending = sorted(l["pin"] for l in kernel_status(ctx, d.pin_path)["links"] if l["pending"])
+    assert pending == sorted("new_" + h for h in left), pending
+    text = ctx.run([ctx.execgate, "status", "-p", d.pin_path], check=False).stdout.decode()
+    assert "pending links" in text and "%d new_ pins" % len(left) in text, text
     for _ in range(3):
         assert in_cg(cg, head).returncode == -signal.SIGKILL
         assert in_cg(cg, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
@@ -427,6 +432,7 @@ def test_a_start_whose_renames_stop_partway_leaves_every_hook_its_program(ctx):
     assert sorted(mine) == sorted(before), mine
     assert not set(mine.values()) & (set(before.values()) | set(after.values())), (before, after, mine)
     assert in_cg(cg, head).returncode == 0
+    assert not [l for l in kernel_status(ctx, d.pin_path)["links"] if l["pending"]]
     assert c.stop() == 0
     still_in_force_and_removable(ctx, d.pin_path, cg)
 

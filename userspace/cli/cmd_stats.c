@@ -117,7 +117,7 @@ static void print_kernel(json_t *k)
 {
 	json_t *links = json_object_get(k, "links"), *v;
 	char buf[1024];
-	size_t i, off = 0;
+	size_t i, off = 0, pending = 0;
 
 	if (json_is_true(json_object_get(k, "rules_loaded"))) {
 		snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT " (policy sha256 %s)%s",
@@ -129,11 +129,18 @@ static void print_kernel(json_t *k)
 		print_row("kernel rules", "none");
 	}
 	buf[0] = '\0';
-	json_array_foreach(links, i, v)
+	json_array_foreach(links, i, v) {
 		if (off < sizeof(buf))
 			off += snprintf(buf + off, sizeof(buf) - off, "%s%s", i ? ", " : "",
 					json_string_value(json_object_get(v, "pin")) ?: "?");
+		pending += json_is_true(json_object_get(v, "pending"));
+	}
 	print_row("pinned links", off ? buf : "none");
+	if (pending) {
+		snprintf(buf, sizeof(buf), "%zu new_ pins: a daemon's start between its two pin steps, or one whose "
+			 "renames stopped; the next start takes them over", pending);
+		print_row("pending links", buf);
+	}
 }
 
 /* What a session's Landlock domain holds here (docs/sessions.md, "The boundary"). */

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include "enforce/inforce.h"
 #include "enforce/kmaps.h"
+#include "util/paths.h"
 
 static const char *link_type_name(__u32 t)
 {
@@ -55,6 +56,8 @@ static void put_links(const char *pin_dir, struct jsonw *w, size_t *ret_n)
 		close(fd);
 		jsonw_start_object(w);
 		jsonw_string_field(w, "pin", de->d_name);
+		/* a start between its two pin steps, or one whose renames stopped: the next takes it over */
+		jsonw_bool_field(w, "pending", !strncmp(de->d_name, EG_PIN_NEW_PREFIX, strlen(EG_PIN_NEW_PREFIX)));
 		jsonw_uint_field(w, "link_id", li.id);
 		jsonw_string_field(w, "type", link_type_name(li.type));
 		jsonw_uint_field(w, "prog_id", li.prog_id);

@@ -7,8 +7,8 @@
 
 /*
  * Writes one object: rules_loaded, and when loaded enforcing, rules,
- * sha256 and seq; links (each pinned link: pin, link_id, type, prog_id,
- * program). Works with or without a daemon.
+ * sha256 and seq; links (each pinned link: pin, pending (a new_ pin),
+ * link_id, type, prog_id, program). Works with or without a daemon.
  */
 int inforce_json(const char *pin_dir, struct jsonw *w);
 

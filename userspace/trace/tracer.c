@@ -30,6 +30,7 @@
 #include "trace/tracer.h"
 #include "util/log.h"
 #include "util/mounts.h"
+#include "util/paths.h"
 
 /*
  * Pinned under the pin path (docs/maps.md); "tasks" and "ctxnames" stay
@@ -712,14 +713,13 @@ int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
 }
 
 /* The name a link is pinned at before it replaces the pin of its name (no '.': see below). */
-#define PIN_NEW_PREFIX	"new_"
 
 /* dir/new_NAME renamed over dir/NAME: an earlier daemon's link of that name, unpinned, detaches. */
 static int promote_new(const char *dir, const char *name)
 {
 	char from[PATH_MAX], to[PATH_MAX];
 
-	snprintf(from, sizeof(from), "%s/" PIN_NEW_PREFIX "%s", dir, name);
+	snprintf(from, sizeof(from), "%s/" EG_PIN_NEW_PREFIX "%s", dir, name);
 	snprintf(to, sizeof(to), "%s/%s", dir, name);
 	if (rename(from, to)) {
 		int err = -errno;
@@ -735,7 +735,7 @@ static int pin_link_new(struct bpf_link *l, const char *dir, const char *name)
 	char path[PATH_MAX];
 	int err;
 
-	snprintf(path, sizeof(path), "%s/" PIN_NEW_PREFIX "%s", dir, name);
+	snprintf(path, sizeof(path), "%s/" EG_PIN_NEW_PREFIX "%s", dir, name);
 	/*
 	 * A leftover: a start whose renames stopped partway kept it, and its
 	 * copy may be the one to act again if ours fails. It takes its name.
@@ -792,7 +792,7 @@ static int drop_new(void *ctx, struct bpf_link *l, const char *name)
 	char path[PATH_MAX];
 
 	(void)l;
-	snprintf(path, sizeof(path), "%s/" PIN_NEW_PREFIX "%s", ((struct pin_pass *)ctx)->dir, name);
+	snprintf(path, sizeof(path), "%s/" EG_PIN_NEW_PREFIX "%s", ((struct pin_pass *)ctx)->dir, name);
 	unlink(path);
 	return 0;
 }

@@ -17,6 +17,8 @@
 #define EG_BPFFS_ROOT		"/sys/fs/bpf"
 #define EG_PIN_PATH_DEFAULT	EG_BPFFS_ROOT "/execgate"
 #define EG_SOCK_DEFAULT		EG_RUN_DIR "/execgate.sock"
+/* A link pinned under PIN/links/ before it replaces the pin of its name (trace/tracer.c) */
+#define EG_PIN_NEW_PREFIX	"new_"
 
 struct eg_paths {
 	char pin[PATH_MAX];		/* canonical pin directory */
