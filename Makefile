@@ -196,10 +196,11 @@ test-integration: build-tests
 # The races and differentials of the integration suite with many times the
 # tries `make test` gives them (minutes, not seconds): the kernel's verdict
 # against the policy's, reloads under execs, argv and path flips.
-SOAK_ENV ?= EG_DIFF_EXECS=30000 EG_RELOADS=5000 EG_RELOAD_EXECS=8000 EG_RACE_TRIES=50000
+SOAK_ENV ?= EG_DIFF_EXECS=30000 EG_RELOADS=5000 EG_RELOAD_EXECS=8000 EG_SCRIPT_EXECS=6000 EG_RACE_TRIES=50000
 soak: build-tests
 	$(Q)env $(SOAK_ENV) python3 tests/integration/run.py test_enforce.test_kernel_verdict \
-		test_enforce.test_reload_is_atomic test_enforce.test_argv_flipped test_sessions.test_racing
+		test_enforce.test_reload_is_atomic test_enforce.test_reload_never_mixes test_enforce.test_argv_flipped \
+		test_sessions.test_racing
 
 # The BPF LSM suite alone: Debian's 6.1 kernel under qemu (tests/vm/README.md).
 test-vm: deps

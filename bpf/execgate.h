@@ -632,6 +632,12 @@ struct eg_kconf {
 };
 _Static_assert(sizeof(struct eg_kconf) == 136, "eg_kconf is ABI");
 
+/*
+ * The kernel rules' maps, by name: pinned, and shared with the copy in
+ * force all or none (userspace trace/tracer.c, enforce/kmaps.c).
+ */
+#define EG_KMAPS_NAMES	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx"
+
 /* Map "kstate", one entry: which set is in force. */
 struct eg_kstate {
 	__u32 active;		/* set in force: always EG_KSET_OF(seq), for readers of the map */

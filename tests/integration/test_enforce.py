@@ -742,9 +742,10 @@ def test_reload_never_mixes_two_policies_in_one_script_exec(ctx):
         f.write("#!%s\n" % interp)
     os.chmod(script, 0o755)
     reloads = int(os.environ.get("EG_RELOADS", "300"))
-    plan = ("-\t0\t0\t%s\tegscript\tegs\n" % script) * 4000
+    n = int(os.environ.get("EG_SCRIPT_EXECS", "4000"))
+    plan = ("-\t0\t0\t%s\tegscript\tegs\n" % script) * n
     statuses = plan_under_reloads(ctx, d, cg, plan, SCRIPT_A, SCRIPT_B, reloads)
-    assert len(statuses) == 4000, len(statuses)
+    assert len(statuses) == n, len(statuses)
     ran = sum(1 for st in statuses if st == 0)
     print("    %d script execs under %d reloads: %d ran" % (len(statuses), reloads, ran))
     assert ran == 0 and set(statuses) == {-signal.SIGKILL}, collections.Counter(statuses)

@@ -401,6 +401,8 @@ static int start_tracer(struct daemon *d)
 	err = kernel_load_before_switch(d);
 	if (err)
 		return err;
+	/* the context names, kept from here: no task carries this policy's ids before the switch */
+	daemon_contexts_pin(d);
 	/* from here our programs act, and any older copy still attached does not */
 	err = tracer_activate(d->skel);
 	if (err) {

@@ -184,12 +184,15 @@ int kernel_prepare(struct daemon *d, struct tracer_opts *to);
  * no exec finds the new programs acting with none.
  */
 int kernel_load_before_switch(struct daemon *d);
+/* The names p gives context ids not named yet, into d->ctx_names (kept for the daemon's life and its handovers); true if any. */
+bool daemon_contexts_note(struct daemon *d, const struct eg_policy *p);
+/* Every name of d->ctx_names into "ctxnames", kept with "tasks" for the daemons after this one. */
+void daemon_contexts_pin(struct daemon *d);
 /*
- * The names p gives context ids, kept for the daemon's life, its handovers
- * and the daemons after it (map "ctxnames"): d->ctx_names.
+ * At a start: the names an earlier daemon gave the ids tasks carry, then
+ * the policy's; -EINVAL (said) if the policy renames one (a handover,
+ * which runs the policy in force, warns and takes the policy's).
  */
-void daemon_contexts_note(struct daemon *d, const struct eg_policy *p);
-/* At a start: the names an earlier daemon gave the ids tasks carry; -EINVAL (said) if the policy renames one. */
 int daemon_contexts_start(struct daemon *d);
 int kernel_start(struct daemon *d);
 /* Compiles and switches to p's rules; -EPERM: refused (partial), the old ones stay. */

@@ -117,7 +117,8 @@ static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *
 				 "depth)", id, b.name, was, d->paths.pin, d->paths.pin);
 		else
 			snprintf(why, len, "contexts: context %u is '%s' in the new policy but was '%s' under "
-				 "this daemon, and running agents keep their context's number: a reload may add "
+				 "this daemon (or one before it on these pins), and running agents keep their "
+				 "context's number: a reload may add "
 				 "contexts at the end or drop the last ones, not reorder, rename or reuse a number",
 				 id, b.name, was);
 		return true;
@@ -125,8 +126,7 @@ static bool contexts_renumbered(const struct daemon *d, const struct eg_policy *
 	return false;
 }
 
-/* Every name known, into "ctxnames": kept with the tasks that carry the ids, for the daemons after this one. */
-static void contexts_pin(struct daemon *d)
+void daemon_contexts_pin(struct daemon *d)
 {
 	struct eg_ctxname n;
 
@@ -141,7 +141,7 @@ static void contexts_pin(struct daemon *d)
 	}
 }
 
-void daemon_contexts_note(struct daemon *d, const struct eg_policy *p)
+bool daemon_contexts_note(struct daemon *d, const struct eg_policy *p)
 {
 	size_t m = policy_context_count(p);
 	struct eg_context_info b;
@@ -152,27 +152,43 @@ void daemon_contexts_note(struct daemon *d, const struct eg_policy *p)
 			d->ctx_names[id] = strdup(b.name);
 			added = true;
 		}
-	if (added)
-		contexts_pin(d);
+	return added;
 }
 
 int daemon_contexts_start(struct daemon *d)
 {
 	int fd = bpf_map__fd(d->skel->maps.ctxnames);
+	struct eg_context_info b;
 	struct eg_ctxname n;
 	char why[2 * PATH_MAX + 1024];
+	bool known = false;
 
 	/* the names an earlier daemon gave the ids running tasks may carry */
 	for (uint32_t id = 1; d->reuse.ctxnames && id <= EG_POLICY_MAX_CONTEXTS; id++)
 		if (!d->ctx_names[id] && !bpf_map_lookup_elem(fd, &id, &n) && n.name[0])
 			d->ctx_names[id] = strndup(n.name, sizeof(n.name) - 1);
+	for (uint32_t id = 1; id <= EG_POLICY_MAX_CONTEXTS; id++)
+		known |= d->ctx_names[id] != NULL;
+	if (d->reuse.tasks && !known && policy_context_count(d->policy))
+		p_warn("the running processes' task storage comes from a daemon that kept no names for its "
+		       "context numbers (an older version): this start cannot tell whether the policy renumbers "
+		       "contexts; keep their order");
 	if (contexts_renumbered(d, d->policy, true, why, sizeof(why))) {
-		p_err("%s", why);
-		return -EINVAL;
+		if (d->o.takeover_fd < 0) {
+			p_err("%s", why);
+			return -EINVAL;
+		}
+		/* a handover runs the policy in force, byte for byte: names that disagree were stale */
+		p_warn("the context names pinned under %s disagree with the policy in force, which this "
+		       "handover keeps: %s", d->paths.pin, why);
+		for (uint32_t id = 1; id <= policy_context_count(d->policy) && id <= EG_POLICY_MAX_CONTEXTS; id++)
+			if (!policy_context_info(d->policy, id, &b) && d->ctx_names[id] &&
+			    strcmp(d->ctx_names[id], b.name)) {
+				free(d->ctx_names[id]);
+				d->ctx_names[id] = NULL;
+			}
 	}
 	daemon_contexts_note(d, d->policy);
-	/* a new map (new tasks) starts empty: the names a handover brought go in too */
-	contexts_pin(d);
 	return 0;
 }
 
@@ -254,7 +270,8 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 		else
 			policy_free(d->policy);
 		d->policy = p;
-		daemon_contexts_note(d, p);
+		if (daemon_contexts_note(d, p))
+			daemon_contexts_pin(d);
 		d->st.policy_reloads++;
 		/*
 		 * Agents already running are put in the contexts the new policy

@@ -15,13 +15,15 @@
 #include <bpf/bpf.h>
 #include "enforce/kmaps.h"
 
-const char *const kmaps_names[] = {
-	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL,
-};
+const char *const kmaps_names[] = { EG_KMAPS_NAMES, NULL };
 
+/* The fd of kmaps_names[i]: the same order as EG_KMAPS_NAMES. */
 static int *field(struct kmaps *m, int i)
 {
 	int *f[] = { &m->krules, &m->kindex, &m->kmember, &m->kglobs, &m->kconf, &m->kstate, &m->kctx };
+
+	_Static_assert(sizeof(f) / sizeof(f[0]) == sizeof((const char *[]){ EG_KMAPS_NAMES }) / sizeof(char *),
+		       "one fd per name");
 
 	return f[i];
 }

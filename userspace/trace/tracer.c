@@ -40,7 +40,7 @@ const char *const tracer_pinned_maps[] = {
 	"tasks", "ctxnames", "counters", "tickets", "tickets_small", "control", "events", "scripts", "chains",
 	"loaders",
 	/* kernel rules (enforce/kmaps.c) */
-	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
+	EG_KMAPS_NAMES, NULL
 };
 
 static struct bpf_map *map_by_name(struct execgate_bpf *skel, const char *name)
@@ -91,9 +91,7 @@ static bool reuse_pinned(struct bpf_map *m, const char *dir, const char *name, i
 }
 
 /* The kernel rules' maps (enforce/kmaps.c), in tracer_pinned_maps too. */
-static const char *const rule_maps[] = {
-	"krules", "kindex", "kmember", "kglobs", "kconf", "kstate", "kctx", NULL
-};
+static const char *const rule_maps[] = { EG_KMAPS_NAMES, NULL };
 
 /* Whether every rule map is pinned under dir in the layout this copy needs. */
 static bool rules_reusable(struct execgate_bpf *skel, const char *dir)
@@ -303,8 +301,12 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 		ret->old_tasks_fd = stale;
 	else if (stale >= 0)
 		close(stale);
-	/* the names of the context ids those tasks carry; with new tasks, none carries one */
-	if (ret->tasks || ret->old_tasks_fd >= 0)
+	/*
+	 * The names of the context ids those tasks carry. With new tasks none
+	 * carries one; the older layout's daemons kept no names (a pin beside
+	 * one is a newer daemon's, from before a downgrade).
+	 */
+	if (ret->tasks)
 		ret->ctxnames = reuse_pinned(skel->maps.ctxnames, pin_dir, "ctxnames", NULL);
 	ret->control = reuse_pinned(skel->maps.control, pin_dir, "control", NULL);
 	ret->counters = reuse_pinned(skel->maps.counters, pin_dir, "counters", NULL);

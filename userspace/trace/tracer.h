@@ -66,7 +66,7 @@ int tracer_pin(struct execgate_bpf *skel, const char *dir, bool rules);
 int tracer_pin_rules(struct execgate_bpf *skel, const char *dir);
 /* Removes the rule maps' pins under dir, whoever's they are. */
 void tracer_unpin_rules(const char *dir);
-/* Unpins what a daemon's stop removes; "tasks" stays unless all is set (execgate unload). */
+/* Unpins what a daemon's stop removes; "tasks" and "ctxnames" stay unless all is set (execgate unload). */
 void tracer_unpin(struct execgate_bpf *skel, const char *dir, bool all);
 /* Removes every pin under dir without a loaded object (execgate unload). */
 int tracer_unpin_dir(const char *dir);
