@@ -59,13 +59,13 @@ def token():
 
 
 class Daemon:
-    def __init__(self, ctx, args=(), output=None, pin_path=None, env=None, ready=True):
+    def __init__(self, ctx, args=(), output=None, pin_path=None, env=None, ready=True, exe=None):
         self.ctx = ctx
         self.pin_path = pin_path or "/sys/fs/bpf/egtest-%d-%d" % (os.getpid(), ctx.seq())
         self.output = output or os.path.join(ctx.tmpdir(), "events.jsonl")
         self.stderr_path = self.output + ".stderr"
         self.stderr = open(self.stderr_path, "wb")
-        cmd = [EXECGATE, "daemon", "--output", self.output, "--pin-path", self.pin_path] + list(args)
+        cmd = [exe or EXECGATE, "daemon", "--output", self.output, "--pin-path", self.pin_path] + list(args)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr,
                                      env=env, start_new_session=True)
         ctx.on_cleanup(self.kill)

@@ -1094,6 +1094,48 @@ def test_disk_full_whole_lines_and_resume(ctx):
     assert len(execs) + dropped_exec == c["exec"], (len(execs), dropped_exec, c["exec"])
 
 
+def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx):
+    """SIGUSR2 re-executes the binary at the daemon's path, which a package
+    upgrade may have replaced: one that does not load the policy in force
+    (here a stand-in that fails everything) would start, fail, and end
+    enforcement with it. The daemon has it check the policy first and goes
+    on when the check fails; with a binary that loads it, the handover
+    happens."""
+    bindir = ctx.tmpdir()
+    os.chmod(bindir, 0o755)
+    exe = os.path.join(bindir, "execgate")
+    shutil.copy(ctx.execgate, exe)
+    pf = os.path.join(ctx.tmpdir(), "policy.yaml")
+    with open(pf, "w") as f:
+        f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
+    d = ctx.daemon("--policy", pf, exe=exe)
+
+    def replace(src=None):
+        tmp = exe + ".new"
+        if src:
+            shutil.copy(src, tmp)
+        else:
+            with open(tmp, "w") as f:
+                f.write("#!/bin/sh\necho 'a binary that loads no policy' >&2\nexit 1\n")
+        os.chmod(tmp, 0o755)
+        os.rename(tmp, exe)
+    replace()
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: "cannot hand over" in d.err(), what="the refused handover")
+    assert "does not load the policy in force" in d.err() and "a binary that loads no policy" in d.err(), d.err()
+    tok = token()
+    subprocess.run(["/bin/true", tok])
+    d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), what="an exec after it")
+    assert d.proc.poll() is None, d.err()
+    assert not [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
+    # a binary that loads it: the handover goes through
+    replace(ctx.execgate)
+    d.proc.send_signal(signal.SIGUSR2)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
+               timeout=60, what="the new daemon's start")
+    assert d.proc.poll() is None, d.err()
+
+
 def test_handover_on_a_full_disk(ctx):
     """SIGUSR2 while the output's disk is full: the new daemon goes on (its
     start record and first --metrics-textfile write fail, counted), the

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "ctl/server.h"
@@ -130,6 +131,56 @@ void handoff_import_output(struct daemon *d, const json_t *state)
 	d->dropped_reported = json_integer_value(json_object_get(o, "dropped_reported"));
 }
 
+/*
+ * The binary at d->self now (a package upgrade put a new one there) must
+ * load the policy in force: once exec'd it replaces this daemon, and a
+ * start that fails then would end enforcement with it. So it checks the
+ * same bytes first, in a child (its errors go to our stderr); anything
+ * but a clean exit keeps this daemon. Returns 0 or -EINVAL.
+ */
+static int handoff_preflight(struct daemon *d)
+{
+	char path[64];
+	const char *src;
+	size_t len;
+	int pfd, status = 0, devnull;
+	pid_t pid, w = -1;
+
+	if (!d->policy)
+		return 0;
+	src = policy_source(d->policy, &len);
+	pfd = memfd_create("execgate-policy-check", 0);
+	if (pfd < 0 || write(pfd, src, len) != (ssize_t)len || lseek(pfd, 0, SEEK_SET)) {
+		if (pfd >= 0)
+			close(pfd);
+		p_err("cannot hand over: no memory to check the policy with %s; this daemon goes on", d->self);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	pid = fork();
+	if (pid == 0) {
+		/* the rule listing is not wanted; the errors are */
+		if (devnull >= 0)
+			dup2(devnull, STDOUT_FILENO);
+		execl(d->self, "execgate", "policy", "check", path, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd);
+	if (devnull >= 0)
+		close(devnull);
+	while (pid > 0 && (w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		p_err("cannot hand over: %s does not load the policy in force (%s; see above): this daemon goes "
+		      "on, with it", d->self, w < 0 ? strerror(errno) :
+		      WIFEXITED(status) ? (WEXITSTATUS(status) == 127 ? "it does not run" : "its check failed") :
+					  "its check was killed");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int daemon_handoff(struct daemon *d)
 {
 	static int fds[MAX_KEEP];
@@ -138,6 +189,8 @@ int daemon_handoff(struct daemon *d)
 	struct jsonw w;
 	int n = 0, nlinks, i, state, argc = 0;
 
+	if (handoff_preflight(d))
+		return -EINVAL;
 	/* what is queued now reaches the output first */
 	daemon_drain_all(d);
 	jsonw_init(&w, &b);

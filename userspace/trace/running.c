@@ -322,8 +322,8 @@ static unsigned int marked_count(struct marked *m, unsigned int sum)
 {
 	unsigned int n = 0;
 
-	if (m->lost)
-		return sum;
+	if (m->lost || !m->n)
+		return m->lost ? sum : 0;
 	qsort(m->v, m->n, sizeof(*m->v), pid_cmp);
 	for (size_t i = 0; i < m->n; i++)
 		n += !i || m->v[i] != m->v[i - 1];
