@@ -322,9 +322,14 @@ def test_a_daemon_started_anew_keeps_the_context_numbers(ctx):
               % (fifo, denied, t, work))
     r = in_cg(cg, [os.path.join(work, "agent"), "-c", script])
     assert r.returncode == 0, r.stderr
-    eg.wait_until(lambda: subprocess.run(["pgrep", "-f", t], stdout=subprocess.PIPE).stdout.split(),
-                  what="the agent's child")
+    child = eg.wait_until(lambda: subprocess.run(["pgrep", "-f", t], stdout=subprocess.PIPE).stdout.split(),
+                          what="the agent's child")
     ctx.on_cleanup(lambda: subprocess.run(["pkill", "-f", t]))
+
+    def context_of(pid):
+        return json.loads(ctx.run([ctx.execgate, "task", "-j", "-p", pin, pid.decode()]).stdout)["context"]
+    c = context_of(child[0])
+    assert c["id"] == 1 and c["name"] == "agent" and c["depth"] >= 1, c
     assert d.stop() == 0, d.err()
     # the contexts reordered: 'other' would get the number the child carries
     write(ctx, reordered, path=pf)
@@ -339,6 +344,8 @@ def test_a_daemon_started_anew_keeps_the_context_numbers(ctx):
                              "child then %s the denied program" % ("ran" if marks(t) else "did not run"))
     err = d2.err()
     assert d2.proc.returncode != 0 and "was 'agent'" in err and "execgate unload" in err, err
+    # the refused start left the number and its name as they were
+    assert context_of(child[0]) == c, context_of(child[0])
     # the same order: the child is still in 'agent', and the denied program is killed there
     write(ctx, ordered, path=pf)
     d3 = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin)

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <jansson.h>
 #include "cli/commands.h"
 #include "execgate.h"
 #include "trace/tasks.h"
@@ -64,16 +66,37 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* The name the pinned "ctxnames" keeps for context id (empty: none kept). */
+static void context_name(const char *pin, __u32 id, char *buf, size_t len)
+{
+	struct eg_ctxname n = {};
+	char path[PATH_MAX + 16];
+	int fd;
+
+	buf[0] = '\0';
+	if (!id)
+		return;
+	snprintf(path, sizeof(path), "%s/ctxnames", pin);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return;
+	if (!bpf_map_lookup_elem(fd, &id, &n))
+		snprintf(buf, len, "%.*s", (int)sizeof(n.name) - 1, n.name);
+	close(fd);
+}
+
 int do_task(int argc, char **argv)
 {
 	static const char doc[] =
-		"Show PID's exec depth and exec id as the tracer keeps them, or set its depth.\n"
+		"Show PID's exec depth and exec id as the tracer keeps them (and its agent context, if any), "
+		"or set its depth.\n"
 		"Needs a running daemon (the state lives in its pinned task storage).";
 	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, {} };
 	struct argp argp = { options, parse_opt, "PID", doc, children, NULL, NULL };
 	struct task_opts o = {};
 	struct eg_paths p;
 	struct eg_task t = {};
+	char name[EG_CONTEXT_NAME_MAX] = "";
 	int fd, err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
@@ -113,15 +136,28 @@ int do_task(int argc, char **argv)
 		p_err("cannot read pid %d: %s", (int)o.pid, strerror(-err));
 		return 1;
 	}
+	context_name(p.pin, t.context, name, sizeof(name));
 	if (o.common.json) {
-		printf("{\"pid\":%d,\"known\":%s,\"depth_known\":%s,\"depth\":", (int)o.pid,
-		       (t.flags & EG_TASK_KNOWN) ? "true" : "false",
-		       (t.flags & EG_TASK_DEPTH_KNOWN) ? "true" : "false");
-		if (t.flags & EG_TASK_KNOWN)
-			printf("%d,\"exec_id\":\"%u:%llu\"", t.depth, t.exec_tgid, (unsigned long long)t.exec_ktime);
-		else
-			printf("null,\"exec_id\":null");
-		printf(",\"session\":%u}\n", t.session);
+		json_t *j = json_object(), *c = json_null();
+		char id[64];
+
+		snprintf(id, sizeof(id), "%u:%llu", t.exec_tgid, (unsigned long long)t.exec_ktime);
+		json_object_set_new(j, "pid", json_integer(o.pid));
+		json_object_set_new(j, "known", json_boolean(t.flags & EG_TASK_KNOWN));
+		json_object_set_new(j, "depth_known", json_boolean(t.flags & EG_TASK_DEPTH_KNOWN));
+		json_object_set_new(j, "depth", (t.flags & EG_TASK_KNOWN) ? json_integer(t.depth) : json_null());
+		json_object_set_new(j, "exec_id", (t.flags & EG_TASK_KNOWN) ? json_string(id) : json_null());
+		json_object_set_new(j, "session", json_integer(t.session));
+		if (t.context) {
+			json_t *nm = name[0] ? json_string(name) : NULL;
+
+			c = json_pack("{s:I, s:o, s:i, s:I}", "id", (json_int_t)t.context, "name", nm ?: json_null(),
+				      "depth", (int)t.context_depth, "identity_tgid", (json_int_t)t.context_tgid);
+		}
+		json_object_set_new(j, "context", c);
+		json_dumpf(j, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(j);
 		return 0;
 	}
 	if (t.flags & EG_TASK_KNOWN)
@@ -131,5 +167,8 @@ int do_task(int argc, char **argv)
 	else
 		printf("pid %d: no exec seen since the daemon started (its next exec is depth 0)\n",
 		       (int)o.pid);
+	if (t.context)
+		printf("pid %d: in context %s (number %u), depth %d from its identity's exec by pid %u\n",
+		       (int)o.pid, name[0] ? name : "(no name kept)", t.context, t.context_depth, t.context_tgid);
 	return 0;
 }
