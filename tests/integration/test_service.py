@@ -1108,20 +1108,25 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     pf = os.path.join(ctx.tmpdir(), "policy.yaml")
     with open(pf, "w") as f:
         f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
-    d = ctx.daemon("--policy", pf, exe=exe)
+    d = ctx.daemon("--policy", pf, exe=exe, env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS="1500"))
 
-    def replace(src=None):
+    def replace(src=None, script="echo 'a binary that loads no policy' >&2\nexit 1\n"):
         tmp = exe + ".new"
         if src:
             shutil.copy(src, tmp)
         else:
             with open(tmp, "w") as f:
-                f.write("#!/bin/sh\necho 'a binary that loads no policy' >&2\nexit 1\n")
+                f.write("#!/bin/sh\n" + script)
         os.chmod(tmp, 0o755)
         os.rename(tmp, exe)
+    # one whose check never ends: killed after the daemon's limit (1.5 s here), and no handover
+    replace(script="exec sleep 60\n")
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: "did not end in time" in d.err(), what="the check's time limit")
+    assert d.proc.poll() is None, d.err()
     replace()
     d.proc.send_signal(signal.SIGUSR2)
-    wait(lambda: "cannot hand over" in d.err(), what="the refused handover")
+    wait(lambda: "its check failed" in d.err(), what="the refused handover")
     assert "does not load the policy in force" in d.err() and "a binary that loads no policy" in d.err(), d.err()
     tok = token()
     subprocess.run(["/bin/true", tok])

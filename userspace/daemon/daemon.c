@@ -608,6 +608,8 @@ int daemon_run(const struct daemon_opts *o)
 	d.started_mono_ms = eg_mono_ms();
 	records_stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
 	signal(SIGPIPE, SIG_IGN);
+	/* children are waited for (a handover's check): not reaped behind our back */
+	signal(SIGCHLD, SIG_DFL);
 	own_session();
 
 	err = eg_paths_resolve(o->pin_path, &d.paths);

@@ -13,10 +13,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -131,54 +134,96 @@ void handoff_import_output(struct daemon *d, const json_t *state)
 	d->dropped_reported = json_integer_value(json_object_get(o, "dropped_reported"));
 }
 
+#define PREFLIGHT_MS	10000	/* a check that takes longer: killed, and no handover (EXECGATE_HANDOVER_CHECK_MS) */
+
 /*
  * The binary at d->self now (a package upgrade put a new one there) must
  * load the policy in force: once exec'd it replaces this daemon, and a
  * start that fails then would end enforcement with it. So it checks the
- * same bytes first, in a child (its errors go to our stderr); anything
- * but a clean exit keeps this daemon. Returns 0 or -EINVAL.
+ * same bytes first (execgate policy check), in a child whose errors go to
+ * our stderr, within PREFLIGHT_MS: the loop (and the sessions, which take
+ * its lock) waits meanwhile. Anything but a clean exit keeps this daemon.
+ * It covers loading the policy, not what the kernel then takes of it.
  */
 static int handoff_preflight(struct daemon *d)
 {
-	char path[64];
-	const char *src;
-	size_t len;
-	int pfd, status = 0, devnull;
-	pid_t pid, w = -1;
+	static const char lint_off[] = "EXECGATE_NO_MULTICALL_LINT=1";
+	char path[64], **env = NULL;
+	const char *src, *why = NULL;
+	struct pollfd pfd_wait;
+	size_t len, n = 0;
+	int pfd = -1, devnull = -1, pidfd = -1, status = 0;
+	pid_t pid = -1;
+	sigset_t none;
+	int ms = getenv("EXECGATE_HANDOVER_CHECK_MS") ? atoi(getenv("EXECGATE_HANDOVER_CHECK_MS")) : PREFLIGHT_MS;
 
 	if (!d->policy)
 		return 0;
+	if (ms <= 0)
+		ms = PREFLIGHT_MS;
 	src = policy_source(d->policy, &len);
-	pfd = memfd_create("execgate-policy-check", 0);
-	if (pfd < 0 || write(pfd, src, len) != (ssize_t)len || lseek(pfd, 0, SEEK_SET)) {
-		if (pfd >= 0)
-			close(pfd);
-		p_err("cannot hand over: no memory to check the policy with %s; this daemon goes on", d->self);
-		return -EINVAL;
+	pfd = memfd_create("execgate-policy-check", MFD_CLOEXEC);
+	if (pfd >= 0 && pfd <= STDERR_FILENO) {
+		/* stdout closed: the child's /dev/null would land on it */
+		int f = fcntl(pfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+
+		close(pfd);
+		pfd = f;
 	}
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (pfd < 0 || !env || write(pfd, src, len) != (ssize_t)len || lseek(pfd, 0, SEEK_SET)) {
+		why = "no memory for the check";
+		goto out;
+	}
+	/* the lint's probe of this host's busybox adds only warnings, and time */
+	memcpy(env, environ, n * sizeof(*env));
+	env[n] = (char *)lint_off;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	sigemptyset(&none);
 	pid = fork();
 	if (pid == 0) {
-		/* the rule listing is not wanted; the errors are */
+		/* async-signal-safe calls only: this process has other threads' memory */
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		fcntl(pfd, F_SETFD, 0);
 		if (devnull >= 0)
-			dup2(devnull, STDOUT_FILENO);
-		execl(d->self, "execgate", "policy", "check", path, (char *)NULL);
+			dup2(devnull, STDOUT_FILENO);	/* the rule listing is not wanted; the errors are */
+		execve(d->self, (char *const[]){ "execgate", "policy", "check", path, NULL }, env);
 		_exit(127);
 	}
-	close(pfd);
+	if (pid < 0) {
+		why = strerror(errno);
+		goto out;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pfd_wait = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+	if (pidfd >= 0 && poll(&pfd_wait, 1, ms) == 0) {
+		kill(pid, SIGKILL);
+		why = "its check did not end in time";
+	}
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			why = why ?: strerror(errno);
+			break;
+		}
+	}
+	if (!why && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		why = !WIFEXITED(status) ? "its check was killed" :
+		      WEXITSTATUS(status) == 127 ? "it does not run" : "its check failed";
+out:
+	if (why)
+		p_err("cannot hand over: %s does not load the policy in force (%s; see above): this daemon goes "
+		      "on, with it", d->self, why);
+	if (pidfd >= 0)
+		close(pidfd);
 	if (devnull >= 0)
 		close(devnull);
-	while (pid > 0 && (w = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
-		;
-	if (w < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		p_err("cannot hand over: %s does not load the policy in force (%s; see above): this daemon goes "
-		      "on, with it", d->self, w < 0 ? strerror(errno) :
-		      WIFEXITED(status) ? (WEXITSTATUS(status) == 127 ? "it does not run" : "its check failed") :
-					  "its check was killed");
-		return -EINVAL;
-	}
-	return 0;
+	if (pfd >= 0)
+		close(pfd);
+	free(env);
+	return why ? -EINVAL : 0;
 }
 
 int daemon_handoff(struct daemon *d)

@@ -714,8 +714,6 @@ int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
 	return n;
 }
 
-/* The name a link is pinned at before it replaces the pin of its name (no '.': see below). */
-
 /* dir/new_NAME renamed over dir/NAME: an earlier daemon's link of that name, unpinned, detaches. */
 static int promote_new(const char *dir, const char *name)
 {
