@@ -226,10 +226,13 @@ def test_a_context_for_an_agent_the_kernel_knew_already(ctx):
     agent, fifo = waiting_agent(ctx, work, cg, t)
     eg.wait_until(lambda: agent.pid in eg.procs_view(pin), what="the agent in the procs view")
     assert d1.stop() == 0
+    # as a version that kept no names for context numbers leaves its pins: the start says it cannot tell
+    os.unlink(os.path.join(pin, "ctxnames"))
     pf = write(ctx, ctx_policy(work))
     d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin)
     start = d.events()[0]
     assert start.get("tasks_reused") is True, start
+    assert "kept no names for its context numbers" in d.err(), d.err()
     assert start["seeded"]["contexts"] == 2 and start["seeded"]["failed"] == 0, start["seeded"]
     released_and_killed(d, agent, fifo, work, t, "the kernel knew before the policy")
 
@@ -392,6 +395,8 @@ def test_a_start_that_failed_names_no_context(ctx):
     write(ctx, base.replace("contexts:\n", "contexts:\n" + other), path=pf)
     d2 = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=d.pin_path)
     assert [c["name"] for c in d2.events()[0]["contexts"]] == ["other", "agent"], d2.events()[0]
+    # an empty ctxnames is this version's: no warning that the numbers cannot be told
+    assert "kept no names" not in d2.err(), d2.err()
 
 
 def test_context_numbers_keep_their_names_across_a_handover(ctx):

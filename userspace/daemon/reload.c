@@ -169,7 +169,7 @@ int daemon_contexts_start(struct daemon *d)
 			d->ctx_names[id] = strndup(n.name, sizeof(n.name) - 1);
 	for (uint32_t id = 1; id <= EG_POLICY_MAX_CONTEXTS; id++)
 		known |= d->ctx_names[id] != NULL;
-	if (d->reuse.tasks && !known && policy_context_count(d->policy))
+	if (d->reuse.tasks && !d->reuse.ctxnames && !known && policy_context_count(d->policy))
 		p_warn("the running processes' task storage comes from a daemon that kept no names for its "
 		       "context numbers (an older version): this start cannot tell whether the policy renumbers "
 		       "contexts; keep their order");
