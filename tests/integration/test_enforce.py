@@ -524,6 +524,10 @@ commands:
     assert by["no-cat"]["enforced_in"] == ["kernel", "sessions"], by
     assert by["rm-recursive"]["enforced_in"] == ["sessions only"], by
     assert "regex" in by["rm-recursive"]["not_in_kernel_because"], by
+    # and, with --enforce, fails where the daemon would refuse it (a handover checks the new binary so)
+    r = ctx.run([ctx.execgate, "policy", "check", "--enforce", pf], check=False)
+    assert r.returncode == 1 and b"--enforce would refuse it" in r.stderr, r
+    assert ctx.run([ctx.execgate, "policy", "check", "--enforce", "--allow-partial", pf]).returncode == 0
     # a reload to a policy the kernel cannot hold keeps the old one everywhere
     write(ctx, partial.replace("no-cat", "no-cat2"), path=pf)
     d2pf = pf

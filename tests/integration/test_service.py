@@ -1108,7 +1108,11 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     pf = os.path.join(ctx.tmpdir(), "policy.yaml")
     with open(pf, "w") as f:
         f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
-    d = ctx.daemon("--policy", pf, exe=exe, env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS="1500"))
+    rel, cg, _ = ctx.cgroup()
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, exe=exe,
+                   env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS="1500"))
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
     def replace(src=None, script="echo 'a binary that loads no policy' >&2\nexit 1\n"):
         tmp = exe + ".new"
@@ -1129,7 +1133,7 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     wait(lambda: "its check failed" in d.err(), what="the refused handover")
     assert "does not load the policy in force" in d.err() and "a binary that loads no policy" in d.err(), d.err()
     tok = token()
-    subprocess.run(["/bin/true", tok])
+    subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
     d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), what="an exec after it")
     assert d.proc.poll() is None, d.err()
     assert not [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
@@ -1139,6 +1143,8 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
                timeout=60, what="the new daemon's start")
     assert d.proc.poll() is None, d.err()
+    r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
 
 
 def test_handover_on_a_full_disk(ctx):

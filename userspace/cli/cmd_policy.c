@@ -151,11 +151,19 @@ struct check_opts {
 	const char *file;
 	bool json;
 	bool strict;
+	bool enforce;
+	bool allow_partial;
 };
+
+enum { CHECK_ALLOW_PARTIAL = 0x100 };
 
 static const struct argp_option check_options[] = {
 	{ "json", 'j', NULL, 0, "One JSON object: errors, warnings, rules", 0 },
 	{ "strict", 's', NULL, 0, "Warnings fail the check too (exit 1)", 0 },
+	{ "enforce", 'e', NULL, 0, "Fail (exit 1) where 'execgate daemon --enforce' would refuse the policy: "
+	  "more than the kernel maps hold, or a deny the kernel cannot hold", 0 },
+	{ "allow-partial", CHECK_ALLOW_PARTIAL, NULL, 0, "With --enforce: as the daemon's --allow-partial, "
+	  "a deny the kernel cannot hold is no failure", 0 },
 	{},
 };
 
@@ -170,6 +178,12 @@ static error_t check_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case 's':
 		o->strict = true;
+		break;
+	case 'e':
+		o->enforce = true;
+		break;
+	case CHECK_ALLOW_PARTIAL:
+		o->allow_partial = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (o->file)
@@ -505,13 +519,15 @@ static int do_check(int argc, char **argv)
 		"command line, approvals with no approval_timeout, rules with no\n"
 		"matcher); then list each rule with where it is enforced. Format:\n"
 		"policy/README.md.\n\n"
-		"Exit status: 0 valid, 1 errors (or warnings with --strict), 2 usage.";
+		"Exit status: 0 valid, 1 errors (or warnings with --strict, or what\n"
+		"'daemon --enforce' would refuse with --enforce), 2 usage.";
 	struct argp argp = { check_options, check_parse, "FILE", doc, NULL, NULL, NULL };
 	struct check_opts o = {};
 	struct eg_policy *p = NULL;
 	struct kc_prog *kp = NULL;
 	struct eg_diags d = {};
 	size_t nwarn;
+	int err = 0;
 	bool ok;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
@@ -523,8 +539,18 @@ static int do_check(int argc, char **argv)
 	nwarn = d.n - eg_diags_errors(&d);
 	ok = p && !(o.strict && nwarn);
 	/* what the kernel could hold (the daemon's mount namespace decides internal_bypass) */
-	if (p && kcompile(p, 0, &kp))
+	if (p && (err = kcompile(p, 0, &kp)))
 		kp = NULL;
+	/* what 'daemon --enforce' would refuse (kernel.c: compile) */
+	if (p && o.enforce && (!kp || (kp->partial && !o.allow_partial))) {
+		ok = false;
+		if (!o.json)
+			fprintf(stderr, "%s: error: --enforce would refuse it: %s\n", o.file,
+				!kp ? (err == -E2BIG ? "more rules, names or globs than the kernel maps hold" :
+							 strerror(-err)) :
+				"the kernel cannot hold every rule that denies or comes before a deny "
+				"(see above; --allow-partial takes it)");
+	}
 	if (o.json)
 		check_json(&o, p, kp, &d, ok);
 	else
@@ -540,7 +566,7 @@ static const struct verb {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } verbs[] = {
-	{ "check",  do_check,  "FILE [--json] [--strict]\n"
+	{ "check",  do_check,  "FILE [--json] [--strict] [--enforce [--allow-partial]]\n"
 			       "          validate and lint; show where each rule is enforced" },
 	{ "test",   do_test,   "FILE [--depth N] [--cgroup PATH] [--uid N] [--json] -- ARGV...\n"
 			       "          the decision for one hypothetical exec" },

@@ -143,16 +143,17 @@ void handoff_import_output(struct daemon *d, const json_t *state)
  * same bytes first (execgate policy check), in a child whose errors go to
  * our stderr, within PREFLIGHT_MS: the loop (and the sessions, which take
  * its lock) waits meanwhile. Anything but a clean exit keeps this daemon.
- * It covers loading the policy, not what the kernel then takes of it.
+ * With --enforce it covers what the kernel maps must take of it too, not
+ * whether this kernel loads the new programs.
  */
 static int handoff_preflight(struct daemon *d)
 {
 	static const char lint_off[] = "EXECGATE_NO_MULTICALL_LINT=1";
-	char path[64], **env = NULL;
+	char path[64], **env = NULL, *argv[8];
 	const char *src, *why = NULL;
 	struct pollfd pfd_wait;
 	size_t len, n = 0;
-	int pfd = -1, devnull = -1, pidfd = -1, status = 0;
+	int pfd = -1, devnull = -1, pidfd = -1, status = 0, argc = 0;
 	pid_t pid = -1;
 	sigset_t none;
 	int ms = getenv("EXECGATE_HANDOVER_CHECK_MS") ? atoi(getenv("EXECGATE_HANDOVER_CHECK_MS")) : PREFLIGHT_MS;
@@ -182,6 +183,16 @@ static int handoff_preflight(struct daemon *d)
 	env[n] = (char *)lint_off;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	/* with --enforce, what that would refuse too (the kernel maps' sizes, a partial policy) */
+	argv[argc++] = "execgate";
+	argv[argc++] = "policy";
+	argv[argc++] = "check";
+	if (d->k.on)
+		argv[argc++] = "--enforce";
+	if (d->k.on && d->o.allow_partial)
+		argv[argc++] = "--allow-partial";
+	argv[argc++] = path;
+	argv[argc] = NULL;
 	sigemptyset(&none);
 	pid = fork();
 	if (pid == 0) {
@@ -190,7 +201,7 @@ static int handoff_preflight(struct daemon *d)
 		fcntl(pfd, F_SETFD, 0);
 		if (devnull >= 0)
 			dup2(devnull, STDOUT_FILENO);	/* the rule listing is not wanted; the errors are */
-		execve(d->self, (char *const[]){ "execgate", "policy", "check", path, NULL }, env);
+		execve(d->self, argv, env);
 		_exit(127);
 	}
 	if (pid < 0) {
