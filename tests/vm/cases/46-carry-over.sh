@@ -17,7 +17,7 @@ daemon_start
 grep -q 'carried over: 1 entries copied' "$DAEMON_ERR" || { daemon_diag; fail "no carry-over said on stderr"; }
 t=$("$EG" task -j "$sp")
 case $t in
-*'"depth":7,'*"\"exec_id\":\"$sp:$((1000 + sp))\""*'"session":5}'*) ;;
+*'"depth":7,'*"\"exec_id\":\"$sp:$((1000 + sp))\""*'"session":5,'*'"context":null}'*) ;;
 *) fail "the entry did not carry over: $t" ;;
 esac
 kill "$sp"; wait "$sp" 2>/dev/null
