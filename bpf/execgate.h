@@ -547,8 +547,8 @@ struct eg_kctx {
 _Static_assert(sizeof(struct eg_kctx) == 8 + EG_CONTEXT_NAME_MAX, "eg_kctx is ABI");
 
 /*
- * Map "ctxnames" (key: id): the name each context id has had while tasks
- * in "tasks" were marked with it. Pinned and kept with "tasks", it
+ * Map "ctxnames" (key: id): the name each context id has had since a
+ * daemon switched to a policy that has it. Pinned and kept with "tasks", it
  * outlives a daemon as the ids in task storage do: a daemon started anew
  * refuses a policy that would give an id another name. The daemon writes
  * it; no program reads it.

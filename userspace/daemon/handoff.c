@@ -282,9 +282,11 @@ int daemon_handoff(struct daemon *d)
 		jsonw_int_field(&w, "policy_fd", pfd);
 		fds[n++] = pfd;
 	}
-	/* the names context ids had: running tasks keep the ids */
-	if (d->policy)
-		daemon_contexts_note(d, d->policy);
+	/*
+	 * The names context ids had (the start noted its policy's, each reload
+	 * its own): running tasks keep the ids. The ctxnames pin holds them
+	 * too; a daemon of the version before it read only these.
+	 */
 	jsonw_key(&w, "ctx_names");
 	jsonw_start_array(&w);
 	for (i = 0; i <= EG_POLICY_MAX_CONTEXTS; i++) {
