@@ -142,6 +142,32 @@ def test_deny_eacces_and_stderr_line(ctx):
     assert not evs(d, t, "exec"), "wget never ran"
 
 
+def test_the_teller_holds_nothing_of_the_tracer(ctx):
+    """The helper that writes a refused task's stderr line is forked at the
+    daemon's start, before the tracer loads: it maps none of the tracer's BPF
+    maps (the ring buffer, the maps the daemon reads), and it shares few of
+    the daemon's pages (each one shared costs the daemon a copy at its first
+    write). Forked later, it mapped four BPF maps and shared 2.2 MB here."""
+    d = daemon(ctx)
+    t = token()
+    r = session(ctx, d, ["sh", "-c", "wget %s; echo rc=$?" % t])
+    assert "execgate: denied:" in r.stderr.decode(), r.stderr
+    tellers = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open("/proc/%s/comm" % p).read().strip() == "execgate-tell" and \
+                    os.getsid(int(p)) == os.getsid(d.proc.pid):
+                tellers.append(p)
+        except OSError:
+            pass
+    assert len(tellers) == 1, tellers
+    maps = open("/proc/%s/maps" % tellers[0]).read()
+    assert not [l for l in maps.splitlines() if "bpf-map" in l], maps
+    roll = dict((l.split(":")[0], int(l.split()[1])) for l in open("/proc/%s/smaps_rollup" % tellers[0])
+                if l.split()[-1] == "kB")
+    assert roll["Shared_Dirty"] < 1536, roll
+
+
 def test_file_that_appears_after_the_lookup_never_runs(ctx):
     """An exec of a missing file is let through for the kernel to fail (its
     record then comes from the tracer), with a ticket that names no file: a

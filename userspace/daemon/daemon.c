@@ -500,6 +500,8 @@ static int start_sessions(struct daemon *d)
 	so.global = &d->policy;
 	so.out.emit = sessions_out;
 	so.out.arg = d;
+	so.teller_fd = d->teller_fd;	/* theirs now, whatever comes */
+	d->teller_fd = -1;
 	return sessions_new(&so, &d->sessions);
 }
 
@@ -604,6 +606,7 @@ int daemon_run(const struct daemon_opts *o)
 	d.o = *o;
 	d.inst.dir_fd = -1;
 	d.policy_fd = -1;
+	d.teller_fd = -1;
 	d.started_real_ns = clock_real_ns();
 	d.started_mono_ms = eg_mono_ms();
 	records_stage_stats = getenv("EXECGATE_STAGE_STATS") && !strcmp(getenv("EXECGATE_STAGE_STATS"), "1");
@@ -664,6 +667,23 @@ int daemon_run(const struct daemon_opts *o)
 		p_err("cannot lock the pin directory %s: %s", d.paths.pin, strerror(-err));
 		return 1;
 	}
+
+	/*
+	 * The probes fork a child (seccomp's listener flags): done while the
+	 * daemon is small, before its tables are made, or every page of them
+	 * the daemon writes afterwards is copied once (a fault each, and a
+	 * TLB flush on every CPU the daemon's threads ran on).
+	 */
+	err = eg_mount_tracefs();
+	if (err) {
+		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
+		goto cleanup;
+	}
+	probe_features(&d.feats);
+	probe_mode(&d.feats, &d.mode);
+	/* the sessions' helper process, forked while the daemon is this small (sessions_teller_fork) */
+	if (!strcmp(d.mode.session_enforcement, "seccomp_notify"))
+		d.teller_fd = sessions_teller_fork();
 
 	d.loop = loop_new();
 	if (!d.loop) {
@@ -740,13 +760,6 @@ int daemon_run(const struct daemon_opts *o)
 	json_array_foreach(json_object_get(state, "ctx_names"), i, v)
 		if (i <= EG_POLICY_MAX_CONTEXTS && json_is_string(v) && !d.ctx_names[i])
 			d.ctx_names[i] = strdup(json_string_value(v));
-	err = eg_mount_tracefs();
-	if (err) {
-		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
-		goto cleanup;
-	}
-	probe_features(&d.feats);
-	probe_mode(&d.feats, &d.mode);
 	if (start_tracer(&d))
 		goto cleanup;
 
@@ -845,6 +858,8 @@ int daemon_run(const struct daemon_opts *o)
 
 cleanup:
 	json_decref(state);
+	if (d.teller_fd >= 0)
+		close(d.teller_fd);
 	/* its thread calls into the control server: it goes first */
 	daemon_api_stop(&d);
 	httpd_free(d.httpd);

@@ -119,6 +119,7 @@ struct daemon {
 	/* the name each context id had under this daemon (reload.c): a reload never gives it another */
 	char *ctx_names[EG_POLICY_MAX_CONTEXTS + 1];
 	int policy_fd;			/* -1; else the policy in force at a handover (memfd) */
+	int teller_fd;			/* -1; else the sessions' stderr helper, forked at the start */
 	struct cgroup_cache *cgroups;
 	struct eg_judge judge;
 	/* a re-exec: the command line again, and the binary */

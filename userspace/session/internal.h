@@ -456,7 +456,7 @@ bool receivers_wait(struct eg_sessions *s, int timeout_ms);
  * (the teller) that judges the task's fd 2 from /proc first; the loop
  * waits for it briefly, never for a file system.
  */
-int tell_init(struct eg_sessions *s);
+int tell_init(struct eg_sessions *s, int sock);
 void tell_fini(struct eg_sessions *s);
 void tell_target(struct eg_sessions *s, struct exec_request *r, const char *line);
 

@@ -714,14 +714,19 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	struct eg_sessions *s = calloc(1, sizeof(*s));
 	int err;
 
-	if (!s)
+	if (!s) {
+		if (o->teller_fd >= 0)
+			close(o->teller_fd);
 		return -ENOMEM;
+	}
 	s->o = *o;
 	s->roots.fd = -1;
 	s->landlock_abi = eg_landlock_abi();
 	exec_plan_init();
 	s->ticket = calloc(1, sizeof(*s->ticket));
 	if (!s->ticket || verdicts_init(s)) {
+		if (o->teller_fd >= 0)
+			close(o->teller_fd);	/* not given to tell_init() yet */
 		err = -ENOMEM;
 		goto fail;
 	}

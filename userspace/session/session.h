@@ -51,8 +51,14 @@ struct eg_sessions_opts {
 	/* cgroup id -> path (trace/cgroups.h), used under the loop's lock; NULL: /proc/TID/cgroup */
 	struct cgroup_cache *cgroups;
 	struct eg_sessions_out out;
+	int teller_fd;			/* from sessions_teller_fork(), now the sessions'; -1: fork one then */
 };
 
+/*
+ * The helper that writes a refused task's stderr line (tell.c), forked
+ * while the caller is still small: its socket for sessions_new(), or -errno.
+ */
+int sessions_teller_fork(void);
 int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret);
 /*
  * Ends every session (their execs then fail, ENOSYS) and waits up to a

@@ -42,8 +42,8 @@ int supervisor_init(struct eg_sessions *s)
 	const char *no_prog = getenv("EXECGATE_NO_FACTS_PROG");
 	int err;
 
-	/* first, while the daemon holds nothing a session controls: the teller forks */
-	err = tell_init(s);
+	/* the teller the daemon forked at its start, or, first, while the daemon holds nothing a session controls, one now */
+	err = tell_init(s, s->o.teller_fd);
 	if (err)
 		p_warn("session: cannot start the stderr helper (%s): refusals go without their line",
 		       strerror(-err));

@@ -13,8 +13,8 @@
  * task's descriptor table can swap fd 2 in between, at will. The copy is
  * checked again and not written when it changed, but it is ours by then,
  * and closing it may wait for ever. So the look, the copy and its close
- * happen in a helper process, the teller, forked when the supervisor
- * starts and holding nothing of the daemon's: what waits there waits
+ * happen in a helper process, the teller, forked at the daemon's start
+ * and holding nothing of the daemon's: what waits there waits
  * alone, holds no listener, and neither the event loop nor the daemon's
  * exit or re-exec (SIGUSR2) waits for it. The loop waits for the line at
  * most TELL_WAIT_MS (so that it comes before the exec fails, while the
@@ -437,27 +437,25 @@ void tell_target(struct eg_sessions *s, struct exec_request *r, const char *line
 }
 
 /*
- * The teller, forked now, while the daemon holds nothing of a session's
- * but listeners (it closes every descriptor at once). Forked twice: it is
- * nobody's child to reap, and it leaves when the daemon's end closes.
+ * The teller, forked twice: it is nobody's child to reap, and it leaves
+ * when the daemon's end closes. The daemon forks it at its start, while
+ * it is small (sessions_teller_fork): a child shares every page of the
+ * parent's until one of them writes it, and the teller lives as long as
+ * the daemon, so each page the daemon had then costs it a fault, a copy
+ * and a TLB flush on every CPU its threads ran on at its first write
+ * after the fork (the lineage's hash table alone is 128 pages).
  */
-int tell_init(struct eg_sessions *s)
+int sessions_teller_fork(void)
 {
-	struct eg_teller *t = calloc(1, sizeof(*t));
 	int sv[2], status;
 	pid_t pid;
 
-	if (!t)
-		return -ENOMEM;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
-		free(t);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	}
 	pid = fork();
 	if (pid < 0) {
 		close(sv[0]);
 		close(sv[1]);
-		free(t);
 		return -errno;
 	}
 	if (!pid) {
@@ -469,7 +467,30 @@ int tell_init(struct eg_sessions *s)
 	close(sv[1]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	t->sock = sv[0];
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		close(sv[0]);
+		return -ECHILD;		/* the second fork failed */
+	}
+	return sv[0];
+}
+
+/* The teller forked at the start (sock), or one forked now (sock < 0). */
+int tell_init(struct eg_sessions *s, int sock)
+{
+	struct eg_teller *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		if (sock >= 0)
+			close(sock);
+		return -ENOMEM;
+	}
+	if (sock < 0)
+		sock = sessions_teller_fork();
+	if (sock < 0) {
+		free(t);
+		return sock;
+	}
+	t->sock = sock;
 	s->teller = t;
 	return 0;
 }
