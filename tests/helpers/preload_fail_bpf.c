@@ -9,7 +9,10 @@
  * EG_FAIL_PIN_SKIP (default 0) such pins went through. With
  * EG_FAIL_RENAME set, rename(2) of a path that contains it fails (ENOMEM:
  * bpffs renames within a directory fail only so), after
- * EG_FAIL_RENAME_SKIP (default 0) such renames went through.
+ * EG_FAIL_RENAME_SKIP (default 0) such renames went through. With
+ * EG_FAIL_PROG set, BPF_PROG_LOAD of the program of that name fails
+ * (EACCES, as the verifier refusing it): a binary whose programs this
+ * kernel does not take.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -57,7 +60,7 @@ int rename(const char *from, const char *to)
 
 long syscall(long nr, ...)
 {
-	const char *name = getenv("EG_FAIL_MAP");
+	const char *name = getenv("EG_FAIL_MAP"), *prog = getenv("EG_FAIL_PROG");
 	const union bpf_attr *attr;
 	long a[6];
 
@@ -65,6 +68,10 @@ long syscall(long nr, ...)
 	attr = (const union bpf_attr *)a[1];
 	if (nr == SYS_bpf && a[0] == BPF_OBJ_PIN && pin_fails(attr)) {
 		errno = ENOSPC;
+		return -1;
+	}
+	if (nr == SYS_bpf && prog && a[0] == BPF_PROG_LOAD && !strncmp(attr->prog_name, prog, BPF_OBJ_NAME_LEN)) {
+		errno = EACCES;
 		return -1;
 	}
 	if (nr == SYS_bpf && name && a[0] == BPF_MAP_UPDATE_ELEM && named(attr->map_fd, name)) {

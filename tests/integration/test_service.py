@@ -1097,10 +1097,11 @@ def test_disk_full_whole_lines_and_resume(ctx):
 def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx):
     """SIGUSR2 re-executes the binary at the daemon's path, which a package
     upgrade may have replaced: one that does not load the policy in force
-    (here a stand-in that fails everything) would start, fail, and end
-    enforcement with it. The daemon has it check the policy first and goes
-    on when the check fails; with a binary that loads it, the handover
-    happens."""
+    (here a stand-in that fails everything), or whose BPF programs this
+    kernel refuses, would start, fail, and end enforcement with it. The
+    daemon has it check first (`daemon --check`: the policy in force, the
+    programs loaded, nothing attached) and goes on when the check fails;
+    with a binary that starts, the handover happens."""
     bindir = ctx.tmpdir()
     os.chmod(bindir, 0o755)
     exe = os.path.join(bindir, "execgate")
@@ -1131,12 +1132,26 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     replace()
     d.proc.send_signal(signal.SIGUSR2)
     wait(lambda: "its check failed" in d.err(), what="the refused handover")
-    assert "does not load the policy in force" in d.err() and "a binary that loads no policy" in d.err(), d.err()
+    assert "would not start here" in d.err() and "a binary that loads no policy" in d.err(), d.err()
     tok = token()
     subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
     d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), what="an exec after it")
     assert d.proc.poll() is None, d.err()
     assert not [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
+    # one that loads the policy, but whose BPF programs this kernel refuses (the verifier's
+    # EACCES for one of them): its policy check passes, its start would fail; no handover
+    replace(script='exec env LD_PRELOAD=%s EG_FAIL_PROG=handle_exec %s "$@"\n'
+            % (ctx.helper("preload_fail_bpf"), ctx.execgate))
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: d.err().count("its check failed") >= 2, what="the second refused handover")
+    assert "cannot load the tracer" in d.err(), d.err()
+    tok = token()
+    subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
+    d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), what="an exec after it")
+    assert d.proc.poll() is None, d.err()
+    assert not [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
+    r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
     # a binary that loads it: the handover goes through
     replace(ctx.execgate)
     d.proc.send_signal(signal.SIGUSR2)
@@ -1145,6 +1160,45 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     assert d.proc.poll() is None, d.err()
     r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
     assert r.returncode == -signal.SIGKILL, r
+
+
+def test_daemon_check_loads_and_leaves_a_running_daemon_alone(ctx):
+    """`execgate daemon --check` with a running daemon's own pin path: the
+    policy and the programs load, nothing of the daemon's changes (its pins,
+    its tracing); a broken policy, a policy --enforce cannot hold whole, and
+    programs the kernel refuses each exit 1 with the reason."""
+    rel, cg, _ = ctx.cgroup()
+    pf = os.path.join(ctx.tmpdir(), "policy.yaml")
+    with open(pf, "w") as f:
+        f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    pins = sorted(os.listdir(d.pin_path))
+
+    def check(*args, env=None):
+        return subprocess.run([ctx.execgate, "daemon", "-p", d.pin_path, "--check"] + list(args),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
+    r = check("--policy", pf, "--enforce", "--cgroup", cg)
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(d.pin_path)) == pins and d.proc.poll() is None
+    r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
+    bad = os.path.join(ctx.tmpdir(), "bad.yaml")
+    with open(bad, "w") as f:
+        f.write("commands:\n  - {name: x, basenames: [true], decision: deny\n")
+    r = check("--policy", bad)
+    assert r.returncode == 1 and ("%s:3:1: error" % bad) in r.stderr.decode(), r.stderr
+    regex = os.path.join(ctx.tmpdir(), "regex.yaml")
+    with open(regex, "w") as f:
+        f.write("commands:\n  - {name: rx, basenames: [sh], args_patterns: ['-c .*rm'], decision: deny}\n")
+    r = check("--policy", regex, "--enforce")
+    assert r.returncode == 1 and "cannot hold every rule" in r.stderr.decode(), r.stderr
+    assert check("--policy", regex, "--enforce", "--allow-partial").returncode == 0
+    r = check(env=dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_PROG="handle_exec"))
+    assert r.returncode == 1 and "cannot load the tracer" in r.stderr.decode(), r.stderr
+    assert sorted(os.listdir(d.pin_path)) == pins and d.proc.poll() is None, d.err()
+    tok = token()
+    subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
+    d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), what="an exec after the checks")
 
 
 def test_handover_on_a_full_disk(ctx):

@@ -312,10 +312,10 @@ static void scopes_recheck(struct daemon *d)
 	}
 }
 
-static int start_tracer(struct daemon *d)
+/* The tracer's options from ours: the scopes resolved, the kernel rules compiled (kernel.c). */
+static int tracer_options(struct daemon *d, struct tracer_opts *ret)
 {
 	struct tracer_opts to = {};
-	struct stat st;
 	int err;
 
 	to.max_argv_bytes = d->o.max_argv_bytes;
@@ -359,6 +359,19 @@ static int start_tracer(struct daemon *d)
 	if (!to.lsm && !to.lsm_cgroup && d->feats.r[EG_FEAT_BPF_LSM].available &&
 	    !strcmp(d->mode.session_enforcement, "seccomp_notify"))
 		to.lsm = true;
+	*ret = to;
+	return 0;
+}
+
+static int start_tracer(struct daemon *d)
+{
+	struct tracer_opts to;
+	struct stat st;
+	int err;
+
+	err = tracer_options(d, &to);
+	if (err)
+		return err;
 	err = tracer_start(&to, d->paths.pin, &d->skel, &d->reuse);
 	if (err) {
 		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
@@ -591,6 +604,44 @@ static void own_session(void)
 	       "reaches the daemon too", strerror(errno));
 }
 
+/*
+ * --check: what this command line's start would load, loaded and let go:
+ * the policy, its compilation for the kernel (--enforce), the programs as
+ * this kernel verifies them. No lock, pin, link, output or socket: a
+ * daemon running on the same pins is left alone (its handover runs this
+ * with the binary it is about to become).
+ */
+static int daemon_check(struct daemon *d)
+{
+	struct tracer_opts to;
+	int err;
+
+	d->fc.host_mnt_ns = ns_inode("mnt");
+	d->fc.host_pid_ns = ns_inode("pid");
+	err = load_policy(d);
+	if (!err) {
+		err = eg_mount_tracefs();
+		if (err)
+			p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
+	}
+	if (!err) {
+		probe_features(&d->feats);
+		probe_mode(&d->feats, &d->mode);
+		err = tracer_options(d, &to);
+	}
+	if (!err) {
+		err = tracer_check(&to);
+		if (err)
+			p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v "
+			      "for the verifier log)", strerror(-err));
+	}
+	kernel_free(d);
+	for (size_t i = 0; i < d->o.n_cgroups; i++)
+		free(d->cg_paths[i]);
+	policy_free(d->policy);
+	return err ? 1 : 0;
+}
+
 int daemon_run(const struct daemon_opts *o)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGUSR2 };
@@ -613,6 +664,8 @@ int daemon_run(const struct daemon_opts *o)
 	signal(SIGPIPE, SIG_IGN);
 	/* children are waited for (a handover's check): not reaped behind our back */
 	signal(SIGCHLD, SIG_DFL);
+	if (o->check)
+		return daemon_check(&d);
 	own_session();
 
 	err = eg_paths_resolve(o->pin_path, &d.paths);
@@ -858,6 +911,7 @@ int daemon_run(const struct daemon_opts *o)
 
 cleanup:
 	json_decref(state);
+	handoff_cancel(&d);
 	if (d.teller_fd >= 0)
 		close(d.teller_fd);
 	/* its thread calls into the control server: it goes first */

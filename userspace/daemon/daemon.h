@@ -44,6 +44,7 @@ struct daemon_opts {
 	bool enforce;			/* kernel rules from --policy */
 	bool allow_partial;		/* ... even if some deny rules stay in userspace */
 	bool persist;			/* ... left in force after the daemon stops */
+	bool check;			/* --check: load the policy and the programs, attach nothing, exit */
 	unsigned int metrics_interval;	/* seconds between --metrics-textfile writes */
 	const char *state_dir;		/* NULL: /var/lib/execgate */
 	const char *workspace;		/* NULL: run --cwd unbounded */

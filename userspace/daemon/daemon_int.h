@@ -126,7 +126,7 @@ struct daemon {
 	int argc;
 	char **argv;
 	char self[PATH_MAX];
-	bool handoff_requested;
+	struct handoff_check *check;	/* a handover's check of the new binary, running (handoff.c) */
 	struct daemon_kernel k;
 	struct seed_stats seeded;	/* what the /proc walk at start gave the kernel */
 	/* --cgroup scopes, resolved */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -27,6 +28,7 @@
 #include "daemon/daemon_int.h"
 #include "daemon/handoff.h"
 #include "events/sinks.h"
+#include "loop/loop.h"
 #include "daemon/notify.h"
 #include "execgate.skel.h"
 #include "procs/procs.h"
@@ -134,110 +136,231 @@ void handoff_import_output(struct daemon *d, const json_t *state)
 	d->dropped_reported = json_integer_value(json_object_get(o, "dropped_reported"));
 }
 
+/* This daemon's arguments into argv from argc on, without the handover it came from: the new argc. */
+static int own_args(const struct daemon *d, char **argv, int argc)
+{
+	int i;
+
+	for (i = 0; i < d->argc; i++) {
+		if (!strcmp(d->argv[i], "--takeover") && i + 1 < d->argc) {
+			i++;
+			continue;
+		}
+		argv[argc++] = d->argv[i];
+	}
+	return argc;
+}
+
 #define PREFLIGHT_MS	10000	/* a check that takes longer: killed, and no handover (EXECGATE_HANDOVER_CHECK_MS) */
 
 /*
  * The binary at d->self now (a package upgrade put a new one there) must
- * load the policy in force: once exec'd it replaces this daemon, and a
- * start that fails then would end enforcement with it. So it checks the
- * same bytes first (execgate policy check), in a child whose errors go to
- * our stderr, within PREFLIGHT_MS: the loop (and the sessions, which take
- * its lock) waits meanwhile. Anything but a clean exit keeps this daemon.
- * With --enforce it covers what the kernel maps must take of it too, not
- * whether this kernel loads the new programs.
+ * start: once exec'd it replaces this daemon, and a start that fails then
+ * would end enforcement with it. So it runs first as `daemon ... --check`
+ * with this daemon's command line and the policy in force (the same bytes,
+ * from a memfd): the policy loaded, compiled for the kernel with
+ * --enforce, and its BPF programs loaded and verified by this kernel,
+ * nothing attached. Its errors go to our stderr. The loop goes on
+ * meanwhile (the child's pidfd and a PREFLIGHT_MS timer are watched);
+ * anything but a clean exit keeps this daemon. A reload while it runs
+ * (another policy in force) has the new one checked instead.
  */
-static int handoff_preflight(struct daemon *d)
+struct handoff_check {
+	pid_t pid;
+	int pidfd;
+	int pfd;			/* the policy's memfd, -1: no policy */
+	uint64_t reloads;		/* d->st.policy_reloads when it started */
+	bool timed_out;
+	struct eg_watch *w, *timer;
+};
+
+static void handoff_now(struct daemon *d);
+
+static void check_free(struct daemon *d)
 {
-	static const char lint_off[] = "EXECGATE_NO_MULTICALL_LINT=1";
-	char path[64], **env = NULL, *argv[8];
-	const char *src, *why = NULL;
-	struct pollfd pfd_wait;
-	size_t len, n = 0;
-	int pfd = -1, devnull = -1, pidfd = -1, status = 0, argc = 0;
-	pid_t pid = -1;
-	sigset_t none;
-	int ms = getenv("EXECGATE_HANDOVER_CHECK_MS") ? atoi(getenv("EXECGATE_HANDOVER_CHECK_MS")) : PREFLIGHT_MS;
+	struct handoff_check *c = d->check;
 
-	if (!d->policy)
-		return 0;
-	if (ms <= 0)
-		ms = PREFLIGHT_MS;
-	src = policy_source(d->policy, &len);
-	pfd = memfd_create("execgate-policy-check", MFD_CLOEXEC);
-	if (pfd >= 0 && pfd <= STDERR_FILENO) {
-		/* stdout closed: the child's /dev/null would land on it */
-		int f = fcntl(pfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	if (!c)
+		return;
+	loop_del(c->w);
+	loop_del(c->timer);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
+	if (c->pfd >= 0)
+		close(c->pfd);
+	free(c);
+	d->check = NULL;
+}
 
-		close(pfd);
-		pfd = f;
-	}
-	while (environ[n])
-		n++;
-	env = calloc(n + 2, sizeof(*env));
-	if (pfd < 0 || !env || write(pfd, src, len) != (ssize_t)len || lseek(pfd, 0, SEEK_SET)) {
-		why = "no memory for the check";
-		goto out;
-	}
-	/* the lint's probe of this host's busybox adds only warnings, and time */
-	memcpy(env, environ, n * sizeof(*env));
-	env[n] = (char *)lint_off;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
-	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	/* with --enforce, what that would refuse too (the kernel maps' sizes, a partial policy) */
-	argv[argc++] = "execgate";
-	argv[argc++] = "policy";
-	argv[argc++] = "check";
-	if (d->k.on)
-		argv[argc++] = "--enforce";
-	if (d->k.on && d->o.allow_partial)
-		argv[argc++] = "--allow-partial";
-	argv[argc++] = path;
-	argv[argc] = NULL;
-	sigemptyset(&none);
-	pid = fork();
-	if (pid == 0) {
-		/* async-signal-safe calls only: this process has other threads' memory */
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		fcntl(pfd, F_SETFD, 0);
-		if (devnull >= 0)
-			dup2(devnull, STDOUT_FILENO);	/* the rule listing is not wanted; the errors are */
-		execve(d->self, argv, env);
-		_exit(127);
-	}
-	if (pid < 0) {
-		why = strerror(errno);
-		goto out;
-	}
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	pfd_wait = (struct pollfd){ .fd = pidfd, .events = POLLIN };
-	if (pidfd >= 0 && poll(&pfd_wait, 1, ms) == 0) {
-		kill(pid, SIGKILL);
-		why = "its check did not end in time";
-	}
-	while (waitpid(pid, &status, 0) < 0) {
+static void check_failed(struct daemon *d, const char *why)
+{
+	p_err("cannot hand over: %s would not start here (%s; see above): this daemon goes on", d->self, why);
+}
+
+static int check_start(struct daemon *d);
+
+static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg)
+{
+	struct daemon *d = arg;
+	struct handoff_check *c = d->check;
+	const char *why = NULL;
+	int status = 0;
+
+	(void)w;
+	(void)fd;
+	(void)events;
+	while (waitpid(c->pid, &status, 0) < 0) {
 		if (errno != EINTR) {
-			why = why ?: strerror(errno);
+			why = strerror(errno);
 			break;
 		}
 	}
+	if (!why && c->timed_out)
+		why = "its check did not end in time";
 	if (!why && (!WIFEXITED(status) || WEXITSTATUS(status)))
 		why = !WIFEXITED(status) ? "its check was killed" :
 		      WEXITSTATUS(status) == 127 ? "it does not run" : "its check failed";
-out:
+	if (!why && c->reloads != d->st.policy_reloads) {
+		check_free(d);
+		p_info("the policy was reloaded while %s was checked: checking it again, with this one", d->self);
+		if (check_start(d))
+			check_failed(d, "its check cannot start");
+		return;
+	}
+	check_free(d);
 	if (why)
-		p_err("cannot hand over: %s does not load the policy in force (%s; see above): this daemon goes "
-		      "on, with it", d->self, why);
-	if (pidfd >= 0)
-		close(pidfd);
+		check_failed(d, why);
+	else
+		handoff_now(d);
+}
+
+static void on_check_timeout(struct eg_watch *w, uint64_t n, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)w;
+	(void)n;
+	if (d->check && !d->check->timed_out) {
+		d->check->timed_out = true;
+		kill(d->check->pid, SIGKILL);	/* its pidfd then says it ended */
+	}
+}
+
+static int check_start(struct daemon *d)
+{
+	static const char lint_off[] = "EXECGATE_NO_MULTICALL_LINT=1";
+	char path[64], **env = NULL, **argv = NULL;
+	struct handoff_check *c;
+	const char *src;
+	size_t len, n = 0;
+	int devnull = -1, argc = 0, err = -ENOMEM;
+	sigset_t none;
+	int ms = getenv("EXECGATE_HANDOVER_CHECK_MS") ? atoi(getenv("EXECGATE_HANDOVER_CHECK_MS")) : PREFLIGHT_MS;
+
+	if (ms <= 0)
+		ms = PREFLIGHT_MS;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->pid = -1;
+	c->pidfd = -1;
+	c->pfd = -1;
+	c->reloads = d->st.policy_reloads;
+	d->check = c;
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	argv = calloc(d->argc + 8, sizeof(*argv));
+	if (!env || !argv)
+		goto fail;
+	/* the lint's probe of this host's busybox adds only warnings, and time */
+	memcpy(env, environ, n * sizeof(*env));
+	env[n] = (char *)lint_off;
+	/* this daemon's command line (without the handover it came from), with the policy in force */
+	argv[argc++] = "execgate";
+	argv[argc++] = "daemon";
+	argc = own_args(d, argv, argc);
+	if (d->policy) {
+		src = policy_source(d->policy, &len);
+		c->pfd = memfd_create("execgate-policy-check", MFD_CLOEXEC);
+		if (c->pfd >= 0 && c->pfd <= STDERR_FILENO) {
+			/* stdout closed: the child's /dev/null would land on it */
+			int f = fcntl(c->pfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+
+			close(c->pfd);
+			c->pfd = f;
+		}
+		if (c->pfd < 0 || write(c->pfd, src, len) != (ssize_t)len || lseek(c->pfd, 0, SEEK_SET))
+			goto fail;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", c->pfd);
+		argv[argc++] = "--policy";
+		argv[argc++] = path;
+	}
+	argv[argc++] = "--check";
+	argv[argc] = NULL;
+	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	sigemptyset(&none);
+	c->pid = fork();
+	if (c->pid == 0) {
+		/* async-signal-safe calls only: this process has other threads' memory */
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		if (c->pfd >= 0)
+			fcntl(c->pfd, F_SETFD, 0);
+		if (devnull >= 0)
+			dup2(devnull, STDOUT_FILENO);
+		execve(d->self, argv, env);
+		_exit(127);
+	}
+	err = c->pid < 0 ? -errno : 0;
+	if (!err) {
+		c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+		err = c->pidfd < 0 ? -errno : 0;
+	}
+	if (!err)
+		err = loop_add_fd(d->loop, c->pidfd, EPOLLIN, on_check_exit, d, &c->w);
+	if (!err)
+		err = loop_add_timer(d->loop, ms, 0, on_check_timeout, d, &c->timer);
+	if (err && c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+fail:
 	if (devnull >= 0)
 		close(devnull);
-	if (pfd >= 0)
-		close(pfd);
 	free(env);
-	return why ? -EINVAL : 0;
+	free(argv);
+	if (err)
+		check_free(d);
+	return err;
+}
+
+void handoff_cancel(struct daemon *d)
+{
+	if (!d->check)
+		return;
+	kill(d->check->pid, SIGKILL);
+	while (waitpid(d->check->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	check_free(d);
 }
 
 int daemon_handoff(struct daemon *d)
+{
+	int err;
+
+	if (d->check) {
+		p_info("a handover is being checked already (%s)", d->self);
+		return 0;
+	}
+	err = check_start(d);
+	if (err)
+		check_failed(d, strerror(-err));
+	return err;
+}
+
+/* The check passed: the state written out, and the new binary exec'd in our place. */
+static void handoff_now(struct daemon *d)
 {
 	static int fds[MAX_KEEP];
 	char **argv, num[16];
@@ -245,8 +368,6 @@ int daemon_handoff(struct daemon *d)
 	struct jsonw w;
 	int n = 0, nlinks, i, state, argc = 0;
 
-	if (handoff_preflight(d))
-		return -EINVAL;
 	/* what is queued now reaches the output first */
 	daemon_drain_all(d);
 	jsonw_init(&w, &b);
@@ -327,13 +448,7 @@ int daemon_handoff(struct daemon *d)
 		goto restore;
 	argv[argc++] = d->self;
 	argv[argc++] = "daemon";
-	for (i = 0; i < d->argc; i++) {
-		if (!strcmp(d->argv[i], "--takeover") && i + 1 < d->argc) {
-			i++;
-			continue;
-		}
-		argv[argc++] = d->argv[i];
-	}
+	argc = own_args(d, argv, argc);
 	snprintf(num, sizeof(num), "%d", state);
 	argv[argc++] = "--takeover";
 	argv[argc++] = num;
@@ -351,13 +466,12 @@ restore:
 	sbuf_free(&b);
 	if (d->sessions)
 		sessions_resume(d->sessions);
-	return -errno;
+	return;
 fail:
 	sbuf_free(&b);
 	if (d->sessions)
 		sessions_resume(d->sessions);
 	p_err("cannot prepare the handover: %s", strerror(errno));
-	return -EIO;
 }
 
 int handoff_read(int fd, json_t **ret)

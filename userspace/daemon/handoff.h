@@ -7,8 +7,13 @@
 
 struct daemon;
 
-/* SIGUSR2: returns only when the re-exec failed (the daemon goes on). */
+/*
+ * SIGUSR2: starts the new binary's check (`daemon --check`); once it passes,
+ * the loop re-executes it. 0: the check runs (or ran already); else said.
+ */
 int daemon_handoff(struct daemon *d);
+/* The daemon stops: a check still running is killed. */
+void handoff_cancel(struct daemon *d);
 /* The new daemon's side: the state the previous one left in fd (closed). */
 int handoff_read(int fd, json_t **ret);
 /* ... its output's counters, unreported drops included, into the new output. */

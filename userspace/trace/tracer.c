@@ -260,23 +260,14 @@ static int fill_names(int fd, const char *const *names, size_t n)
 	return 0;
 }
 
-int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
-		 struct tracer_reuse *ret)
+/*
+ * What tracer_start() and tracer_check() set alike before the load: the
+ * maps' sizes, the programs' constants, and which programs load.
+ */
+static int skel_configure(struct execgate_bpf *skel, const struct tracer_opts *o, int ncpus)
 {
-	struct execgate_bpf *skel;
-	struct eg_control ctl = {};
-	int ncpus, err, fd, stale;
-	__u32 zero = 0;
+	int err;
 
-	memset(ret, 0, sizeof(*ret));
-	ret->old_events_fd = -1;
-	ret->old_tasks_fd = -1;
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		return ncpus ? ncpus : -EINVAL;
-	skel = execgate_bpf__open();
-	if (!skel)
-		return -errno;
 	skel->rodata->max_argv_bytes = o->max_argv_bytes;
 	skel->rodata->scope_on = o->n_cgroups > 0;
 	for (size_t i = 0; i < o->n_cgroups; i++)
@@ -292,8 +283,80 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.kscratch, 2 * ncpus);
 	if (err)
-		goto fail;
+		return err;
+	/*
+	 * sched_prepare_exec (6.10+) finds scripts best; older kernels do
+	 * without (EXECGATE_NO_PREPARE_EXEC=1 does too: how the tests see a
+	 * kernel that cannot pin a script to its file).
+	 */
+	if (!kernel_has_tracepoint("sched", "sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
+		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
+	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
+	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
+	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
+	/* the procs view is attached where it is pinned (tracer_pin) */
+	bpf_program__set_autoattach(skel->progs.iter_procs, false);
+	/*
+	 * --exec-failed=none: the exit tracepoints build no record; they stay
+	 * attached for what they enforce (a kill at exec that bpf_send_signal
+	 * refused is retried there, a failed session exec's ticket dropped).
+	 */
+	skel->rodata->report_failures = o->exec_failed;
+	skel->rodata->host_pid_ns = o->host_pid_ns;
+	/* BPF LSM checks each file of a session exec as the kernel opens it */
+	skel->rodata->lsm_tickets = o->lsm || o->lsm_cgroup;
+	skel->rodata->report_exits = o->exits;
+	skel->rodata->fput_addr = kallsyms_addr("____fput");
+	return 0;
+}
 
+/* Opened and configured (skel_configure), not loaded. */
+static int skel_open(const struct tracer_opts *o, struct execgate_bpf **ret)
+{
+	int ncpus = libbpf_num_possible_cpus(), err;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	*ret = execgate_bpf__open();
+	if (!*ret)
+		return -errno;
+	err = skel_configure(*ret, o, ncpus);
+	if (err) {
+		execgate_bpf__destroy(*ret);
+		*ret = NULL;
+	}
+	return err;
+}
+
+int tracer_check(const struct tracer_opts *o)
+{
+	struct execgate_bpf *skel;
+	int err = skel_open(o, &skel);
+
+	if (err)
+		return err;
+	skel->rodata->my_gen = 1;
+	err = execgate_bpf__load(skel);
+	if (!err)
+		log_verified(skel);
+	execgate_bpf__destroy(skel);
+	return err;
+}
+
+int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execgate_bpf **ret_skel,
+		 struct tracer_reuse *ret)
+{
+	struct execgate_bpf *skel;
+	struct eg_control ctl = {};
+	int err, fd, stale;
+	__u32 zero = 0;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->old_events_fd = -1;
+	ret->old_tasks_fd = -1;
+	err = skel_open(o, &skel);
+	if (err)
+		return err;
 	/* what an earlier daemon left: pick it up */
 	ret->tasks = reuse_pinned(skel->maps.tasks, pin_dir, "tasks", &stale);
 	/* another layout: an older version's is copied over at the switch, another's dropped */
@@ -338,29 +401,6 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	/* the next generation: attached first, acting only once activated */
 	skel->rodata->my_gen = ret->prev_gen + 1 ? ret->prev_gen + 1 : 1;
 
-	/*
-	 * sched_prepare_exec (6.10+) finds scripts best; older kernels do
-	 * without (EXECGATE_NO_PREPARE_EXEC=1 does too: how the tests see a
-	 * kernel that cannot pin a script to its file).
-	 */
-	if (!kernel_has_tracepoint("sched", "sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
-		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
-	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
-	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
-	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);
-	/* the procs view is attached where it is pinned (tracer_pin) */
-	bpf_program__set_autoattach(skel->progs.iter_procs, false);
-	/*
-	 * --exec-failed=none: the exit tracepoints build no record; they stay
-	 * attached for what they enforce (a kill at exec that bpf_send_signal
-	 * refused is retried there, a failed session exec's ticket dropped).
-	 */
-	skel->rodata->report_failures = o->exec_failed;
-	skel->rodata->host_pid_ns = o->host_pid_ns;
-	/* BPF LSM checks each file of a session exec as the kernel opens it */
-	skel->rodata->lsm_tickets = o->lsm || o->lsm_cgroup;
-	skel->rodata->report_exits = o->exits;
-	skel->rodata->fput_addr = kallsyms_addr("____fput");
 	err = execgate_bpf__load(skel);
 	if (err)
 		goto fail;
@@ -681,232 +721,6 @@ int tracer_wait_progs_gone(const uint32_t *ids, int n, int timeout_ms)
 		if (nap.tv_nsec < 32 * 1000000)
 			nap.tv_nsec *= 2;
 	}
-}
-
-static struct bpf_link *prog_link(struct execgate_bpf *skel, struct bpf_program *p)
-{
-#define LINK(name) if (p == skel->progs.name) return skel->links.name
-	LINK(handle_prepare_exec);
-	LINK(handle_fork);
-	LINK(handle_exec);
-	LINK(handle_exit);
-	LINK(handle_exit_execve);
-	LINK(handle_exit_execveat);
-	LINK(handle_exit_mmap);
-	LINK(handle_cgroup_mkdir);
-	LINK(handle_cgroup_rmdir);
-	LINK(enforce_bprm);
-#undef LINK
-	return NULL;
-}
-
-int tracer_link_fds(struct execgate_bpf *skel, int *fds, int max)
-{
-	struct bpf_program *p;
-	int n = 0;
-
-	bpf_object__for_each_program(p, skel->obj) {
-		struct bpf_link *l = prog_link(skel, p);
-
-		if (l && n < max)
-			fds[n++] = bpf_link__fd(l);
-	}
-	return n;
-}
-
-/* dir/new_NAME renamed over dir/NAME: an earlier daemon's link of that name, unpinned, detaches. */
-static int promote_new(const char *dir, const char *name)
-{
-	char from[PATH_MAX], to[PATH_MAX];
-
-	snprintf(from, sizeof(from), "%s/" EG_PIN_NEW_PREFIX "%s", dir, name);
-	snprintf(to, sizeof(to), "%s/%s", dir, name);
-	if (rename(from, to)) {
-		int err = -errno;
-
-		p_dbg("cannot rename %s to %s: %s", from, to, strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-static int pin_link_new(struct bpf_link *l, const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	int err;
-
-	snprintf(path, sizeof(path), "%s/" EG_PIN_NEW_PREFIX "%s", dir, name);
-	/*
-	 * A leftover: a start whose renames stopped partway kept it, and its
-	 * copy may be the one to act again if ours fails. It takes its name.
-	 */
-	if (!access(path, F_OK) && (err = promote_new(dir, name)))
-		return err;
-	if (bpf_obj_pin(bpf_link__fd(l), path)) {
-		err = -errno;
-		p_dbg("cannot pin link fd %d at %s: %s", bpf_link__fd(l), path, strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-/* Calls fn(ctx, link, name) for each link to pin: the programs', then the extra ones. */
-static int each_link(struct execgate_bpf *skel, struct bpf_link **extra, int n_extra,
-		     int (*fn)(void *ctx, struct bpf_link *l, const char *name), void *ctx)
-{
-	struct bpf_program *p;
-	char name[64];
-	int i, err;
-
-	bpf_object__for_each_program(p, skel->obj) {
-		struct bpf_link *l = prog_link(skel, p);
-
-		if (!l)
-			continue;
-		err = fn(ctx, l, bpf_program__name(p));
-		if (err)
-			return err;
-	}
-	for (i = 0; i < n_extra; i++) {
-		/* no '.' in names: older bpffs reserves them (EPERM) */
-		snprintf(name, sizeof(name), "enforce_bprm_cgroup_%d", i);
-		err = fn(ctx, extra[i], name);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-struct pin_pass {
-	const char *dir;
-	bool touched;
-};
-
-static int pin_new(void *ctx, struct bpf_link *l, const char *name)
-{
-	return pin_link_new(l, ((struct pin_pass *)ctx)->dir, name);
-}
-
-static int drop_new(void *ctx, struct bpf_link *l, const char *name)
-{
-	char path[PATH_MAX];
-
-	(void)l;
-	snprintf(path, sizeof(path), "%s/" EG_PIN_NEW_PREFIX "%s", ((struct pin_pass *)ctx)->dir, name);
-	unlink(path);
-	return 0;
-}
-
-static int pin_replace(void *ctx, struct bpf_link *l, const char *name)
-{
-	struct pin_pass *pp = ctx;
-	int err = promote_new(pp->dir, name);
-
-	(void)l;
-	if (!err)
-		pp->touched = true;
-	return err;
-}
-
-int tracer_pin_links_prepare(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra,
-			     int n_extra)
-{
-	char ldir[PATH_MAX];
-	struct pin_pass pp = { .dir = ldir };
-	int err;
-
-	snprintf(ldir, sizeof(ldir), "%s/links", dir);
-	if (mkdir(ldir, 0700) && errno != EEXIST)
-		return -errno;
-	err = each_link(skel, extra, n_extra, pin_new, &pp);
-	if (err)
-		each_link(skel, extra, n_extra, drop_new, &pp);
-	return err;
-}
-
-void tracer_pin_links_abort(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
-{
-	char ldir[PATH_MAX];
-	struct pin_pass pp = { .dir = ldir };
-
-	snprintf(ldir, sizeof(ldir), "%s/links", dir);
-	each_link(skel, extra, n_extra, drop_new, &pp);
-}
-
-struct is_ours {
-	const char *name;
-	bool found;
-};
-
-static int match_name(void *ctx, struct bpf_link *l, const char *name)
-{
-	struct is_ours *o = ctx;
-
-	(void)l;
-	o->found |= !strcmp(o->name, name);
-	return 0;
-}
-
-/*
- * What no link of ours is pinned as: an earlier daemon's links at hooks we
- * do not use (its extra cgroup links, a global enforce_bprm before
- * --cgroup), a killed start's new_ pins.
- */
-static void sweep_links(struct execgate_bpf *skel, struct bpf_link **extra, int n_extra, const char *ldir)
-{
-	struct dirent *de;
-	DIR *dp;
-
-	dp = opendir(ldir);
-	if (!dp)
-		return;
-	while ((de = readdir(dp))) {
-		struct is_ours o = { .name = de->d_name };
-
-		if (de->d_name[0] == '.')
-			continue;
-		each_link(skel, extra, n_extra, match_name, &o);
-		if (!o.found)
-			unlinkat(dirfd(dp), de->d_name, 0);
-	}
-	closedir(dp);
-}
-
-int tracer_pin_links_commit(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra,
-			    bool *ret_touched)
-{
-	char ldir[PATH_MAX];
-	struct pin_pass pp = { .dir = ldir };
-	int err;
-
-	snprintf(ldir, sizeof(ldir), "%s/links", dir);
-	err = each_link(skel, extra, n_extra, pin_replace, &pp);
-	if (ret_touched)
-		*ret_touched = pp.touched;
-	/*
-	 * A rename that failed after others: the new_ pins left keep our links
-	 * attached, so that every hook has this copy's program (the earlier
-	 * copy's, whose pins stay, no longer acts).
-	 */
-	if (err)
-		return err;
-	sweep_links(skel, extra, n_extra, ldir);
-	return 0;
-}
-
-int tracer_pin_links(struct execgate_bpf *skel, const char *dir, struct bpf_link **extra, int n_extra)
-{
-	int err = tracer_pin_links_prepare(skel, dir, extra, n_extra);
-
-	return err ? err : tracer_pin_links_commit(skel, dir, extra, n_extra, NULL);
-}
-
-int tracer_unpin_links(const char *dir)
-{
-	char ldir[PATH_MAX];
-
-	snprintf(ldir, sizeof(ldir), "%s/links", dir);
-	return tracer_unpin_dir(ldir);
 }
 
 void tracer_detach(struct execgate_bpf *skel)

@@ -45,6 +45,12 @@ struct tracer_reuse {
 };
 
 /*
+ * Whether this kernel loads the programs as tracer_start() would configure
+ * them: opened, configured and loaded (verified) with maps of their own,
+ * then destroyed; nothing attached or pinned, no pin read.
+ */
+int tracer_check(const struct tracer_opts *o);
+/*
  * Opens, configures (rodata, map sizes), loads and attaches, reusing what
  * pin_dir holds (see trace/tracer.c). The programs act only after
  * tracer_activate().
