@@ -1162,6 +1162,87 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     assert r.returncode == -signal.SIGKILL, r
 
 
+def handover_setup(ctx, check_ms):
+    """A daemon running a copy of the binary (which replace() swaps) under an
+    enforced policy in a cgroup: (daemon, cgroup, policy file, replace)."""
+    bindir = ctx.tmpdir()
+    os.chmod(bindir, 0o755)
+    exe = os.path.join(bindir, "execgate")
+    shutil.copy(ctx.execgate, exe)
+    pf = os.path.join(ctx.tmpdir(), "policy.yaml")
+    with open(pf, "w") as f:
+        f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
+    rel, cg, _ = ctx.cgroup()
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, exe=exe,
+                   env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS=str(check_ms)))
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+
+    def replace(script):
+        tmp = exe + ".new"
+        with open(tmp, "w") as f:
+            f.write("#!/bin/sh\n" + script)
+        os.chmod(tmp, 0o755)
+        os.rename(tmp, exe)
+    return d, cg, pf, replace
+
+
+def children(pid):
+    out = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(pid):
+                out.append(int(p))
+        except (OSError, IndexError):
+            pass
+    return out
+
+
+def test_a_handover_check_runs_beside_the_loop_and_ends_with_the_daemon(ctx):
+    """While the new binary's check runs (here one that never ends), the
+    daemon goes on: execs are traced and enforced, a second SIGUSR2 starts
+    no second check, and a stop kills the check and exits cleanly."""
+    d, cg, pf, replace = handover_setup(ctx, 30000)
+    replace("exec sleep 60\n")
+    d.proc.send_signal(signal.SIGUSR2)
+    check = wait(lambda: children(d.proc.pid), what="the check's process")
+    tok = token()
+    subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
+    d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), timeout=10,
+               what="an exec's record while the check runs")
+    r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: "being checked already" in d.err(), what="the second SIGUSR2 said")
+    assert children(d.proc.pid) == check, (children(d.proc.pid), check)
+    assert "did not end in time" not in d.err(), d.err()
+    d.proc.send_signal(signal.SIGTERM)
+    assert d.proc.wait(20) == 0, d.err()
+    assert not os.path.exists("/proc/%d" % check[0]) or \
+        open("/proc/%d/stat" % check[0]).read().rsplit(")", 1)[1].split()[0] == "Z", "the check outlived the daemon"
+
+
+def test_a_reload_during_a_handover_check_has_the_new_policy_checked(ctx):
+    """A policy reload while the new binary is checked: the check passed
+    for the policy before, so the new one in force is checked again before
+    the handover, which then goes through with it."""
+    d, cg, pf, replace = handover_setup(ctx, 30000)
+    replace('sleep 1.5\nexec %s "$@"\n' % ctx.execgate)
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: children(d.proc.pid), what="the check's process")
+    with open(pf, "w") as f:
+        f.write("commands:\n  - {name: no-evil, basenames: [true], args: [WICKED], decision: deny}\n")
+    r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr
+    wait(lambda: "checking it again" in d.err(), what="the second check")
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
+               timeout=60, what="the new daemon's start")
+    r = subprocess.run(["/bin/true", "WICKED"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
+    assert subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg)).returncode == 0
+
+
 def test_daemon_check_loads_and_leaves_a_running_daemon_alone(ctx):
     """`execgate daemon --check` with a running daemon's own pin path: the
     policy and the programs load, nothing of the daemon's changes (its pins,
