@@ -1094,14 +1094,9 @@ def test_disk_full_whole_lines_and_resume(ctx):
     assert len(execs) + dropped_exec == c["exec"], (len(execs), dropped_exec, c["exec"])
 
 
-def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx):
-    """SIGUSR2 re-executes the binary at the daemon's path, which a package
-    upgrade may have replaced: one that does not load the policy in force
-    (here a stand-in that fails everything), or whose BPF programs this
-    kernel refuses, would start, fail, and end enforcement with it. The
-    daemon has it check first (`daemon --check`: the policy in force, the
-    programs loaded, nothing attached) and goes on when the check fails;
-    with a binary that starts, the handover happens."""
+def handover_setup(ctx, check_ms):
+    """A daemon running a copy of the binary (which replace() swaps) under an
+    enforced policy in a cgroup: (daemon, cgroup, policy file, replace)."""
     bindir = ctx.tmpdir()
     os.chmod(bindir, 0o755)
     exe = os.path.join(bindir, "execgate")
@@ -1111,7 +1106,7 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
         f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
     rel, cg, _ = ctx.cgroup()
     d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, exe=exe,
-                   env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS="1500"))
+                   env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS=str(check_ms)))
     ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
@@ -1124,6 +1119,29 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
                 f.write("#!/bin/sh\n" + script)
         os.chmod(tmp, 0o755)
         os.rename(tmp, exe)
+    return d, cg, pf, replace
+
+
+def children(pid):
+    out = []
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(pid):
+                out.append(int(p))
+        except (OSError, IndexError):
+            pass
+    return out
+
+
+def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx):
+    """SIGUSR2 re-executes the binary at the daemon's path, which a package
+    upgrade may have replaced: one that does not load the policy in force
+    (here a stand-in that fails everything), or whose BPF programs this
+    kernel refuses, would start, fail, and end enforcement with it. The
+    daemon has it check first (`daemon --check`: the policy in force, the
+    programs loaded, nothing attached) and goes on when the check fails;
+    with a binary that starts, the handover happens."""
+    d, cg, pf, replace = handover_setup(ctx, 1500)
     # one whose check never ends: killed after the daemon's limit (1.5 s here), and no handover
     replace(script="exec sleep 60\n")
     d.proc.send_signal(signal.SIGUSR2)
@@ -1162,48 +1180,12 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     assert r.returncode == -signal.SIGKILL, r
 
 
-def handover_setup(ctx, check_ms):
-    """A daemon running a copy of the binary (which replace() swaps) under an
-    enforced policy in a cgroup: (daemon, cgroup, policy file, replace)."""
-    bindir = ctx.tmpdir()
-    os.chmod(bindir, 0o755)
-    exe = os.path.join(bindir, "execgate")
-    shutil.copy(ctx.execgate, exe)
-    pf = os.path.join(ctx.tmpdir(), "policy.yaml")
-    with open(pf, "w") as f:
-        f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
-    rel, cg, _ = ctx.cgroup()
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, exe=exe,
-                   env=dict(os.environ, EXECGATE_HANDOVER_CHECK_MS=str(check_ms)))
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-
-    def replace(script):
-        tmp = exe + ".new"
-        with open(tmp, "w") as f:
-            f.write("#!/bin/sh\n" + script)
-        os.chmod(tmp, 0o755)
-        os.rename(tmp, exe)
-    return d, cg, pf, replace
-
-
-def children(pid):
-    out = []
-    for p in os.listdir("/proc"):
-        try:
-            if p.isdigit() and open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1] == str(pid):
-                out.append(int(p))
-        except (OSError, IndexError):
-            pass
-    return out
-
-
 def test_a_handover_check_runs_beside_the_loop_and_ends_with_the_daemon(ctx):
     """While the new binary's check runs (here one that never ends), the
     daemon goes on: execs are traced and enforced, a second SIGUSR2 starts
     no second check, and a stop kills the check and exits cleanly."""
     d, cg, pf, replace = handover_setup(ctx, 30000)
-    replace("exec sleep 60\n")
+    replace(script="exec sleep 60\n")
     d.proc.send_signal(signal.SIGUSR2)
     check = wait(lambda: children(d.proc.pid), what="the check's process")
     tok = token()
@@ -1227,7 +1209,7 @@ def test_a_reload_during_a_handover_check_has_the_new_policy_checked(ctx):
     for the policy before, so the new one in force is checked again before
     the handover, which then goes through with it."""
     d, cg, pf, replace = handover_setup(ctx, 30000)
-    replace('sleep 1.5\nexec %s "$@"\n' % ctx.execgate)
+    replace(script='sleep 1.5\nexec %s "$@"\n' % ctx.execgate)
     d.proc.send_signal(signal.SIGUSR2)
     wait(lambda: children(d.proc.pid), what="the check's process")
     with open(pf, "w") as f:
