@@ -230,6 +230,8 @@ static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg
 	check_free(d);
 	if (why)
 		check_failed(d, why);
+	else if (loop_stopping(d->loop))
+		p_info("the daemon is stopping: no handover");
 	else
 		handoff_now(d);
 }
