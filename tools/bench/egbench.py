@@ -178,10 +178,14 @@ def target(name, measured, floor, limit, unit="ns", ratio_limit=True, note=""):
     itself (an absolute target, its floor shown beside it)."""
     ratio = measured / floor if floor else float("inf") if measured else 1.0
     met = (ratio <= limit) if ratio_limit else (measured <= limit)
+    verdict = "met" if met else "not met"
+    if ratio_limit and floor < 0:
+        # a difference that came out below zero (noise larger than the effect): no ratio to judge
+        ratio, met, verdict = float("inf"), False, "not measurable in this run (the floor came out below 0)"
     lim = ("x%.1f" % limit) if ratio_limit else ("%g %s" % (limit, unit))
     line = "target %s: measured %.0f %s vs floor %.0f %s = ratio %s (limit %s) %s%s" % (
         name, measured, unit, floor, unit, ("%.2f" % ratio) if ratio != float("inf") else "-",
-        lim, "met" if met else "not met", ("; " + note) if note else "")
+        lim, verdict, ("; " + note) if note else "")
     print(line)
     sys.stdout.flush()
     TARGETS.append(line)
