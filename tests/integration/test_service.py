@@ -1139,14 +1139,9 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     (here a stand-in that fails everything), or whose BPF programs this
     kernel refuses, would start, fail, and end enforcement with it. The
     daemon has it check first (`daemon --check`: the policy in force, the
-    programs loaded, nothing attached) and goes on when the check fails;
-    with a binary that starts, the handover happens."""
-    d, cg, pf, replace = handover_setup(ctx, 1500)
-    # one whose check never ends: killed after the daemon's limit (1.5 s here), and no handover
-    replace(script="exec sleep 60\n")
-    d.proc.send_signal(signal.SIGUSR2)
-    wait(lambda: "did not end in time" in d.err(), what="the check's time limit")
-    assert d.proc.poll() is None, d.err()
+    programs loaded and attached switched off) and goes on when the check
+    fails; with a binary that starts, the handover happens."""
+    d, cg, pf, replace = handover_setup(ctx, 30000)
     replace()
     d.proc.send_signal(signal.SIGUSR2)
     wait(lambda: "its check failed" in d.err(), what="the refused handover")
@@ -1161,7 +1156,7 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     replace(script='exec env LD_PRELOAD=%s EG_FAIL_PROG=handle_exec %s "$@"\n'
             % (ctx.helper("preload_fail_bpf"), ctx.execgate))
     d.proc.send_signal(signal.SIGUSR2)
-    wait(lambda: d.err().count("its check failed") >= 2, what="the second refused handover")
+    wait(lambda: d.err().count("its check failed") >= 2, timeout=40, what="the second refused handover")
     assert "cannot load the tracer" in d.err(), d.err()
     tok = token()
     subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
@@ -1170,6 +1165,12 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
     assert not [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
     r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
     assert r.returncode == -signal.SIGKILL, r
+    # one from before --check existed (a usage error): refused, and the message says how to downgrade
+    replace(script='case " $* " in *" --check "*) echo "execgate: unrecognized option" >&2; exit 2;; esac\n'
+            'exec %s "$@"\n' % ctx.execgate)
+    d.proc.send_signal(signal.SIGUSR2)
+    wait(lambda: "does not take this command line" in d.err(), timeout=40, what="the older binary refused")
+    assert d.proc.poll() is None, d.err()
     # a binary that loads it: the handover goes through
     replace(ctx.execgate)
     d.proc.send_signal(signal.SIGUSR2)
@@ -1182,9 +1183,11 @@ def test_a_handover_to_a_binary_that_cannot_load_the_policy_keeps_the_daemon(ctx
 
 def test_a_handover_check_runs_beside_the_loop_and_ends_with_the_daemon(ctx):
     """While the new binary's check runs (here one that never ends), the
-    daemon goes on: execs are traced and enforced, a second SIGUSR2 starts
-    no second check, and a stop kills the check and exits cleanly."""
-    d, cg, pf, replace = handover_setup(ctx, 30000)
+    daemon goes on: execs are traced and enforced. It is killed at the
+    daemon's limit (5 s here) and nothing is handed over; a SIGUSR2 while
+    it ran has the binary checked again after it, and a stop kills that
+    check and exits cleanly."""
+    d, cg, pf, replace = handover_setup(ctx, 5000)
     replace(script="exec sleep 60\n")
     d.proc.send_signal(signal.SIGUSR2)
     check = wait(lambda: children(d.proc.pid), what="the check's process")
@@ -1194,55 +1197,112 @@ def test_a_handover_check_runs_beside_the_loop_and_ends_with_the_daemon(ctx):
                what="an exec's record while the check runs")
     r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
     assert r.returncode == -signal.SIGKILL, r
+    assert "did not end in time" not in d.err(), d.err()
     d.proc.send_signal(signal.SIGUSR2)
     wait(lambda: "being checked already" in d.err(), what="the second SIGUSR2 said")
     assert children(d.proc.pid) == check, (children(d.proc.pid), check)
-    assert "did not end in time" not in d.err(), d.err()
+    wait(lambda: "did not end in time" in d.err(), what="the check's time limit")
+    again = wait(lambda: [c for c in children(d.proc.pid) if c not in check], what="the check again")
+    assert d.proc.poll() is None, d.err()
+    assert not [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
     d.proc.send_signal(signal.SIGTERM)
     assert d.proc.wait(20) == 0, d.err()
-    assert not os.path.exists("/proc/%d" % check[0]) or \
-        open("/proc/%d/stat" % check[0]).read().rsplit(")", 1)[1].split()[0] == "Z", "the check outlived the daemon"
+    for c in check + again:
+        assert not os.path.exists("/proc/%d" % c) or \
+            open("/proc/%d/stat" % c).read().rsplit(")", 1)[1].split()[0] == "Z", "a check outlived the daemon"
 
 
-def test_a_reload_during_a_handover_check_has_the_new_policy_checked(ctx):
-    """A policy reload while the new binary is checked: the check passed
-    for the policy before, so the new one in force is checked again before
-    the handover, which then goes through with it."""
+def standin(ctx, tag, log, flag=None):
+    """A stand-in for a new binary: as `daemon --check` it writes TAG and the
+    policy it was given to log (then waits for flag, if any), and runs the
+    real binary."""
+    return ('case " $* " in *" --check "*)\n'
+            '  p=; prev=; for a in "$@"; do [ "$prev" = --policy ] && p=$a; prev=$a; done\n'
+            '  echo "%s $(tr "\\n" " " < "$p")" >> %s\n'
+            '  %s;;\nesac\nexec %s "$@"\n'
+            % (tag, log, ("while [ ! -e %s ]; do sleep 0.05; done" % flag) if flag else ":", ctx.execgate))
+
+
+def test_what_changes_during_a_handover_check_is_checked_again(ctx):
+    """What changes while the new binary is checked is checked again before
+    the handover: another binary put at the path during the check (the
+    second check runs it), and, on another daemon, a reload with other
+    rules (the second check gets the new policy); each handover then goes
+    through with what was checked last."""
+    def takeovers(d):
+        return [e for e in d.events() if e.get("event") == "start" and e.get("takeover")]
+    log = os.path.join(ctx.tmpdir(), "checks.log")
+    flags = [os.path.join(ctx.tmpdir(), "go%d" % i) for i in range(2)]
+
+    def checks(n):
+        return wait(lambda: os.path.exists(log) and len(open(log).read().splitlines()) >= n and
+                    open(log).read().splitlines(), what="%d checks" % n)
+    # another binary at the path
     d, cg, pf, replace = handover_setup(ctx, 30000)
-    replace(script='sleep 1.5\nexec %s "$@"\n' % ctx.execgate)
+    replace(script=standin(ctx, "first", log, flags[0]))
     d.proc.send_signal(signal.SIGUSR2)
-    wait(lambda: children(d.proc.pid), what="the check's process")
-    with open(pf, "w") as f:
+    checks(1)
+    replace(script=standin(ctx, "second", log))
+    open(flags[0], "w").close()
+    wait(lambda: takeovers(d), timeout=60, what="the new daemon's start")
+    assert "checking it again" in d.err(), d.err()
+    # a reload with other rules
+    d2, cg2, pf2, replace2 = handover_setup(ctx, 30000)
+    replace2(script=standin(ctx, "third", log, flags[1]))
+    d2.proc.send_signal(signal.SIGUSR2)
+    checks(3)
+    with open(pf2, "w") as f:
         f.write("commands:\n  - {name: no-evil, basenames: [true], args: [WICKED], decision: deny}\n")
-    r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d.pin_path],
+    r = subprocess.run([ctx.execgate, "policy", "reload", "-p", d2.pin_path],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert r.returncode == 0, r.stderr
-    wait(lambda: "checking it again" in d.err(), what="the second check")
-    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
-               timeout=60, what="the new daemon's start")
-    r = subprocess.run(["/bin/true", "WICKED"], preexec_fn=in_cgroup(cg))
+    open(flags[1], "w").close()
+    wait(lambda: takeovers(d2), timeout=60, what="the second new daemon's start")
+    c = checks(4)
+    assert len(c) == 4 and [x.split()[0] for x in c] == ["first", "second", "third", "third"] and \
+        all("EVIL" in x for x in c[:3]) and "WICKED" in c[3], c
+    r = subprocess.run(["/bin/true", "WICKED"], preexec_fn=in_cgroup(cg2))
     assert r.returncode == -signal.SIGKILL, r
-    assert subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg)).returncode == 0
+    assert subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg2)).returncode == 0
+    r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
+
+
+def pins_of(pin_path):
+    """Every pin under pin_path (links/ too), by path: its inode (a pin made again has another),
+    and the control map's bytes (the generation switch)."""
+    pins = {}
+    for root, dirs, files in os.walk(pin_path):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            pins[os.path.relpath(p, pin_path)] = os.stat(p).st_ino
+    r = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", os.path.join(pin_path, "control")],
+                       stdout=subprocess.PIPE, check=True)
+    return pins, r.stdout
 
 
 def test_daemon_check_loads_and_leaves_a_running_daemon_alone(ctx):
     """`execgate daemon --check` with a running daemon's own pin path: the
-    policy and the programs load, nothing of the daemon's changes (its pins,
-    its tracing); a broken policy, a policy --enforce cannot hold whole, and
-    programs the kernel refuses each exit 1 with the reason."""
+    policy and the programs load, nothing of the daemon's changes (its pins
+    and links, its generation switch, its tracing and enforcement); a broken
+    policy, a policy --enforce cannot hold whole, and programs the kernel
+    refuses each exit 1 with the reason."""
     rel, cg, _ = ctx.cgroup()
     pf = os.path.join(ctx.tmpdir(), "policy.yaml")
     with open(pf, "w") as f:
         f.write("commands:\n  - {name: no-evil, basenames: [true], args: [EVIL], decision: deny}\n")
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
-    pins = sorted(os.listdir(d.pin_path))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, "--persist")
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    pins = pins_of(d.pin_path)
+    assert any(p.startswith("links/") for p in pins[0]), pins[0]
 
     def check(*args, env=None):
         return subprocess.run([ctx.execgate, "daemon", "-p", d.pin_path, "--check"] + list(args),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=60)
-    r = check("--policy", pf, "--enforce", "--cgroup", cg)
+    r = check("--policy", pf, "--enforce", "--cgroup", cg, "--persist")
     assert r.returncode == 0, r.stderr
-    assert sorted(os.listdir(d.pin_path)) == pins and d.proc.poll() is None
+    assert pins_of(d.pin_path) == pins and d.proc.poll() is None
     r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
     assert r.returncode == -signal.SIGKILL, r
     bad = os.path.join(ctx.tmpdir(), "bad.yaml")
@@ -1258,10 +1318,15 @@ def test_daemon_check_loads_and_leaves_a_running_daemon_alone(ctx):
     assert check("--policy", regex, "--enforce", "--allow-partial").returncode == 0
     r = check(env=dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_PROG="handle_exec"))
     assert r.returncode == 1 and "cannot load the tracer" in r.stderr.decode(), r.stderr
-    assert sorted(os.listdir(d.pin_path)) == pins and d.proc.poll() is None, d.err()
+    assert pins_of(d.pin_path) == pins and d.proc.poll() is None, d.err()
     tok = token()
     subprocess.run(["/bin/true", tok], preexec_fn=in_cgroup(cg))
     d.wait_for(lambda e: e.get("type") == "exec" and tok in e.get("argv", []), what="an exec after the checks")
+    r = subprocess.run(["/bin/true", "EVIL"], preexec_fn=in_cgroup(cg))
+    assert r.returncode == -signal.SIGKILL, r
+    killed = wait(lambda: [e for e in d.events() if e.get("type") == "exec" and e.get("argv") == ["/bin/true", "EVIL"]
+                           and e.get("action") == "killed"][1:], what="both killed execs recorded")
+    assert len(killed) == 1, killed
 
 
 def test_handover_on_a_full_disk(ctx):

@@ -145,9 +145,10 @@ def test_deny_eacces_and_stderr_line(ctx):
 def test_the_teller_holds_nothing_of_the_tracer(ctx):
     """The helper that writes a refused task's stderr line is forked at the
     daemon's start, before the tracer loads: it maps none of the tracer's BPF
-    maps (the ring buffer, the maps the daemon reads), and it shares few of
-    the daemon's pages (each one shared costs the daemon a copy at its first
-    write). Forked later, it mapped four BPF maps and shared 2.2 MB here."""
+    maps (the ring buffer, the maps the daemon reads), and holds less than
+    half the daemon's memory (each page it shares costs the daemon a copy at
+    its first write). Forked later, it mapped four BPF maps and shared 2.2
+    MB here."""
     d = daemon(ctx)
     t = token()
     r = session(ctx, d, ["sh", "-c", "wget %s; echo rc=$?" % t])
@@ -163,9 +164,12 @@ def test_the_teller_holds_nothing_of_the_tracer(ctx):
     assert len(tellers) == 1, tellers
     maps = open("/proc/%s/maps" % tellers[0]).read()
     assert not [l for l in maps.splitlines() if "bpf-map" in l], maps
-    roll = dict((l.split(":")[0], int(l.split()[1])) for l in open("/proc/%s/smaps_rollup" % tellers[0])
-                if l.split()[-1] == "kB")
-    assert roll["Shared_Dirty"] < 1536, roll
+    def rss(pid):
+        return [int(l.split()[1]) for l in open("/proc/%s/status" % pid) if l.startswith("VmRSS:")][0]
+    # forked later it was 12.7 of the daemon's 16.3 MB here; now 2.9 (under ASan both are
+    # mostly shadow memory, made before any fork: the maps above are what is compared there)
+    if not os.environ.get("EG_ASAN"):
+        assert rss(tellers[0]) * 2 < rss(d.proc.pid), (rss(tellers[0]), rss(d.proc.pid))
 
 
 def test_file_that_appears_after_the_lookup_never_runs(ctx):

@@ -607,7 +607,8 @@ static void own_session(void)
 /*
  * --check: what this command line's start would load, loaded and let go:
  * the policy, its compilation for the kernel (--enforce), the programs as
- * this kernel verifies them. No lock, pin, link, output or socket: a
+ * this kernel verifies and attaches them (switched off: tracer_check()).
+ * No lock, pin, output or socket: a
  * daemon running on the same pins is left alone (its handover runs this
  * with the binary it is about to become).
  */

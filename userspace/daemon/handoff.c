@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -159,18 +160,26 @@ static int own_args(const struct daemon *d, char **argv, int argc)
  * would end enforcement with it. So it runs first as `daemon ... --check`
  * with this daemon's command line and the policy in force (the same bytes,
  * from a memfd): the policy loaded, compiled for the kernel with
- * --enforce, and its BPF programs loaded and verified by this kernel,
- * nothing attached. Its errors go to our stderr. The loop goes on
- * meanwhile (the child's pidfd and a PREFLIGHT_MS timer are watched);
- * anything but a clean exit keeps this daemon. A reload while it runs
- * (another policy in force) has the new one checked instead.
+ * --enforce, and its BPF programs loaded, filled and attached (inactive:
+ * their own generation switch, never flipped) by this kernel. Its errors go
+ * to our stderr. The loop goes on meanwhile (the child's pidfd and a
+ * PREFLIGHT_MS timer are watched); anything but a clean exit keeps this
+ * daemon. What changed while it ran is checked again before any handover:
+ * another policy in force (a reload with other bytes), another file at
+ * d->self (its identity when the check started), or a SIGUSR2 meanwhile
+ * (an upgrade after the one being checked). Left unchecked: a file
+ * replaced in the milliseconds between the last comparison and the exec,
+ * and what only the takeover itself does (the handed-over state, the API's
+ * token file).
  */
 struct handoff_check {
 	pid_t pid;
 	int pidfd;
 	int pfd;			/* the policy's memfd, -1: no policy */
-	uint64_t reloads;		/* d->st.policy_reloads when it started */
+	char policy_sha[72];		/* the policy checked, "" none */
+	struct stat exe;		/* d->self when it started (st_ino 0: unknown) */
 	bool timed_out;
+	bool again;			/* a SIGUSR2 while it ran */
 	struct eg_watch *w, *timer;
 };
 
@@ -199,11 +208,31 @@ static void check_failed(struct daemon *d, const char *why)
 
 static int check_start(struct daemon *d);
 
+static const char *sha_of(const struct daemon *d)
+{
+	return d->policy ? policy_sha256(d->policy) : "";
+}
+
+/* What the check started with is no longer what a handover would run, or with. */
+static bool check_stale(const struct daemon *d, const struct handoff_check *c)
+{
+	struct stat st;
+
+	if (strcmp(c->policy_sha, sha_of(d)))
+		return true;
+	if (stat(d->self, &st) || !c->exe.st_ino)
+		return true;
+	return st.st_dev != c->exe.st_dev || st.st_ino != c->exe.st_ino || st.st_size != c->exe.st_size ||
+	       st.st_mtim.tv_sec != c->exe.st_mtim.tv_sec || st.st_mtim.tv_nsec != c->exe.st_mtim.tv_nsec ||
+	       st.st_ctim.tv_sec != c->exe.st_ctim.tv_sec || st.st_ctim.tv_nsec != c->exe.st_ctim.tv_nsec;
+}
+
 static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg)
 {
 	struct daemon *d = arg;
 	struct handoff_check *c = d->check;
 	const char *why = NULL;
+	bool again;
 	int status = 0;
 
 	(void)w;
@@ -219,20 +248,26 @@ static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg
 		why = "its check did not end in time";
 	if (!why && (!WIFEXITED(status) || WEXITSTATUS(status)))
 		why = !WIFEXITED(status) ? "its check was killed" :
-		      WEXITSTATUS(status) == 127 ? "it does not run" : "its check failed";
-	if (!why && c->reloads != d->st.policy_reloads) {
-		check_free(d);
-		p_info("the policy was reloaded while %s was checked: checking it again, with this one", d->self);
+		      WEXITSTATUS(status) == 127 ? "it does not run" :
+		      WEXITSTATUS(status) == 2 ? "it does not take this command line: an execgate before 'daemon "
+						 "--check' is not handed over to (a stop and a start downgrade)" :
+		      "its check failed";
+	again = c->again || (!why && check_stale(d, c));
+	check_free(d);
+	if (why)
+		check_failed(d, why);
+	if (loop_stopping(d->loop)) {
+		p_info("the daemon is stopping: no handover");
+		return;
+	}
+	if (again) {
+		p_info("the policy in force, or the binary at %s, may have changed while it was checked: checking "
+		       "it again", d->self);
 		if (check_start(d))
 			check_failed(d, "its check cannot start");
 		return;
 	}
-	check_free(d);
-	if (why)
-		check_failed(d, why);
-	else if (loop_stopping(d->loop))
-		p_info("the daemon is stopping: no handover");
-	else
+	if (!why)
 		handoff_now(d);
 }
 
@@ -267,7 +302,9 @@ static int check_start(struct daemon *d)
 	c->pid = -1;
 	c->pidfd = -1;
 	c->pfd = -1;
-	c->reloads = d->st.policy_reloads;
+	snprintf(c->policy_sha, sizeof(c->policy_sha), "%s", sha_of(d));
+	if (stat(d->self, &c->exe))
+		c->exe.st_ino = 0;
 	d->check = c;
 	while (environ[n])
 		n++;
@@ -339,11 +376,15 @@ fail:
 
 void handoff_cancel(struct daemon *d)
 {
+	struct pollfd p;
+
 	if (!d->check)
 		return;
 	kill(d->check->pid, SIGKILL);
-	while (waitpid(d->check->pid, NULL, 0) < 0 && errno == EINTR)
-		;
+	/* a check stuck where no signal reaches it (a hung file system) is left to init */
+	p = (struct pollfd){ .fd = d->check->pidfd, .events = POLLIN };
+	if (poll(&p, 1, 1000) > 0)
+		waitpid(d->check->pid, NULL, WNOHANG);
 	check_free(d);
 }
 
@@ -352,7 +393,9 @@ int daemon_handoff(struct daemon *d)
 	int err;
 
 	if (d->check) {
-		p_info("a handover is being checked already (%s)", d->self);
+		d->check->again = true;
+		p_info("a handover is being checked already (%s): it is checked again once that check ends",
+		       d->self);
 		return 0;
 	}
 	err = check_start(d);

@@ -297,7 +297,13 @@ static void __attribute__((noreturn)) teller_main(int sock)
 			_exit(1);
 		sock = 3;
 	}
-	syscall(__NR_close_range, 4, ~0U, 0);
+	if (syscall(__NR_close_range, 4, ~0U, 0)) {
+		/* before Linux 5.9: one by one, up to the limit */
+		long max = sysconf(_SC_OPEN_MAX);
+
+		for (int fd = 4; fd < (max > 0 && max < 1048576 ? max : 65536); fd++)
+			close(fd);
+	}
 	null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		_exit(1);

@@ -328,6 +328,34 @@ static int skel_open(const struct tracer_opts *o, struct execgate_bpf **ret)
 	return err;
 }
 
+/* What tracer_start() and tracer_check() put in the maps after the load: names, and the --cgroup scopes. */
+static int skel_fill(struct execgate_bpf *skel, const struct tracer_opts *o)
+{
+	static const char *const shells[] = { EG_SHELL_NAMES }, *const interps[] = { EG_INTERP_NAMES };
+	int err = fill_ldso_opts(skel);
+
+	if (!err)
+		err = fill_names(bpf_map__fd(skel->maps.shells), shells, sizeof(shells) / sizeof(shells[0]));
+	if (!err)
+		err = fill_names(bpf_map__fd(skel->maps.interps), interps, sizeof(interps) / sizeof(interps[0]));
+	for (size_t i = 0; !err && i < o->n_cgroups && i < EG_SCOPES_MAX; i++) {
+		struct eg_scope sp = {};
+		__u32 k = i;
+
+		err = tracer_scope_add(skel, o->cgroup_ids[i]);
+		if (err)
+			break;
+		/* the path too: a cgroup made again there (a restarted container) is in scope at once */
+		sp.len = strlen(o->cgroup_paths[i]);
+		if (sp.len >= sizeof(sp.path))
+			return -ENAMETOOLONG;
+		memcpy(sp.path, o->cgroup_paths[i], sp.len);
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.scope_paths), &k, &sp, BPF_ANY))
+			err = -errno;
+	}
+	return err;
+}
+
 int tracer_check(const struct tracer_opts *o)
 {
 	struct execgate_bpf *skel;
@@ -335,10 +363,15 @@ int tracer_check(const struct tracer_opts *o)
 
 	if (err)
 		return err;
+	/* a generation its own control map never switches to: attached, nothing runs past active() */
 	skel->rodata->my_gen = 1;
 	err = execgate_bpf__load(skel);
-	if (!err)
+	if (!err) {
 		log_verified(skel);
+		err = skel_fill(skel, o);
+	}
+	if (!err)
+		err = execgate_bpf__attach(skel);
 	execgate_bpf__destroy(skel);
 	return err;
 }
@@ -405,36 +438,9 @@ int tracer_start(const struct tracer_opts *o, const char *pin_dir, struct execga
 	if (err)
 		goto fail;
 	log_verified(skel);
-	err = fill_ldso_opts(skel);
-	if (!err) {
-		static const char *const shells[] = { EG_SHELL_NAMES }, *const interps[] = { EG_INTERP_NAMES };
-
-		err = fill_names(bpf_map__fd(skel->maps.shells), shells, sizeof(shells) / sizeof(shells[0]));
-		if (!err)
-			err = fill_names(bpf_map__fd(skel->maps.interps), interps,
-					 sizeof(interps) / sizeof(interps[0]));
-	}
+	err = skel_fill(skel, o);
 	if (err)
 		goto fail;
-	for (size_t i = 0; i < o->n_cgroups && i < EG_SCOPES_MAX; i++) {
-		struct eg_scope sp = {};
-		__u32 k = i;
-
-		err = tracer_scope_add(skel, o->cgroup_ids[i]);
-		if (err)
-			goto fail;
-		/* the path too: a cgroup made again there (a restarted container) is in scope at once */
-		sp.len = strlen(o->cgroup_paths[i]);
-		if (sp.len >= sizeof(sp.path)) {
-			err = -ENAMETOOLONG;
-			goto fail;
-		}
-		memcpy(sp.path, o->cgroup_paths[i], sp.len);
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.scope_paths), &k, &sp, BPF_ANY)) {
-			err = -errno;
-			goto fail;
-		}
-	}
 	err = execgate_bpf__attach(skel);
 	if (err)
 		goto fail;

@@ -45,9 +45,10 @@ struct tracer_reuse {
 };
 
 /*
- * Whether this kernel loads the programs as tracer_start() would configure
- * them: opened, configured and loaded (verified) with maps of their own,
- * then destroyed; nothing attached or pinned, no pin read.
+ * Whether this kernel takes the programs as tracer_start() would configure
+ * them: opened, configured, loaded (verified), filled and attached with
+ * maps of their own, their generation switch never flipped (nothing runs
+ * past active()), then destroyed; nothing pinned, no pin read.
  */
 int tracer_check(const struct tracer_opts *o);
 /*
