@@ -152,7 +152,11 @@ static int own_args(const struct daemon *d, char **argv, int argc)
 	return argc;
 }
 
-#define PREFLIGHT_MS	10000	/* a check that takes longer: killed, and no handover (EXECGATE_HANDOVER_CHECK_MS) */
+/*
+ * A check that takes longer: killed, and no handover (EXECGATE_HANDOVER_CHECK_MS). The loop
+ * does not wait for it: room for a slow machine's load (4.4 s under qemu's TCG).
+ */
+#define PREFLIGHT_MS	60000
 
 /*
  * The binary at d->self now (a package upgrade put a new one there) must
