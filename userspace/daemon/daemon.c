@@ -636,6 +636,10 @@ static int daemon_check(struct daemon *d)
 			p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v "
 			      "for the verifier log)", strerror(-err));
 	}
+	if (!err)
+		printf("execgate daemon --check: this command line would start a daemon here (%s%s; the programs "
+		       "load and attach)\n", d->o.policy_path ? "policy " : "no policy",
+		       d->o.policy_path ? d->o.policy_path : "");
 	kernel_free(d);
 	for (size_t i = 0; i < d->o.n_cgroups; i++)
 		free(d->cg_paths[i]);
