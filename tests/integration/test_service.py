@@ -1285,8 +1285,9 @@ def test_daemon_check_loads_and_leaves_a_running_daemon_alone(ctx):
     """`execgate daemon --check` with a running daemon's own pin path: the
     policy and the programs load, nothing of the daemon's changes (its pins
     and links, its generation switch, its tracing and enforcement); a broken
-    policy, a policy --enforce cannot hold whole, and programs the kernel
-    refuses each exit 1 with the reason."""
+    policy, a policy --enforce cannot hold whole, an API token file the
+    start would refuse, and programs the kernel refuses each exit 1 with
+    the reason."""
     rel, cg, _ = ctx.cgroup()
     pf = os.path.join(ctx.tmpdir(), "policy.yaml")
     with open(pf, "w") as f:
@@ -1316,6 +1317,12 @@ def test_daemon_check_loads_and_leaves_a_running_daemon_alone(ctx):
     r = check("--policy", regex, "--enforce")
     assert r.returncode == 1 and "cannot hold every rule" in r.stderr.decode(), r.stderr
     assert check("--policy", regex, "--enforce", "--allow-partial").returncode == 0
+    tokens = os.path.join(ctx.tmpdir(), "tokens")
+    with open(tokens, "w") as f:
+        f.write("ops short\n")
+    os.chmod(tokens, 0o600)
+    r = check("--api-listen", "127.0.0.1:0", "--api-token-file", tokens)
+    assert r.returncode == 1 and ("--api-token-file %s:1: want 'NAME TOKEN'" % tokens) in r.stderr.decode(), r
     r = check(env=dict(os.environ, LD_PRELOAD=ctx.helper("preload_fail_bpf"), EG_FAIL_PROG="handle_exec"))
     assert r.returncode == 1 and "cannot load the tracer" in r.stderr.decode(), r.stderr
     assert pins_of(d.pin_path) == pins and d.proc.poll() is None, d.err()

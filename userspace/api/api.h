@@ -49,6 +49,8 @@ struct eg_api_stats {
 
 /* Parses o->listen, reads the tokens, binds and starts the server thread. err: one line. */
 int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_t errlen);
+/* What api_start() reads of o, read and let go: the address, the tokens; nothing bound. err: one line. */
+int api_check(const struct eg_api_opts *o, char *err, size_t errlen);
 /* Stops the thread and closes every connection; NULL is fine. The loop's lock must not be held. */
 void api_stop(struct eg_api *a);
 void api_get_stats(const struct eg_api *a, struct eg_api_stats *ret);

@@ -9,6 +9,7 @@
  * but the page's own code at / (no data in it).
  */
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -634,6 +635,21 @@ fail:
 	if (a->listen_fd >= 0 && !a->started)
 		close(a->listen_fd);
 	free(a->output_path);
+	free(a);
+	return rc;
+}
+
+int api_check(const struct eg_api_opts *o, char *err, size_t errlen)
+{
+	struct eg_api *a = calloc(1, sizeof(*a));
+	int port, rc;
+
+	if (!a)
+		return -ENOMEM;
+	rc = api_parse_listen(o->listen, a->addr, sizeof(a->addr), &port, err, errlen);
+	if (!rc)
+		rc = auth_load(a, o->token_file, err, errlen);
+	OPENSSL_cleanse(a, sizeof(*a));	/* the tokens' digests */
 	free(a);
 	return rc;
 }

@@ -91,7 +91,7 @@ static const struct argp_option options[] = {
 	{ "state-dir", OPT_STATE_DIR, "DIR", 0, "Where 'execgate run --background' logs go (DIR/procs; default /var/lib/execgate)", 3 },
 	{ "workspace", OPT_WORKSPACE, "DIR", 0, "'execgate run' processes start inside DIR: a --cwd that resolves outside it is refused", 3 },
 	{ "takeover", OPT_TAKEOVER, "FD", OPTION_HIDDEN, "internal: the state a daemon handing over left in FD", 3 },
-	{ "check", OPT_CHECK, NULL, 0, "Check that this command line would start a daemon here, and exit (0: it would): the policy loaded (and compiled for the kernel with --enforce), the BPF programs loaded, verified and attached by this kernel with maps of their own and switched off, then let go; nothing pinned or written, and a running daemon is left alone (a handover runs it with the new binary first)", 3 },
+	{ "check", OPT_CHECK, NULL, 0, "Check that this command line would start a daemon here, and exit (0: it would): the policy loaded (and compiled for the kernel with --enforce), the API's token file read, the BPF programs loaded, verified and attached by this kernel with maps of their own and switched off, then let go; nothing pinned or written, and a running daemon is left alone (a handover runs it with the new binary first)", 3 },
 	{ NULL, 0, NULL, 0, "Kernel enforcement (docs/enforcement.md):", 4 },
 	{ "enforce", OPT_ENFORCE, NULL, 0, "Enforce --policy in the kernel: a denied exec fails with EPERM (BPF LSM) or is killed before its image runs (elsewhere)", 4 },
 	{ "allow-partial", OPT_ALLOW_PARTIAL, NULL, 0, "With --enforce, accept a policy whose deny rules the kernel cannot all hold (the rest is enforced in sessions only; the start record lists them)", 4 },

@@ -42,6 +42,20 @@ int daemon_api_start(struct daemon *d)
 	return 0;
 }
 
+int daemon_api_check(struct daemon *d)
+{
+	struct eg_api_opts ao = { .listen = d->o.api_listen, .token_file = d->o.api_token_file };
+	char msg[512];
+	int err;
+
+	if (!d->o.api_listen)
+		return 0;
+	err = api_check(&ao, msg, sizeof(msg));
+	if (err)
+		p_err("%s", msg);
+	return err;
+}
+
 void daemon_api_stop(struct daemon *d)
 {
 	api_stop(d->api);

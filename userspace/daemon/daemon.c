@@ -620,6 +620,8 @@ static int daemon_check(struct daemon *d)
 	d->fc.host_mnt_ns = ns_inode("mnt");
 	d->fc.host_pid_ns = ns_inode("pid");
 	err = load_policy(d);
+	if (!err)
+		err = daemon_api_check(d);
 	if (!err) {
 		err = eg_mount_tracefs();
 		if (err)

@@ -248,6 +248,8 @@ int ctl_ops_register(struct daemon *d);
 
 /* apiserve.c: --api-listen's server, started once the control socket and runs are (0 when off) */
 int daemon_api_start(struct daemon *d);
+/* daemon --check: what the start reads for the API (the address, the token file), read and let go. */
+int daemon_api_check(struct daemon *d);
 void daemon_api_stop(struct daemon *d);
 
 #endif

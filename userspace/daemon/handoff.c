@@ -164,17 +164,16 @@ static int own_args(const struct daemon *d, char **argv, int argc)
  * would end enforcement with it. So it runs first as `daemon ... --check`
  * with this daemon's command line and the policy in force (the same bytes,
  * from a memfd): the policy loaded, compiled for the kernel with
- * --enforce, and its BPF programs loaded, filled and attached (inactive:
- * their own generation switch, never flipped) by this kernel. Its errors go
- * to our stderr. The loop goes on meanwhile (the child's pidfd and a
+ * --enforce, the API's address and token file read, and its BPF programs
+ * loaded, filled and attached by this kernel (inactive: their own
+ * generation switch, never flipped). Its errors go to our stderr. The loop goes on meanwhile (the child's pidfd and a
  * PREFLIGHT_MS timer are watched); anything but a clean exit keeps this
  * daemon. What changed while it ran is checked again before any handover:
  * another policy in force (a reload with other bytes), another file at
  * d->self (its identity when the check started), or a SIGUSR2 meanwhile
  * (an upgrade after the one being checked). Left unchecked: a file
  * replaced in the milliseconds between the last comparison and the exec,
- * and what only the takeover itself does (the handed-over state, the API's
- * token file).
+ * and what only the takeover itself does (the handed-over state).
  */
 struct handoff_check {
 	pid_t pid;
