@@ -606,11 +606,11 @@ static void own_session(void)
 
 /*
  * --check: what this command line's start would load, loaded and let go:
- * the policy, its compilation for the kernel (--enforce), the programs as
- * this kernel verifies and attaches them (switched off: tracer_check()).
- * No lock, pin, output or socket: a
- * daemon running on the same pins is left alone (its handover runs this
- * with the binary it is about to become).
+ * the policy, its compilation for the kernel (--enforce), the API's token
+ * file, the programs as this kernel verifies and attaches them (switched
+ * off: tracer_check()). No lock, pin, output or socket: a daemon running
+ * on the same pins is left alone (its handover runs this with the binary
+ * it is about to become).
  */
 static int daemon_check(struct daemon *d)
 {
