@@ -166,14 +166,16 @@ static int own_args(const struct daemon *d, char **argv, int argc)
  * from a memfd): the policy loaded, compiled for the kernel with
  * --enforce, the API's address and token file read, and its BPF programs
  * loaded, filled and attached by this kernel (inactive: their own
- * generation switch, never flipped). Its errors go to our stderr. The loop goes on meanwhile (the child's pidfd and a
- * PREFLIGHT_MS timer are watched); anything but a clean exit keeps this
- * daemon. What changed while it ran is checked again before any handover:
- * another policy in force (a reload with other bytes), another file at
- * d->self (its identity when the check started), or a SIGUSR2 meanwhile
- * (an upgrade after the one being checked). Left unchecked: a file
- * replaced in the milliseconds between the last comparison and the exec,
- * and what only the takeover itself does (the handed-over state).
+ * generation switch, never flipped). Its errors go to our stderr. The
+ * loop goes on meanwhile (the child's pidfd and a PREFLIGHT_MS timer are
+ * watched); anything but a clean exit keeps this daemon. What changed
+ * while it ran is checked again before any handover: another policy in
+ * force (a reload with other bytes), another file at d->self (its identity
+ * when the check started), or a SIGUSR2 meanwhile (an upgrade after the
+ * one being checked); the file's identity is compared once more right
+ * before the exec. Left unchecked: a file replaced in the microseconds
+ * between that comparison and the exec, and what only the takeover itself
+ * does (the handed-over state).
  */
 struct handoff_check {
 	pid_t pid;
@@ -186,7 +188,7 @@ struct handoff_check {
 	struct eg_watch *w, *timer;
 };
 
-static void handoff_now(struct daemon *d);
+static void handoff_now(struct daemon *d, const struct stat *exe);
 
 static void check_free(struct daemon *d)
 {
@@ -216,18 +218,22 @@ static const char *sha_of(const struct daemon *d)
 	return d->policy ? policy_sha256(d->policy) : "";
 }
 
-/* What the check started with is no longer what a handover would run, or with. */
-static bool check_stale(const struct daemon *d, const struct handoff_check *c)
+/* The file at d->self is not the one checked (its identity then: exe). */
+static bool exe_changed(const struct daemon *d, const struct stat *exe)
 {
 	struct stat st;
 
-	if (strcmp(c->policy_sha, sha_of(d)))
+	if (stat(d->self, &st) || !exe->st_ino)
 		return true;
-	if (stat(d->self, &st) || !c->exe.st_ino)
-		return true;
-	return st.st_dev != c->exe.st_dev || st.st_ino != c->exe.st_ino || st.st_size != c->exe.st_size ||
-	       st.st_mtim.tv_sec != c->exe.st_mtim.tv_sec || st.st_mtim.tv_nsec != c->exe.st_mtim.tv_nsec ||
-	       st.st_ctim.tv_sec != c->exe.st_ctim.tv_sec || st.st_ctim.tv_nsec != c->exe.st_ctim.tv_nsec;
+	return st.st_dev != exe->st_dev || st.st_ino != exe->st_ino || st.st_size != exe->st_size ||
+	       st.st_mtim.tv_sec != exe->st_mtim.tv_sec || st.st_mtim.tv_nsec != exe->st_mtim.tv_nsec ||
+	       st.st_ctim.tv_sec != exe->st_ctim.tv_sec || st.st_ctim.tv_nsec != exe->st_ctim.tv_nsec;
+}
+
+/* What the check started with is no longer what a handover would run, or with. */
+static bool check_stale(const struct daemon *d, const struct handoff_check *c)
+{
+	return strcmp(c->policy_sha, sha_of(d)) || exe_changed(d, &c->exe);
 }
 
 static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg)
@@ -235,6 +241,7 @@ static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg
 	struct daemon *d = arg;
 	struct handoff_check *c = d->check;
 	const char *why = NULL;
+	struct stat exe = c->exe;
 	bool again;
 	int status = 0;
 
@@ -271,7 +278,7 @@ static void on_check_exit(struct eg_watch *w, int fd, uint32_t events, void *arg
 		return;
 	}
 	if (!why)
-		handoff_now(d);
+		handoff_now(d, &exe);
 }
 
 static void on_check_timeout(struct eg_watch *w, uint64_t n, void *arg)
@@ -408,11 +415,12 @@ int daemon_handoff(struct daemon *d)
 }
 
 /* The check passed: the state written out, and the new binary exec'd in our place. */
-static void handoff_now(struct daemon *d)
+static void handoff_now(struct daemon *d, const struct stat *exe)
 {
 	static int fds[MAX_KEEP];
 	char **argv, num[16];
 	struct sbuf b = {};
+	bool recheck = false;
 	struct jsonw w;
 	int n = 0, nlinks, i, state, argc = 0;
 
@@ -501,6 +509,12 @@ static void handoff_now(struct daemon *d)
 	argv[argc++] = "--takeover";
 	argv[argc++] = num;
 	argv[argc] = NULL;
+	/* replaced while the state was written: that one is checked first */
+	if (exe_changed(d, exe)) {
+		recheck = true;
+		free(argv);
+		goto restore;
+	}
 	p_info("handing over to a new daemon (%s)", d->self);
 	notify_reloading();	/* the same pid: the new daemon says READY=1 */
 	execv(d->self, argv);
@@ -514,6 +528,11 @@ restore:
 	sbuf_free(&b);
 	if (d->sessions)
 		sessions_resume(d->sessions);
+	if (recheck) {
+		p_info("%s changed after its check: checking it again", d->self);
+		if (check_start(d))
+			check_failed(d, "its check cannot start");
+	}
 	return;
 fail:
 	sbuf_free(&b);
