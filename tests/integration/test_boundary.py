@@ -420,8 +420,9 @@ def approvals(ctx, d, *args):
 def test_a_restart_never_allows(ctx):
     """approval_timeout_action: allow and nobody answering: a handover (SIGUSR2) before the
     deadline refuses the waiting exec (it used to count as the timeout and run it at once), and
-    the process's stderr said once that it waited, for which id."""
-    d = ctx.daemon("--policy", write(ctx, ASK % ("1500ms", "allow")))
+    the process's stderr said once that it waited, for which id. The deadline is far: the old
+    daemon serves, and its deadlines run, while the new binary is checked (a second or more)."""
+    d = ctx.daemon("--policy", write(ctx, ASK % ("30s", "allow")))
     ws = workspace(ctx)
     f = os.path.join(ws, "f-" + token())
     p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "/bin/sh", "-c", "touch %s; echo rc=$?" % f],
