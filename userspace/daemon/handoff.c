@@ -137,6 +137,30 @@ void handoff_import_output(struct daemon *d, const json_t *state)
 	d->dropped_reported = json_integer_value(json_object_get(o, "dropped_reported"));
 }
 
+/*
+ * The policy in force, byte for byte, in a memfd read from its start (for
+ * the check and for the new daemon); above stderr (with stdout closed, a
+ * child's /dev/null would land on it). -1 when it cannot be made.
+ */
+static int policy_memfd(const struct daemon *d, const char *name)
+{
+	size_t len;
+	const char *src = policy_source(d->policy, &len);
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd >= 0 && fd <= STDERR_FILENO) {
+		int f = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+
+		close(fd);
+		fd = f;
+	}
+	if (fd >= 0 && (write(fd, src, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* This daemon's arguments into argv from argc on, without the handover it came from: the new argc. */
 static int own_args(const struct daemon *d, char **argv, int argc)
 {
@@ -298,8 +322,7 @@ static int check_start(struct daemon *d)
 	static const char lint_off[] = "EXECGATE_NO_MULTICALL_LINT=1";
 	char path[64], **env = NULL, **argv = NULL;
 	struct handoff_check *c;
-	const char *src;
-	size_t len, n = 0;
+	size_t n = 0;
 	int devnull = -1, argc = 0, err = -ENOMEM;
 	sigset_t none;
 	int ms = getenv("EXECGATE_HANDOVER_CHECK_MS") ? atoi(getenv("EXECGATE_HANDOVER_CHECK_MS")) : PREFLIGHT_MS;
@@ -330,16 +353,8 @@ static int check_start(struct daemon *d)
 	argv[argc++] = "daemon";
 	argc = own_args(d, argv, argc);
 	if (d->policy) {
-		src = policy_source(d->policy, &len);
-		c->pfd = memfd_create("execgate-policy-check", MFD_CLOEXEC);
-		if (c->pfd >= 0 && c->pfd <= STDERR_FILENO) {
-			/* stdout closed: the child's /dev/null would land on it */
-			int f = fcntl(c->pfd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
-
-			close(c->pfd);
-			c->pfd = f;
-		}
-		if (c->pfd < 0 || write(c->pfd, src, len) != (ssize_t)len || lseek(c->pfd, 0, SEEK_SET))
+		c->pfd = policy_memfd(d, "execgate-policy-check");
+		if (c->pfd < 0)
 			goto fail;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", c->pfd);
 		argv[argc++] = "--policy";
@@ -447,15 +462,10 @@ static void handoff_now(struct daemon *d, const struct stat *exe)
 	 * changes the policy (that is what a reload is for), and a file broken
 	 * since the last reload must not stop the new daemon */
 	if (d->policy) {
-		size_t len;
-		const char *src = policy_source(d->policy, &len);
-		int pfd = memfd_create("execgate-policy", MFD_CLOEXEC);
+		int pfd = policy_memfd(d, "execgate-policy");
 
-		if (pfd < 0 || write(pfd, src, len) != (ssize_t)len || lseek(pfd, 0, SEEK_SET)) {
-			if (pfd >= 0)
-				close(pfd);
+		if (pfd < 0)
 			goto fail;
-		}
 		jsonw_int_field(&w, "policy_fd", pfd);
 		fds[n++] = pfd;
 	}
