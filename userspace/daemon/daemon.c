@@ -363,6 +363,26 @@ static int tracer_options(struct daemon *d, struct tracer_opts *ret)
 	return 0;
 }
 
+static void tracer_failed(int err)
+{
+	p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
+	      strerror(-err));
+}
+
+/* tracefs mounted, and what this kernel offers: the same for a start and a --check */
+static int probe_kernel(struct daemon *d)
+{
+	int err = eg_mount_tracefs();
+
+	if (err) {
+		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
+		return err;
+	}
+	probe_features(&d->feats);
+	probe_mode(&d->feats, &d->mode);
+	return 0;
+}
+
 static int start_tracer(struct daemon *d)
 {
 	struct tracer_opts to;
@@ -374,8 +394,7 @@ static int start_tracer(struct daemon *d)
 		return err;
 	err = tracer_start(&to, d->paths.pin, &d->skel, &d->reuse);
 	if (err) {
-		p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v for the verifier log)",
-		      strerror(-err));
+		tracer_failed(err);
 		return err;
 	}
 	err = daemon_contexts_start(d);
@@ -622,21 +641,14 @@ static int daemon_check(struct daemon *d)
 	err = load_policy(d);
 	if (!err)
 		err = daemon_api_check(d);
-	if (!err) {
-		err = eg_mount_tracefs();
-		if (err)
-			p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
-	}
-	if (!err) {
-		probe_features(&d->feats);
-		probe_mode(&d->feats, &d->mode);
+	if (!err)
+		err = probe_kernel(d);
+	if (!err)
 		err = tracer_options(d, &to);
-	}
 	if (!err) {
 		err = tracer_check(&to);
 		if (err)
-			p_err("cannot load the tracer: %s (run 'execgate probe' to see what this kernel lacks; -v "
-			      "for the verifier log)", strerror(-err));
+			tracer_failed(err);
 	}
 	if (!err)
 		printf("execgate daemon --check: this command line would start a daemon here (%s%s; the programs "
@@ -734,13 +746,9 @@ int daemon_run(const struct daemon_opts *o)
 	 * the daemon writes afterwards is copied once (a fault each, and a
 	 * TLB flush on every CPU the daemon's threads ran on).
 	 */
-	err = eg_mount_tracefs();
-	if (err) {
-		p_err("cannot mount tracefs at /sys/kernel/tracing: %s", strerror(-err));
+	err = probe_kernel(&d);
+	if (err)
 		goto cleanup;
-	}
-	probe_features(&d.feats);
-	probe_mode(&d.feats, &d.mode);
 	/* the sessions' helper process, forked while the daemon is this small (sessions_teller_fork) */
 	if (!strcmp(d.mode.session_enforcement, "seccomp_notify"))
 		d.teller_fd = sessions_teller_fork();

@@ -34,6 +34,7 @@
 #include "execgate.skel.h"
 #include "procs/procs.h"
 #include "session/session.h"
+#include "util/fileid.h"
 #include "util/jsonw.h"
 #include "util/log.h"
 
@@ -249,9 +250,7 @@ static bool exe_changed(const struct daemon *d, const struct stat *exe)
 
 	if (stat(d->self, &st) || !exe->st_ino)
 		return true;
-	return st.st_dev != exe->st_dev || st.st_ino != exe->st_ino || st.st_size != exe->st_size ||
-	       st.st_mtim.tv_sec != exe->st_mtim.tv_sec || st.st_mtim.tv_nsec != exe->st_mtim.tv_nsec ||
-	       st.st_ctim.tv_sec != exe->st_ctim.tv_sec || st.st_ctim.tv_nsec != exe->st_ctim.tv_nsec;
+	return !eg_stat_same(&st, exe);
 }
 
 /* What the check started with is no longer what a handover would run, or with. */

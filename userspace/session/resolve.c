@@ -285,9 +285,7 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 #define HEADS		64	/* direct-mapped */
 
 struct head {
-	uint64_t dev, ino;
-	int64_t size;
-	struct timespec mtime, ctime;
+	struct stat st;
 	enum eg_prog_kind kind;
 	size_t len;
 	bool valid;
@@ -305,10 +303,7 @@ static struct head *head_slot(const struct stat *st)
 
 static bool head_same(const struct head *c, const struct stat *st)
 {
-	return c->valid && c->dev == (uint64_t)st->st_dev && c->ino == (uint64_t)st->st_ino &&
-	       c->size == (int64_t)st->st_size && c->mtime.tv_sec == st->st_mtim.tv_sec &&
-	       c->mtime.tv_nsec == st->st_mtim.tv_nsec && c->ctime.tv_sec == st->st_ctim.tv_sec &&
-	       c->ctime.tv_nsec == st->st_ctim.tv_nsec;
+	return c->valid && eg_stat_same(&c->st, st);
 }
 
 /*
@@ -383,11 +378,7 @@ static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, 
 		p->kind = EG_PROG_SCRIPT;
 	else
 		p->kind = EG_PROG_UNKNOWN;
-	c->dev = st.st_dev;
-	c->ino = st.st_ino;
-	c->size = st.st_size;
-	c->mtime = st.st_mtim;
-	c->ctime = st.st_ctim;
+	c->st = st;
 	c->kind = p->kind;
 	c->len = n;
 	memcpy(c->buf, head, n);

@@ -712,24 +712,20 @@ static int denials_start(struct eg_sessions *s)
 int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 {
 	struct eg_sessions *s = calloc(1, sizeof(*s));
-	int err;
+	bool teller_given = false;
+	int err = -ENOMEM;
 
-	if (!s) {
-		if (o->teller_fd >= 0)
-			close(o->teller_fd);
-		return -ENOMEM;
-	}
+	if (!s)
+		goto fail;
 	s->o = *o;
 	s->roots.fd = -1;
 	s->landlock_abi = eg_landlock_abi();
 	exec_plan_init();
 	s->ticket = calloc(1, sizeof(*s->ticket));
-	if (!s->ticket || verdicts_init(s)) {
-		if (o->teller_fd >= 0)
-			close(o->teller_fd);	/* not given to tell_init() yet */
-		err = -ENOMEM;
+	if (!s->ticket || verdicts_init(s))
 		goto fail;
-	}
+	/* tell_init() (in supervisor_init) owns the teller's socket from here, failing or not */
+	teller_given = true;
 	err = supervisor_init(s);
 	if (!err)
 		err = receivers_init(s);
@@ -752,6 +748,8 @@ int sessions_new(const struct eg_sessions_opts *o, struct eg_sessions **ret)
 	*ret = s;
 	return 0;
 fail:
+	if (!teller_given && o->teller_fd >= 0)
+		close(o->teller_fd);
 	sessions_free(s);
 	return err;
 }

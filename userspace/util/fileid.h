@@ -3,8 +3,10 @@
 #ifndef EG_FILEID_H
 #define EG_FILEID_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -13,6 +15,18 @@
 static inline uint64_t eg_kdev(uint64_t st_dev)
 {
 	return ((uint64_t)major(st_dev) << 20) | minor(st_dev);
+}
+
+/*
+ * The same file, unchanged as far as its inode tells: device, inode, size,
+ * and the times of its last write and last change (a rename, chmod or
+ * link count change moves ctime).
+ */
+static inline bool eg_stat_same(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
 /*
