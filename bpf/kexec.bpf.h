@@ -512,7 +512,8 @@ __noinline int kfacts_file(__u32 slot, __u64 file_addr)
 	f->depth = 0;
 	f->cdepth = 0;
 	f->rbase_len = 0;
-	if (mount_internal(mnt)) {
+	/* a file mapped through overlayfs (a container's) is its layer's: judged by the path mapped */
+	if (mount_internal(mnt) && !backing_user_path(file, &d, &mnt)) {
 		r = bpf_probe_read_kernel_str(f->path, EG_NAME_MAX, BPF_CORE_READ(d, d_name.name));
 		if (r <= 0)
 			return -1;

@@ -105,13 +105,16 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 		e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
 		e->ino = BPF_CORE_READ(file, f_inode, i_ino);
 		e->size = BPF_CORE_READ(file, f_inode, i_size);
-		if (mount_internal(BPF_CORE_READ(file, f_path.mnt))) {
+		struct dentry *pd = BPF_CORE_READ(file, f_path.dentry);
+		struct vfsmount *pm = BPF_CORE_READ(file, f_path.mnt);
+
+		/* an overlayfs file (a container's) is mapped as its layer's: named by the path mapped */
+		if (mount_internal(pm) && !backing_user_path(file, &pd, &pm)) {
 			e->flags |= EG_F_ANON_FILE;
-			n = read_anon_name(BPF_CORE_READ(file, f_path.dentry), buf, EG_EVENT_HDR, &e->flags,
-					   EG_F_FILENAME_FAULT);
+			n = read_anon_name(pd, buf, EG_EVENT_HDR, &e->flags, EG_F_FILENAME_FAULT);
 		} else {
-			PATH_WALK(w, BPF_CORE_READ(file, f_path.dentry), BPF_CORE_READ(file, f_path.mnt), NULL,
-				  NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
+			PATH_WALK(w, pd, pm, NULL, NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT,
+				  EG_F_FILE_DELETED);
 			n = read_path(&w);
 			e->flags |= w.flags;
 		}

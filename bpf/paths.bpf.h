@@ -183,12 +183,38 @@ done:
 }
 
 /* An internal mount (memfd, pipes, anonymous inodes) belongs to no namespace. */
+#define EG_OVERLAYFS_MAGIC	0x794c7630
+
 static __always_inline bool mount_internal(struct vfsmount *vm)
 {
 	struct mount *m = eg_container_of(vm, struct mount, mnt);
 	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
 
 	return ns < 4096 || ns >= (unsigned long)-4095;
+}
+
+/*
+ * The path a process mapped a file by, where the file the kernel keeps is
+ * a backing file (Linux 6.8 and later: overlayfs maps its layer's file,
+ * whose f_path is on a private mount, and keeps the path the process used
+ * beside it). Believed only when it leads to an overlayfs inode of the
+ * same number; false: f_path is all there is.
+ */
+static __always_inline bool backing_user_path(struct file *file, struct dentry **ret_d, struct vfsmount **ret_m)
+{
+	struct backing_file *bf;
+	struct dentry *d;
+
+	if (!bpf_core_field_exists(struct backing_file, user_path))
+		return false;
+	bf = eg_container_of(file, struct backing_file, file);
+	d = BPF_CORE_READ(bf, user_path.dentry);
+	if (!d || BPF_CORE_READ(d, d_inode, i_sb, s_magic) != EG_OVERLAYFS_MAGIC ||
+	    BPF_CORE_READ(d, d_inode, i_ino) != BPF_CORE_READ(file, f_inode, i_ino))
+		return false;
+	*ret_d = d;
+	*ret_m = BPF_CORE_READ(bf, user_path.mnt);
+	return *ret_m != NULL;
 }
 
 /*
@@ -343,7 +369,6 @@ static __always_inline struct file *vma_file(struct task_struct *task, __u64 add
 	return c.file;
 }
 
-#define EG_OVERLAYFS_MAGIC	0x794c7630
 
 /*
  * An overlayfs view of a file has the overlay's device and inode; the file

@@ -312,7 +312,8 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	e->ino = inode->i_ino;
 	e->size = inode->i_size;
 	file_backing(e, task, inode);
-	if (is_loader(e->dev, e->ino))
+	/* an overlayfs view of a loader (a mount any user can make in a namespace of its own) is that loader */
+	if (is_loader(e->dev, e->ino) || ((e->flags & EG_F_BACKING) && is_loader(e->backing_dev, e->backing_ino)))
 		e->flags |= EG_F_LOADER;
 	exec_strings(e, buf, task, bprm, file);
 	/* a shell image: one more in a row (the path is leaf first: its name comes first) */

@@ -26,14 +26,19 @@ def need_podman(ctx):
             raise eg.Skip("%s is not installed (tools/install-deps.sh installs it)" % tool)
 
 
+def content_tag(name, files, salt=""):
+    """name:<hash of the files' content>: an image made once per content."""
+    h = hashlib.sha256(salt.encode())
+    for p in files:
+        with open(p, "rb") as f:
+            h.update(f.read())
+    return "%s:%s" % (name, h.hexdigest()[:12])
+
+
 def image(ctx):
     """localhost/egtest:<hash of its content>, imported once from a tarball."""
     static_true = ctx.helper("static_true")
-    h = hashlib.sha256()
-    for p in ("/bin/busybox", static_true):
-        with open(p, "rb") as f:
-            h.update(f.read())
-    tag = "localhost/egtest:%s" % h.hexdigest()[:12]
+    tag = content_tag("localhost/egtest", ("/bin/busybox", static_true))
     if subprocess.run(PODMAN + ["image", "exists", tag]).returncode == 0:
         return tag
     root = tempfile.mkdtemp(prefix="egimg.")
@@ -182,3 +187,70 @@ def test_scope_follows_a_restarted_container(ctx):
     assert states[:2] == ["gone", "back"], states
     st = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path]).stdout)
     assert st["scopes"][0]["state"] == "present" and st["scopes"][0]["path"] == path, st["scopes"]
+
+
+def dyn_image(ctx):
+    """The test image with a glibc of its own: its ld.so is a file of the
+    image (another file than the host's), and /bin/denied, /bin/ok copies of
+    true, a dynamic program."""
+    base = image(ctx)
+    real_ld = os.path.realpath("/lib64/ld-linux-x86-64.so.2")
+    libc = os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
+    tag = content_tag("localhost/egtest-dyn", (real_ld, libc, "/usr/bin/true"), base)
+    if subprocess.run(PODMAN + ["image", "exists", tag]).returncode == 0:
+        return tag
+    root = tempfile.mkdtemp(prefix="egimg.")
+    try:
+        for d in ("lib64", "lib/x86_64-linux-gnu", "bin"):
+            os.makedirs(os.path.join(root, d))
+        shutil.copy(real_ld, os.path.join(root, "lib64", "ld-linux-x86-64.so.2"))
+        shutil.copy(libc, os.path.join(root, "lib/x86_64-linux-gnu", "libc.so.6"))
+        for name in ("denied", "ok"):
+            shutil.copy("/usr/bin/true", os.path.join(root, "bin", name))
+        ctr = subprocess.run(PODMAN + ["create", base, "/bin/true"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, timeout=60)
+        assert ctr.returncode == 0, ctr.stderr.decode()
+        cid = ctr.stdout.decode().strip()
+        try:
+            r = subprocess.run(PODMAN + ["cp", root + "/.", cid + ":/"], stderr=subprocess.PIPE, timeout=60)
+            assert r.returncode == 0, r.stderr.decode()
+            r = subprocess.run(PODMAN + ["commit", "-q", cid, tag], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=120)
+            assert r.returncode == 0, r.stderr.decode()
+        finally:
+            subprocess.run(PODMAN + ["rm", "-f", cid], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return tag
+
+
+def test_a_containers_own_loader_is_a_loader(ctx):
+    """An image brings its own ld.so, another file than the host's: run as
+    a command, what it maps is judged all the same, in a container started
+    before the daemon (found at its start) and in one started after (found
+    at its first exec)."""
+    need_podman(ctx)
+    tag = dyn_image(ctx)
+    before = container(ctx, tag)
+    pol = os.path.join(ctx.tmpdir(), "p.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: no-denied, cgroups: [\"/%s/libpod-*\"], paths: [/bin/denied], "
+                "decision: deny}\n" % PARENT)
+    os.chmod(os.path.dirname(pol), 0o755)
+    d = ctx.daemon("--policy", pol, "--enforce", "--cgroup", scope())
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    after = container(ctx, tag)
+    # the record of its first command: its root was searched by then
+    d.wait_for(lambda e: e.get("type") == "exec" and e.get("container", {}).get("id") == after,
+               timeout=20, what="the later container's first exec")
+    ld = "/lib64/ld-linux-x86-64.so.2"
+    for cid in (before, after):
+        assert pexec(cid, "/bin/ok").returncode == 0, cid
+        assert pexec(cid, "/bin/denied").returncode == 137, cid
+        t = token()
+        r = pexec(cid, ld, "/bin/denied", t)
+        assert r.returncode == 137, (cid, r.returncode, r.stderr[-300:])
+        e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 15, "the loader's exec")[0]
+        assert e["loader"] is True and e["action"] == "killed" and e["loaded"]["filename"] == "/bin/denied", e
+        assert pexec(cid, ld, "/bin/ok").returncode == 0, cid

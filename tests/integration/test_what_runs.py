@@ -351,6 +351,53 @@ def test_proc_self_fd_runs_in_a_session(ctx):
         assert r.returncode == 0, (spelling, r.returncode, r.stderr[-300:])
 
 
+def test_proc_self_exe_is_the_callers_own_program(ctx):
+    """/proc/self/exe and /proc/thread-self/exe are the caller's own program
+    (a Go, runc or busybox re-exec): judged as that, it runs. Reached from
+    /proc as a relative path, or past the caller's own entry, it would be
+    the daemon's program or another process's: refused, not killed."""
+    d = ctx.daemon()
+    for spelling in ("/proc/self/exe", "/proc/thread-self/exe"):
+        r = session(ctx, d, ["/bin/sh", "-c", "exec %s -c 'echo ran'" % spelling])
+        assert r.returncode == 0 and r.stdout == b"ran\n", (spelling, r.returncode, r.stderr[-300:])
+    for cmd in ("cd /proc && exec self/exe -c 'echo ran'", "cd /proc/self && exec ./exe -c 'echo ran'",
+                "exec /proc/self/../1/exe --version"):
+        r = session(ctx, d, ["/bin/sh", "-c", cmd])
+        assert b"ran" not in r.stdout and r.returncode not in (-9, 128 + 9, 0), (cmd, r.returncode, r.stderr[-300:])
+        assert "rule unsupported" in r.stderr.decode(), (cmd, r.stderr[-300:])
+
+
+def test_an_allow_is_never_of_a_copy(ctx):
+    """An allow of /usr/bin/id allows that file (a hard link too), never a
+    copy known by its content: nothing pins a copy's bytes between the
+    daemon's hash and the kernel's open, and its owner could rewrite it
+    in between. A deny still knows copies (test_sessions)."""
+    pol = write(ctx, "default_decision: deny\ncommands:\n"
+                     "  - {name: ok-sh, basenames: [sh, dash], decision: allow}\n"
+                     "  - {name: ok-id, paths: [/usr/bin/id], decision: allow}\n")
+    work = files(ctx)
+    copy = os.path.join(work, "myid")
+    shutil.copy("/usr/bin/id", copy)
+    os.chmod(copy, 0o755)
+    r = ctx.run([ctx.execgate, "policy", "test", pol, "--json", "--", copy], check=False)
+    assert json.loads(r.stdout)["decision"] == "deny", r.stdout
+    d = ctx.daemon("--policy", pol)
+    r = session(ctx, d, ["/bin/sh", "-c", "/usr/bin/id -u; echo rc=$?; %s -u; echo rc=$?" % copy])
+    assert r.stdout.decode().split() == ["0", "rc=0", "rc=126"], (r.stdout, r.stderr[-300:])
+
+
+def test_a_session_judges_no_more_argv_than_the_kernel_checks(ctx):
+    """With --max-argv-bytes 1024 the kernel's check compares 1 KiB of argv:
+    the daemon reads no more than that (what it judged past it, a thread
+    could rewrite before the exec), and a longer argv is cut (on_truncated)."""
+    d = ctx.daemon("--max-argv-bytes", "1024", "--policy", write(ctx, "commands: []\n"))
+    t = token()
+    r = session(ctx, d, ["/bin/sh", "-c", '/bin/true %s "$(printf "%%02000d" 0)"; echo rc=$?; '
+                                          '/bin/true %s; echo rc=$?' % (t, t)])
+    assert r.stdout.decode().split() == ["rc=126", "rc=0"], (r.stdout, r.stderr[-300:])
+    assert "rule on_truncated" in r.stderr.decode(), r.stderr[-300:]
+
+
 # ---- names the system gave ------------------------------------------------------------
 
 def test_an_allow_sees_the_names_root_gave(ctx):
@@ -405,6 +452,33 @@ def test_an_overlay_view_of_a_denied_file_is_the_file(ctx):
     assert e["action"] == "killed" and e["rule"] == "no-denied", e
     # an allowed program through the same view runs
     assert in_cg(cg, [os.path.join(view, "ok"), token()]).returncode == 0
+
+
+def test_an_overlay_view_of_the_loader_is_the_loader(ctx):
+    """The host's ld.so seen through an overlayfs mount (which an
+    unprivileged user can make in a namespace of its own) has another
+    device and inode: the file behind it is the loader, and what it maps
+    is judged."""
+    work = files(ctx)
+    real = os.path.realpath(LDSO)
+    view, upper, wd = ctx.tmpdir(), ctx.tmpdir(), ctx.tmpdir()
+    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        "lowerdir=%s,upperdir=%s,workdir=%s" % (os.path.dirname(real), upper, wd), view],
+                       stderr=subprocess.PIPE)
+    if r.returncode:
+        ctx.skip("overlayfs cannot be mounted here: %s" % r.stderr.decode().strip())
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", view]))
+    os.chmod(view, 0o755)
+    ldso = os.path.join(view, os.path.basename(real))
+    assert os.stat(ldso).st_ino != os.stat(real).st_ino or os.stat(ldso).st_dev != os.stat(real).st_dev
+    d, rel, cg = enforcing(ctx, policy(work))
+    t = token()
+    r = in_cg(cg, [ldso, os.path.join(work, "denied"), t])
+    assert r.returncode == KILL and not marks(t), (r.returncode, r.stderr[-300:])
+    e = one(d, t)
+    assert e["loader"] is True and e["action"] == "killed", e
+    # an allowed program through the same loader runs
+    assert in_cg(cg, [ldso, os.path.join(work, "ok"), token()]).returncode == 0
 
 
 def test_policy_check_warns_about_multicall_names(ctx):

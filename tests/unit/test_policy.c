@@ -1473,7 +1473,19 @@ static void test_truncated_outside_sessions(void)
 	policy_free(p);
 }
 
-/* A rule naming a file by path catches that file under any name, and copies of it. */
+/* req as an exec of the file at path (its name, size and identity); false if it cannot be read */
+static bool exec_of(struct eg_exec_req *req, const char *path, struct stat *st)
+{
+	if (!ASSERT_OK(stat(path, st), path))
+		return false;
+	req->filename = path;
+	req->size = st->st_size;
+	req->dev = eg_kdev(st->st_dev);
+	req->ino = st->st_ino;
+	return true;
+}
+
+/* A rule naming a file by path catches that file under any name, and copies of it when it denies. */
 static void test_named_file_identity(void)
 {
 	char dir[] = "/tmp/egident.XXXXXX", copy[64], link[64], other[64], cmd[200];
@@ -1494,11 +1506,8 @@ static void test_named_file_identity(void)
 	if (!p)
 		goto out;
 	/* a copy under another name: same content */
-	ASSERT_OK(stat(copy, &st), "stat copy");
-	req.filename = copy;
-	req.size = st.st_size;
-	req.dev = eg_kdev(st.st_dev);
-	req.ino = st.st_ino;
+	if (!exec_of(&req, copy, &st))
+		goto out;
 	policy_eval(p, &req, &v);
 	ASSERT_STREQ(v.rule, "no-printf", "a copy of the named file");
 	/* another program: no */
@@ -1516,6 +1525,18 @@ static void test_named_file_identity(void)
 	req.ino = st.st_ino;
 	policy_eval(p, &req, &v);
 	ASSERT_STREQ(v.rule, "no-printf", "the same inode (a hard link, a bind mount)");
+	/* an allow: by identity, never by content (a copy could be rewritten after the hash) */
+	policy_free(p);
+	p = load("default_decision: deny\ncommands:\n  - {name: ok-printf, paths: [/usr/bin/printf], decision: allow}\n");
+	if (!p)
+		goto out;
+	policy_eval(p, &req, &v);
+	ASSERT_STREQ(v.rule, "ok-printf", "an allow: the named file by identity");
+	if (!exec_of(&req, copy, &st))
+		goto out;
+	policy_eval(p, &req, &v);
+	ASSERT_TRUE(v.rule == NULL && v.decision == EG_DECISION_DENY, "an allow: not a copy of the named file");
+	ASSERT_TRUE(!policy_wants_size(p, st.st_size), "nothing hashed for an allow");
 out:
 	policy_free(p);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);

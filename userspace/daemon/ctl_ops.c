@@ -83,6 +83,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "output_rotations", os->rotations);
 	jsonw_uint_field(w, "output_rotation_failures", os->rotation_failures);
 	jsonw_uint_field(w, "malformed", d->st.malformed);
+	jsonw_uint_field(w, "loaders_full", d->st.loaders_full);
 	jsonw_uint_field(w, "exits", c.exits);
 	jsonw_uint_field(w, "lost_exit", c.lost_exit);
 	daemon_shipping_counters(d, w);

@@ -412,15 +412,9 @@ static int start_tracer(struct daemon *d)
 			p_warn("cannot register the session launcher: %s", strerror(-err));
 	}
 	/* the dynamic loaders, by identity: run as a command, what they map is judged */
-	if (loaders_find("/", &d->loaders))
-		p_warn("no dynamic loader found on this host: `ld.so PROGRAM` is judged as ld.so alone");
-	for (size_t i = 0; i < d->loaders.n; i++) {
-		err = tracer_add_loader(d->skel, d->loaders.l[i].dev, d->loaders.l[i].ino);
-		if (err) {
-			p_err("cannot register the dynamic loader %s: %s", d->loaders.l[i].path, strerror(-err));
-			return err;
-		}
-	}
+	err = daemon_loaders_start(d);
+	if (err)
+		return err;
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.events), records_on_record, d, NULL);
 	if (!d->rb) {
 		p_err("cannot open the ring buffer: %s", strerror(errno));
@@ -985,6 +979,7 @@ cleanup:
 	cgroup_cache_free(d.cgroups);
 	containers_free(d.containers);
 	lineage_free(d.lineage);
+	daemon_loaders_free(&d);
 	judge_free(&d.judge);
 	output_close(d.out);
 	daemon_shipping_free(&d);

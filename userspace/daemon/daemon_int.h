@@ -38,6 +38,7 @@ struct eg_containers;
 struct eg_sink;
 struct eg_follow;
 struct jsonw;
+struct ns_seen;
 
 /* What the daemon counts itself; the kernel's counters live in the "counters" map. */
 struct daemon_stats {
@@ -48,6 +49,7 @@ struct daemon_stats {
 	uint64_t policy_reload_failures;
 	uint64_t malformed;		/* records that did not decode */
 	uint64_t shutdown_dropped;	/* still queued when the bounded stop drain ended */
+	uint64_t loaders_full;		/* a root's loaders that did not fit the map (loaders.c) */
 };
 
 /* --enforce (daemon/kernel.c) */
@@ -93,7 +95,8 @@ struct daemon {
 	struct eg_decoder dec;
 	struct eg_decoder dec_held;	/* a held loader exec, decoded beside the record that frees it */
 	struct eg_hold *hold;		/* loader execs waiting for the program they map (hold.h) */
-	struct eg_loaders loaders;	/* the host's dynamic loaders (util/loaders.h) */
+	struct eg_loaders loaders;	/* the dynamic loaders registered (util/loaders.h, loaders.c) */
+	struct ns_seen *ns_seen;	/* mount namespaces whose root was searched for loaders (loaders.c) */
 	struct eg_format_ctx fc;
 	bool text;
 	struct tracer_reuse reuse;	/* what an earlier daemon left and we picked up */
@@ -176,6 +179,11 @@ void records_stage_report(void);
 /* Everything queued in the ring buffer, to the output (bounded by time). */
 void daemon_drain_all(struct daemon *d);
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret);
+
+/* loaders.c: the dynamic loaders, the host's and those of other roots (containers) */
+int daemon_loaders_start(struct daemon *d);
+void daemon_loaders_on_exec(struct daemon *d, pid_t pid, uint32_t mnt_ns);
+void daemon_loaders_free(struct daemon *d);
 
 /* kernel.c: --enforce */
 int kernel_prepare(struct daemon *d, struct tracer_opts *to);

@@ -317,6 +317,9 @@ int records_on_record(void *ctx, void *data, size_t size)
 		scope_changed(d, &r.h);
 		goto next;
 	}
+	/* a root not seen before (a container's): its own loaders, for its next execs */
+	if (r.h.type == EG_EVENT_EXEC && r.h.mnt_ns != d->fc.host_mnt_ns)
+		daemon_loaders_on_exec(d, r.h.pid, r.h.mnt_ns);
 	/* a loader run as the command: wait (briefly) for the program it maps */
 	if (r.h.type == EG_EVENT_EXEC && (r.h.flags & EG_F_LOADER) && !(r.h.flags & EG_F_KILLED) &&
 	    r.h.loader_arg && d->hold &&

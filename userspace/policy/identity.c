@@ -3,9 +3,10 @@
  * A rule that names a file by its literal path names that file, not the
  * string: at load the file's identity (device, inode) and content (size,
  * SHA-256) are taken, and an exec of the same file under another path (a
- * hard link, a bind mount) or of a copy of it (another name, a memfd)
- * matches the rule as the path would. Content is compared only for files
- * whose size equals a named file's, so most execs cost one lookup.
+ * hard link, a bind mount) matches the rule as the path would; so does a
+ * copy of it (another name, a memfd) when the rule denies. Content is
+ * compared only for files whose size equals a denied file's, so most
+ * execs cost one lookup.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +20,8 @@
 #include "util/digest.h"
 #include "util/fileid.h"
 
-/* What path names now, in this (the daemon's) mount namespace. */
-static int key_load(struct eg_policy *p, const char *path, struct eg_file_key *ret)
+/* What path names now, in this (the daemon's) mount namespace; its content hashed if asked. */
+static int key_load(struct eg_policy *p, const char *path, bool hash, struct eg_file_key *ret)
 {
 	struct stat st;
 	int fd, rc;
@@ -48,7 +49,7 @@ static int key_load(struct eg_policy *p, const char *path, struct eg_file_key *r
 	ret->id.dev = eg_kdev(st.st_dev);
 	ret->id.ino = st.st_ino;
 	ret->size = st.st_size;
-	if ((uint64_t)st.st_size <= EG_CONTENT_MAX && st.st_size > 0 &&
+	if (hash && (uint64_t)st.st_size <= EG_CONTENT_MAX && st.st_size > 0 &&
 	    p->hashed_bytes + st.st_size <= EG_POLICY_MAX_HASHED) {
 		rc = eg_hash_fd(fd, st.st_size, ret->sha256);
 		if (!rc) {
@@ -66,6 +67,13 @@ int eg_identity_compile(struct eg_policy *p)
 
 	if (p->no_files)
 		return 0;	/* its paths match by name */
+	/*
+	 * Content only denies: nothing pins what a copy holds between our
+	 * hash and the kernel's open (a ticket names a file by device and
+	 * inode), so a copy the task can write, allowed by its content, would
+	 * be rewritten before it runs. Nor does the kernel's judge compare
+	 * content.
+	 */
 	for (i = 0; i < p->n_rules; i++) {
 		struct eg_rule *r = &p->rules[i];
 		uint32_t n = 0;
@@ -80,7 +88,7 @@ int eg_identity_compile(struct eg_policy *p)
 		for (j = 0; j < r->paths.n; j++) {
 			if (r->paths.v[j][0] != '/' || !eg_glob_is_literal(r->paths.v[j]))
 				continue;
-			if (!key_load(p, r->paths.v[j], &r->path_ids[r->n_path_ids]))
+			if (!key_load(p, r->paths.v[j], r->decision == EG_DECISION_DENY, &r->path_ids[r->n_path_ids]))
 				r->n_path_ids++;
 		}
 		/* the array is final now: the tables borrow keys from it */

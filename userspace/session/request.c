@@ -193,6 +193,12 @@ static bool fd_cloexec(pid_t tid, int fd)
  * session policy can lower them, never raise them: they bound what the
  * daemon reads and holds for each exec a session makes, and the kernel
  * itself takes no more than 6 MiB of argv and environment.
+ *
+ * Never more bytes than the kernel's check compares (the tracer's
+ * --max-argv-bytes, and a ticket's EG_TICKET_ARGV_MAX): what is judged is
+ * what is pinned. An argument read past that could be rewritten by
+ * another thread after the read and before the exec copies it; such an
+ * argv counts as cut (on_truncated) instead.
  */
 #define ARGV_BYTES_CAP	(6u << 20)
 #define ARGC_CAP	(1u << 20)
@@ -217,6 +223,10 @@ void request_limits(struct eg_sessions *s, struct eg_session *se, uint32_t *ret_
 		if (ps->max_argv_bytes < bytes)
 			bytes = ps->max_argv_bytes;
 	}
+	if (s->o.argv_cap && s->o.argv_cap < bytes)
+		bytes = s->o.argv_cap;
+	if (bytes > EG_TICKET_ARGV_MAX)
+		bytes = EG_TICKET_ARGV_MAX;
 	*ret_argc = argc < ARGC_CAP ? argc : ARGC_CAP;
 	*ret_bytes = bytes < ARGV_BYTES_CAP ? bytes : ARGV_BYTES_CAP;
 }

@@ -180,40 +180,53 @@ static char **strv_dup(const char *const *v, unsigned int n)
  * cwd (or execveat's dirfd).
  */
 /*
- * "/proc/self/fd/N", "/proc/thread-self/fd/N", "/dev/fd/N" (and the rest
- * after N): the caller's own file descriptor N. Resolved by us, /proc/self
- * would be the daemon's: the caller's fd table, through the host's /proc,
- * is what the kernel will open. Returns the host path in buf, or NULL.
+ * "/proc/self/...", "/proc/thread-self/..." and "/dev/fd/N...": the
+ * caller's own process (its exe, fd N, cwd, root), through the host's
+ * /proc. Resolved by us, /proc/self would be the daemon's. Returns 1 with
+ * the host path in buf, 0 for any other path, or -EXDEV for a ".." after
+ * the prefix (it would leave the task's own directory for one that
+ * names another process in another pid namespace): not judged, it fails.
  */
-static const char *own_fd_path(const struct eg_exec_spec *s, const char *path, char *buf, size_t len)
+static int own_proc_path(const struct eg_exec_spec *s, const char *path, char *buf, size_t len)
 {
-	static const char *const prefixes[] = { "/proc/self/fd/", "/proc/thread-self/fd/", "/dev/fd/" };
-	const char *rest = NULL, *end;
-	unsigned long n;
-	size_t i;
+	const char *rest;
+	int n;
 
 	if (s->tgid <= 0)
-		return NULL;
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !rest; i++)
-		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
-			rest = path + strlen(prefixes[i]);
-	if (!rest || *rest < '0' || *rest > '9')
-		return NULL;
-	n = strtoul(rest, (char **)&end, 10);
-	if (n > INT_MAX || (*end && *end != '/'))
-		return NULL;
-	/* a thread's /proc/thread-self/fd is its files table: the same as its process's unless unshared */
-	if (snprintf(buf, len, "/proc/%d/fd/%lu%s", !strncmp(path, "/proc/thread-self/", 18) ? s->tid : s->tgid,
-		     n, end) >= (int)len)
-		return NULL;
-	return buf;
+		return 0;
+	if (!strncmp(path, "/dev/fd/", 8)) {
+		const char *end;
+		unsigned long fd;
+
+		rest = path + 8;
+		if (*rest < '0' || *rest > '9')
+			return 0;
+		fd = strtoul(rest, (char **)&end, 10);
+		if (fd > INT_MAX || (*end && *end != '/'))
+			return 0;
+		n = snprintf(buf, len, "/proc/%d/fd/%s", (int)s->tgid, rest);
+	} else if (!strncmp(path, "/proc/self", 10) && (path[10] == '/' || !path[10])) {
+		rest = path + 10;
+		n = snprintf(buf, len, "/proc/%d%s", (int)s->tgid, rest);
+	} else if (!strncmp(path, "/proc/thread-self", 17) && (path[17] == '/' || !path[17])) {
+		/* what the kernel's thread-self names: the thread's own files table, cwd, ... */
+		rest = path + 17;
+		n = snprintf(buf, len, "/proc/%d/task/%d%s", (int)s->tgid, (int)s->tid, rest);
+	} else {
+		return 0;
+	}
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	for (const char *c = rest; (c = strstr(c, "..")); c += 2)
+		if (c[-1] == '/' && (c[2] == '/' || !c[2]))
+			return -EXDEV;
+	return 1;
 }
 
 static int open_target(const struct eg_exec_spec *s, const char *path, bool first, int *ret_fd)
 {
-	int flags = O_PATH | O_CLOEXEC, fd, base;
+	int flags = O_PATH | O_CLOEXEC, fd, base, rc;
 	char own[PATH_MAX];
-	const char *host;
 
 	if (first && s->execveat && (s->at_flags & AT_EMPTY_PATH) && !*path) {
 		if (s->dir_fd < 0)
@@ -230,9 +243,11 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 	/* O_PATH|O_NOFOLLOW opens a final symlink itself: describe() answers ELOOP for it */
 	if (first && s->execveat && (s->at_flags & AT_SYMLINK_NOFOLLOW))
 		flags |= O_NOFOLLOW;
-	host = own_fd_path(s, path, own, sizeof(own));
-	if (host) {
-		fd = open(host, flags);
+	rc = own_proc_path(s, path, own, sizeof(own));
+	if (rc < 0)
+		return rc;
+	if (rc) {
+		fd = open(own, flags);
 		if (fd < 0)
 			return -errno;
 		*ret_fd = fd;
@@ -266,7 +281,26 @@ static int open_target(const struct eg_exec_spec *s, const char *path, bool firs
 	} else {
 		base = AT_FDCWD;
 	}
-	fd = openat(base, path, flags);
+	{
+		/*
+		 * No magic link on the way: from the cwd, "self/exe" or
+		 * "self/fd/3" under /proc would be the daemon's, not the
+		 * task's. Such an exec is not judged; it fails.
+		 */
+		struct open_how how = { .flags = flags, .resolve = RESOLVE_NO_MAGICLINKS };
+
+		fd = syscall(SYS_openat2, base, path, &how, sizeof(how));
+		if (fd < 0 && errno == ENOSYS)
+			fd = openat(base, path, flags);
+		if (fd < 0 && errno == ELOOP) {
+			/* a magic link (-EXDEV: not judged here), or a loop the kernel meets too */
+			fd = openat(base, path, flags);
+			if (fd >= 0) {
+				close(fd);
+				return -EXDEV;
+			}
+		}
+	}
 	if (fd < 0)
 		return -errno;
 	*ret_fd = fd;

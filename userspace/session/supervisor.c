@@ -218,6 +218,20 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		r = NULL;		/* the parked request took it over */
 		goto done;
 	}
+	if (rc == -EXDEV) {
+		/*
+		 * Through another process's /proc entry, or a magic link reached
+		 * from a relative path: where it leads for the task is not what
+		 * it would be for us. Refused rather than guessed at (let to
+		 * fail, it would run and be killed for its empty ticket).
+		 */
+		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "unsupported",
+					 .message = "the path goes through /proc links the daemon cannot follow as "
+						    "the task would (another process's entry, or a magic link from "
+						    "a relative path)" };
+		request_deny_with(s, r, &v);
+		goto done;
+	}
 	if (rc) {
 		/* the exec will fail: the kernel fails it (and the tracer records it) */
 		request_let_fail(s, r, rc);

@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "util/fileid.h"
 #include "util/loaders.h"
@@ -24,9 +27,10 @@ static const char *const interp_of[] = {
 
 bool loaders_has(const struct eg_loaders *l, uint64_t dev, uint64_t ino)
 {
-	size_t i;
+	/* the daemon adds while sessions' threads read: an entry is whole before n counts it */
+	size_t i, n = __atomic_load_n(&l->n, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < l->n; i++)
+	for (i = 0; i < n; i++)
 		if (l->l[i].dev == dev && l->l[i].ino == ino)
 			return true;
 	return false;
@@ -41,7 +45,7 @@ int loaders_add(struct eg_loaders *l, uint64_t dev, uint64_t ino, const char *pa
 	l->l[l->n].dev = dev;
 	l->l[l->n].ino = ino;
 	snprintf(l->l[l->n].path, sizeof(l->l[l->n].path), "%s", path);
-	l->n++;
+	__atomic_store_n(&l->n, l->n + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -128,6 +132,124 @@ int loaders_find(const char *root, struct eg_loaders *ret)
 		closedir(d);
 	}
 	return ret->n ? 0 : -ENOENT;
+}
+
+/* path inside the root that root_fd names, as a process there resolves it (its absolute links are its own) */
+static int open_in(int root_fd, const char *path, int flags)
+{
+	struct open_how how = { .flags = flags | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+
+	return syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+}
+
+/*
+ * The file behind fd as the kernel maps it: overlayfs maps its layer's
+ * file, which is what a record's backing names, and what every container
+ * of one image shares.
+ */
+static int mapped_id(int fd, struct stat *ret)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char link[64];
+	void *p;
+	int rc;
+
+	p = mmap(NULL, page, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)p, (unsigned long)p + page);
+	rc = stat(link, ret) ? -errno : 0;
+	munmap(p, page);
+	return rc;
+}
+
+/*
+ * A loader found inside another root: a regular file (looked at before it
+ * is opened for reading: a FIFO or a device is never opened), shaped like
+ * a loader (an ELF shared object with no PT_INTERP of its own), added by
+ * the identity behind it. 1 if added, 0 if not one (or known), -ENOSPC.
+ */
+static int add_in(int root_fd, const char *path, const char *label, struct eg_loaders *ret)
+{
+	char proc[64], interp[8], name[PATH_MAX];
+	struct stat st;
+	Elf64_Ehdr eh;
+	int fd, rfd, rc = 0;
+
+	fd = open_in(root_fd, path, O_PATH);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(eh)) {
+		close(fd);
+		return 0;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	close(fd);
+	if (rfd < 0)
+		return 0;
+	if (pread(rfd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_type == ET_DYN && elf_interp(rfd, interp, sizeof(interp)) == -ENOENT && !mapped_id(rfd, &st) &&
+	    !loaders_has(ret, eg_kdev(st.st_dev), st.st_ino)) {
+		snprintf(name, sizeof(name), "%s%s", label, path);
+		rc = loaders_add(ret, eg_kdev(st.st_dev), st.st_ino, name);
+		rc = rc ? rc : 1;
+	}
+	close(rfd);
+	return rc;
+}
+
+int loaders_find_in(int root_fd, const char *label, unsigned int max, struct eg_loaders *ret)
+{
+	char path[PATH_MAX], interp[PATH_MAX];
+	unsigned int added = 0;
+	size_t i;
+	int rc;
+
+	for (i = 0; interp_of[i] && added < max; i++) {
+		int fd;
+
+		if (!strcmp(interp_of[i], "/proc/self/exe"))
+			continue;
+		fd = open_in(root_fd, interp_of[i], O_RDONLY | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		rc = elf_interp(fd, interp, sizeof(interp));
+		close(fd);
+		if (rc || interp[0] != '/')
+			continue;
+		rc = add_in(root_fd, interp, label, ret);
+		if (rc < 0)
+			return rc;
+		added += rc;
+	}
+	for (i = 0; lib_dirs[i] && added < max; i++) {
+		struct dirent *de;
+		DIR *d;
+		int fd = open_in(root_fd, lib_dirs[i], O_RDONLY | O_DIRECTORY);
+
+		if (fd < 0)
+			continue;
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			continue;
+		}
+		while ((de = readdir(d)) && added < max) {
+			if (fnmatch("ld-linux*", de->d_name, 0) && fnmatch("ld-musl*", de->d_name, 0))
+				continue;
+			if (snprintf(path, sizeof(path), "%s/%s", lib_dirs[i], de->d_name) >= (int)sizeof(path))
+				continue;
+			rc = add_in(root_fd, path, label, ret);
+			if (rc < 0) {
+				closedir(d);
+				return rc;
+			}
+			added += rc;
+		}
+		closedir(d);
+	}
+	return added;
 }
 
 unsigned int ldso_target(const char *const *argv, unsigned int argc)

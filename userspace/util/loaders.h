@@ -25,6 +25,13 @@ struct eg_loaders {
 
 /* Fills ret with the loaders under root ("/" or a container's root); 0 or -errno. */
 int loaders_find(const char *root, struct eg_loaders *ret);
+/*
+ * Adds the loaders of another root (a container's, root_fd from
+ * /proc/PID/root), found as a process there finds them and known by the
+ * file behind each (an overlayfs layer's); at most max of them, each named
+ * label + its path there. The number added, or -ENOSPC when ret is full.
+ */
+int loaders_find_in(int root_fd, const char *label, unsigned int max, struct eg_loaders *ret);
 bool loaders_has(const struct eg_loaders *l, uint64_t dev, uint64_t ino);
 /* Adds one (deduplicated); -ENOSPC when full. */
 int loaders_add(struct eg_loaders *l, uint64_t dev, uint64_t ino, const char *path);
