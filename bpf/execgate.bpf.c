@@ -75,8 +75,7 @@ int BPF_PROG(handle_fork, struct task_struct *parent, struct task_struct *child)
 	}
 	/* everything a lineage carries: depths, session, container, context */
 	__builtin_memcpy(cst, pst, sizeof(*cst));
-	cst->flags = pst->flags & (EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN | EG_TASK_LAUNCHER |
-				   EG_TASK_SESSION_DEPTH | EG_TASK_INFERRED);
+	cst->flags = pst->flags & EG_TASK_INHERITED;	/* and so does trace/amend.c for a thread it finds */
 	cst->lsm_rule = 0;
 	cst->lsm_seq = 0;
 	cst->lsm_kflags = 0;

@@ -247,29 +247,40 @@ _Static_assert(sizeof(struct eg_task) == 104, "eg_task is ABI");
 #define EG_TASK_V1_SIZE		96	/* a pinned "tasks" of this size is copied over (bpf/migrate.bpf.c) */
 
 /*
- * A change user space asks of a running process's task storage (its
- * leader's), made by bpf/amend.bpf.c in the kernel, field by field, so that
- * nothing the task's own programs write meanwhile is put back.
+ * A change user space asks of a running process's task storage, made by
+ * bpf/amend.bpf.c in the kernel, field by field, so that nothing the
+ * task's own programs write meanwhile is put back. Each thread has storage
+ * of its own (a clone copies its creator's, and a thread's children copy
+ * the thread's): a context or a depth goes to every thread of the process,
+ * a session id to its leader alone.
  */
 #define EG_AMEND_CONTEXT		1	/* the agent context, where it has none */
 #define EG_AMEND_DEPTH		2	/* the depth, made absolute (the storage made if missing) */
 #define EG_AMEND_SESSION		3	/* the session id of a launcher, still the image looked at */
+#define EG_AMEND_FILL		4	/* a process the kernel knew nothing of: storage where a thread has none */
 #define EG_AMEND_DONE		1	/* result: made (or a context was there already) */
 #define EG_AMEND_NO_STORAGE	2	/* result: no storage (the kernel made none) */
 #define EG_AMEND_CHANGED		3	/* result: another image now (or, EG_AMEND_SESSION, not a launcher) */
 
+/* What a clone copies of its creator's storage, as the tracer's fork handler does (and as eg_amend.task is made). */
+#define EG_TASK_INHERITED	(EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN | EG_TASK_LAUNCHER | \
+				 EG_TASK_SESSION_DEPTH | EG_TASK_INFERRED)
+
 struct eg_amend {
 	__u32 op;		/* EG_AMEND_* */
-	__u32 result;		/* 0: the process was not found; EG_AMEND_DONE, _NO_STORAGE, _CHANGED */
-	__u32 context;
-	__s32 context_depth;
-	__u32 context_tgid;
-	__s32 depth;
-	__u32 session;
+	__u32 result;		/* the leader's: 0: not found; EG_AMEND_DONE, _NO_STORAGE, _CHANGED */
+	__u32 missed;		/* result: other threads that got no storage (the kernel made none) */
 	__u32 tid;		/* a walk over every task (kernels before 6.1): the leader's id */
 	__u64 exec_ktime;	/* the image's exec id, as looked up (0: any; EG_AMEND_SESSION: always) */
+	/*
+	 * The values asked, in their fields (context*, depth, session); and,
+	 * but for EG_AMEND_SESSION, the whole entry a thread with no storage
+	 * gets: the process's as a clone would have copied it, with the change
+	 * made (EG_AMEND_CONTEXT: the threads but the leader).
+	 */
+	struct eg_task task;
 };
-_Static_assert(sizeof(struct eg_amend) == 40, "eg_amend is ABI");
+_Static_assert(sizeof(struct eg_amend) == 128, "eg_amend is ABI");
 
 /*
  * The procs view (PIN/procs, a task iterator): its header line; then one

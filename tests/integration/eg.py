@@ -322,3 +322,31 @@ def foreground_pid(argv, tty=None):
         if _foreground(st) and (tty_nr is None or st["tty_nr"] == tty_nr):
             return int(d)
     return None
+
+
+class ThreadFork:
+    """tests/helpers/thread_fork (or exe, a copy of it) running prog from a thread of its choice:
+    its worker thread starts first, before anything the test does next. run("main"|"thread",
+    word) has that thread fork and exec prog word and returns the exit status (128+N: signal N)."""
+
+    def __init__(self, ctx, prog, exe=None, **kw):
+        self.proc = subprocess.Popen([exe or ctx.helper("thread_fork"), prog], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, **kw)
+        ctx.on_cleanup(self.proc.kill)
+        line = self._line(10)
+        assert line.startswith("ready "), line
+        self.pid, self.worker = map(int, line.split()[1:])
+        assert self.worker != self.pid and os.path.exists("/proc/%d/task/%d" % (self.pid, self.worker))
+
+    def _line(self, timeout):
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        assert r, "thread_fork said nothing within %ss" % timeout
+        return self.proc.stdout.readline().decode().strip()
+
+    def run(self, who, word, timeout=20):
+        self.proc.stdin.write(("%s %s\n" % (who, word)).encode())
+        self.proc.stdin.flush()
+        line = self._line(timeout)
+        got_who, got_word, rc = line.split()
+        assert (got_who, got_word) == (who, word), line
+        return int(rc)

@@ -258,6 +258,93 @@ def test_a_context_a_reload_adds_holds_a_running_agent(ctx):
     released_and_killed(d, agent, fifo, work, t, "after a reload added its context")
 
 
+def threaded_agent(ctx, work, cg):
+    """work/tagent (tests/helpers/thread_fork, with content of its own) in cgroup cg, running
+    work/denied from the thread it is told: its worker thread starts with it (eg.ThreadFork)."""
+    path = os.path.join(work, "tagent")
+    shutil.copy(ctx.helper("thread_fork"), path)
+    with open(path, "ab") as f:
+        f.write(b"\0tagent" + token().encode())
+    os.chmod(path, 0o755)
+
+    def join():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write("0")
+    return eg.ThreadFork(ctx, os.path.join(work, "denied"), exe=path, preexec_fn=join)
+
+
+def tagent_policy(work):
+    return ctx_policy(work, identities="[{paths: [%s/tagent]}]" % work)
+
+
+def every_thread_killed(d, agent, what):
+    """The denied program, forked and exec'd by the agent's first thread and by its worker thread,
+    is killed in the agent's context both times."""
+    for who, name in (("main", "first"), ("thread", "worker")):
+        t = "%s-%s" % (who, token())
+        rc = agent.run(who, t)
+        e = wait_mark_or_kill(d, t)
+        assert not marks(t) and rc == 128 + 9, "the denied program ran from the agent's %s thread %s: " \
+            "status %d, %r" % (name, what, rc, e)
+        assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+
+
+def test_a_context_a_reload_adds_holds_every_thread_of_a_running_agent(ctx):
+    """A thread's task storage is its own, copied from its creator's when it started: a worker
+    thread the agent started before a reload added the context has none in it. The reload puts
+    every thread of the agent in the context, so what the worker thread forks and execs is
+    judged in it as what the first thread does."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, "default_decision: allow\n")
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    agent = threaded_agent(ctx, work, cg)
+    eg.wait_until(lambda: agent.pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
+    write(ctx, tagent_policy(work), path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode == 0, r
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("reload"),
+               what="the reload's policy record")
+    every_thread_killed(d, agent, "after a reload added its context")
+
+
+def test_every_thread_of_an_agent_started_before_the_daemon_is_in_its_context(ctx):
+    """An agent with a worker thread, both running before the daemon: the daemon's start gives the
+    worker thread the storage it gives the agent (context included), so what the worker thread
+    forks and execs is in the context, not a task the kernel knows nothing of."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    agent = threaded_agent(ctx, work, cg)
+    pf = write(ctx, tagent_policy(work))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    seeded = d.events()[0]["seeded"]
+    assert seeded["contexts"] == 1 and seeded["failed"] == 0, seeded   # a process, counted once
+    every_thread_killed(d, agent, "started before the daemon")
+
+
+def test_every_thread_of_an_agent_the_kernel_knew_already_is_in_its_context(ctx):
+    """The agent and its worker thread started under a daemon with no contexts; a daemon with the
+    policy starts on the same pins: the context is written into every thread's storage."""
+    work = agent_files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    pin = "/sys/fs/bpf/egtest-tknown-%d" % os.getpid()
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", pin],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d1 = ctx.daemon(pin_path=pin)
+    agent = threaded_agent(ctx, work, cg)
+    eg.wait_until(lambda: agent.pid in eg.procs_view(pin), what="the agent in the procs view")
+    assert d1.stop() == 0
+    pf = write(ctx, tagent_policy(work))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg, pin_path=pin)
+    seeded = d.events()[0]["seeded"]
+    assert seeded["contexts"] == 1 and seeded["failed"] == 0, seeded
+    every_thread_killed(d, agent, "the kernel knew before the policy")
+
+
 def test_a_reload_that_renumbers_contexts_is_refused(ctx):
     """Running agents carry their context's number (its place in
     contexts:). A reload that reorders the contexts would move a running

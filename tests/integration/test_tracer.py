@@ -528,6 +528,22 @@ def test_set_depth_with_stdin_closed_changes_one_process(ctx):
     assert view[b.pid]["depth"] == before, "another process's depth changed: %r" % view[b.pid]
 
 
+def test_set_depth_reaches_every_thread(ctx):
+    """A thread's children take their depth from the thread's own task storage: `execgate task
+    --set-depth` sets it in every thread of the process, so what a worker thread that ran before
+    the command forks and execs counts from the depth set, as what the first thread does."""
+    d = ctx.daemon()
+    p = eg.ThreadFork(ctx, "/bin/true")
+    eg.wait_until(lambda: p.pid in eg.procs_view(d.pin_path), what="the process in the procs view")
+    assert eg.procs_view(d.pin_path)[p.pid]["depth"] != 40
+    ctx.run([ctx.execgate, "task", str(p.pid), "--set-depth", "40", "--pin-path", d.pin_path])
+    for who in ("main", "thread"):
+        tok = "%s-%s" % (who, token())
+        assert p.run(who, tok) == 0
+        e = wait_execs(d, tok)[0]
+        assert e["depth"] == 41, "the %s thread's child: %r" % (who, e)
+
+
 # ---- failed execs ---------------------------------------------------------
 
 def test_exec_failed_enoent_from_path_search(ctx):

@@ -58,7 +58,7 @@ int task_lookup(const struct eg_sessions *s, pid_t pid, bool thread, struct eg_t
  */
 int task_set_session(struct eg_sessions *s, pid_t pid, uint32_t id, uint64_t exec_ktime)
 {
-	struct eg_amend a = { .op = EG_AMEND_SESSION, .session = id, .exec_ktime = exec_ktime };
+	struct eg_amend a = { .op = EG_AMEND_SESSION, .exec_ktime = exec_ktime, .task.session = id };
 	int fd, rc;
 
 	if (!s->amender)

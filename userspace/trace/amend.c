@@ -5,7 +5,8 @@
  * update). The change goes into the program's .bss through its mapping;
  * each run is an iterator link on the one process a pidfd names, so the
  * pid namespace the daemon lives in does not matter, and the run visits
- * that process's threads alone.
+ * that process's threads alone: each gets the change (a session id the
+ * leader alone).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +42,7 @@ int task_amender_apply(struct task_amender *sd, int pidfd, pid_t pid, struct eg_
 	int fd = -1, err;
 
 	s->result = 0;
+	s->missed = 0;
 	s->tid = sd->whole_walk ? (__u32)pid : 0;
 	if (!sd->whole_walk) {
 		fd = link_fd(pidfd);
@@ -55,7 +57,23 @@ int task_amender_apply(struct task_amender *sd, int pidfd, pid_t pid, struct eg_
 	if (err)
 		return err;
 	s->result = sd->skel->bss->req.result;
+	s->missed = sd->skel->bss->req.missed;
 	return 0;
+}
+
+void task_amend_inherit(struct eg_amend *s, const struct eg_task *t)
+{
+	/* as the tracer's handle_fork: the lineage, not what the image's own exec left to act on */
+	s->task = *t;
+	s->task.flags = t->flags & EG_TASK_INHERITED;
+	s->task.lsm_rule = 0;
+	s->task.lsm_seq = 0;
+	s->task.lsm_kflags = 0;
+	s->task.lsm_kdecision = 0;
+	s->task.lsm_reason = 0;
+	s->task.loader_dev = 0;
+	s->task.loader_ino = 0;
+	s->task.loader_arg = 0;
 }
 
 /* Before 6.1 a task iterator takes no process to run on: every task, by id, from the initial pid namespace alone. */
@@ -115,22 +133,28 @@ void task_amender_close(struct task_amender *sd)
 int task_amender_set_depth(struct task_amender *sd, int tasks_fd, pid_t pid, int depth)
 {
 	int pidfd = syscall(SYS_pidfd_open, pid, 0), round, err = -EAGAIN;
+	bool missed = false;
 
-	/* a process (its leader): a thread's id is refused */
+	/* a process (its leader): a thread's id is refused; every thread of it gets the depth */
 	if (pidfd < 0)
 		return -errno;
 	for (round = 0; round < DEPTH_ROUNDS; round++) {
 		struct eg_task before = {}, after;
-		struct eg_amend s = { .op = EG_AMEND_DEPTH, .depth = depth };
+		struct eg_amend s = { .op = EG_AMEND_DEPTH };
 
 		if (bpf_map_lookup_elem(tasks_fd, &pidfd, &before) && errno != ENOENT) {
 			err = -errno;
 			break;
 		}
 		s.exec_ktime = before.exec_ktime;
+		/* a thread with no storage (nor the leader, if it has none): the leader's entry at that depth */
+		task_amend_inherit(&s, &before);
+		s.task.depth = depth;
+		s.task.flags |= EG_TASK_KNOWN | EG_TASK_DEPTH_KNOWN;
 		err = task_amender_apply(sd, pidfd, pid, &s);
 		if (err)
 			break;
+		missed = s.missed;
 		err = -EAGAIN;
 		if (s.result == EG_AMEND_CHANGED)
 			continue;	/* an exec since the lookup: look again */
@@ -146,5 +170,6 @@ int task_amender_set_depth(struct task_amender *sd, int tasks_fd, pid_t pid, int
 		}
 	}
 	close(pidfd);
-	return err;
+	/* a thread the kernel made no storage for: its children keep the depth they had */
+	return !err && missed ? -ENOMEM : err;
 }

@@ -14,8 +14,11 @@
  *   started before the daemon is under its context from its next exec.
  *
  * What the kernel already knows is never overwritten (BPF_NOEXIST), except
- * a context added to a known task that has none. Only thread-group leaders
- * can be reached (pidfd): a process's other threads keep what they had.
+ * a context added to a known task that has none. A pidfd names a process
+ * (its leader's storage); what its other threads fork copies their own
+ * storage, so they get the same, in the kernel (trace/amend.c): a thread
+ * with no storage the leader's entry, a thread with storage and no context
+ * the context.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -42,6 +45,7 @@
 struct sproc {
 	pid_t pid, ppid;
 	uint64_t start_ns;		/* CLOCK_BOOTTIME, from /proc/PID/stat */
+	unsigned int threads;		/* when read */
 	bool kthread;
 	bool known;			/* the kernel has its storage */
 	bool done;			/* depth and context computed */
@@ -60,6 +64,8 @@ struct seeder {
 	const struct eg_policy *p;
 	long hz;
 	char *buf;			/* cmdline */
+	struct task_amender *amender;	/* opened at its first use */
+	int amender_err;
 };
 
 static int by_pid(const void *a, const void *b)
@@ -76,12 +82,12 @@ static struct sproc *find(struct seeder *s, pid_t pid)
 	return bsearch(&key, s->v, s->n, sizeof(*s->v), by_pid);
 }
 
-/* ppid, flags (PF_KTHREAD) and start time from /proc/PID/stat; -1 when gone. */
+/* ppid, threads, flags (PF_KTHREAD) and start time from /proc/PID/stat; -1 when gone. */
 static int read_stat(struct seeder *s, struct sproc *pr)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
-	unsigned int flags = 0;
+	unsigned int flags = 0, threads = 0;
 	int ppid = 0, fd, i;
 	ssize_t n;
 
@@ -99,7 +105,7 @@ static int read_stat(struct seeder *s, struct sproc *pr)
 	if (!p)
 		return -1;
 	p++;
-	/* field 3 state, 4 ppid, ... 9 flags, ... 22 starttime */
+	/* field 3 state, 4 ppid, ... 9 flags, ... 20 num_threads, ... 22 starttime */
 	for (i = 3; i <= 22 && *p; i++) {
 		while (*p == ' ')
 			p++;
@@ -107,12 +113,15 @@ static int read_stat(struct seeder *s, struct sproc *pr)
 			ppid = atoi(p);
 		else if (i == 9)
 			flags = (unsigned int)strtoul(p, NULL, 10);
+		else if (i == 20)
+			threads = (unsigned int)strtoul(p, NULL, 10);
 		else if (i == 22)
 			start = strtoull(p, NULL, 10);
 		while (*p && *p != ' ')
 			p++;
 	}
 	pr->ppid = ppid;
+	pr->threads = threads;
 	pr->kthread = (flags & 0x00200000) || pr->pid == 2 || ppid == 2;	/* PF_KTHREAD */
 	pr->start_ns = s->hz > 0 ? start * (1000000000ull / (uint64_t)s->hz) : 0;
 	return 0;
@@ -278,13 +287,15 @@ static int scan(struct seeder *s)
 /*
  * The contexts of processes the kernel knows already, made in the kernel
  * (bpf/amend.bpf.c: a map update would put back what an exec meanwhile
- * wrote). An exec that read the task's storage before the change and
- * writes it back after loses it: looked at again, and asked again.
+ * wrote), in every thread. An exec that read the task's storage before
+ * the change and writes it back after loses it: looked at again, and asked
+ * again.
  */
 struct seed_ctx {
 	pid_t pid;
 	uint32_t ctx, ctx_tgid;
 	int32_t ctx_depth;
+	bool kept;		/* in it already: its other threads only (a daemon before marked leaders alone) */
 };
 
 /* The processes a walk put in a context: a second walk may mark one again (its marking lost to an exec). */
@@ -330,39 +341,69 @@ static unsigned int marked_count(struct marked *m, unsigned int sum)
 	return n;
 }
 
-static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct seed_stats *ret,
+static struct task_amender *seeder_amender(struct seeder *s)
+{
+	if (!s->amender && !s->amender_err)
+		s->amender_err = task_amender_open(s->map_fd, &s->amender);
+	return s->amender;
+}
+
+/*
+ * The threads of a process the kernel knew nothing of, which clone()d
+ * before the tracer ran: the entry t just given to its leader, so that
+ * what they fork is not outside the leader's context, or of unknown depth.
+ */
+static void seed_threads(struct seeder *s, int pidfd, pid_t pid, const struct eg_task *t,
+			 struct seed_stats *ret)
+{
+	struct eg_amend a = { .op = EG_AMEND_FILL, .exec_ktime = t->exec_ktime };
+
+	task_amend_inherit(&a, t);
+	if (!seeder_amender(s) || task_amender_apply(s->amender, pidfd, pid, &a) || a.missed)
+		ret->failed++;
+}
+
+static int seed_contexts(struct seeder *sr, const struct seed_ctx *v, size_t n, struct seed_stats *ret,
 			 struct marked *marked)
 {
 	struct task_amender *sd;
+	int map_fd = sr->map_fd, err = 0;
 	size_t i;
-	int err = 0;
 
 	if (!n)
 		return 0;
-	err = task_amender_open(map_fd, &sd);
-	if (err) {
+	sd = seeder_amender(sr);
+	if (!sd) {
 		ret->failed += n;
-		return err;
+		return sr->amender_err;
 	}
 	for (i = 0; i < n; i++) {
 		int fd = pidfd_of(v[i].pid), round;
-		bool done = false, gone = false;
+		bool done = false, gone = false, missed = false;
 
 		if (fd < 0)
 			continue;	/* gone since */
 		for (round = 0; round < SEED_ROUNDS && !done; round++) {
-			struct eg_amend s = { .op = EG_AMEND_CONTEXT, .context = v[i].ctx,
-					     .context_depth = v[i].ctx_depth, .context_tgid = v[i].ctx_tgid };
+			struct eg_amend s = { .op = EG_AMEND_CONTEXT };
 			struct eg_task t;
 
 			/* on the image there now (a pid since reused is another's) */
 			if (bpf_map_lookup_elem(map_fd, &fd, &t))
 				break;
 			s.exec_ktime = t.exec_ktime;
+			/* a thread with no storage gets the leader's entry, in the leader's context if it has one */
+			task_amend_inherit(&s, &t);
+			if (!t.context) {
+				s.task.context = v[i].ctx;
+				s.task.context_depth = v[i].ctx_depth;
+				s.task.context_ktime = 0;	/* inferred: its identity's exec not seen */
+				s.task.context_tgid = v[i].ctx_tgid;
+			}
 			err = task_amender_apply(sd, fd, v[i].pid, &s);
 			if (err)
 				break;
 			gone = !s.result;
+			missed = s.missed;
 			if (s.result == EG_AMEND_CHANGED)
 				continue;	/* an exec since the lookup: again */
 			if (s.result != EG_AMEND_DONE)
@@ -375,13 +416,13 @@ static int seed_contexts(int map_fd, const struct seed_ctx *v, size_t n, struct 
 			ret->failed += n - i;
 			break;
 		}
-		if (done) {
+		if (done && !v[i].kept) {
 			ret->contexts++;
 			marked_add(marked, v[i].pid);
-		} else if (!gone)
+		}
+		if ((!done && !gone) || missed)
 			ret->failed++;
 	}
-	task_amender_close(sd);
 	return err;
 }
 
@@ -424,13 +465,17 @@ static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *r
 		int fd;
 
 		ret->scanned++;
-		if (pr->known && !pr->ctx_new)
-			continue;
 		if (pr->known) {
-			/* a known task: its context only, made in the kernel below */
-			seeds[nseeds++] = (struct seed_ctx){ .pid = pr->pid, .ctx = pr->ctx,
-							     .ctx_tgid = (uint32_t)pr->ctx_pid,
-							     .ctx_depth = pr->ctx_depth };
+			/*
+			 * A known task: its context only, made in the kernel below,
+			 * in every thread. One in its context already: its other
+			 * threads (a daemon before this one marked the leader alone).
+			 */
+			if (pr->ctx_new || (pr->ctx && pr->threads > 1))
+				seeds[nseeds++] = (struct seed_ctx){ .pid = pr->pid, .ctx = pr->ctx,
+								     .ctx_tgid = (uint32_t)pr->ctx_pid,
+								     .ctx_depth = pr->ctx_depth,
+								     .kept = !pr->ctx_new };
 			continue;
 		}
 		fd = pidfd_of(pr->pid);
@@ -449,6 +494,8 @@ static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *r
 				ret->failed++;
 		} else {
 			ret->inferred++;
+			if (pr->threads > 1)
+				seed_threads(&s, fd, pr->pid, &t, ret);
 			if (pr->ctx) {
 				ret->contexts++;
 				marked_add(marked, pr->pid);
@@ -456,8 +503,9 @@ static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *r
 		}
 		close(fd);
 	}
-	err = seed_contexts(map_fd, seeds, nseeds, ret, marked);
+	err = seed_contexts(&s, seeds, nseeds, ret, marked);
 out:
+	task_amender_close(s.amender);
 	free(seeds);
 	free(s.v);
 	free(s.buf);
