@@ -182,15 +182,19 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 			task_flags |= EG_TASK_SESSION_DEPTH;
 		}
 	}
+	/* as the record said (container_depth_of); st->depth is the new image's already */
 	if (!pidns || pidns == host_pid_ns) {
 		st->cont_pidns = 0;
 		st->container_depth = 0;
-	} else if (known && st->cont_pidns == pidns) {
+	} else if (known && st->cont_pidns) {
 		st->container_depth++;
+	} else if (known && !task_pid_ns_by_root(task)) {
+		st->container_depth = st->depth;
 	} else {
-		st->cont_pidns = pidns;
 		st->container_depth = 0;
 	}
+	if (pidns && pidns != host_pid_ns)
+		st->cont_pidns = pidns;
 	/*
 	 * The agent context: what the record says (entered here, or carried);
 	 * without a record the task keeps its own, one exec deeper.

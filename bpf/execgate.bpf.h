@@ -35,6 +35,22 @@ static __always_inline __u32 task_pid_ns(struct task_struct *task)
 }
 
 /*
+ * The task's pid namespace is owned by the initial user namespace: root
+ * made it (a container runtime). One a user made (`unshare -Urp`) is owned
+ * by the user namespace made with it.
+ */
+static __always_inline bool task_pid_ns_by_root(struct task_struct *task)
+{
+	struct upid up = {};
+	struct pid *pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+
+	if (!pid || level >= 32 || bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level]))
+		return true;
+	return BPF_CORE_READ(up.ns, user_ns, level) == 0;
+}
+
+/*
  * The task storage of depths and sessions, shared by the tracer and the
  * supervisor's facts program (facts.bpf.c reuses the tracer's map: one
  * definition, so that the two can never disagree on it).
@@ -46,5 +62,25 @@ static __always_inline __u32 task_pid_ns(struct task_struct *task)
 		__type(key, int);					\
 		__type(value, struct eg_task);				\
 	} tasks SEC(".maps")
+
+/*
+ * The container depth of the task's image (next 0) or of its next (1), in
+ * its pid namespace (not the host's), from its storage st. A container's
+ * first exec is 0: a task that comes from the host into a namespace root
+ * made. From there the count goes on, in that namespace and in any made
+ * inside it. A namespace a user made from the host (`unshare -Urp`) starts
+ * nothing: the host's depth goes on, so no one makes an exec "direct" by
+ * entering a pid namespace of their own.
+ */
+static __always_inline __s32 container_depth_of(const struct eg_task *st, struct task_struct *task, int next)
+{
+	if (!st || !(st->flags & EG_TASK_KNOWN))
+		return 0;
+	if (st->cont_pidns)
+		return st->container_depth + next;
+	if (!task_pid_ns_by_root(task))
+		return st->depth + next;
+	return 0;
+}
 
 #endif /* EXECGATE_BPF_H */

@@ -561,8 +561,7 @@ static __always_inline void kf_depths(__u32 slot, struct eg_task *st, __u32 next
 	pidns = task_pid_ns(bpf_get_current_task_btf());
 	if (pidns && pidns != host_pid_ns) {
 		f->flags |= KF_CONTAINER;
-		f->cdepth = st && (st->flags & EG_TASK_KNOWN) && st->cont_pidns == pidns ?
-			    st->container_depth + next : 0;
+		f->cdepth = container_depth_of(st, bpf_get_current_task_btf(), next);
 	}
 }
 

@@ -128,17 +128,17 @@ static __always_inline void fill_lineage(struct eg_event *e, struct eg_task *st,
 
 
 /*
- * The depth from a container's first exec: the first exec seen in a pid
- * namespace other than the daemon's is 0 (a container's command, or one
- * `podman exec` runs), each below it one more.
+ * The depth from a container's first exec: the first exec from the host
+ * into a pid namespace root made is 0 (a container's command, or one
+ * `podman exec` runs), each below it one more, in namespaces made inside
+ * it too; in a namespace a user made, the host's depth (container_depth_of).
  */
 static __always_inline void fill_container(struct eg_event *e, struct eg_task *st)
 {
 	if (!e->pid_ns || e->pid_ns == host_pid_ns)
 		return;
 	e->flags |= EG_F_CONTAINER;
-	e->container_depth = st && (st->flags & EG_TASK_KNOWN) && st->cont_pidns == e->pid_ns ?
-			     st->container_depth + 1 : 0;
+	e->container_depth = container_depth_of(st, bpf_get_current_task_btf(), 1);
 }
 
 /*

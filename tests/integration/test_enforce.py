@@ -865,3 +865,28 @@ def test_kernel_verdict_equals_policy_differential(ctx):
     # each line is an exec and, one time in two, a '#!' chain's one or two more (1.75 on average)
     assert len(evs) >= lines * 3 // 2, (len(evs), lines)
     assert not mismatches, (seed, mismatches[:3])
+
+
+def test_a_pid_namespace_of_ones_own_makes_nothing_direct(ctx):
+    """A rule scoped to cgroups judges the depth from a container's first
+    exec. A pid namespace a user makes (unshare -Urp: owned by the user's
+    own user namespace) starts no container: the host's depth goes on,
+    and in one made inside it the count goes on too."""
+    rel, cg, _ = ctx.cgroup()
+    pf = write(ctx, "commands:\n  - {name: no-nested-rev, cgroups: [\"/%s\"], context: [nested], "
+                    "basenames: [rev], decision: deny}\n" % rel.lstrip("/"))
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    text = os.path.join(ctx.tmpdir(), "text")
+    with open(text, "w") as f:
+        f.write("abc\n")
+    os.chmod(os.path.dirname(text), 0o755)
+    os.chmod(text, 0o644)
+    for argv in (["rev"], ["unshare", "-Urpf", "rev"], ["unshare", "-Urpf", "unshare", "-Urpf", "rev"]):
+        t = token()
+        r = in_cg(cg, argv + [text, t])
+        assert r.returncode != 0 and b"cba" not in r.stdout, (argv, r.returncode, r.stdout, r.stderr[-300:])
+        e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []) and
+                       e.get("action") == "killed", 10, "rev killed (%s)" % argv)[0]
+        assert e["rule"] == "no-nested-rev", e
