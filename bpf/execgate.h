@@ -451,7 +451,7 @@ _Static_assert(sizeof(struct eg_file_key) == 16, "eg_file_key is ABI");
 #define EG_LDSO_OPT_ALONE	1
 #define EG_LDSO_OPT_VALUE	2	/* the next argument is its value */
 #define EG_LDSO_OPTS_VALUE	"--library-path", "--inhibit-rpath", "--audit", "--preload", "--argv0", \
-				"--glibc-hwcaps-prefer", "--glibc-hwcaps-mask"
+				"--glibc-hwcaps-prepend", "--glibc-hwcaps-mask"
 #define EG_LDSO_OPTS_ALONE	"--list", "--verify", "--inhibit-cache", "--list-tunables", \
 				"--list-diagnostics", "--help", "--version"
 struct eg_ldso_opt {

@@ -68,6 +68,7 @@ def test_loader_is_a_launcher_under_enforce(ctx):
     tries = {
         "plain": [LDSO, denied],
         "options": [LDSO, "--library-path", "/nonexistent", "--argv0", "innocent", "--inhibit-cache", denied],
+        "hwcaps": [LDSO, "--glibc-hwcaps-prepend", "x86-64-v2", "--glibc-hwcaps-mask", "x86-64-v2", denied],
         "by-name": [LDSO, forbidden],
         "relative": [LDSO, "./denied"],
     }
@@ -79,6 +80,7 @@ def test_loader_is_a_launcher_under_enforce(ctx):
         e = one(d, t)
         assert e["loader"] is True and e["action"] == "killed" and e["decision"] == "deny", (how, e)
         assert e["reason"] == "kernel-rule" and e["loaded"]["filename"] in (denied, forbidden), (how, e)
+        assert e["loaded"]["path_requested"] == argv[-1], (how, e["loaded"])
         progs = {p["role"]: p for p in e["programs"]}
         assert progs["loader"]["decision"] == "allow" and progs["program"]["decision"] == "deny", (how, e)
     # allowed programs, and ldd, keep working through the loader
