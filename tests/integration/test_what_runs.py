@@ -369,6 +369,20 @@ def test_proc_self_exe_is_the_callers_own_program(ctx):
         assert "rule unsupported" in r.stderr.decode(), (cmd, r.stderr[-300:])
 
 
+def test_a_listener_of_ones_own_takes_no_exec_from_the_daemon(ctx):
+    """A task in a session installs a seccomp listener of its own for
+    execve and answers CONTINUE itself: the kernel refuses a second
+    listener in the task's filters (EBUSY), and if one were had, the exec
+    would still meet the ticket check. The denied program never runs."""
+    d = ctx.daemon("--policy", write(ctx, "commands:\n  - {name: no-id, basenames: [id], decision: deny}\n"))
+    helper = ctx.helper("own_listener")
+    r = subprocess.run([helper, "/usr/bin/id", "-u"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 0 and b"listener ok" in r.stderr, (r.returncode, r.stderr)
+    r = session(ctx, d, [helper, "/usr/bin/id", "-u"])
+    assert not r.stdout.strip() and r.returncode != 0, (r.returncode, r.stdout, r.stderr[-300:])
+    assert b"listener refused 16" in r.stderr or r.returncode in (-9, 137), r.stderr[-300:]
+
+
 def test_an_allow_is_never_of_a_copy(ctx):
     """An allow of /usr/bin/id allows that file (a hard link too), never a
     copy known by its content: nothing pins a copy's bytes between the

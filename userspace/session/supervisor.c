@@ -193,6 +193,23 @@ void supervisor_handle(struct eg_sessions *s, struct eg_session *se, struct secc
 		offload_submit(s, r, se);
 }
 
+/*
+ * A lookup's failure that the exec meets in the kernel too (no such file,
+ * not allowed, a loop, a bad descriptor, not a program): let to fail, the
+ * task gets the kernel's own errno (a shell's PATH search goes on). Any
+ * other is the daemon's.
+ */
+static bool kernel_fails_too(int rc)
+{
+	switch (-rc) {
+	case ENOENT: case ENOTDIR: case EACCES: case EPERM: case ELOOP: case ENAMETOOLONG: case EFAULT:
+	case EBADF: case ENOEXEC: case EISDIR: case ETXTBSY: case E2BIG: case ENXIO:
+		return true;
+	default:
+		return false;
+	}
+}
+
 void request_finish(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_verdict v = {};
@@ -229,6 +246,13 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 					 .message = "the path goes through /proc links the daemon cannot follow as "
 						    "the task would (another process's entry, or a magic link from "
 						    "a relative path)" };
+		request_deny_with(s, r, &v);
+		goto done;
+	}
+	if (rc && !kernel_fails_too(rc)) {
+		/* our own failure (memory, descriptors, I/O): refused, never guessed at */
+		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "error",
+					 .message = "the daemon could not look the program up" };
 		request_deny_with(s, r, &v);
 		goto done;
 	}
