@@ -22,6 +22,26 @@
 		     "%[val] = %[lim]"					\
 		     : [val] "+r"(v) : [lim] "r"((__u64)(max)))
 
+/*
+ * A string read whole: n is what bpf_probe_read_{kernel,user}_str() of src
+ * into max bytes returned, its NUL counted. n == max is a string of max - 1
+ * bytes (its NUL the last byte read), the longest that fits, or one cut
+ * short: src's byte at max - 1 tells. Returns n, or 0 for a string cut or
+ * not read.
+ */
+static __always_inline long eg_str_whole(long n, const char *src, __u32 max, bool user)
+{
+	char c = 1;
+
+	if (n <= 0 || n > max)
+		return 0;
+	if (n < max)
+		return n;
+	if (user ? bpf_probe_read_user(&c, 1, src + max - 1) : bpf_probe_read_kernel(&c, 1, src + max - 1))
+		return 0;
+	return c ? 0 : n;
+}
+
 /* The pid namespace the task lives in (its inode number; 0: not read). */
 static __always_inline __u32 task_pid_ns(struct task_struct *task)
 {

@@ -86,8 +86,10 @@ static long skip_step(__u32 i, __u32 *slot)
 	w = &f->wk;
 	if (w->index >= w->left || w->p >= w->end)
 		return 1;
+	/* a word of 4095 bytes (4096 with its NUL) is the longest path a caller can spell */
 	n = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
-	if (n <= 0 || n >= EG_FILENAME_MAX)
+	n = eg_str_whole(n, (const char *)w->p, EG_FILENAME_MAX, false);
+	if (!n)
 		return 1;
 	if (w->index && n == w->n && w->p + n <= w->end &&
 	    kmemeq(*slot, (const void *)w->p, (const void *)w->cb, n)) {
@@ -371,7 +373,8 @@ static long argword_step(__u32 i, __u32 *slot)
 	if (w->index >= 8 || w->p >= w->end)
 		return 1;
 	n = bpf_probe_read_user_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
-	if (n <= 0 || n >= EG_FILENAME_MAX)
+	n = eg_str_whole(n, (const char *)w->p, EG_FILENAME_MAX, true);
+	if (!n)
 		return 1;
 	bpf_probe_read_kernel(&c, 1, f->tmp);
 	if (w->index++ && c != '-') {

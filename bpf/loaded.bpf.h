@@ -40,7 +40,8 @@ static long arg_seek_step(__u32 i, __u32 *slot)
 	if (!w->left || w->p >= w->end)
 		return 1;
 	n = bpf_probe_read_user_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
-	if (n <= 0 || n >= EG_FILENAME_MAX) {
+	n = eg_str_whole(n, (const char *)w->p, EG_FILENAME_MAX, true);
+	if (!n) {
 		w->p = w->end;
 		return 1;
 	}

@@ -63,7 +63,8 @@ static long ldr_step(__u32 i, __u32 *slot)
 	if (w->p >= w->end)
 		return 1;
 	n = bpf_probe_read_kernel_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
-	if (n <= 0 || n >= EG_FILENAME_MAX) {
+	n = eg_str_whole(n, (const char *)w->p, EG_FILENAME_MAX, false);
+	if (!n) {
 		w->hit = EG_LOADER_ARG_UNKNOWN;	/* a word this long: where the program is cannot be told */
 		return 1;
 	}

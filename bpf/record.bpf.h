@@ -162,7 +162,8 @@ static __noinline bool is_launcher(struct file *file, unsigned long arg_start,
 	if (!buf)
 		return false;
 	n = bpf_probe_read_user_str(buf + EG_EVENT_HDR, EG_FILENAME_MAX, (const void *)arg_start);
-	if (n <= 0 || n >= EG_FILENAME_MAX)
+	n = eg_str_whole(n, (const char *)arg_start, EG_FILENAME_MAX, true);
+	if (!n)
 		return false;
 	arg_start += n;
 	if (arg_start + 5 > arg_end || bpf_probe_read_user(word, 5, (const void *)arg_start))

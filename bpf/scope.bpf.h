@@ -60,8 +60,10 @@ static __always_inline __s32 scope_of(struct cgroup *cgrp, const char *path, str
 	if (!scope_on || BPF_CORE_READ(cgrp, root, hierarchy_id) != 0)
 		return -1;
 	__builtin_memset(c->path, 0, sizeof(c->path));
+	/* a path of 255 bytes is a scope's longest (EG_SCOPE_PATH_MAX with its NUL) */
 	n = bpf_probe_read_kernel_str(c->path, sizeof(c->path), path);
-	if (n <= 1 || n >= (long)sizeof(c->path))
+	n = eg_str_whole(n, path, sizeof(c->path), false);
+	if (n <= 1)
 		return -1;
 	c->len = n - 1;
 	bpf_loop(EG_SCOPES_MAX, scope_step, c, 0);

@@ -502,6 +502,28 @@ def test_a_scope_made_again_while_the_daemon_loads_is_in_scope(ctx):
         assert r.returncode == -signal.SIGKILL, r
 
 
+def test_a_scope_of_the_longest_path_follows_it(ctx):
+    """A --cgroup path of 255 bytes (256 with its NUL) is the longest a
+    scope takes. The kernel, comparing the path of a cgroup made, took
+    such a path for one too long: made again, the cgroup stayed out of
+    the scope and its execs ran unjudged."""
+    rel, cg, _ = ctx.cgroup()
+    longest = os.path.join(cg, "x" * (255 - len(rel) - 1))
+    os.mkdir(longest)
+    ctx.on_cleanup(lambda: os.path.isdir(longest) and os.rmdir(longest))
+    d = ctx.daemon("--policy", write(ctx, DENY_CAT), "--enforce", "--cgroup", longest)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    assert len(d.events()[0]["scopes"][0]["path"]) == 255, d.events()[0]["scopes"]
+    assert in_cg(longest, ["/bin/cat", "/etc/hostname"]).returncode == -signal.SIGKILL
+    os.rmdir(longest)
+    os.mkdir(longest)
+    r = in_cg(longest, ["/bin/cat", "/etc/hostname"])
+    assert r.returncode == -signal.SIGKILL, (r.returncode, r.stdout)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "scope" and e.get("state") == "back",
+               10, "the scope back")
+
+
 def test_what_the_kernel_cannot_hold_is_refused_or_said(ctx):
     partial = """
 commands:

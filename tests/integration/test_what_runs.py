@@ -94,6 +94,29 @@ def test_loader_is_a_launcher_under_enforce(ctx):
     assert in_cg(cg, [LDSO, "--help"]).returncode == 0
 
 
+def test_a_loader_given_the_longest_path_judges_its_program(ctx):
+    """A program path of 4095 bytes (PATH_MAX with its NUL) given to the
+    loader was read as a word too long to read: which word is the program
+    could not be told, the kernel refused it (an error) and the daemon
+    judged it with the loader's arguments as its own (here: denied for the
+    value of the loader's option)."""
+    work = files(ctx)
+    d, rel, cg = enforcing(ctx, policy(work) +
+                           "  - {name: no-ok-x, paths: [%s/ok], args: [x], decision: deny}\n" % work)
+    ok, denied = spelled(os.path.join(work, "ok"), 4095), spelled(os.path.join(work, "denied"), 4095)
+    t = token()
+    r = in_cg(cg, [LDSO, "--argv0", "x", ok, t])
+    e = one(d, t)
+    assert r.returncode == 0 and e["action"] == "allowed", (r.returncode, e)
+    assert e["loaded"]["filename"] == os.path.join(work, "ok"), e
+    for argv, rule in (([LDSO, ok, "x"], "no-ok-x"), ([LDSO, "--argv0", "x", denied], "no-denied")):
+        t = token()
+        assert in_cg(cg, argv + [t]).returncode == KILL, argv[1:]
+        assert not marks(t)
+        e = one(d, t)
+        assert e["action"] == "killed" and e["reason"] == "kernel-rule" and e["rule"] == rule, e
+
+
 def test_loader_is_a_launcher_in_sessions(ctx):
     work = files(ctx)
     d = ctx.daemon("--policy", write(ctx, policy(work)))
@@ -270,6 +293,65 @@ def test_a_script_the_kernel_cannot_pin_fails_closed_in_a_session(ctx):
                    x.get("interpreter") == "/usr/bin/dash", what="the kill")[0]
     assert e["action"] == "killed" and e["reason"] == "not-pinned", e
     assert session(ctx, d, ["/bin/true", token()]).returncode == 0
+
+
+def spelled(path, size):
+    """path spelled with exactly size bytes: "./" (and a "/") put in before its name."""
+    d, name = os.path.split(path)
+    pad = size - len(d) - 1 - len(name)
+    assert pad >= 0, (path, size)
+    return d + "/" + "/" * (pad % 2) + "./" * (pad // 2) + name
+
+
+def scripts_policy(work):
+    return """
+default_decision: allow
+commands:
+  - {name: no-deny-sh, paths: [%s/deny.sh], decision: deny, message: "denied script"}
+  - {name: no-evil-sh, paths: [%s/args.sh], args: [EVIL], decision: deny}
+""" % (work, work)
+
+
+def scripts(ctx):
+    """deny.sh (denied by path), args.sh (denied with EVIL), ok.sh: each says it ran."""
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    for name in ("deny.sh", "args.sh", "ok.sh"):
+        with open(os.path.join(work, name), "w") as f:
+            f.write("#!/bin/sh\necho ran-%s\n" % name)
+        os.chmod(os.path.join(work, name), 0o755)
+    return work
+
+
+def test_a_script_spelled_with_the_longest_path_is_judged(ctx):
+    """A path the caller spells with 4095 bytes (PATH_MAX with its NUL)
+    is the longest exec takes. The kernel finds where the script's own
+    argv starts by that spelling in the committed argv; a word of 4095
+    bytes was taken for one too long to read, the script was not judged,
+    and a script denied by its path ran."""
+    work = scripts(ctx)
+    d, rel, cg = enforcing(ctx, scripts_policy(work))
+    for size in (4094, 4095):
+        deny, args, ok = (spelled(os.path.join(work, n), size) for n in ("deny.sh", "args.sh", "ok.sh"))
+        assert len(deny) == size and os.path.samefile(deny, os.path.join(work, "deny.sh"))
+        t = token()
+        r = in_cg(cg, [deny, t])
+        assert r.returncode == KILL and b"ran-" not in r.stdout, (size, r.returncode, r.stdout, r.stderr)
+        e = one(d, t)
+        assert e["action"] == "killed" and e["reason"] == "kernel-rule", (size, e)
+        assert e["kernel"]["decision"] == "deny" and e["kernel"]["rule"] == "no-deny-sh", (size, e)
+        assert e["decision"] == "deny" and e["rule"] == "no-deny-sh", (size, e)
+        # the script's own argv, found by that spelling: an argument rule reads the right words
+        t = token()
+        r = in_cg(cg, [args, "EVIL", t])
+        assert r.returncode == KILL and b"ran-" not in r.stdout, (size, r.returncode, r.stdout)
+        assert one(d, t)["kernel"]["rule"] == "no-evil-sh"
+        for argv in ([args, "SAFE"], [ok, "EVIL"]):
+            t = token()
+            r = in_cg(cg, argv + [t])
+            assert r.returncode == 0 and b"ran-" in r.stdout, (size, argv[1:], r.returncode, r.stderr)
+            e = one(d, t)
+            assert e["kernel"]["decision"] == "allow" and e["action"] == "allowed", (size, e)
 
 
 # ---- depth ------------------------------------------------------------------------
