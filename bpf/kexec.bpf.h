@@ -111,8 +111,8 @@ static long skip_step(__u32 i, __u32 *slot)
  * it [interpreter, optional argument, (each middle script of a chain, and
  * its optional argument,) the script as spelled, the caller's arguments].
  * The first word after argv[0], among the first `words`, that is the
- * script as spelled (rq, rlen bytes with the NUL); 0 when none is (then
- * the daemon does not judge the script either: daemon/judge.c).
+ * script as spelled (rq, rlen bytes with the NUL); 0 when none is (the
+ * record's argv cut before it, or unreadable).
  */
 static __always_inline __u32 script_skip(__u32 slot, const char *argv, __u32 argv_len,
 					 const char *rq, __u32 rlen, __u32 words)
@@ -263,9 +263,14 @@ __noinline int kfacts_exec(__u32 prog)
 		return -1;
 	if (prog >= 2)
 		return kfacts_chain(slot, prog - 2, skip);
-	if (!skip)
-		return 1;
+	/*
+	 * Where its own argv starts cannot be told: the script is judged all
+	 * the same (its file, path and name), a rule on its argv cannot tell
+	 * (an error), as for the chain's scripts. Left out, it had no verdict.
+	 */
 	f->args_from = skip;
+	if (!skip)
+		f->flags |= KF_NO_ARGV;
 	if (e->flags & EG_F_SCRIPT_FOUND) {
 		f->dev = e->script_dev;
 		f->ino = e->script_ino;

@@ -354,6 +354,27 @@ def test_a_script_spelled_with_the_longest_path_is_judged(ctx):
             assert e["kernel"]["decision"] == "allow" and e["action"] == "allowed", (size, e)
 
 
+def test_a_script_whose_argv_the_kernel_cannot_find_fails_closed(ctx):
+    """The record keeps argv up to --max-argv-bytes: with 16, the script's
+    path as spelled is not in it and where the script's own argv starts
+    cannot be told. The script is still judged: by its file, path and
+    name; a rule that reads its argv cannot be told (an error). Before, it
+    was not judged at all and a script denied by its path ran."""
+    work = scripts(ctx)
+    d, rel, cg = enforcing(ctx, scripts_policy(work), "--max-argv-bytes", "16")
+    t = token()
+    r = in_cg(cg, [os.path.join(work, "deny.sh"), t])
+    assert r.returncode == KILL and b"ran-" not in r.stdout, (r.returncode, r.stdout, r.stderr)
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]
+    assert st["kernel_denied"] == 1 and st["kernel_errors"] == 0, st
+    r = in_cg(cg, [os.path.join(work, "args.sh"), "SAFE"])
+    assert r.returncode == KILL and b"ran-" not in r.stdout, (r.returncode, r.stdout, r.stderr)
+    st = json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]
+    assert st["kernel_denied"] == 2 and st["kernel_errors"] == 1, st
+    r = in_cg(cg, [os.path.join(work, "ok.sh"), "EVIL"])
+    assert r.returncode == 0 and b"ran-ok.sh" in r.stdout, (r.returncode, r.stderr)
+
+
 # ---- depth ------------------------------------------------------------------------
 
 def test_a_launcher_does_not_reset_the_hosts_depth(ctx):
