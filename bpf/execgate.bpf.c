@@ -32,10 +32,22 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 SEC("tp_btf/sched_prepare_exec")
 int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
 {
+	struct eg_task *st;
+
 	if (!active())
 		return 0;
 	if (bprm->interp == bprm->filename)
 		return 0;
+	/*
+	 * Only the exec's record reads the scripts back (and removes them):
+	 * out of scope there is none, but for a session's exec. Kept there,
+	 * they stayed with the task (40 KiB of slab for a chain) as long as it lived.
+	 */
+	if (!traced_cgroup()) {
+		st = bpf_task_storage_get(&tasks, task, 0, 0);
+		if (!st || !st->session)
+			return 0;
+	}
 	keep_scripts(task);
 	return 0;
 }
@@ -237,6 +249,9 @@ int BPF_PROG(handle_exec, struct task_struct *task, pid_t old_pid, struct linux_
 	if (!st)
 		COUNT(storage_failed);
 	size = exec_record(task, old_pid, bprm, launcher, st);
+	/* no record read the scripts back (the task left the scope since sched_prepare_exec, say) */
+	if (!size && bprm->interp != bprm->filename)
+		scripts_drop(task);
 	if (size)
 		exec_check(task, size, now, st);
 	exec_update(task, launcher, now, size != 0, st);

@@ -118,6 +118,13 @@ static __always_inline void find_scripts(struct task_struct *task, __u32 max, __
 	bpf_loop(max, script_step, &slot, 0);
 }
 
+/* What keep_scripts() kept for the task's exec goes (a record reads it back, or nothing does). */
+static __always_inline void scripts_drop(struct task_struct *task)
+{
+	bpf_task_storage_delete(&scripts, task);
+	bpf_task_storage_delete(&chains, task);
+}
+
 /*
  * At sched_prepare_exec of a '#!' exec: the first script (the file the
  * caller named) into "scripts", the ones between it and the interpreter
@@ -144,8 +151,7 @@ static __noinline void keep_scripts(struct task_struct *task)
 	if (!buf) {
 		if (f)
 			COUNT(scratch_missing);
-		bpf_task_storage_delete(&scripts, task);
-		bpf_task_storage_delete(&chains, task);
+		scripts_drop(task);
 		return;
 	}
 	sc = bpf_task_storage_get(&scripts, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);

@@ -8,11 +8,14 @@ middle script is denied, a kernel that cannot pin a script, a session
 launcher used to reset the exec depth, /proc/self/fd/N in a session, and a
 package alias (gcc -> x86_64-linux-gnu-gcc-12) an allow must see. The
 marker program writes a line when it runs: a denied one must never."""
+import ctypes
+import errno
 import json
 import os
 import shlex
 import shutil
 import signal
+import struct
 import subprocess
 import threading
 import time
@@ -223,15 +226,16 @@ def test_loader_race_under_enforce_never_runs_the_denied(ctx):
 
 # ---- '#!' chains --------------------------------------------------------------
 
-def chain(work, levels, denied_at=None):
-    """levels scripts s0 -> s1 -> ... -> /bin/sh; s0 is what one runs. denied_at: that one is mid*.sh."""
+def chain(work, levels, denied_at=None, body="exit 0\n"):
+    """levels scripts s0 -> s1 -> ... -> /bin/sh; s0 is what one runs. denied_at: that one is mid*.sh.
+    body: what /bin/sh runs (the last script's lines)."""
     names = []
     for i in range(levels):
         names.append(os.path.join(work, ("mid%d.sh" if i == denied_at else "s%d.sh") % i))
     for i, n in enumerate(names):
         interp = names[i + 1] if i + 1 < len(names) else "/bin/sh"
         with open(n, "w") as f:
-            f.write("#!%s\n" % interp + ("exit 0\n" if i + 1 == len(names) else ""))
+            f.write("#!%s\n" % interp + (body if i + 1 == len(names) else ""))
         os.chmod(n, 0o755)
     return names
 
@@ -373,6 +377,93 @@ def test_a_script_whose_argv_the_kernel_cannot_find_fails_closed(ctx):
     assert st["kernel_denied"] == 2 and st["kernel_errors"] == 1, st
     r = in_cg(cg, [os.path.join(work, "ok.sh"), "EVIL"])
     assert r.returncode == 0 and b"ran-ok.sh" in r.stdout, (r.returncode, r.stderr)
+
+
+SYS_BPF, BPF_MAP_LOOKUP_ELEM, BPF_OBJ_GET = 321, 1, 7   # x86-64
+
+
+def storage_holders(pin_path, name, pids):
+    """Those of pids that have an entry in the pinned task storage map PIN/name (looked up by pidfd)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    attr = ctypes.create_string_buffer(128)
+    path = ctypes.create_string_buffer(os.path.join(pin_path, name).encode())
+    struct.pack_into("=QII", attr, 0, ctypes.addressof(path), 0, 0)
+    mfd = libc.syscall(SYS_BPF, BPF_OBJ_GET, attr, ctypes.c_uint(len(attr)))
+    assert mfd >= 0, (name, os.strerror(ctypes.get_errno()))
+    held = []
+    key, value = ctypes.c_int(), ctypes.create_string_buffer(64 * 1024)
+    try:
+        for pid in pids:
+            key.value = os.pidfd_open(pid)
+            try:
+                attr = ctypes.create_string_buffer(128)
+                struct.pack_into("=IIQQQ", attr, 0, mfd, 0, ctypes.addressof(key), ctypes.addressof(value), 0)
+                if libc.syscall(SYS_BPF, BPF_MAP_LOOKUP_ELEM, attr, ctypes.c_uint(len(attr))) == 0:
+                    held.append(pid)
+                else:
+                    assert ctypes.get_errno() == errno.ENOENT, (name, pid, os.strerror(ctypes.get_errno()))
+            finally:
+                os.close(key.value)
+    finally:
+        os.close(mfd)
+    return held
+
+
+def test_scripts_outside_the_scope_keep_nothing_in_task_storage(ctx):
+    """The scripts of a '#!' exec are kept in task storage (maps scripts
+    and chains, 4 KiB and 16 KiB a task) from sched_prepare_exec until the
+    record reads them back. Outside a --cgroup scope no record is made:
+    they stayed with the task as long as it lived, charged to the daemon's
+    memory cgroup (a few hundred long-lived chains: megabytes, and then
+    task storage that could not be made for tasks in scope)."""
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    names = chain(work, 5, body="echo up\nexec sleep 600\n")
+    rel, cg, _ = ctx.cgroup()
+    d = ctx.daemon("--policy", write(ctx, policy(work)), "--cgroup", cg)
+    procs = []
+
+    def stop():
+        for p in procs:
+            p.kill()
+            p.wait()
+    ctx.on_cleanup(stop)
+
+    def start(n, **kw):
+        ps = [subprocess.Popen([names[0]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, **kw)
+              for _ in range(n)]
+        procs.extend(ps)
+        for p in ps:
+            assert p.stdout.readline() == b"up\n", p.pid   # past the chain's exec (sleep's is next)
+        return [p.pid for p in ps]
+
+    def join():
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write("0")
+    inside = start(3, preexec_fn=join)
+    outside = start(300)
+    all_pids = inside + outside
+    # every task has its entry in "tasks": the lookups find what is there
+    assert storage_holders(d.pin_path, "tasks", all_pids) == all_pids
+    d.wait_for(lambda e: e.get("type") == "exec" and e.get("pid") == inside[-1] and
+               e.get("argv", [""])[0] == "sleep", 10, "the last exec in scope")
+    held = {m: storage_holders(d.pin_path, m, all_pids) for m in ("scripts", "chains")}
+    for m, h in held.items():
+        print("    %s: %d of %d tasks out of scope, %d of %d in it hold an entry" %
+              (m, len(set(h) & set(outside)), len(outside), len(set(h) & set(inside)), len(inside)))
+    assert held == {"scripts": [], "chains": []}, {m: len(h) for m, h in held.items()}
+    # the chain in scope was traced whole
+    e = d.wait_for(lambda e: e.get("type") == "exec" and e.get("pid") == inside[0] and
+                   e.get("script_chain"), 10, "the chain in scope")[0]
+    assert len(e["script_chain"]) == 4, e
+    # a session's exec is checked anywhere: out of scope too, the kernel names its scripts for
+    # the ticket's check (a script it could not name: killed, not-pinned)
+    other = ctx.tmpdir()
+    os.chmod(other, 0o755)
+    snames = chain(other, 5)
+    r = session(ctx, d, [snames[0], token()])
+    assert r.returncode == 0, (r.returncode, r.stderr[-300:])
 
 
 # ---- depth ------------------------------------------------------------------------
