@@ -254,3 +254,20 @@ def test_a_containers_own_loader_is_a_loader(ctx):
         e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 15, "the loader's exec")[0]
         assert e["loader"] is True and e["action"] == "killed" and e["loaded"]["filename"] == "/bin/denied", e
         assert pexec(cid, ld, "/bin/ok").returncode == 0, cid
+    assert "dynamic loader mnt:[" in d.err(), d.err()
+    # a mount namespace a user made is not searched: what it holds is the user's to choose
+    # (a FUSE mount there could keep the daemon waiting), however loader-like
+    cg = os.path.join(scope(), "egtest-user-%d" % os.getpid())
+    os.makedirs(cg, exist_ok=True)
+    ctx.on_cleanup(lambda: os.rmdir(cg))
+    # made out of the scope, then in it: its first exec the daemon sees finds the fake there
+    fake = ("mount -t tmpfs egfake /usr/local/lib && cp %s /usr/local/lib/ld-linux-fake.so.2 && "
+            "readlink /proc/self/ns/mnt && echo $$ > %s/cgroup.procs && exec sleep 1"
+            % (os.path.realpath("/lib64/ld-linux-x86-64.so.2"), cg))
+    r = subprocess.run(["unshare", "-Urm", "sh", "-c", fake], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert r.returncode == 0, r.stderr
+    ns = r.stdout.decode().strip()
+    # sleep's record: it was alive to be looked at (the daemon searches before it writes a record)
+    d.wait_for(lambda e: e.get("type") == "exec" and e.get("argv", [None])[0] == "sleep" and
+               e.get("mnt_ns") == int(ns.strip("mnt:[]")), 15, "the exec in the user's namespace")
+    assert ns + ":" not in d.err(), d.err()

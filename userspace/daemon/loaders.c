@@ -10,10 +10,15 @@
  * layer's, which every container of one image shares, and which the
  * kernel compares for an overlayfs view: its record's backing).
  *
- * What this does not cover: a root whose very first exec is its loader
- * (the record that makes us search comes after that exec), and a root
- * whose loaders would not fit the map (EG_LOADERS_MAX; said once, and
- * counted in "loaders_full").
+ * Only namespaces root made are searched (eg_ns_ours): one a user
+ * made may hold mounts the user serves (FUSE: an open there could keep
+ * the event loop waiting) and files the user chose (to fill the map).
+ *
+ * What this does not cover: a rootless container (its namespaces are a
+ * user's), a root whose very first exec is its loader (the record that
+ * makes us search comes after that exec), and a root whose loaders would
+ * not fit the map (EG_LOADERS_MAX; said once, and counted in
+ * "loaders_full").
  */
 #include <dirent.h>
 #include <errno.h>
@@ -25,6 +30,7 @@
 #include <unistd.h>
 #include "daemon/daemon_int.h"
 #include "util/log.h"
+#include "util/ns.h"
 
 #define NS_SEEN		1024	/* namespaces remembered (open addressing); forgotten all at once when 3/4 full */
 #define NS_LOADERS_MAX	4	/* loaders taken from one root: a root's owner cannot fill the map alone */
@@ -89,6 +95,10 @@ static void search(struct daemon *d, pid_t pid, uint32_t mnt_ns)
 		return;
 	}
 	seen(d->ns_seen, mnt_ns, true);
+	if (!eg_ns_ours(pid, "mnt")) {
+		close(fd);
+		return;
+	}
 	snprintf(label, sizeof(label), "mnt:[%u]:", mnt_ns);
 	n = loaders_find_in(fd, label, NS_LOADERS_MAX, &d->loaders);
 	close(fd);

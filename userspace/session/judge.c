@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/nsfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "util/clock.h"
 #include "util/fileid.h"
 #include "util/log.h"
+#include "util/ns.h"
 
 /* What p's rules look at besides the exec (POLICY_NEEDS_*). */
 static unsigned int policy_needs(const struct eg_policy *p)
@@ -102,31 +102,6 @@ static bool task_ns(const struct exec_request *r, const char *name, uint32_t kno
 }
 
 /*
- * The task's pid namespace is owned by our user namespace (the initial
- * one): root made it, a container runtime. Unknown: no (the host's depth
- * goes on, what a user's own namespace gets: never more "direct").
- */
-static bool pid_ns_by_root(const struct exec_request *r)
-{
-	struct stat owner, ours;
-	char path[64];
-	int fd, ufd;
-
-	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)r->tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ufd = ioctl(fd, NS_GET_USERNS);
-	close(fd);
-	if (ufd < 0)
-		return false;
-	fd = fstat(ufd, &owner);
-	close(ufd);
-	return !fd && !stat("/proc/self/ns/user", &ours) && owner.st_ino == ours.st_ino &&
-	       owner.st_dev == ours.st_dev;
-}
-
-/*
  * The task's cgroup and mount namespace, read only when a rule looks at
  * them (on most execs none does; a refusal's record reads the cgroup).
  */
@@ -144,7 +119,7 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 		/* as the kernel counts it (container_depth_of in bpf/execgate.bpf.h) */
 		if (r->task.cont_pidns)
 			r->container_depth = r->task.container_depth + 1;
-		else if (!pid_ns_by_root(r))
+		else if (!eg_ns_ours(r->tid, "pid"))	/* a user's own (unknown: the same) */
 			r->container_depth = r->task.depth + 1;
 		else
 			r->container_depth = 0;
