@@ -166,6 +166,7 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 {
 	struct eg_event *e;
 	__u32 task_flags, pidns;
+	__s32 cdepth;
 	bool known;
 
 	if (!st)
@@ -173,6 +174,10 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 	e = have_record ? (struct eg_event *)scratch_get() : NULL;
 	known = st->flags & EG_TASK_KNOWN;
 	pidns = e ? e->pid_ns : task_pid_ns(task);
+	if (pidns == host_pid_ns)
+		pidns = 0;
+	/* the container's count as the record says it, from the storage before this exec */
+	cdepth = pidns ? container_depth_of(st, task, 1) : 0;
 
 	st->parent_tgid = known ? st->exec_tgid : 0;
 	st->parent_ktime = known ? st->exec_ktime : 0;
@@ -194,19 +199,8 @@ static __noinline void exec_update(struct task_struct *task, bool launcher, __u6
 			task_flags |= EG_TASK_SESSION_DEPTH;
 		}
 	}
-	/* as the record said (container_depth_of); st->depth is the new image's already */
-	if (!pidns || pidns == host_pid_ns) {
-		st->cont_pidns = 0;
-		st->container_depth = 0;
-	} else if (known && st->cont_pidns) {
-		st->container_depth++;
-	} else if (known && !task_pid_ns_by_root(task)) {
-		st->container_depth = st->depth;
-	} else {
-		st->container_depth = 0;
-	}
-	if (pidns && pidns != host_pid_ns)
-		st->cont_pidns = pidns;
+	st->cont_pidns = pidns;
+	st->container_depth = cdepth;
 	/*
 	 * The agent context: what the record says (entered here, or carried);
 	 * without a record the task keeps its own, one exec deeper.

@@ -60,6 +60,25 @@ def wait_mark_or_kill(d, tok, timeout=10):
     return evs[0]
 
 
+def enforcing_in(ctx, cg, policy):
+    """A daemon enforcing policy (text) in cgroup cg, unloaded at the end: (daemon, policy file)."""
+    pf = write(ctx, policy)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    return d, pf
+
+
+def reload_while_it_runs(ctx, d, pf, pid, policy):
+    """Once the daemon knows process pid (the procs view), pf rewritten to policy and reloaded."""
+    eg.wait_until(lambda: pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
+    write(ctx, policy, path=pf)
+    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    assert r.returncode == 0, r
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("reload"),
+               what="the reload's policy record")
+
+
 def test_double_fork_and_setsid_stay_in_the_context(ctx):
     work = agent_files(ctx)
     d, rel, cg = enforcing(ctx, ctx_policy(work))
@@ -156,10 +175,7 @@ def test_a_context_started_before_the_daemon(ctx):
     t = "early-" + token()
     agent, fifo = waiting_agent(ctx, work, cg, t)
     time.sleep(0.3)
-    pf = write(ctx, ctx_policy(work))
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d, pf = enforcing_in(ctx, cg, ctx_policy(work))
     seeded = d.events()[0]["seeded"]
     assert seeded["contexts"] == 2, seeded   # the agent and its shell, each once
     e = released_and_killed(d, agent, fifo, work, t, "started before the daemon")
@@ -244,17 +260,9 @@ def test_a_context_a_reload_adds_holds_a_running_agent(ctx):
     work = agent_files(ctx)
     rel, cg, _ = ctx.cgroup()
     t = "reloaded-" + token()
-    pf = write(ctx, "default_decision: allow\n")
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d, pf = enforcing_in(ctx, cg, "default_decision: allow\n")
     agent, fifo = waiting_agent(ctx, work, cg, t)
-    eg.wait_until(lambda: agent.pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
-    write(ctx, ctx_policy(work), path=pf)
-    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
-    assert r.returncode == 0, r
-    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("reload"),
-               what="the reload's policy record")
+    reload_while_it_runs(ctx, d, pf, agent.pid, ctx_policy(work))
     released_and_killed(d, agent, fifo, work, t, "after a reload added its context")
 
 
@@ -296,17 +304,9 @@ def test_a_context_a_reload_adds_holds_every_thread_of_a_running_agent(ctx):
     judged in it as what the first thread does."""
     work = agent_files(ctx)
     rel, cg, _ = ctx.cgroup()
-    pf = write(ctx, "default_decision: allow\n")
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d, pf = enforcing_in(ctx, cg, "default_decision: allow\n")
     agent = threaded_agent(ctx, work, cg)
-    eg.wait_until(lambda: agent.pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
-    write(ctx, tagent_policy(work), path=pf)
-    r = ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
-    assert r.returncode == 0, r
-    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("reload"),
-               what="the reload's policy record")
+    reload_while_it_runs(ctx, d, pf, agent.pid, tagent_policy(work))
     every_thread_killed(d, agent, "after a reload added its context")
 
 
@@ -317,10 +317,7 @@ def test_every_thread_of_an_agent_started_before_the_daemon_is_in_its_context(ct
     work = agent_files(ctx)
     rel, cg, _ = ctx.cgroup()
     agent = threaded_agent(ctx, work, cg)
-    pf = write(ctx, tagent_policy(work))
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d, pf = enforcing_in(ctx, cg, tagent_policy(work))
     seeded = d.events()[0]["seeded"]
     assert seeded["contexts"] == 1 and seeded["failed"] == 0, seeded   # a process, counted once
     every_thread_killed(d, agent, "started before the daemon")
@@ -355,10 +352,7 @@ def test_a_reload_that_renumbers_contexts_is_refused(ctx):
     t = "renumbered-" + token()
     other = "  - name: other\n    identities: [{paths: [%s/other]}]\n" % work
     base = ctx_policy(work)
-    pf = write(ctx, base.replace("commands:", other + "commands:"))
-    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
-    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    d, pf = enforcing_in(ctx, cg, base.replace("commands:", other + "commands:"))
     agent, fifo = waiting_agent(ctx, work, cg, t)
     eg.wait_until(lambda: agent.pid in eg.procs_view(d.pin_path), what="the agent in the procs view")
     # 'other' first: the agent's number would name it

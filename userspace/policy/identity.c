@@ -31,21 +31,9 @@ static int key_load(struct eg_policy *p, const char *path, bool hash, struct eg_
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	{
-		char proc[64];
-		int rfd;
-
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		rfd = open(proc, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		close(fd);
-		if (rfd < 0)
-			return -errno;
-		fd = rfd;
-	}
+	fd = eg_open_regular(fd, &st);
+	if (fd < 0)
+		return fd;
 	ret->id.dev = eg_kdev(st.st_dev);
 	ret->id.ino = st.st_ino;
 	ret->size = st.st_size;

@@ -180,7 +180,7 @@ static char **strv_dup(const char *const *v, unsigned int n)
  * cwd (or execveat's dirfd).
  */
 /*
- * "/proc/self/...", "/proc/thread-self/..." and "/dev/fd/N...": the
+ * "/proc/self/...", "/proc/thread-self/..." and "/dev/fd/...": the
  * caller's own process (its exe, fd N, cwd, root), through the host's
  * /proc. Resolved by us, /proc/self would be the daemon's. Returns 1 with
  * the host path in buf, 0 for any other path, or -EXDEV for a ".." after
@@ -195,16 +195,9 @@ static int own_proc_path(const struct eg_exec_spec *s, const char *path, char *b
 	if (s->tgid <= 0)
 		return 0;
 	if (!strncmp(path, "/dev/fd/", 8)) {
-		const char *end;
-		unsigned long fd;
-
-		rest = path + 8;
-		if (*rest < '0' || *rest > '9')
-			return 0;
-		fd = strtoul(rest, (char **)&end, 10);
-		if (fd > INT_MAX || (*end && *end != '/'))
-			return 0;
-		n = snprintf(buf, len, "/proc/%d/fd/%s", (int)s->tgid, rest);
+		/* /dev/fd is /proc/self/fd: what follows is looked up there, as the kernel will */
+		rest = path + 7;
+		n = snprintf(buf, len, "/proc/%d/fd%s", (int)s->tgid, rest);
 	} else if (!strncmp(path, "/proc/self", 10) && (path[10] == '/' || !path[10])) {
 		rest = path + 10;
 		n = snprintf(buf, len, "/proc/%d%s", (int)s->tgid, rest);

@@ -3,6 +3,8 @@
 #ifndef EG_FILEID_H
 #define EG_FILEID_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +29,29 @@ static inline bool eg_stat_same(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
 	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/*
+ * path_fd (opened O_PATH: nothing of the file's own ran) opened for
+ * reading if it is a regular file, never blocking: a FIFO or a device is
+ * never opened. path_fd is closed; *st is its fstat. The new fd, or
+ * -EINVAL (not a regular file) or -errno.
+ */
+static inline int eg_open_regular(int path_fd, struct stat *st)
+{
+	char proc[64];
+	int fd;
+
+	if (fstat(path_fd, st) || !S_ISREG(st->st_mode)) {
+		close(path_fd);
+		return -EINVAL;
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path_fd);
+	fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		fd = -errno;
+	close(path_fd);
+	return fd;
 }
 
 /*

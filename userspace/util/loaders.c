@@ -171,7 +171,7 @@ static int mapped_id(int fd, struct stat *ret)
  */
 static int add_in(int root_fd, const char *path, const char *label, struct eg_loaders *ret)
 {
-	char proc[64], interp[8], name[PATH_MAX];
+	char interp[8], name[PATH_MAX];
 	struct stat st;
 	Elf64_Ehdr eh;
 	int fd, rfd, rc = 0;
@@ -179,13 +179,7 @@ static int add_in(int root_fd, const char *path, const char *label, struct eg_lo
 	fd = open_in(root_fd, path, O_PATH);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(eh)) {
-		close(fd);
-		return 0;
-	}
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	rfd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	close(fd);
+	rfd = eg_open_regular(fd, &st);
 	if (rfd < 0)
 		return 0;
 	if (pread(rfd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
