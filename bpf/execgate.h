@@ -90,6 +90,16 @@ _Static_assert(sizeof(struct eg_scope) == 8 + EG_SCOPE_PATH_MAX, "eg_scope is AB
 #define EG_F_BACKING		(1u << 30)	/* backing_dev/ino: the file under an overlay view */
 #define EG_F_CONTEXT_ENTERED	(1u << 31)	/* this exec matched a context's identity (context_depth 0) */
 
+/*
+ * eg_event.flags2. A user's mount: the path passes through a mount made in
+ * a mount namespace that a user (not root) owns through a user namespace,
+ * and not one the kernel copied there locked (MNT_LOCKED): where it sits
+ * and what it holds are that user's choice, so the path names nothing an
+ * allow by path may trust (docs/enforcement.md).
+ */
+#define EG_F2_USER_MOUNT	(1u << 0)	/* filename's path passes a user's mount */
+#define EG_F2_SCRIPT_USER_MOUNT	(1u << 1)	/* ... the script's path (EG_F_SCRIPT_FOUND) */
+
 /* eg_event.reason: why the kernel acted (EG_F_KILLED) */
 enum eg_reason {
 	EG_REASON_NONE = 0,
@@ -177,7 +187,7 @@ struct eg_event {
 	__u64 backing_dev;	/* EG_F_BACKING: the real file under an overlay view */
 	__u64 backing_ino;
 	__u16 shells;		/* shell images in a row, this one included (0: not a shell) */
-	__u16 pad16;
+	__u16 flags2;		/* EG_F2_* */
 	__u32 pad32;
 	char comm[EG_COMM_LEN];
 	char tty[EG_TTY_LEN];	/* controlling terminal ("pts3"), "" when none */
@@ -196,6 +206,7 @@ _Static_assert(sizeof(struct eg_chain_ent) == 24, "eg_chain_ent is ABI");
 #define EG_CE_TRUNC		(1u << 0)	/* path cut (too deep or long) */
 #define EG_CE_DELETED		(1u << 1)
 #define EG_CE_ANON		(1u << 2)	/* no path: its name alone */
+#define EG_CE_USER_MOUNT	(1u << 3)	/* its path passes a user's mount (EG_F2_USER_MOUNT) */
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */
@@ -352,9 +363,10 @@ struct eg_script {
 	__u64 dev;
 	__u64 ino;
 	__u32 len;		/* bytes of path, leaf first like eg_event paths */
-	__u32 flags;		/* EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED, EG_F_ANON_FILE */
+	__u32 flags;		/* EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED, EG_F_ANON_FILE, EG_SC_USER_MOUNT */
 	char path[EG_FILENAME_MAX];
 };
+#define EG_SC_USER_MOUNT	(1u << 31)	/* eg_script.flags only: its path passes a user's mount */
 _Static_assert(sizeof(struct eg_script) == 24 + EG_FILENAME_MAX, "eg_script is ABI");
 
 /*

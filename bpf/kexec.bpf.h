@@ -173,6 +173,10 @@ __noinline int kfacts_chain(__u32 slot, __u32 k, __u32 skip)
 		f->flags |= KF_PATH_CUT;
 	else
 		f->flags &= ~KF_PATH_CUT;
+	if (ent.flags & EG_CE_USER_MOUNT)
+		f->flags |= KF_USER_MOUNT;
+	else
+		f->flags &= ~KF_USER_MOUNT;
 	how = (ent.flags & EG_CE_ANON) ? KP_PLAIN : (ent.flags & EG_CE_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
 	off += sizeof(ent);
 	eg_clamp(off, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
@@ -237,6 +241,8 @@ __noinline int kfacts_exec(__u32 prog)
 		f->dev = (e->flags & EG_F_BACKING) ? e->backing_dev : e->dev;
 		f->ino = (e->flags & EG_F_BACKING) ? e->backing_ino : e->ino;
 		f->args_from = 0;
+		if (e->flags2 & EG_F2_USER_MOUNT)
+			f->flags |= KF_USER_MOUNT;
 		how = (e->flags & EG_F_ANON_FILE) ? KP_PLAIN :
 		      (e->flags & EG_F_FILE_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
 		if (kf_program(slot, buf + EG_EVENT_HDR, flen, how))
@@ -274,14 +280,18 @@ __noinline int kfacts_exec(__u32 prog)
 	if (e->flags & EG_F_SCRIPT_FOUND) {
 		f->dev = e->script_dev;
 		f->ino = e->script_ino;
+		if (e->flags2 & EG_F2_SCRIPT_USER_MOUNT)
+			f->flags |= KF_USER_MOUNT;
 		off = EG_EVENT_HDR + flen + rlen + ilen;
 		eg_clamp(off, EG_EVENT_HDR + 3 * EG_FILENAME_MAX);
 		how = (e->flags & EG_F_SCRIPT_DELETED) ? KP_LEAF_DELETED : KP_LEAF;
 		if (kf_program(slot, buf + off, slen, how))
 			return -1;
 	} else {
+		/* a path only as spelled names nothing an allow by path may trust */
 		f->dev = 0;
 		f->ino = 0;
+		f->flags |= KF_USER_MOUNT;
 		if (kf_program(slot, rq, rlen, KP_PLAIN))
 			return -1;
 	}
@@ -363,8 +373,11 @@ static __always_inline int kjudge_exec(struct eg_event *e)
  * An interpreter's script given as its argument (`node /usr/lib/.../cli.js`):
  * the first argument after argv[0] that does not start with '-', when it is
  * an absolute path, as the facts of a program named that (no identity: a
- * string). 0, or 1 when there is none.
+ * string). Or, at > 0, argument at, whatever it looks like: the program a
+ * dynamic loader was asked for (`ld.so ./agent`). 0, or 1 when there is none.
  */
+#define ARGWORD_AT_MAX	64	/* the loader's options it skips: loader.bpf.h's LDR_ARGS_SCAN */
+
 static long argword_step(__u32 i, __u32 *slot)
 {
 	struct kfacts *f = kf_get(*slot);
@@ -375,14 +388,20 @@ static long argword_step(__u32 i, __u32 *slot)
 	if (!f)
 		return 1;
 	w = &f->wk;
-	if (w->index >= 8 || w->p >= w->end)
+	if (w->index >= (w->start ? ARGWORD_AT_MAX : 8) || w->p >= w->end)
 		return 1;
 	n = bpf_probe_read_user_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
 	n = eg_str_whole(n, (const char *)w->p, EG_FILENAME_MAX, true);
 	if (!n)
 		return 1;
 	bpf_probe_read_kernel(&c, 1, f->tmp);
-	if (w->index++ && c != '-') {
+	if (w->start) {
+		if (w->index++ == w->start) {
+			w->hit = c ? w->index - 1 : 0;
+			w->found = w->p;
+			return 1;
+		}
+	} else if (w->index++ && c != '-') {
 		w->hit = c == '/' ? w->index - 1 : 0;
 		w->found = w->p;
 		return 1;
@@ -391,7 +410,7 @@ static long argword_step(__u32 i, __u32 *slot)
 	return 0;
 }
 
-__noinline int kfacts_argscript(__u32 slot)
+__noinline int kfacts_argscript(__u32 slot, __u32 word)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
@@ -403,7 +422,8 @@ __noinline int kfacts_argscript(__u32 slot)
 	__builtin_memset(&f->wk, 0, sizeof(f->wk));
 	f->wk.p = BPF_CORE_READ(mm, arg_start);
 	f->wk.end = BPF_CORE_READ(mm, arg_end);
-	bpf_loop(16, argword_step, &slot, 0);
+	f->wk.start = word;
+	bpf_loop(ARGWORD_AT_MAX + 1, argword_step, &slot, 0);
 	f = kf_get(slot);
 	if (!f || !f->wk.hit)
 		return 1;
@@ -424,8 +444,11 @@ __noinline int kfacts_argscript(__u32 slot)
 /*
  * The context an exec enters: the first of the policy's contexts one of
  * whose identities a program of the exec matches (the file, a script, a
- * chain's scripts, an interpreter's script argument); 0: none. What the
- * identities read is the exec's own, as for any judgement.
+ * chain's scripts, an interpreter's script argument, the program a dynamic
+ * loader run as the command was asked for, by the name it was asked for);
+ * 0: none. What the identities read is the exec's own, as for any
+ * judgement. A name spelled can only put a task in a context, never take
+ * it out of one.
  */
 __noinline int kcontext_exec(void)
 {
@@ -438,16 +461,27 @@ __noinline int kcontext_exec(void)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c || !c->n_ident)
 		return 0;
-	for (p = 0; p < 3 + EG_CHAIN_MAX && !id; p++) {
+	for (p = 0; p < 4 + EG_CHAIN_MAX && !id; p++) {
 		if (p < 2 + EG_CHAIN_MAX) {
 			r = kfacts_exec(p);
-		} else {
+		} else if (p == 2 + EG_CHAIN_MAX) {
 			/* the interpreter's own name says whether its argument is a script */
 			f = kf_get(slot);
 			if (!f || kfacts_exec(0) ||
 			    !is_named_n(&interps, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len))
+				continue;
+			r = kfacts_argscript(slot, 0);
+		} else {
+			/* a loader's program: the file it maps is judged then (loaded.bpf.h); its context starts here */
+			struct eg_event *e = (struct eg_event *)scratch_get();
+			__u32 at;
+
+			if (!e)
 				break;
-			r = kfacts_argscript(slot);
+			at = e->loader_arg;
+			if (!(e->flags & EG_F_LOADER) || !at || at >= ARGWORD_AT_MAX || kfacts_exec(0))
+				break;
+			r = kfacts_argscript(slot, at);
 		}
 		if (r)
 			continue;	/* no such program (or unreadable: no identity is claimed from it) */
@@ -532,6 +566,7 @@ __noinline int kfacts_file(__u32 slot, __u64 file_addr)
 	}
 	PATH_WALK(w, d, mnt, NULL, NULL, 0, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
 	w.kslot = slot + 1;
+	w.umnt_check = true;
 	n = read_path(&w);
 	if (w.flags & EG_F_FILENAME_FAULT)
 		return -1;
@@ -542,6 +577,8 @@ __noinline int kfacts_file(__u32 slot, __u64 file_addr)
 		return -1;
 	if (w.flags & EG_F_FILENAME_TRUNC)
 		f->flags |= KF_PATH_CUT;
+	if (w.umnt)
+		f->flags |= KF_USER_MOUNT;
 	return 0;
 }
 

@@ -22,6 +22,7 @@
 #define KF_DEPTH_UNKNOWN (1u << 2)	/* the tracer never saw the tree start */
 #define KF_PATH_CUT	(1u << 3)	/* the path is not whole (too deep or long, a fault) */
 #define KF_CONTAINER	(1u << 4)	/* in a container: rules scoped to cgroups judge cdepth */
+#define KF_USER_MOUNT	(1u << 5)	/* the path passes a user's mount: no allow by path holds */
 
 #define KSLOT_EXEC	0
 #define KSLOT_LSM	1

@@ -108,6 +108,16 @@ __noinline int kcheck_rule(__u32 slot, __u32 k)
 		if (!(flags & EG_KR_IDENTS) || !f->ino || !kmember_id(f, EG_KK_IDENT, k, f->dev, f->ino)) {
 			if (!(flags & EG_KR_PATHS))
 				return 0;
+			/*
+			 * A path through a user's mount is theirs to spell: it
+			 * lets nothing run (an allow, an audit); it still
+			 * denies, and still puts a task in a context (an
+			 * identity: more rules, not fewer). The file's
+			 * identity above is not theirs to spell.
+			 */
+			if ((f->flags & KF_USER_MOUNT) && !f->identities &&
+			    (r->decision == EG_KD_ALLOW || r->decision == EG_KD_AUDIT))
+				return 0;
 			if (f->flags & KF_PATH_CUT)
 				unknown = true;
 			else if (!kglobs_any(slot, r->glob_first, r->n_globs, KS_PATH, f->path_len))

@@ -85,7 +85,40 @@ static long ldr_step(__u32 i, __u32 *slot)
 	}
 	/* rtld stops at the first word that is not one of its options: the program */
 	w->hit = w->index - 1;
+	w->n = n - 1;		/* its length; the word is in f->tmp */
 	return 1;
+}
+
+static long ldr_slash_step(__u32 i, __u32 *slot)
+{
+	struct kfacts *f = kf_get(*slot);
+
+	if (!f || i >= f->wk.n)
+		return 1;
+	if (f->tmp[i & (EG_FILENAME_MAX - 1)] == '/')
+		f->wk.off = i + 1;
+	return 0;
+}
+
+/*
+ * Whether the program loader_target() just found is named as a shell (its
+ * last name, as it was asked for): `ld.so /bin/sh` is a shell image in a
+ * row, as the shell's own exec would be.
+ */
+static __noinline bool loader_target_shell(void)
+{
+	__u32 slot = kf_slot(KSLOT_EXEC), off;
+	struct kfacts *f = kf_get(slot);
+
+	if (!f || !f->wk.hit || !f->wk.n)
+		return false;
+	f->wk.off = 0;
+	bpf_loop(EG_FILENAME_MAX, ldr_slash_step, &slot, 0);
+	f = kf_get(slot);
+	if (!f || f->wk.off >= f->wk.n)
+		return false;
+	off = f->wk.off;
+	return is_named_n(&shells, f->tmp + (off & (EG_FILENAME_MAX - 1)), f->wk.n - off);
 }
 
 /*

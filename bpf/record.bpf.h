@@ -217,26 +217,40 @@ static __always_inline __u16 cut16(__u32 n, __u32 max)
 	return n > max ? max : n;
 }
 
+/*
+ * The record's file (filename): its path walked to its mount namespace's
+ * root, and whether a user's mount is on it; a file in no namespace (a
+ * memfd) by its name alone.
+ */
+static __always_inline void record_filename(struct eg_event *e, char *buf, struct dentry *d, struct vfsmount *m)
+{
+	struct path_walk w;
+	__u32 n;
+
+	if (mount_internal(m)) {
+		e->flags |= EG_F_ANON_FILE;
+		n = read_anon_name(d, buf, EG_EVENT_HDR, &e->flags, EG_F_FILENAME_FAULT);
+	} else {
+		PATH_WALK(w, d, m, NULL, NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT,
+			  EG_F_FILE_DELETED);
+		w.umnt_check = true;
+		n = read_path(&w);
+		e->flags |= w.flags;
+		if (w.umnt)
+			e->flags2 |= EG_F2_USER_MOUNT;
+	}
+	e->filename_len = cut16(n, EG_FILENAME_MAX);
+}
+
 /* filename, requested, interp, script, chain and cwd, one after the other */
 static __always_inline void exec_strings(struct eg_event *e, char *buf, struct task_struct *task,
 					 struct linux_binprm *bprm, struct file *file)
 {
 	const char *fname, *interp;
-	struct path_walk w;
 	__u32 n;
 
 	/* the file that runs, by its place in the mount namespace */
-	if (mount_internal(file->f_path.mnt)) {
-		e->flags |= EG_F_ANON_FILE;
-		n = read_anon_name(file->f_path.dentry, buf, EG_EVENT_HDR, &e->flags,
-				   EG_F_FILENAME_FAULT);
-	} else {
-		PATH_WALK(w, file->f_path.dentry, file->f_path.mnt, NULL,
-			  NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
-		n = read_path(&w);
-		e->flags |= w.flags;
-	}
-	e->filename_len = cut16(n, EG_FILENAME_MAX);
+	record_filename(e, buf, file->f_path.dentry, file->f_path.mnt);
 
 	/* the path as the caller spelled it */
 	fname = bprm->filename;
@@ -340,8 +354,11 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 		len = 0;
 	}
 	e->argv_len = len;
-	if (e->flags & EG_F_LOADER)
+	if (e->flags & EG_F_LOADER) {
 		e->loader_arg = loader_target(buf + off, len);
+		if (e->loader_arg && e->loader_arg != EG_LOADER_ARG_UNKNOWN && loader_target_shell())
+			e->shells = st && (st->flags & EG_TASK_KNOWN) ? st->shells + 1 : 1;
+	}
 	return off + len;
 }
 

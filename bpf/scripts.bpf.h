@@ -204,7 +204,8 @@ static __noinline void keep_scripts(struct task_struct *task)
 		lv->len = len;
 		lv->flags = ((flags & EG_F_SCRIPT_TRUNC) ? EG_CE_TRUNC : 0) |
 			    ((flags & EG_F_SCRIPT_DELETED) ? EG_CE_DELETED : 0) |
-			    ((flags & EG_F_ANON_FILE) ? EG_CE_ANON : 0);
+			    ((flags & EG_F_ANON_FILE) ? EG_CE_ANON : 0) |
+			    ((flags & EG_SC_USER_MOUNT) ? EG_CE_USER_MOUNT : 0);
 		if (!len)
 			ch->cut = 1;
 		lv->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
@@ -237,6 +238,8 @@ static __noinline __u32 read_script(struct task_struct *task, char *buf, __u32 o
 	if (len && bpf_probe_read_kernel(buf + o, len, sc->path))
 		len = 0;
 	e->flags |= sc->flags & (EG_F_SCRIPT_TRUNC | EG_F_SCRIPT_DELETED);
+	if (sc->flags & EG_SC_USER_MOUNT)
+		e->flags2 |= EG_F2_SCRIPT_USER_MOUNT;
 	e->script_dev = sc->dev;
 	e->script_ino = sc->ino;
 	bpf_task_storage_delete(&scripts, task);

@@ -17,7 +17,7 @@ import time
 import eg
 from eg import token
 from test_enforce import enforcing, held_daemon, in_cg, write
-from test_what_runs import MARKER, marks
+from test_what_runs import LDSO, MARKER, marks
 
 KILL = -signal.SIGKILL
 
@@ -533,6 +533,36 @@ def test_max_consecutive_shells(ctx):
     t3 = "shenv-" + token()
     r = in_cg(cg, [agent, "-c", "sh -c '/usr/bin/env sh -c \"sh -c \\\"/bin/true %s\\\"; echo in=\\$?\"'" % t3])
     assert "in=0" in r.stdout.decode(), (r.stdout, r.stderr)
+
+
+def test_an_agent_run_by_the_dynamic_loader_is_in_its_context(ctx):
+    """`ld.so AGENT` runs the agent with no exec of its own: the program the
+    loader was asked for (after the loader's options too) is an identity
+    all the same, so what the agent runs is judged in its context. And
+    `ld.so /bin/sh` is a shell image like `sh`: max_consecutive_shells
+    counts it."""
+    work = agent_files(ctx)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, limits="{max_consecutive_shells: 2}"))
+    agent, denied = os.path.join(work, "agent"), os.path.join(work, "denied")
+    for pre in ([LDSO], [LDSO, "--inhibit-cache", "--argv0", "agent"]):
+        t = "ld-" + token()
+        r = in_cg(cg, pre + [agent, "-c", "%s %s; echo rc=$?" % (denied, t)])
+        assert "rc=137" in r.stdout.decode() and not marks(t), (pre, r.stdout, r.stderr[-300:])
+        e = wait_mark_or_kill(d, t)
+        assert e["action"] == "killed" and e["rule"] == "no-denied-in-agent", (pre, e)
+        assert e["context"]["name"] == "agent" and e["context"]["depth"] == 1, (pre, e)
+    # the loader running a shell starts the row: it, sh, and the third (sh) is refused
+    t = "ldsh-" + token()
+    cmd = "%s /bin/sh -c \"sh -c 'sh -c \\\"/bin/true %s\\\"; echo third=\\$?'\"; echo second=$?" % (LDSO, t)
+    r = in_cg(cg, [agent, "-c", cmd])
+    out = r.stdout.decode()
+    assert "third=137" in out and "second=0" in out, (out, r.stderr[-300:])
+    evs = d.wait_for(lambda e: e.get("type") == "exec" and e.get("action") == "killed" and
+                     any(t in a for a in e.get("argv", [])), 10, "the killed shell")
+    assert evs[0]["rule"] == "context_limit" and evs[0]["argv"][0] == "sh", evs[0]
+    loaded = [e for e in d.events() if e.get("type") == "exec" and e.get("loader") and
+              any(t in a for a in e.get("argv", []))]
+    assert loaded and loaded[0]["context"]["name"] == "agent", loaded
 
 
 def test_max_depth(ctx):

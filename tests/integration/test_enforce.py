@@ -912,3 +912,50 @@ def test_a_pid_namespace_of_ones_own_makes_nothing_direct(ctx):
         e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []) and
                        e.get("action") == "killed", 10, "rev killed (%s)" % argv)[0]
         assert e["rule"] == "no-nested-rev", e
+
+
+def test_a_path_of_ones_own_mount_lets_nothing_run(ctx):
+    """A user who may make user namespaces can mount over any path in a
+    mount namespace of their own and put a program of their own there: a
+    path such a mount makes is the user's to spell, so an allow by path is
+    not met by it. Each way tried here (a tmpfs over a directory, a bind
+    mount of the user's directory, a recursive bind that brings a host
+    mount along under the user's, a bind over a single allowed file) runs
+    the user's copy of echo by a path under /usr, which the policy allows,
+    and each is killed; the host's own files, through the same namespace's
+    copy of the host's mounts (locked), still run."""
+    d, rel, cg = enforcing(ctx, "default_decision: deny\n"
+                                "commands:\n  - {name: system, paths: [\"/usr/*\"], decision: allow}\n")
+    top = ctx.tmpdir()
+    own, host = os.path.join(top, "own"), os.path.join(top, "host")
+    os.makedirs(os.path.join(host, "sub"))
+    os.mkdir(own)
+    subprocess.run(["mount", "-t", "tmpfs", "none", os.path.join(host, "sub")], check=True)
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", os.path.join(host, "sub")]))
+    for p in (os.path.join(own, "x"), os.path.join(host, "sub", "x")):
+        shutil.copy("/usr/bin/echo", p)
+    for p in (top, own, host, os.path.join(host, "sub"), os.path.join(own, "x"), os.path.join(host, "sub", "x")):
+        os.chmod(p, 0o755)
+    ways = [("host", "true", "/usr/bin/echo"),
+            ("tmpfs", "mount -t tmpfs none /usr/local/games && cp %s/x /usr/local/games/x" % own,
+             "/usr/local/games/x"),
+            ("bind", "mount --bind %s /usr/local/games" % own, "/usr/local/games/x"),
+            ("rbind", "mount --rbind %s /usr/local/src" % host, "/usr/local/src/sub/x"),
+            ("file", "mount --bind %s/x /usr/bin/true" % own, "/usr/bin/true")]
+    for name, setup, prog in ways:
+        t = "%s-%s" % (name, token())
+        script = "%s || exit 99; exec %s %s" % (setup, prog, t)
+        r = in_cg(cg, ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                       "unshare", "-Urm", "sh", "-c", script])
+        assert r.returncode != 99, (name, r.stderr[-300:])
+        e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 10, name)[0]
+        assert e["filename"] == prog, (name, e)
+        if name == "host":
+            assert r.returncode == 0 and t.encode() in r.stdout, (name, r.returncode, r.stderr[-300:])
+            assert "user_mount" not in e and e["action"] == "allowed" and e["rule"] == "system", (name, e)
+            continue
+        assert r.returncode != 0 and t.encode() not in r.stdout, (name, r.returncode, r.stdout)
+        assert e["user_mount"] is True and e["action"] == "killed", (name, e)
+        # the kernel's verdict and the daemon's own judge of the record agree
+        assert e["decision"] == "deny" and e["rule"] is None, (name, e)
+        assert e["kernel"]["decision"] == "deny" and e["kernel"]["rule"] is None, (name, e)

@@ -1676,6 +1676,38 @@ def test_no_user_namespace_to_rename_a_program(ctx):
     assert r.stdout.decode().split("\n")[:3] == ["refused 1", "thread", "spawned"], (r.stdout, r.stderr[-300:])
 
 
+def test_a_session_in_a_users_mount_namespace_allows_nothing_by_path(ctx):
+    """A session started inside a mount namespace a user made (its own
+    tasks cannot make one) runs where any path may be of that user's
+    making: a tmpfs they mounted over /usr/local/games holds their own
+    program. No allow by path holds there, for that program nor any other
+    (the daemon cannot tell mount by mount, as the kernel's judge does);
+    an allow by name still does, and the same session outside runs what
+    the path allows."""
+    d = daemon(ctx, "default_decision: deny\ncommands:\n"
+                    "  - {name: shells, basenames: [sh, dash], decision: allow}\n"
+                    "  - {name: system, paths: [\"/usr/*\"], decision: allow}\n")
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    shutil.copy("/usr/bin/echo", os.path.join(work, "x"))
+    os.chmod(os.path.join(work, "x"), 0o755)
+    t = token()
+    inner = "/usr/bin/echo a-%s; echo rc=$?; /usr/local/games/x b-%s; echo rc=$?" % (t, t)
+    launch = [ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", inner]
+    r = subprocess.run(launch, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60,
+                       user="nobody", group="nogroup", extra_groups=[])
+    assert r.stdout.decode().split() == ["a-" + t, "rc=0", "rc=127"], (r.stdout, r.stderr[-300:])
+    setup = "mount -t tmpfs none /usr/local/games && cp %s/x /usr/local/games/x || exit 99; exec \"$@\"" % work
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "unshare", "-Urm", "sh", "-c", setup, "sh"] + launch,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    out = r.stdout.decode()
+    assert r.returncode != 99 and "a-" not in out and "b-" not in out, (out, r.stderr[-300:])
+    assert out.split() == ["rc=126", "rc=126"], (out, r.stderr[-300:])
+    refused = wait(lambda: [e for e in evs(d, "b-" + t, "exec_failed") if e["errno"] == 13], what="x refused")
+    assert refused[0]["decision"] == "deny" and refused[0]["rule"] is None, refused
+
+
 def test_a_copy_of_a_denied_program_is_known_by_content(ctx):
     """The daemon's policy names /usr/bin/id by path: a copy under another
     name (and a hard link) is the same program, in a session as on the host."""

@@ -1708,6 +1708,68 @@ static void test_eval_edge_requests(void)
 	policy_free(p);
 }
 
+/*
+ * A path through a mount a user made (EG_F2_USER_MOUNT) lets nothing run:
+ * rules that allow, audit or (with kernel_approval: audit) ask are not met
+ * by it; a deny, a literal path's own file by its identity, a name and a
+ * context's identity still are.
+ */
+static void test_user_mount_paths(void)
+{
+	struct eg_policy *p = load("default_decision: deny\n"
+				   "kernel_approval: audit\n"
+				   "contexts:\n"
+				   "  - name: agent\n"
+				   "    identities: [{paths: [\"/usr/local/agent/*\"]}]\n"
+				   "commands:\n"
+				   "  - {name: no-rm, paths: [\"/usr/bin/rm*\"], decision: deny}\n"
+				   "  - {name: env, paths: [/usr/bin/env], decision: allow}\n"
+				   "  - {name: watched, paths: [\"/usr/local/*\"], decision: audit}\n"
+				   "  - {name: asked, paths: [\"/opt/*\"], decision: approval}\n"
+				   "  - {name: system, paths: [\"/usr/*\"], decision: allow}\n"
+				   "  - {name: shells, basenames: [dash], decision: allow}\n");
+	const char *argv[] = { "x", NULL };
+	struct eg_exec_req req = { .argv = argv, .argc = 1, .depth_known = true };
+	static const struct { const char *path; const char *own, *users; } cases[] = {
+		{ "/usr/bin/true", "system", NULL },
+		{ "/usr/local/games/x", "watched", NULL },
+		{ "/opt/tool", "asked", NULL },
+		{ "/usr/bin/rmdir", "no-rm", "no-rm" },
+		{ "/usr/bin/dash", "system", "shells" },
+	};
+	struct eg_verdict v;
+	struct stat st;
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		req.filename = cases[i].path;
+		req.user_mount = false;
+		policy_eval(p, &req, &v);
+		ASSERT_STREQ(v.rule ? v.rule : "default", cases[i].own, cases[i].path);
+		req.user_mount = true;
+		policy_eval(p, &req, &v);
+		ASSERT_STREQ(v.rule ? v.rule : "default", cases[i].users ? cases[i].users : "default",
+			     cases[i].path);
+		if (!cases[i].users)
+			ASSERT_EQ(v.decision, EG_DECISION_DENY, "the default decides");
+	}
+	/* the literal path's own file, by its identity, under any path */
+	if (ASSERT_OK(stat("/usr/bin/env", &st), "stat /usr/bin/env")) {
+		req.filename = "/usr/local/games/env";
+		req.dev = eg_kdev(st.st_dev);
+		req.ino = st.st_ino;
+		policy_eval(p, &req, &v);
+		ASSERT_STREQ(v.rule ? v.rule : "default", "env", "the file, by identity");
+		req.dev = req.ino = 0;
+	}
+	/* a context's identity adds rules: met all the same */
+	req.filename = "/usr/local/agent/run";
+	ASSERT_EQ(policy_context_identity(p, &req), 1, "an identity by path");
+	policy_free(p);
+}
+
 /* contexts: identities, rules scoped to contexts (and to none), limits, errors in place. */
 static void test_agent_contexts(void)
 {
@@ -1831,6 +1893,7 @@ int main(void)
 	RUN(test_args_all_must_match);
 	RUN(test_basenames_and_paths);
 	RUN(test_context_forms);
+	RUN(test_user_mount_paths);
 	RUN(test_agent_contexts);
 	RUN(test_cgroups_and_uids);
 	RUN(test_decisions_and_messages);

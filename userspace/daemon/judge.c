@@ -108,6 +108,7 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 
 	/* the file that runs (the interpreter, for a script), with the argv it got */
 	req.filename = cstr(&j->fname, &r->filename);
+	req.user_mount = h->flags2 & EG_F2_USER_MOUNT;
 	if (h->type == EG_EVENT_LOADED) {
 		/* the program a loader mapped, reported alone (its exec was written without it) */
 		req.requested = cstr(&j->req, &r->requested);
@@ -159,6 +160,7 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 		if (r->loaded && r->loaded->filename.len) {
 			/* what the kernel saw it map */
 			req.filename = cstr(&j->target, &r->loaded->filename);
+			req.user_mount = r->loaded->h.flags2 & EG_F2_USER_MOUNT;
 			req.dev = r->loaded->h.dev;
 			req.ino = r->loaded->h.ino;
 			req.size = r->loaded->h.size;
@@ -172,6 +174,7 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 			}
 			sbuf_puts(&j->target, j->argvp[t]);
 			req.filename = sbuf_cstr(&j->target);
+			req.user_mount = false;
 			req.dev = 0;
 			req.ino = 0;
 			req.size = 0;
@@ -197,6 +200,8 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	if (!skip)
 		return 0;	/* an argv that does not look like a script's: nothing more to judge */
 	req.filename = r->script.len ? cstr(&j->sname, &r->script) : cstr(&j->sname, &r->requested);
+	/* as the kernel judges it: a script not found is its path as spelled */
+	req.user_mount = !r->script.len || (h->flags2 & EG_F2_SCRIPT_USER_MOUNT);
 	req.requested = cstr(&j->sreq, &r->requested);
 	/* the script's own identity, when the kernel found it: a copy by another name is the same file */
 	req.dev = (h->flags & EG_F_SCRIPT_FOUND) ? h->script_dev : 0;
@@ -217,6 +222,7 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 		req.requested = NULL;
 		req.dev = r->chain[i].dev;
 		req.ino = r->chain[i].ino;
+		req.user_mount = r->chain[i].flags & EG_CE_USER_MOUNT;
 		judge_one(j, p, &req, "chain", ret, false);
 	}
 	/* a chain the record could not hold whole: its missing levels cannot be judged */

@@ -106,6 +106,13 @@ struct eg_str record_program(const struct eg_record *r)
 	return r->filename;
 }
 
+bool record_user_mount(const struct eg_record *r)
+{
+	if (r->h.type == EG_EVENT_EXEC && (r->h.flags & EG_F_SCRIPT))
+		return r->script.len && (r->h.flags2 & EG_F2_SCRIPT_USER_MOUNT);
+	return r->h.flags2 & EG_F2_USER_MOUNT;
+}
+
 static bool fd_path(const char *p, size_t n)
 {
 	size_t i = 0;
@@ -372,6 +379,15 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		}
 		if (h->flags & EG_F_CHAIN_CUT)
 			sbuf_puts(b, ",\"script_chain_cut\":true");
+		/* a path through a mount a user made: no allow by path trusts it */
+		if (record_user_mount(r))
+			sbuf_puts(b, ",\"user_mount\":true");
+		if ((h->flags & EG_F_SCRIPT) && (h->flags2 & EG_F2_USER_MOUNT))
+			sbuf_puts(b, ",\"interpreter_user_mount\":true");
+		for (i = 0; i < r->chain_n && !(r->chain[i].flags & EG_CE_USER_MOUNT); i++)
+			;
+		if (i < r->chain_n)
+			sbuf_puts(b, ",\"script_chain_user_mount\":true");
 		json_dev_ino(b, h->dev, h->ino, false);
 		if (h->flags & EG_F_BACKING) {
 			sbuf_puts(b, ",\"backing\":{");
@@ -389,6 +405,8 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 				json_str_field(b, "\"filename\":", &l->filename);
 				json_str_field(b, ",\"path_requested\":", &l->requested);
 				json_dev_ino(b, l->h.dev, l->h.ino, false);
+				if (l->h.flags2 & EG_F2_USER_MOUNT)
+					sbuf_puts(b, ",\"user_mount\":true");
 				sbuf_putc(b, '}');
 			} else {
 				sbuf_puts(b, "null");

@@ -292,6 +292,19 @@ static bool has_basename(const struct eg_rule *r, const char *b, size_t n)
 }
 
 /*
+ * Whether rule r lets the program run without a person's word, as the
+ * kernel's judge has it (kc_decision): such a rule is not met by the path
+ * of a user's mount. An identity (a context's) is met: it adds rules.
+ */
+static bool lets_run(const struct eval *e, const struct eg_rule *r)
+{
+	if (r->ident_of)
+		return false;
+	return r->decision == EG_DECISION_ALLOW || r->decision == EG_DECISION_AUDIT ||
+	       (r->decision == EG_DECISION_APPROVAL && e->p->settings.kernel_approval_audit);
+}
+
+/*
  * Cheap tests first: depth, uid, cgroup, names, and regexes last. A regex
  * that gives no answer stops the evaluation (e->error): the verdict is
  * on_error, never a guess.
@@ -343,6 +356,8 @@ static bool rule_matches(struct eval *e, const struct eg_rule *r, bool via_base,
 	}
 	/* a path names a file: this one, by its path, its identity or its content */
 	if (r->paths.n && !via_file) {
+		if (req->user_mount && lets_run(e, r))
+			return false;
 		for (i = 0; i < r->paths.n; i++)
 			if (eg_glob_match(r->paths.v[i], &r->path_glob[i], e->filename, e->filename_len))
 				break;

@@ -87,6 +87,12 @@ struct eg_exec_req {
 	const uint8_t *content_sha;	/* its SHA-256, taken by the caller (then nothing is read here), or NULL */
 	bool foreign_ns;		/* runs in another mount namespace than the daemon's */
 	/*
+	 * filename passes a mount a user made (EG_F2_USER_MOUNT): its path is
+	 * that user's to spell, so no rule that lets a program run (allow,
+	 * audit, an approval the kernel audits) is met by it; deny rules are.
+	 */
+	bool user_mount;
+	/*
 	 * The agent context the task is in (policy "contexts:", id 1..; 0:
 	 * none), the depth from its identity exec (0 for it) and the shell
 	 * images in a row up to this one (0: not a shell). Rules with

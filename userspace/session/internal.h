@@ -248,6 +248,7 @@ struct exec_request {
 	char cgroup[512];
 	bool cgroup_read;		/* cgroup is filled in (read lazily: request_cgroup) */
 	bool foreign_ns;
+	bool user_mount;		/* its mount namespace is a user's (eg_ns_root_made): paths are theirs */
 	bool planned;
 	/* the kernel's task storage of the thread, read when it came (request_new) */
 	int rc_facts;

@@ -126,6 +126,14 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 	}
 	if ((needs & POLICY_NEEDS_MNT_NS) && s->o.host_mnt_ns)
 		r->foreign_ns = task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns;
+	/*
+	 * A mount namespace a user made (a session started inside one: its
+	 * tasks cannot make one): any path in it may be of their own making,
+	 * so no allow by path holds there (the kernel's judge tells it mount
+	 * by mount, which a path resolved from here cannot).
+	 */
+	if (s->o.host_mnt_ns && task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns)
+		r->user_mount = !eg_ns_root_made(r->tid, "mnt");
 }
 
 /* ---- judging ----------------------------------------------------------------- */
@@ -160,6 +168,7 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 		req.content_sha = pr->sha256;
 	}
 	req.foreign_ns = r->foreign_ns;
+	req.user_mount = r->user_mount;
 	req.truncated = r->argv_trunc;
 	req.apply_on_truncated = true;
 	req.budget = budget;

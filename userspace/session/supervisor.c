@@ -353,6 +353,7 @@ void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const s
 	tmp->session_depth = r->session_depth;
 	tmp->euid = r->euid;
 	tmp->foreign_ns = r->foreign_ns;
+	tmp->user_mount = r->user_mount;
 	if (r->cgroup_read) {
 		memcpy(tmp->cgroup, r->cgroup, sizeof(tmp->cgroup));
 		tmp->cgroup_read = true;
