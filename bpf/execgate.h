@@ -91,13 +91,13 @@ _Static_assert(sizeof(struct eg_scope) == 8 + EG_SCOPE_PATH_MAX, "eg_scope is AB
 #define EG_F_CONTEXT_ENTERED	(1u << 31)	/* this exec matched a context's identity (context_depth 0) */
 
 /*
- * eg_event.flags2. A user's mount: the path passes through a mount made in
- * a mount namespace that a user (not root) owns through a user namespace,
- * and not one the kernel copied there locked (MNT_LOCKED): where it sits
- * and what it holds are that user's choice, so the path names nothing an
- * allow by path may trust (docs/enforcement.md).
+ * eg_event.flags2. A user's mount: the file's mount is in a mount
+ * namespace that a user (not root) owns through a user namespace, or in
+ * none: any mount there, where it sits and what it holds, may be that
+ * user's choice, so the path names nothing an allow by a glob may trust
+ * (mount_by_user, bpf/paths.bpf.h; docs/enforcement.md).
  */
-#define EG_F2_USER_MOUNT	(1u << 0)	/* filename's path passes a user's mount */
+#define EG_F2_USER_MOUNT	(1u << 0)	/* filename is on a user's mount */
 #define EG_F2_SCRIPT_USER_MOUNT	(1u << 1)	/* ... the script's path (EG_F_SCRIPT_FOUND) */
 
 /* eg_event.reason: why the kernel acted (EG_F_KILLED) */
@@ -206,7 +206,7 @@ _Static_assert(sizeof(struct eg_chain_ent) == 24, "eg_chain_ent is ABI");
 #define EG_CE_TRUNC		(1u << 0)	/* path cut (too deep or long) */
 #define EG_CE_DELETED		(1u << 1)
 #define EG_CE_ANON		(1u << 2)	/* no path: its name alone */
-#define EG_CE_USER_MOUNT	(1u << 3)	/* its path passes a user's mount (EG_F2_USER_MOUNT) */
+#define EG_CE_USER_MOUNT	(1u << 3)	/* it is on a user's mount (EG_F2_USER_MOUNT) */
 
 /* Task-storage value (map "tasks"), one per task, inherited at fork. */
 #define EG_TASK_KNOWN		(1u << 0)	/* storage valid: depth counts from what we saw */

@@ -566,7 +566,6 @@ __noinline int kfacts_file(__u32 slot, __u64 file_addr)
 	}
 	PATH_WALK(w, d, mnt, NULL, NULL, 0, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT, EG_F_FILE_DELETED);
 	w.kslot = slot + 1;
-	w.umnt_check = true;
 	n = read_path(&w);
 	if (w.flags & EG_F_FILENAME_FAULT)
 		return -1;
@@ -577,7 +576,7 @@ __noinline int kfacts_file(__u32 slot, __u64 file_addr)
 		return -1;
 	if (w.flags & EG_F_FILENAME_TRUNC)
 		f->flags |= KF_PATH_CUT;
-	if (w.umnt)
+	if (on_user_mount(mnt))
 		f->flags |= KF_USER_MOUNT;
 	return 0;
 }

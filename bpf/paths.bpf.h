@@ -19,6 +19,70 @@
 /* ---- paths --------------------------------------------------------------- */
 
 /*
+ * User namespaces climbed to tell who made one: root's, a level below the
+ * initial one, or root's in root's (a runtime's inside a runtime's). A
+ * deeper one counts as a user's (fails closed).
+ */
+#define EG_USERNS_LEVELS	4
+
+/*
+ * A mount in a mount namespace a user made: one owned (through any level
+ * of user namespaces) by a user namespace a user other than root made
+ * (user_namespace.owner, the creator's uid as the host sees it), or in no
+ * namespace (detached: umount -l with the file still open), which cannot
+ * be told. Root's runtimes make user namespaces too (podman
+ * --userns=auto, pods without host users): theirs are root's.
+ *
+ * The whole namespace, not mount by mount: what the host's mounts look
+ * like there proves nothing. MNT_LOCKED marks the mounts the kernel
+ * copied in, but a user's own mount is copied and locked the same way
+ * into a namespace nested in theirs, and pivot_root hands the lock to
+ * the user's new root. All mounts of one tree are in one namespace: the
+ * file's own mount tells it.
+ *
+ * Global: verified once, whoever calls it, with a frame of its own.
+ */
+__noinline int mount_by_user(__u64 m_addr)
+{
+	struct mount *m = (struct mount *)m_addr;
+	struct user_namespace *uns;
+	struct mnt_namespace *ns;
+	__u32 i;
+
+	ns = BPF_CORE_READ(m, mnt_ns);
+	if ((unsigned long)ns < 4096 || (unsigned long)ns >= (unsigned long)-4095)
+		return 1;
+	uns = BPF_CORE_READ(ns, user_ns);
+	for (i = 0; i < EG_USERNS_LEVELS && uns; i++) {
+		if (BPF_CORE_READ(uns, level) <= 0)
+			return 0;
+		if (BPF_CORE_READ(uns, owner.val) != 0)
+			return 1;
+		uns = BPF_CORE_READ(uns, parent);
+	}
+	return 1;
+}
+
+/*
+ * p as a plain number, for a global function's argument: a file's mount
+ * is a BTF pointer where it comes from a tracepoint's arguments, which a
+ * global function cannot take.
+ */
+static __always_inline __u64 as_number(void *p)
+{
+	__u64 n = 0;
+
+	bpf_probe_read_kernel(&n, sizeof(n), &p);
+	return n;
+}
+
+/* A path through vm (a file's mount) is a user's to spell (EG_F2_USER_MOUNT). */
+static __always_inline bool on_user_mount(struct vfsmount *vm)
+{
+	return mount_by_user(as_number(eg_container_of(vm, struct mount, mnt)));
+}
+
+/*
  * A path walk writes the components of a path, leaf first, each NUL
  * terminated, at scratch[off..]. It stops at root (root_dentry/root_mnt)
  * when given, else at the root of the mount namespace.
@@ -33,115 +97,9 @@ struct path_walk {
 	__u32 trunc_flag, fault_flag, deleted_flag;
 	__u32 flags;
 	__u32 kslot;			/* slot + 1: write into kscratch[slot].raw, not the record */
-	bool named;			/* a name was written in the current mount */
 	struct dentry *mnt_root;	/* vfsmnt's root, once read (NULL: not yet) */
 	bool done;
-	bool crossed;			/* a mount was crossed */
-	bool umnt_check;		/* in: tell whether the path passes a user's mount */
-	bool umnt;			/* out: it does (EG_F2_USER_MOUNT) */
 };
-
-/*
- * MNT_LOCKED: a mount the kernel copied into a mount namespace that a less
- * privileged user namespace owns (unshare -Urm, a rootless container) or
- * propagated there later. The user cannot unmount it, move it or change
- * what it shows: its place is the one the host gave it. An enum from 6.17
- * on, a #define (the same value) before.
- */
-enum mount_flags___eg { MNT_LOCKED___eg = 0x800000 };
-
-static __always_inline __u32 mnt_locked_bit(void)
-{
-	if (bpf_core_enum_value_exists(enum mount_flags___eg, MNT_LOCKED___eg))
-		return bpf_core_enum_value(enum mount_flags___eg, MNT_LOCKED___eg);
-	return 0x800000;
-}
-
-/*
- * User namespaces climbed to tell who made one: root's, a level below the
- * initial one, or root's in root's (a runtime's inside a runtime's). A
- * deeper one counts as a user's: fails closed, and saves the 6.1
- * verifier's 512-byte stack the frame of a loop.
- */
-#define EG_USERNS_LEVELS	4
-
-struct mnt_namespace___seq {
-	__u64 seq;
-} __attribute__((preserve_access_index));
-
-/*
- * An anonymous mount namespace: what open_tree(OPEN_TREE_CLONE) or
- * fsmount() made, a tree of the caller's in no namespace of processes.
- * Its seq is 0 up to 6.17, its ns_id after; neither known: counted so.
- */
-static __always_inline bool mnt_ns_anon(struct mnt_namespace *ns)
-{
-	struct mnt_namespace___seq *o = (void *)ns;
-
-	if (bpf_core_field_exists(o->seq))
-		return BPF_CORE_READ(o, seq) == 0;
-	if (bpf_core_field_exists(ns->ns.ns_id))
-		return BPF_CORE_READ(ns, ns.ns_id) == 0;
-	return true;
-}
-
-/*
- * A mount a user made: not one the kernel copied in locked, in a mount
- * namespace owned (through any level of user namespaces) by a user
- * namespace a user other than root made (user_namespace.owner, the
- * creator's uid as the host sees it). Root's runtimes make user namespaces
- * too (podman --userns=auto, Kubernetes pods without host users): theirs
- * are root's. A mount in no namespace (detached: umount -l with the file
- * still open) cannot be told, and counts as a user's. last: the walk's
- * last mount (no parent), where no lock tells anything; it counts only
- * when the path has names in it (a file on rootfs, or in a detached tree).
- *
- * Global: verified once, whichever walk calls it (inlined in the walk's
- * step, every step of every walk verified it again: ten times the
- * verifier's work for prepare_exec's chain).
- */
-__noinline int mount_by_user(__u64 m_addr, __u32 last)
-{
-	struct mount *m = (struct mount *)m_addr;
-	struct user_namespace *uns;
-	struct mnt_namespace *ns;
-	__u32 i;
-
-	if (!last && (BPF_CORE_READ(m, mnt.mnt_flags) & mnt_locked_bit()))
-		return 0;
-	ns = BPF_CORE_READ(m, mnt_ns);
-	if ((unsigned long)ns < 4096 || (unsigned long)ns >= (unsigned long)-4095)
-		return 1;
-	/*
-	 * A namespace's own root (rootfs, or what the initramfs left there)
-	 * is its parent's, copied when the namespace was made: no user puts
-	 * one there. An anonymous tree's root is its maker's.
-	 */
-	if (last && BPF_CORE_READ(ns, root) == m && !mnt_ns_anon(ns))
-		return 0;
-	uns = BPF_CORE_READ(ns, user_ns);
-	for (i = 0; i < EG_USERNS_LEVELS && uns; i++) {
-		if (BPF_CORE_READ(uns, level) <= 0)
-			return 0;
-		if (BPF_CORE_READ(uns, owner.val) != 0)
-			return 1;
-		uns = BPF_CORE_READ(uns, parent);
-	}
-	return 1;
-}
-
-/*
- * p as a plain number, for a global function's argument: the file's own
- * mount is a BTF pointer where the walk starts from a tracepoint's
- * arguments, which a global function cannot take.
- */
-static __always_inline __u64 as_number(void *p)
-{
-	__u64 n = 0;
-
-	bpf_probe_read_kernel(&n, sizeof(n), &p);
-	return n;
-}
 
 /*
  * Helper calls are what a walk costs (each bpf_probe_read_kernel is a call
@@ -231,23 +189,8 @@ static long path_step(__u32 i, struct path_walk *w)
 		struct mount *m = eg_container_of(vm, struct mount, mnt);
 		struct mount_up u = {};
 
-		if (mount_up_read(m, &u))
+		if (mount_up_read(m, &u) || u.parent == m)
 			goto done;
-		if (u.parent == m) {
-			/*
-			 * The namespace's root (rootfs, under everything): it
-			 * puts no name in the path unless the file is in it.
-			 */
-			if (w->umnt_check && !w->umnt && (!w->crossed || w->named) &&
-			    mount_by_user(as_number(m), 1))
-				w->umnt = true;
-			goto done;
-		}
-		/* where a user's mount sits, and all it holds, is theirs to choose */
-		if (w->umnt_check && !w->umnt && mount_by_user(as_number(m), 0))
-			w->umnt = true;
-		w->crossed = true;
-		w->named = false;
 		w->dentry = u.mountpoint;
 		w->vfsmnt = (struct vfsmount *)((char *)u.parent +
 				bpf_core_field_offset(struct mount, mnt));
@@ -259,13 +202,8 @@ static long path_step(__u32 i, struct path_walk *w)
 		goto done;
 	}
 	up = h.parent;
-	if (!up || up == d) {
-		/* a file system's root outside the mount's own (a file moved out of a bind mount) */
-		if (w->umnt_check && !w->umnt &&
-		    mount_by_user(as_number(eg_container_of(vm, struct mount, mnt)), 0))
-			w->umnt = true;
+	if (!up || up == d)
 		goto done;
-	}
 	if (off > EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX || pos > EG_FILENAME_MAX - EG_NAME_MAX) {
 		w->flags |= w->trunc_flag;
 		goto done;
@@ -301,7 +239,6 @@ static long path_step(__u32 i, struct path_walk *w)
 		goto done;
 	}
 	w->pos = pos + n;
-	w->named = true;
 	w->dentry = up;
 	return 0;
 done:
@@ -443,7 +380,7 @@ static __always_inline __u32 read_user_str(char *buf, __u32 off, const char *src
 	return read_str(buf, off, src, flags, trunc_flag, fault_flag, true);
 }
 
-/* Writes f's path at scratch+off; returns its length (EG_SC_USER_MOUNT: it passes a user's mount). */
+/* Writes f's path at scratch+off; returns its length (EG_SC_USER_MOUNT: a user's mount is on it). */
 static __always_inline __u32 file_path(struct file *f, __u32 off, __u32 *flags, __u32 trunc_flag,
 				       __u32 deleted_flag)
 {
@@ -459,10 +396,9 @@ static __always_inline __u32 file_path(struct file *f, __u32 off, __u32 *flags, 
 		return buf ? read_anon_name(d, buf, off, flags, EG_F_FILENAME_FAULT) : 0;
 	}
 	PATH_WALK(w, d, mnt, NULL, NULL, off, trunc_flag, EG_F_FILENAME_FAULT, deleted_flag);
-	w.umnt_check = true;
 	n = read_path(&w);
 	*flags |= w.flags;
-	if (w.umnt)
+	if (on_user_mount(mnt))
 		*flags |= EG_SC_USER_MOUNT;
 	return n;
 }

@@ -219,7 +219,7 @@ static __always_inline __u16 cut16(__u32 n, __u32 max)
 
 /*
  * The record's file (filename): its path walked to its mount namespace's
- * root, and whether a user's mount is on it; a file in no namespace (a
+ * root, and whether that namespace is a user's; a file in no namespace (a
  * memfd) by its name alone.
  */
 static __always_inline void record_filename(struct eg_event *e, char *buf, struct dentry *d, struct vfsmount *m)
@@ -233,10 +233,9 @@ static __always_inline void record_filename(struct eg_event *e, char *buf, struc
 	} else {
 		PATH_WALK(w, d, m, NULL, NULL, EG_EVENT_HDR, EG_F_FILENAME_TRUNC, EG_F_FILENAME_FAULT,
 			  EG_F_FILE_DELETED);
-		w.umnt_check = true;
 		n = read_path(&w);
 		e->flags |= w.flags;
-		if (w.umnt)
+		if (on_user_mount(m))
 			e->flags2 |= EG_F2_USER_MOUNT;
 	}
 	e->filename_len = cut16(n, EG_FILENAME_MAX);

@@ -917,15 +917,21 @@ def test_a_pid_namespace_of_ones_own_makes_nothing_direct(ctx):
 def test_a_path_of_ones_own_mount_lets_nothing_run(ctx):
     """A user who may make user namespaces can mount over any path in a
     mount namespace of their own and put a program of their own there: a
-    path such a mount makes is the user's to spell, so an allow by path is
-    not met by it. Each way tried here (a tmpfs over a directory, a bind
-    mount of the user's directory, a recursive bind that brings a host
-    mount along under the user's, a bind over a single allowed file) runs
-    the user's copy of echo by a path under /usr, which the policy allows,
-    and each is killed; the host's own files, through the same namespace's
-    copy of the host's mounts (locked), still run."""
-    d, rel, cg = enforcing(ctx, "default_decision: deny\n"
-                                "commands:\n  - {name: system, paths: [\"/usr/*\"], decision: allow}\n")
+    path in such a namespace is the user's to spell, so an allow by a glob
+    is not met by it. Each way tried here (a tmpfs over a directory, a bind
+    of the user's directory there, a recursive bind that brings a host
+    mount along, a bind over a single allowed file, a namespace nested in
+    the user's, which locks the user's own mounts as the host's, and
+    pivot_root, which hands the lock to the user's new root) runs the
+    user's own program by a path under /usr, which the policy allows by a
+    glob, and each is killed. The host's programs there are known by the
+    identity of a literal path (echo runs), not by a glob (printf is
+    killed); on the host the glob holds."""
+    tools = ["/usr/bin/setpriv", "/usr/bin/unshare", "/usr/bin/dash", "/usr/bin/mount", "/usr/bin/cp",
+             "/usr/bin/mkdir", "/usr/bin/echo", "/usr/sbin/pivot_root"]
+    d, rel, cg = enforcing(ctx, "default_decision: deny\ncommands:\n"
+                                "  - {name: system, paths: [\"/usr/*\"], decision: allow}\n"
+                                "  - {name: tools, paths: [%s], decision: allow}\n" % ", ".join(tools))
     top = ctx.tmpdir()
     own, host = os.path.join(top, "own"), os.path.join(top, "host")
     os.makedirs(os.path.join(host, "sub"))
@@ -934,28 +940,44 @@ def test_a_path_of_ones_own_mount_lets_nothing_run(ctx):
     ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", os.path.join(host, "sub")]))
     for p in (os.path.join(own, "x"), os.path.join(host, "sub", "x")):
         shutil.copy("/usr/bin/echo", p)
-    for p in (top, own, host, os.path.join(host, "sub"), os.path.join(own, "x"), os.path.join(host, "sub", "x")):
+    shutil.copy(ctx.helper("static_true"), os.path.join(own, "st"))
+    for p in (top, own, host, os.path.join(host, "sub"), os.path.join(own, "x"), os.path.join(host, "sub", "x"),
+              os.path.join(own, "st")):
         os.chmod(p, 0o755)
-    ways = [("host", "true", "/usr/bin/echo"),
+    root = ("mount -t tmpfs none /usr/local/src && mkdir -p /usr/local/src/usr/bin /usr/local/src/old && "
+            "cp %s/st /usr/local/src/usr/bin/evil && cd /usr/local/src && pivot_root . old" % own)
+    ways = [("host-echo", "true", "/usr/bin/echo", "tools"),
+            ("host-printf", "true", "/usr/bin/printf", None),
             ("tmpfs", "mount -t tmpfs none /usr/local/games && cp %s/x /usr/local/games/x" % own,
-             "/usr/local/games/x"),
-            ("bind", "mount --bind %s /usr/local/games" % own, "/usr/local/games/x"),
-            ("rbind", "mount --rbind %s /usr/local/src" % host, "/usr/local/src/sub/x"),
-            ("file", "mount --bind %s/x /usr/bin/true" % own, "/usr/bin/true")]
-    for name, setup, prog in ways:
+             "/usr/local/games/x", None),
+            ("bind", "mount --bind %s /usr/local/games" % own, "/usr/local/games/x", None),
+            ("rbind", "mount --rbind %s /usr/local/src" % host, "/usr/local/src/sub/x", None),
+            ("file", "mount --bind %s/x /usr/bin/true" % own, "/usr/bin/true", None),
+            ("nested", "mount -t tmpfs none /usr/local/games && cp %s/x /usr/local/games/x" % own,
+             "unshare -Urm /usr/local/games/x", None),
+            ("pivot", root, "/usr/bin/evil", None)]
+    for name, setup, prog, rule in ways:
         t = "%s-%s" % (name, token())
         script = "%s || exit 99; exec %s %s" % (setup, prog, t)
         r = in_cg(cg, ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
                        "unshare", "-Urm", "sh", "-c", script])
         assert r.returncode != 99, (name, r.stderr[-300:])
-        e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 10, name)[0]
-        assert e["filename"] == prog, (name, e)
-        if name == "host":
+        target = prog.split()[-1]
+        e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []) and
+                       e.get("filename") == target, 10, name)[0]
+        assert e["user_mount"] is True, (name, e)
+        if rule:
             assert r.returncode == 0 and t.encode() in r.stdout, (name, r.returncode, r.stderr[-300:])
-            assert "user_mount" not in e and e["action"] == "allowed" and e["rule"] == "system", (name, e)
+            assert e["action"] == "allowed" and e["rule"] == rule, (name, e)
             continue
         assert r.returncode != 0 and t.encode() not in r.stdout, (name, r.returncode, r.stdout)
-        assert e["user_mount"] is True and e["action"] == "killed", (name, e)
+        assert e["action"] == "killed", (name, e)
         # the kernel's verdict and the daemon's own judge of the record agree
         assert e["decision"] == "deny" and e["rule"] is None, (name, e)
         assert e["kernel"]["decision"] == "deny" and e["kernel"]["rule"] is None, (name, e)
+    # on the host the glob holds, and the record says nothing of a user's mount
+    t = "host-" + token()
+    r = in_cg(cg, ["/usr/bin/printf", "%s\n", t])
+    assert r.returncode == 0 and t.encode() in r.stdout, r
+    e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 10, "printf on the host")[0]
+    assert "user_mount" not in e and e["rule"] == "system", e

@@ -87,9 +87,10 @@ struct eg_exec_req {
 	const uint8_t *content_sha;	/* its SHA-256, taken by the caller (then nothing is read here), or NULL */
 	bool foreign_ns;		/* runs in another mount namespace than the daemon's */
 	/*
-	 * filename passes a mount a user made (EG_F2_USER_MOUNT): its path is
-	 * that user's to spell, so no rule that lets a program run (allow,
-	 * audit, an approval the kernel audits) is met by it; deny rules are.
+	 * filename is in a mount namespace a user made (EG_F2_USER_MOUNT): its
+	 * path is that user's to spell, so no rule that lets a program run
+	 * (allow, audit, an approval the kernel audits) is met by it through
+	 * a glob; deny rules, and a literal path's file by identity, are.
 	 */
 	bool user_mount;
 	/*

@@ -129,8 +129,7 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 	/*
 	 * A mount namespace a user made (a session started inside one: its
 	 * tasks cannot make one): any path in it may be of their own making,
-	 * so no allow by path holds there (the kernel's judge tells it mount
-	 * by mount, which a path resolved from here cannot).
+	 * so no allow by a glob holds there, as the kernel's judge has it.
 	 */
 	if (s->o.host_mnt_ns && task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns)
 		r->user_mount = !eg_ns_root_made(r->tid, "mnt");

@@ -58,7 +58,7 @@ static inline bool eg_ns_ours(pid_t pid, const char *name)
  * user's mount (mount_by_user, bpf/paths.bpf.h): its user namespace and
  * each one above it, up to ours, were made by root (NS_GET_OWNER_UID 0),
  * as a runtime's are; none by a user (unshare -U). False when it cannot be
- * told.
+ * told, or more than EG_USERNS_LEVELS (4) up, as the kernel counts it.
  */
 static inline bool eg_ns_root_made(pid_t pid, const char *name)
 {
@@ -66,7 +66,7 @@ static inline bool eg_ns_root_made(pid_t pid, const char *name)
 	bool root = false;
 	uid_t uid;
 
-	for (i = 0; i < 34 && ufd >= 0; i++) {
+	for (i = 0; i < 4 && ufd >= 0; i++) {
 		if (eg_ns_is_our_userns(ufd)) {
 			root = true;
 			break;

@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # A path of a user's own mount, refused by the BPF LSM (6.1): a user in a
 # user namespace of their own mounts a tmpfs over a directory an allow by
-# path covers and runs a program of their own there: EPERM at
-# bprm_check_security. A bind of their directory there, and a single file
-# bound over an allowed one, the same. The host's own programs, by the
-# paths that namespace copied from the host (the initramfs root here, the
-# namespace's own root), still run.
+# a glob covers and runs a program of their own there: EPERM at
+# bprm_check_security. A bind of their directory there, a single file
+# bound over an allowed one, and a namespace nested in theirs (which
+# locks their own mounts as the host's) the same. The host's own programs
+# there run by the identity of a literal path (busybox), not by the glob.
 # egvm-timeout: 150
 . "$EG_LIB"
 
@@ -20,6 +20,7 @@ cat > p.yaml <<EOF
 default_decision: deny
 commands:
   - {name: system, paths: ['/bin/*', '/sbin/*', '/usr/*', '$ASUSER'], decision: allow}
+  - {name: tools, paths: [/bin/busybox], decision: allow}
 EOF
 mkdir -p /sys/fs/cgroup/egvm-um
 daemon_start --enforce --policy p.yaml --cgroup /sys/fs/cgroup/egvm-um
@@ -30,16 +31,20 @@ out=$(as_user 'true && echo host-ran' 2>&1)
 [ "$out" = host-ran ] || { daemon_diag; fail "the host's own program in the user's namespace: $out"; }
 for way in "mount -t tmpfs none /bin/egvm-games && cp $PWD/own/x /bin/egvm-games/x:/bin/egvm-games/x" \
 	   "mount --bind $PWD/own /bin/egvm-games:/bin/egvm-games/x" \
-	   "mount --bind $PWD/own/x /bin/true:/bin/true"; do
+	   "mount --bind $PWD/own/x /bin/true:/bin/true" \
+	   "mount -t tmpfs none /bin/egvm-games && cp $PWD/own/x /bin/egvm-games/x && exec unshare -Urm /bin/egvm-games/x:/bin/egvm-games/x"; do
 	setup=${way%:*} prog=${way##*:}
 	rm -f /tmp/egmarker
-	out=$(as_user "$setup || exit 99; exec $prog USERMNT" 2>&1)
+	case $setup in
+	*"exec unshare"*) out=$(as_user "$setup USERMNT" 2>&1) ;;	# the nested namespace's exec
+	*) out=$(as_user "$setup || exit 99; exec $prog USERMNT" 2>&1) ;;
+	esac
 	rc=$?
 	[ ! -e /tmp/egmarker ] || { daemon_diag; fail "the user's own program ran by $prog ($setup)"; }
-	{ [ "$rc" -eq 126 ] && echo "$out" | grep -q 'Operation not permitted'; } ||
+	{ [ "$rc" -ne 0 ] && [ "$rc" -ne 99 ] && echo "$out" | grep -q 'Operation not permitted'; } ||
 		{ daemon_diag; fail "$setup; $prog: status $rc, expected EPERM: $out"; }
 done
 wait_line 20 "$EV" '"type":"exec_failed"' '"layer":"kernel-lsm"' '"USERMNT"' ||
 	{ daemon_diag; fail "no refused exec_failed record"; }
 daemon_stop
-pass "a user's own mount: refused by path, the host's programs ran"
+pass "a user's own mount: refused by path; the host's programs ran by identity"
