@@ -93,6 +93,45 @@ static __noinline void loaded_file(struct eg_event *e, char *buf, __u64 file_add
 }
 
 /*
+ * The context the program a loader maps enters, by that very file (its
+ * identity, path and name, as an exec of it would): the task is put in it
+ * before the program runs; and a shell mapped is a shell image, whatever
+ * name the loader was asked for (a link named otherwise). True when the
+ * task's context changed.
+ */
+static __always_inline bool loaded_context(__u32 slot, struct eg_task *st, __u32 tgid)
+{
+	__u32 set = EG_KSET_OF(kstate_seq()), id = 0;
+	struct eg_kconf *c;
+	struct kfacts *f;
+	int d;
+
+	f = kf_get(slot);
+	if (!f)
+		return false;
+	if (!st->shells && is_named_n(&shells, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len))
+		st->shells = 1;
+	c = bpf_map_lookup_elem(&kconf, &set);
+	if (!c || !c->n_ident)
+		return false;
+	f->identities = 1;
+	d = kjudge(slot);
+	f = kf_get(slot);
+	if (!f)
+		return false;
+	f->identities = 0;
+	if (d == EG_KD_ALLOW && f->out_rule)
+		id = f->out_rule - 1;
+	if (!id || id >= EG_CONTEXTS_MAX || id == st->context)
+		return false;
+	st->context = id;
+	st->context_depth = 0;
+	st->context_ktime = st->exec_ktime;
+	st->context_tgid = tgid;
+	return true;
+}
+
+/*
  * Judges file, the first thing mapped executable by a loader run as the
  * command (NULL: it could not be found: fails closed where a check is due),
  * and reports it. st is the task's storage.
@@ -154,6 +193,8 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 			eg_clamp(off, EG_EVENT_HDR + EG_FILENAME_MAX);
 			if (target)
 				kf_spelled(slot, buf + off, *(volatile __u16 *)&e->requested_len);
+			if (loaded_context(slot, st, task->tgid))
+				kf_depths(slot, st, 0);
 			d = kjudge(slot);
 			if (d == KJ_DEFER)
 				d = EG_KD_ERROR;
@@ -167,15 +208,29 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 			e->kseq = f->seq;
 			e->kflags = f->kflags | EG_KF_TARGET_RULE;
 		}
+		/* past its context's limits (a shell mapped one too many in a row): refused like a deny */
+		if (d != EG_KD_ERROR && d != EG_KD_BYPASS && kctx_over(st->context, st->context_depth, st->shells)) {
+			d = EG_KD_DENY;
+			e->kdecision = d;
+			e->krule = 0;
+			e->reason = EG_REASON_CONTEXT_LIMIT;
+		}
 		COUNT(kjudged);
 		if (d == EG_KD_ERROR)
 			COUNT(kerrors);
 		if ((d == EG_KD_DENY || d == EG_KD_ERROR) && kenforcing()) {
 			COUNT(kdenied);
-			e->reason = d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE;
+			if (!e->reason)
+				e->reason = d == EG_KD_ERROR ? EG_REASON_KERNEL_ERROR : EG_REASON_RULE;
 			kill_current(e, task);
 		}
 	}
+	/* the context the program runs in, as the record's judge in userspace reads it */
+	e->context = st->context;
+	e->context_depth = st->context_depth;
+	e->context_ktime = st->context_ktime;
+	e->context_tgid = st->context_tgid;
+	e->shells = st->shells;
 	/* a session: the program the supervisor judged, that very file */
 	if ((st->flags & EG_TASK_LOADER_TICKET) && !(e->flags & EG_F_KILLED)) {
 		if (!file || e->dev != st->loader_dev || e->ino != st->loader_ino) {

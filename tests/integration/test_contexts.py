@@ -537,10 +537,11 @@ def test_max_consecutive_shells(ctx):
 
 def test_an_agent_run_by_the_dynamic_loader_is_in_its_context(ctx):
     """`ld.so AGENT` runs the agent with no exec of its own: the program the
-    loader was asked for (after the loader's options too) is an identity
-    all the same, so what the agent runs is judged in its context. And
-    `ld.so /bin/sh` is a shell image like `sh`: max_consecutive_shells
-    counts it."""
+    loader was asked for (after the loader's options too), and the file it
+    maps (by a link of another name, spelled relative), is an identity all
+    the same, so what the agent runs is judged in its context. And
+    `ld.so /bin/sh` is a shell image like `sh`, by whatever name:
+    max_consecutive_shells counts it."""
     work = agent_files(ctx)
     d, rel, cg = enforcing(ctx, ctx_policy(work, limits="{max_consecutive_shells: 2}"))
     agent, denied = os.path.join(work, "agent"), os.path.join(work, "denied")
@@ -563,6 +564,19 @@ def test_an_agent_run_by_the_dynamic_loader_is_in_its_context(ctx):
     loaded = [e for e in d.events() if e.get("type") == "exec" and e.get("loader") and
               any(t in a for a in e.get("argv", []))]
     assert loaded and loaded[0]["context"]["name"] == "agent", loaded
+    # by another name: a link, spelled relative. The file the loader maps is the agent's
+    os.symlink(agent, os.path.join(work, "helper"))
+    os.symlink("/bin/dash", os.path.join(work, "notashell"))
+    t = "ldlink-" + token()
+    r = in_cg(cg, [LDSO, "./helper", "-c", "%s %s; echo rc=$?" % (denied, t)], cwd=work)
+    assert "rc=137" in r.stdout.decode() and not marks(t), (r.stdout, r.stderr[-300:])
+    e = wait_mark_or_kill(d, t)
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+    # a shell by a name that is not a shell's, run by the loader: the row counts it all the same
+    t = "ldnsh-" + token()
+    cmd = "%s %s/notashell -c \"sh -c 'sh -c \\\"/bin/true %s\\\"; echo third=\\$?'\"" % (LDSO, work, t)
+    r = in_cg(cg, [agent, "-c", cmd])
+    assert "third=137" in r.stdout.decode(), (r.stdout, r.stderr[-300:])
 
 
 def test_max_depth(ctx):
