@@ -373,8 +373,10 @@ static __always_inline int kjudge_exec(struct eg_event *e)
  * An interpreter's script given as its argument (`node /usr/lib/.../cli.js`):
  * the first argument after argv[0] that does not start with '-', when it is
  * an absolute path, as the facts of a program named that (no identity: a
- * string). Or, at > 0, argument at, whatever it looks like: the program a
- * dynamic loader was asked for (`ld.so ./agent`). 0, or 1 when there is none.
+ * string); from argument from on (1: after argv[0]; after a loader's
+ * program: `ld.so /usr/bin/node cli.js`). Or, at > 0, argument at, whatever
+ * it looks like: the program a dynamic loader was asked for (`ld.so
+ * ./agent`). 0, or 1 when there is none.
  */
 #define ARGWORD_AT_MAX	64	/* the loader's options it skips: loader.bpf.h's LDR_ARGS_SCAN */
 
@@ -388,7 +390,7 @@ static long argword_step(__u32 i, __u32 *slot)
 	if (!f)
 		return 1;
 	w = &f->wk;
-	if (w->index >= (w->start ? ARGWORD_AT_MAX : 8) || w->p >= w->end)
+	if (w->index >= (w->start ? ARGWORD_AT_MAX : w->skip + 7) || w->p >= w->end)
 		return 1;
 	n = bpf_probe_read_user_str(f->tmp, EG_FILENAME_MAX, (const void *)w->p);
 	n = eg_str_whole(n, (const char *)w->p, EG_FILENAME_MAX, true);
@@ -401,7 +403,7 @@ static long argword_step(__u32 i, __u32 *slot)
 			w->found = w->p;
 			return 1;
 		}
-	} else if (w->index++ && c != '-') {
+	} else if (w->index++ >= w->skip && c != '-') {
 		w->hit = c == '/' ? w->index - 1 : 0;
 		w->found = w->p;
 		return 1;
@@ -410,7 +412,7 @@ static long argword_step(__u32 i, __u32 *slot)
 	return 0;
 }
 
-__noinline int kfacts_argscript(__u32 slot, __u32 word)
+__noinline int kfacts_argscript(__u32 slot, __u32 word, __u32 from)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct mm_struct *mm = BPF_CORE_READ(task, mm);
@@ -423,7 +425,8 @@ __noinline int kfacts_argscript(__u32 slot, __u32 word)
 	f->wk.p = BPF_CORE_READ(mm, arg_start);
 	f->wk.end = BPF_CORE_READ(mm, arg_end);
 	f->wk.start = word;
-	bpf_loop(ARGWORD_AT_MAX + 1, argword_step, &slot, 0);
+	f->wk.skip = from;
+	bpf_loop(ARGWORD_AT_MAX + 8, argword_step, &slot, 0);
 	f = kf_get(slot);
 	if (!f || !f->wk.hit)
 		return 1;
@@ -445,7 +448,8 @@ __noinline int kfacts_argscript(__u32 slot, __u32 word)
  * The context an exec enters: the first of the policy's contexts one of
  * whose identities a program of the exec matches (the file, a script, a
  * chain's scripts, an interpreter's script argument, the program a dynamic
- * loader run as the command was asked for, by the name it was asked for);
+ * loader run as the command was asked for, by the name it was asked for,
+ * and an interpreter's script argument after it);
  * 0: none. What the identities read is the exec's own, as for any
  * judgement. A name spelled can only put a task in a context, never take
  * it out of one.
@@ -461,7 +465,7 @@ __noinline int kcontext_exec(void)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c || !c->n_ident)
 		return 0;
-	for (p = 0; p < 4 + EG_CHAIN_MAX && !id; p++) {
+	for (p = 0; p < 5 + EG_CHAIN_MAX && !id; p++) {
 		if (p < 2 + EG_CHAIN_MAX) {
 			r = kfacts_exec(p);
 		} else if (p == 2 + EG_CHAIN_MAX) {
@@ -470,7 +474,7 @@ __noinline int kcontext_exec(void)
 			if (!f || kfacts_exec(0) ||
 			    !is_named_n(&interps, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len))
 				continue;
-			r = kfacts_argscript(slot, 0);
+			r = kfacts_argscript(slot, 0, 1);
 		} else {
 			/* a loader's program: the file it maps is judged then (loaded.bpf.h); its context starts here */
 			struct eg_event *e = (struct eg_event *)scratch_get();
@@ -481,7 +485,15 @@ __noinline int kcontext_exec(void)
 			at = e->loader_arg;
 			if (!(e->flags & EG_F_LOADER) || !at || at >= ARGWORD_AT_MAX || kfacts_exec(0))
 				break;
-			r = kfacts_argscript(slot, at);
+			r = kfacts_argscript(slot, at, 0);
+			/* ... and an interpreter it was asked for: its script, as for the interpreter's own exec */
+			if (!r && p == 4 + EG_CHAIN_MAX) {
+				f = kf_get(slot);
+				if (!f || !is_named_n(&interps, f->path + (f->base_off & (EG_FILENAME_MAX - 1)),
+						      f->base_len) || kfacts_exec(0))
+					break;
+				r = kfacts_argscript(slot, 0, at + 1);
+			}
 		}
 		if (r)
 			continue;	/* no such program (or unreadable: no identity is claimed from it) */

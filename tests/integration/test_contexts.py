@@ -539,11 +539,17 @@ def test_an_agent_run_by_the_dynamic_loader_is_in_its_context(ctx):
     """`ld.so AGENT` runs the agent with no exec of its own: the program the
     loader was asked for (after the loader's options too), and the file it
     maps (by a link of another name, spelled relative), is an identity all
-    the same, so what the agent runs is judged in its context. And
+    the same, and so is the script of an interpreter it runs (`ld.so
+    python3 agent.py`): what the agent runs is judged in its context. And
     `ld.so /bin/sh` is a shell image like `sh`, by whatever name:
     max_consecutive_shells counts it."""
     work = agent_files(ctx)
-    d, rel, cg = enforcing(ctx, ctx_policy(work, limits="{max_consecutive_shells: 2}"))
+    py = os.path.join(work, "agent.py")
+    with open(py, "w") as f:
+        f.write("import os, sys\nos.system('%s %s; echo rc=$?' % (sys.argv[1], sys.argv[2]))\n")
+    os.chmod(py, 0o644)
+    ids = "[{paths: [%s/agent]}, {paths: [%s]}]" % (work, py)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, limits="{max_consecutive_shells: 2}", identities=ids))
     agent, denied = os.path.join(work, "agent"), os.path.join(work, "denied")
     for pre in ([LDSO], [LDSO, "--inhibit-cache", "--argv0", "agent"]):
         t = "ld-" + token()
@@ -577,6 +583,12 @@ def test_an_agent_run_by_the_dynamic_loader_is_in_its_context(ctx):
     cmd = "%s %s/notashell -c \"sh -c 'sh -c \\\"/bin/true %s\\\"; echo third=\\$?'\"" % (LDSO, work, t)
     r = in_cg(cg, [agent, "-c", cmd])
     assert "third=137" in r.stdout.decode(), (r.stdout, r.stderr[-300:])
+    # an interpreter the loader runs, given the agent's script: the script is the identity
+    t = "ldpy-" + token()
+    r = in_cg(cg, [LDSO, "/usr/bin/python3", "-B", py, denied, t])
+    assert "rc=137" in r.stdout.decode() and not marks(t), (r.stdout, r.stderr[-300:])
+    e = wait_mark_or_kill(d, t)
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
 
 
 def test_max_depth(ctx):
