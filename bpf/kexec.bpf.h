@@ -471,8 +471,7 @@ __noinline int kcontext_exec(void)
 		} else if (p == 2 + EG_CHAIN_MAX) {
 			/* the interpreter's own name says whether its argument is a script */
 			f = kf_get(slot);
-			if (!f || kfacts_exec(0) ||
-			    !is_named_n(&interps, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len))
+			if (!f || kfacts_exec(0) || !kf_base_named(f, &interps))
 				continue;
 			r = kfacts_argscript(slot, 0, 1);
 		} else {
@@ -489,8 +488,7 @@ __noinline int kcontext_exec(void)
 			/* ... and an interpreter it was asked for: its script, as for the interpreter's own exec */
 			if (!r && p == 4 + EG_CHAIN_MAX) {
 				f = kf_get(slot);
-				if (!f || !is_named_n(&interps, f->path + (f->base_off & (EG_FILENAME_MAX - 1)),
-						      f->base_len) || kfacts_exec(0))
+				if (!f || !kf_base_named(f, &interps) || kfacts_exec(0))
 					break;
 				r = kfacts_argscript(slot, 0, at + 1);
 			}
@@ -645,7 +643,7 @@ __noinline int kfacts_bprm(__u32 slot, __u64 bprm_addr)
 		return -1;
 	/* the name as spelled: bprm->interp is the path, or the '#!' line's interpreter */
 	f->ctx_shells = 0;
-	if (f->context && is_named_n(&shells, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len)) {
+	if (f->context && kf_base_named(f, &shells)) {
 		struct eg_task *st = bpf_task_storage_get(&tasks, task, 0, 0);
 
 		f->ctx_shells = st ? st->shells + 1 : 1;

@@ -123,6 +123,12 @@ static __always_inline struct kfacts *kf_get(__u32 slot)
 	return bpf_map_lookup_elem(&kscratch, &slot);
 }
 
+/* The program's own name (its path's last part) is one of names (a map of eg_ldso_opt keys). */
+static __always_inline bool kf_base_named(struct kfacts *f, void *names)
+{
+	return is_named_n(names, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len);
+}
+
 /* This CPU's slot for a caller (KSLOT_*). */
 static __always_inline __u32 kf_slot(__u32 kind)
 {

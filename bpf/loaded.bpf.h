@@ -109,7 +109,7 @@ static __always_inline bool loaded_context(__u32 slot, struct eg_task *st, __u32
 	f = kf_get(slot);
 	if (!f)
 		return false;
-	if (!st->shells && is_named_n(&shells, f->path + (f->base_off & (EG_FILENAME_MAX - 1)), f->base_len))
+	if (!st->shells && kf_base_named(f, &shells))
 		st->shells = 1;
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c || !c->n_ident)

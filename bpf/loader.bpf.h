@@ -19,6 +19,7 @@
 #include "execgate.bpf.h"
 #include "common.bpf.h"
 #include "kfacts.bpf.h"
+#include "kstrings.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -89,17 +90,6 @@ static long ldr_step(__u32 i, __u32 *slot)
 	return 1;
 }
 
-static long ldr_slash_step(__u32 i, __u32 *slot)
-{
-	struct kfacts *f = kf_get(*slot);
-
-	if (!f || i >= f->wk.n)
-		return 1;
-	if (f->tmp[i & (EG_FILENAME_MAX - 1)] == '/')
-		f->wk.off = i + 1;
-	return 0;
-}
-
 /*
  * Whether the program loader_target() just found is named as a shell (its
  * last name, as it was asked for): `ld.so /bin/sh` is a shell image in a
@@ -112,12 +102,10 @@ static __noinline bool loader_target_shell(void)
 
 	if (!f || !f->wk.hit || !f->wk.n)
 		return false;
-	f->wk.off = 0;
-	bpf_loop(EG_FILENAME_MAX, ldr_slash_step, &slot, 0);
+	off = last_slash(slot, f->tmp, f->wk.n) + 1;
 	f = kf_get(slot);
-	if (!f || f->wk.off >= f->wk.n)
+	if (!f || off >= f->wk.n)
 		return false;
-	off = f->wk.off;
 	return is_named_n(&shells, f->tmp + (off & (EG_FILENAME_MAX - 1)), f->wk.n - off);
 }
 

@@ -217,6 +217,12 @@ static __always_inline __u16 cut16(__u32 n, __u32 max)
 	return n > max ? max : n;
 }
 
+/* A shell image's place in the row of shells its caller's image began (st: the caller's storage, or NULL). */
+static __always_inline __u16 shell_in_row(struct eg_task *st)
+{
+	return st && (st->flags & EG_TASK_KNOWN) ? st->shells + 1 : 1;
+}
+
 /*
  * The record's file (filename): its path walked to its mount namespace's
  * root, and whether that namespace is a user's; a file in no namespace (a
@@ -332,7 +338,7 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	exec_strings(e, buf, task, bprm, file);
 	/* a shell image: one more in a row (the path is leaf first: its name comes first) */
 	if (is_named(&shells, buf + EG_EVENT_HDR))
-		e->shells = st && (st->flags & EG_TASK_KNOWN) ? st->shells + 1 : 1;
+		e->shells = shell_in_row(st);
 
 	/* argv as committed to the new mm: what the program will read */
 	len = arg_end > arg_start ? arg_end - arg_start : 0;
@@ -356,7 +362,7 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	if (e->flags & EG_F_LOADER) {
 		e->loader_arg = loader_target(buf + off, len);
 		if (e->loader_arg && e->loader_arg != EG_LOADER_ARG_UNKNOWN && loader_target_shell())
-			e->shells = st && (st->flags & EG_TASK_KNOWN) ? st->shells + 1 : 1;
+			e->shells = shell_in_row(st);
 	}
 	return off + len;
 }

@@ -124,15 +124,16 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 		else
 			r->container_depth = 0;
 	}
-	if ((needs & POLICY_NEEDS_MNT_NS) && s->o.host_mnt_ns)
-		r->foreign_ns = task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns;
 	/*
-	 * A mount namespace a user made (a session started inside one: its
-	 * tasks cannot make one): any path in it may be of their own making,
-	 * so no allow by a glob holds there, as the kernel's judge has it.
+	 * Another mount namespace than the daemon's. One a user made (a
+	 * session started inside one: its tasks cannot make one): any path in
+	 * it may be of their own making, so no allow by a glob holds there,
+	 * as the kernel's judge has it.
 	 */
-	if (s->o.host_mnt_ns && task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns)
+	if (s->o.host_mnt_ns && task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns) {
+		r->foreign_ns = needs & POLICY_NEEDS_MNT_NS;
 		r->user_mount = !eg_ns_root_made(r->tid, "mnt");
+	}
 }
 
 /* ---- judging ----------------------------------------------------------------- */
