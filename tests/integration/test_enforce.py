@@ -921,14 +921,15 @@ def test_a_path_of_ones_own_mount_lets_nothing_run(ctx):
     is not met by it. Each way tried here (a tmpfs over a directory, a bind
     of the user's directory there, a recursive bind that brings a host
     mount along, a bind over a single allowed file, a namespace nested in
-    the user's, which locks the user's own mounts as the host's, and
-    pivot_root, which hands the lock to the user's new root) runs the
+    the user's, which locks the user's own mounts as the host's,
+    pivot_root, which hands the lock to the user's new root, and a '#!'
+    script whose interpreter is allowed) runs the
     user's own program by a path under /usr, which the policy allows by a
     glob, and each is killed. The host's programs there are known by the
     identity of a literal path (echo runs), not by a glob (printf is
     killed); on the host the glob holds."""
     tools = ["/usr/bin/setpriv", "/usr/bin/unshare", "/usr/bin/dash", "/usr/bin/mount", "/usr/bin/cp",
-             "/usr/bin/mkdir", "/usr/bin/echo", "/usr/sbin/pivot_root"]
+             "/usr/bin/mkdir", "/usr/bin/echo", "/usr/sbin/pivot_root", "/usr/bin/chmod"]
     d, rel, cg = enforcing(ctx, "default_decision: deny\ncommands:\n"
                                 "  - {name: system, paths: [\"/usr/*\"], decision: allow}\n"
                                 "  - {name: tools, paths: [%s], decision: allow}\n" % ", ".join(tools))
@@ -955,7 +956,10 @@ def test_a_path_of_ones_own_mount_lets_nothing_run(ctx):
             ("file", "mount --bind %s/x /usr/bin/true" % own, "/usr/bin/true", None),
             ("nested", "mount -t tmpfs none /usr/local/games && cp %s/x /usr/local/games/x" % own,
              "unshare -Urm /usr/local/games/x", None),
-            ("pivot", root, "/usr/bin/evil", None)]
+            ("pivot", root, "/usr/bin/evil", None),
+            # a '#!' script of the user's own there, its interpreter allowed by its literal path
+            ("script", "mount -t tmpfs none /usr/local/games && printf '#!/usr/bin/dash\\necho \"$1\"\\n' "
+             "> /usr/local/games/s && chmod 755 /usr/local/games/s", "/usr/local/games/s", None)]
     for name, setup, prog, rule in ways:
         t = "%s-%s" % (name, token())
         script = "%s || exit 99; exec %s %s" % (setup, prog, t)
