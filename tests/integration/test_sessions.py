@@ -349,6 +349,47 @@ def test_a_chrooted_task_is_judged_in_its_own_root(ctx):
     assert refused["rule"] == "no-net", refused
 
 
+def test_signals_at_the_receiver_lose_no_answer(ctx):
+    """A session's receiver sleeps in a blocking receive that the loop cuts
+    short with a signal (SIGRTMIN+4) when the thread is to leave. The same
+    signal sent to the daemon every 100 us or so while a session runs 400
+    execs reaches the receiver wherever it is: in its receive, while it
+    reads the task, while it answers or checks a request (calls that fail
+    with EINTR when a signal is pending and the listener's lock is taken).
+    Every exec still gets its answer (none hangs, none is refused) and is
+    recorded once; the daemon lives on. (A flood with no pause starves the
+    receiver, as it would any thread that takes signals: only root can send
+    it, and a session's processes cannot signal outside their session.)"""
+    d = ctx.daemon("--policy", write(ctx, POLICY))
+    t = token()
+    stop = threading.Event()
+    sent = [0]
+
+    def pester():
+        while not stop.is_set():
+            try:
+                os.kill(d.proc.pid, signal.SIGRTMIN + 4)
+                sent[0] += 1
+            except OSError:
+                pass                # the queue of a blocked real-time signal is full
+            time.sleep(0.0001)
+
+    th = threading.Thread(target=pester)
+    th.start()
+    try:
+        r = session(ctx, d, ["sh", "-c", 'i=0; while [ $i -lt 400 ]; do /bin/true %s $i || exit 9; '
+                             'i=$((i+1)); done; echo done' % t], timeout=120)
+    finally:
+        stop.set()
+        th.join()
+    assert r.returncode == 0 and r.stdout.decode().split() == ["done"], (r.returncode, r.stderr.decode()[-600:])
+    assert sent[0] > 400, sent
+    ran = wait(lambda: len(evs(d, t, "exec")) >= 400 and evs(d, t, "exec"), what="400 execs recorded")
+    assert sorted(int(e["argv"][2]) for e in ran) == list(range(400)), len(ran)
+    assert all(e["action"] == "allowed" for e in ran), [e for e in ran if e["action"] != "allowed"][:3]
+    assert d.proc.poll() is None, d.err()
+
+
 def test_an_idle_session_gives_its_thread_back(ctx):
     """A session's receiver thread leaves once it had nothing to do for a
     while (EXECGATE_RECEIVER_IDLE_MS here; 10 s by default): the event loop

@@ -14,9 +14,14 @@
    with the others, supervises its own execs with the least a seccomp
    supervisor can do (spawn -s: trap execve, answer CONTINUE at once,
    nothing read, resolved or logged): C/A is the floor under B/A on this
-   machine. A fourth (D) is that bare supervisor taking as long to answer
-   as the daemon's did so far (spawn -s -w P50, a busy spin): what a
-   supervisor's latency costs here, whatever its work.
+   machine. The bare supervisor is a process of its own (spawn -S), as a
+   session's supervisor is: the loop's children trap before their exec,
+   while they still share the loop's memory, so a supervising thread of
+   the loop itself (spawn -s, shown beside it) is spared the switch of
+   address space at each hand-over, which no supervisor of another
+   program is. A fourth (D) is that bare supervisor taking as long to
+   answer as the daemon's did so far (spawn -S -w P50, a busy spin): what
+   a supervisor's latency costs here, whatever its work.
 2. 50 sessions at once, 200 execs each, with mixed decisions (allowed,
    denied, audited): every verdict right, every exec logged exactly once,
    and the daemon's open file descriptors back to where they were once the
@@ -53,6 +58,7 @@ def overhead(o, work):
     d = eb.Daemon([])
     try:
         pairs, dcpu, scpu, floor, slow, bare, lat, lcpu = [], [], [], [], [], [], [], []
+        bare_thread = []
         for r in range(o.rounds):
             c0, l0 = d.cpu_ns(), d.loop_cpu_ns()
             a = eb.spawn_fields(o.execs)
@@ -60,10 +66,12 @@ def overhead(o, work):
             b = eb.spawn_fields(o.execs, prefix=[eb.EXECGATE, "exec", "-p", d.pin, "--policy", allow, "--"])
             c2, l2 = d.cpu_ns(), d.loop_cpu_ns()
             lcpu.append(((l1 - l0) / o.execs / 1e3, (l2 - l1) / o.execs / 1e3))
-            c = eb.spawn_fields(o.execs, args=["-s"])
+            c = eb.spawn_fields(o.execs, args=["-S"])
+            t = eb.spawn_fields(o.execs, args=["-s"])
             p50 = d.stats()["counters"]["sessions"]["supervisor_latency_p50_us"]
-            e = eb.spawn_fields(o.execs, args=["-s", "-w", str(p50)])
+            e = eb.spawn_fields(o.execs, args=["-S", "-w", str(p50)])
             bare.append(c.get("sup_cpu_ns", 0) / o.execs / 1e3)
+            bare_thread.append(t.get("sup_cpu_ns", 0) / o.execs / 1e3)
             lat.append(((b["p50_ns"] - a["p50_ns"]) / 1e3, (c["p50_ns"] - a["p50_ns"]) / 1e3))
             pairs.append((a["elapsed_ns"], b["elapsed_ns"]))
             floor.append((a["elapsed_ns"], c["elapsed_ns"]))
@@ -71,12 +79,13 @@ def overhead(o, work):
             dcpu.append(((c1 - c0) / o.execs / 1e3, (c2 - c1) / o.execs / 1e3))
             scpu.append((a.get("cpu_ns", 0) / o.execs / 1e3, b.get("cpu_ns", 0) / o.execs / 1e3))
             print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%  C/A %+.2f%%  D/A %+.2f%% (%d us)  "
-                  "daemon CPU/exec A %.1f us B %.1f us  spawn CPU/exec A %.0f us B %.0f us"
+                  "daemon CPU/exec A %.1f us B %.1f us  bare supervisor CPU/exec %.1f us (a thread "
+                  "of the loop: %.1f us)  spawn CPU/exec A %.0f us B %.0f us"
                   % (r + 1, a["elapsed_ns"] / 1e6, b["elapsed_ns"] / 1e6,
                      (b["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
                      (c["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
                      (e["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, p50, dcpu[-1][0], dcpu[-1][1],
-                     scpu[-1][0], scpu[-1][1]))
+                     bare[-1], bare_thread[-1], scpu[-1][0], scpu[-1][1]))
         s = d.stats()["counters"]["sessions"]
         calls = syscalls_per_exec(d, allow, min(o.execs, 300))
     finally:
@@ -105,8 +114,9 @@ def overhead(o, work):
              s["supervisor_latency_max_us"], s["supervisor_latency_count"]))
     med = statistics.median
     eb.target("3a (daemon CPU per session exec)", med(b for _, b in dcpu) * 1e3, med(bare) * 1e3, 2.0,
-              note="floor: the bare supervisor's thread; the daemon's supervising alone (B - A) %.1f us"
-              % med(b - a for a, b in dcpu))
+              note="floor: the bare supervisor, a process of its own; the daemon's supervising alone "
+              "(B - A) %.1f us; a bare supervising thread of the loop itself (which shares the trapped "
+              "task's memory) %.1f us" % (med(b - a for a, b in dcpu), med(bare_thread)))
     eb.target("3b (extra p50 latency of an exec in a session)", med(x for x, _ in lat) * 1e3,
               med(y for _, y in lat) * 1e3, 2.0, note="floor: under the bare supervisor")
     if calls:

@@ -2,7 +2,7 @@
 /*
  * spawn: the exec load of the overhead benchmark (tools/bench/run.sh).
  *
- *   spawn -n N -p P [-q] [-i US] [-s [-w US]]
+ *   spawn -n N -p P [-q] [-i US] [-s|-S [-w US]]
  *
  * P worker threads each run N times posix_spawn("/bin/true", {"true", "a",
  * "b", "c", "d"}) followed by waitpid(), and the whole is timed with
@@ -40,6 +40,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdbool.h>
@@ -122,8 +123,10 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 static uint64_t supervisor_work_ns;	/* -w: time spent on each notification before the answer */
-static clockid_t supervisor_clock;	/* the supervising thread's CPU-time clock */
+static clockid_t supervisor_clock;	/* the supervising thread's (or process's) CPU-time clock */
 static volatile bool supervisor_clock_set;
+static bool supervisor_apart;		/* -S: the supervisor is a process of its own */
+static pid_t supervisor_pid;
 
 /* -s: answers every trapped execve at once (after -w); runs until the process exits. */
 static void *supervisor_run(void *arg)
@@ -132,7 +135,7 @@ static void *supervisor_run(void *arg)
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
 
-	if (!pthread_getcpuclockid(pthread_self(), &supervisor_clock))
+	if (!supervisor_apart && !pthread_getcpuclockid(pthread_self(), &supervisor_clock))
 		supervisor_clock_set = true;
 	for (;;) {
 		memset(&req, 0, sizeof(req));
@@ -181,6 +184,32 @@ static int supervise_self(void)
 	}
 	/* the flags are the argument itself; kernels before 6.6 refuse it: usual wakeups */
 	ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, (unsigned long)SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	if (supervisor_apart) {
+		/*
+		 * A process of its own, as a real supervisor is: the trapped
+		 * task and its supervisor do not share an address space, so
+		 * each hand-over switches page tables. (A posix_spawn child
+		 * traps before its exec, still in this process's memory, so a
+		 * thread here would save that switch, which no supervisor of
+		 * another program can.)
+		 */
+		supervisor_pid = fork();
+		if (supervisor_pid < 0) {
+			fprintf(stderr, "spawn: fork: %s\n", strerror(errno));
+			return -1;
+		}
+		if (supervisor_pid == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() == 1)
+				_exit(0);
+			supervisor_run((void *)(intptr_t)fd);
+			_exit(0);
+		}
+		close(fd);
+		if (!clock_getcpuclockid(supervisor_pid, &supervisor_clock))
+			supervisor_clock_set = true;
+		return 0;
+	}
 	err = pthread_create(&t, NULL, supervisor_run, (void *)(intptr_t)fd);
 	if (err) {
 		fprintf(stderr, "spawn: pthread_create: %s\n", strerror(err));
@@ -216,14 +245,16 @@ static uint64_t cpu_used_ns(void)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s -n N -p P [-q] [-i US] [-s [-w US]]\n"
+		"usage: %s -n N -p P [-q] [-i US] [-s|-S [-w US]]\n"
 		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
 		"  -p P  parallel worker threads (default 1, at most %d)\n"
 		"  -q    print only the machine-readable result line\n"
 		"  -i US each worker sleeps US microseconds after each exec\n"
 		"  -s    supervise the execs here: trap execve (seccomp user-notify)\n"
 		"        and answer CONTINUE at once, the least a supervisor costs\n"
-		"  -w US with -s: spin US microseconds before each answer, as a\n"
+		"  -S    as -s, the supervisor a process of its own (not a thread\n"
+		"        sharing the trapped tasks' memory before their exec)\n"
+		"  -w US with -s or -S: spin US microseconds before each answer, as a\n"
 		"        supervisor that takes that long to decide\n",
 		prog, MAX_WORKERS);
 }
@@ -251,7 +282,7 @@ int main(int argc, char **argv)
 	int opt, err, ret = 1;
 	unsigned long started = 0;
 
-	while ((opt = getopt(argc, argv, "n:p:qsw:i:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:qsSw:i:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_ulong(optarg, 1, 100000000ul, &iterations)) {
@@ -279,6 +310,9 @@ int main(int argc, char **argv)
 			interval_us = us;
 			break;
 		}
+		case 'S':
+			supervisor_apart = true;
+			/* fall through */
 		case 's':
 			supervise = true;
 			break;
@@ -407,6 +441,10 @@ int main(int argc, char **argv)
 	}
 	ret = 0;
 cleanup:
+	if (supervisor_pid > 0) {
+		kill(supervisor_pid, SIGKILL);
+		waitpid(supervisor_pid, NULL, 0);
+	}
 	if (barrier)
 		pthread_barrier_destroy(&start_barrier);
 	free(all);

@@ -26,6 +26,16 @@
 #include "util/fileid.h"
 #include "util/log.h"
 
+int notif_respond(int listener, struct seccomp_notif_resp *resp)
+{
+	int rc;
+
+	do
+		rc = seccomp_notify_respond(listener, resp);
+	while (rc && errno == EINTR);
+	return rc ? -1 : 0;
+}
+
 int request_respond(struct exec_request *r, int error, bool cont)
 {
 	struct seccomp_notif_resp resp = {
@@ -55,7 +65,7 @@ int request_respond(struct exec_request *r, int error, bool cont)
 		r->answer_held = a;
 		return 0;
 	}
-	return seccomp_notify_respond(r->listener, &resp);
+	return notif_respond(r->listener, &resp);
 }
 
 void request_deny(struct eg_sessions *s, struct exec_request *r, const char *line)
@@ -78,7 +88,7 @@ void answer_send(struct eg_sessions *s, const struct eg_answer *a)
 	struct seccomp_notif_resp resp = { .id = a->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
 	uint32_t key = a->tid;
 
-	if (!a->have || !seccomp_notify_respond(a->listener, &resp))
+	if (!a->have || !notif_respond(a->listener, &resp))
 		return;
 	/* gone (killed, or it left the wait): nothing of it may stay for another exec of its thread */
 	loop_lock(s->o.loop);
@@ -179,9 +189,10 @@ static int ticket_continue(struct eg_sessions *s, struct exec_request *r)
 	if (map < 0)
 		return map;
 	/*
-	 * A fresh request was checked after its last read (handle); the
-	 * answer itself fails for a request that is gone. One that waited for
-	 * a person is checked again, for the record of the outcome.
+	 * The answer itself fails for a request that is gone (request_finish
+	 * checks a fresh one first only where another of its thread is in
+	 * flight). One that waited for a person is checked again, for the
+	 * record of the outcome.
 	 */
 	if ((r->parked && !request_valid(r)) || request_respond(r, 0, true)) {
 		bpf_map_delete_elem(map, &key);

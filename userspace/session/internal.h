@@ -152,8 +152,9 @@ struct eg_sessions {
 	struct eg_offload *offload;	/* the workers that read and look up (offload.c) */
 	/* receiver.c: threads that live, and the timer that finds a stuck one */
 	unsigned int receivers;
+	struct eg_receiver *rx_all;	/* every receiver that has not left */
 	struct eg_watch *rx_tick;
-	bool rx_tick_armed;
+	bool rx_tick_fast;		/* every RX_TICK_MS (else once, at the first idle deadline, or off) */
 	int rx_idle_ms;			/* a receiver with nothing to do this long leaves */
 	size_t notif_size;		/* the kernel's struct seccomp_notif (notif_new) */
 	struct eg_teller *teller;	/* the helper that writes a refused task's stderr line (tell.c) */
@@ -358,6 +359,12 @@ void roots_close(struct eg_roots *roots);
 /* answer.c */
 /* CONTINUE (cont) or error; a receiver's request's CONTINUE is held in its slot. */
 int request_respond(struct exec_request *r, int error, bool cont);
+/*
+ * SECCOMP_IOCTL_NOTIF_SEND, again when a signal cut it short (a receiver's
+ * wake-up, receiver.c, takes the listener's lock interruptibly): 0, or
+ * -1 when the request is gone.
+ */
+int notif_respond(int listener, struct seccomp_notif_resp *resp);
 /* The answer held for r (its receiver's slot), NULL when it went out or none was made. */
 struct eg_answer *request_held(const struct exec_request *r);
 /* An exec the kernel will refuse: let it, with a ticket naming no file; rc if that cannot be. */
@@ -423,6 +430,8 @@ void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_ses
 /* r stays in a receiver (its tree's own worker) until offload_unhold() takes it back. */
 void offload_hold(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se);
 void offload_unhold(struct eg_sessions *s, struct exec_request *r);
+/* Whether a request of thread tid is being read or looked up (held or in a worker), under the loop's lock. */
+bool offload_tid_live(const struct eg_sessions *s, pid_t tid);
 void offload_session_ended(struct eg_sessions *s, struct eg_session *se);
 void offload_quiesce(struct eg_sessions *s, int timeout_ms);
 /* Requests in a worker or waiting for one. */
@@ -451,6 +460,8 @@ void receivers_fini(struct eg_sessions *s);
 int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener);
 void receiver_stop(struct eg_sessions *s, struct eg_session *se);
 bool receivers_wait(struct eg_sessions *s, int timeout_ms);
+/* The calling thread does not take the signal that wakes a receiver (receivers_init blocks it in the loop's). */
+void receiver_signal_block(void);
 
 /*
  * tell.c: the line on a refused task's stderr, written by a helper process

@@ -123,6 +123,8 @@ static void *worker(void *arg)
 	struct eg_offload *o = me->o;
 	struct exec_request *r;
 
+	/* started by a receiver, it would take the receivers' wake-up too: its lookups are not to be cut short */
+	receiver_signal_block();
 	pthread_mutex_lock(&o->lock);
 	for (;;) {
 		if (o->stopping)
@@ -398,6 +400,16 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 		if (x != t && !x->parent && x->uid == t->uid && x->backlog)
 			kick(o, x);
 	session_put(s, ls);	/* and with it, maybe, t */
+}
+
+bool offload_tid_live(const struct eg_sessions *s, pid_t tid)
+{
+	const struct exec_request *r;
+
+	for (r = s->offload->live; r; r = r->live_next)
+		if (r->tid == tid)
+			return true;
+	return false;
 }
 
 void offload_unhold(struct eg_sessions *s, struct exec_request *r)

@@ -5,13 +5,28 @@
  *
  * Why: on a VM a wakeup of another CPU costs tens of microseconds, and the
  * event loop (epoll) is woken wherever the scheduler likes. A thread that
- * waits on the listener itself (poll, not epoll) is woken on the trapped
- * task's own CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6), and so
- * is the task when it answers: the task and its supervisor hand one CPU to
- * each other, and nothing else is woken. Reading the task's memory and
- * looking its program up are done here too, without the loop's lock; the
- * rest (judging, the ticket, the answer, the records) under the loop's lock,
- * as the loop itself would do it.
+ * waits in the listener's receive itself is woken on the trapped task's
+ * own CPU (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, Linux 6.6), and so is the
+ * task when it answers: the task and its supervisor hand one CPU to each
+ * other, and nothing else is woken. Reading the task's memory and looking
+ * its program up are done here too, without the loop's lock; the rest
+ * (judging, the ticket, the answer, the records) under the loop's lock, as
+ * the loop itself would do it.
+ *
+ * The thread sleeps in a blocking SECCOMP_IOCTL_NOTIF_RECV, not in poll()
+ * and then a receive: one system call less per exec, which on a guest
+ * with page-table isolation costs about 3.5 us of the supervisor's CPU
+ * (docs/bench.md). A blocking receive has no timeout and no second fd to
+ * wake it, so the loop wakes it with a signal (RX_SIGNAL, a handler that
+ * does nothing, installed without SA_RESTART: the receive fails with
+ * EINTR) when it is to leave: stopped, or idle for rx_idle_ms. A signal
+ * that comes between the thread's last look at `stop` and its receive is
+ * lost; the loop's tick sends it again every RX_TICK_MS until the thread
+ * has left. It is only sent while the thread says it is in its receive
+ * (in_recv, let go under the loop's lock once a notification came), so it
+ * does not cut short the reads, the lookups or the answer of a request;
+ * the seccomp calls that could still meet one sent to the whole process
+ * (answer, validity check) try again on EINTR (answer.c, request.c).
  *
  * What can stall (a FUSE file system the session serves itself, a hung
  * network file system) stalls only this tree's receiver: its request is
@@ -25,8 +40,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 #include <fcntl.h>
 #include <seccomp.h>
@@ -46,16 +62,45 @@
  */
 #define RX_IDLE_MS	10000
 
+/* what wakes a receiver from its receive: a real-time signal nothing else here uses */
+#define RX_SIGNAL	(SIGRTMIN + 4)
+
 struct eg_receiver {
 	struct eg_sessions *s;
 	struct eg_session *se;		/* a reference, given back when the thread leaves */
+	struct eg_receiver *next;	/* s->rx_all: every receiver that has not left */
+	pthread_t thread;
 	int fd;				/* its own copy of the listener: nobody else closes it */
-	int stopfd;			/* eventfd: leave */
-	/* under the loop's lock */
+	/* written under the loop's lock, read by the thread without it (atomics) */
 	bool stop;
+	/* written by the thread (atomics): it is in its receive, or about to be */
+	bool in_recv;
+	/* under the loop's lock */
 	bool busy;			/* reading or looking up a request */
 	uint64_t busy_since_ms;
+	uint64_t last_ms;		/* when it last had something to do */
 };
+
+static void rx_wake(int sig)
+{
+	(void)sig;	/* the receive fails with EINTR: that was the point */
+}
+
+/* Under the loop's lock: wakes rx from its receive (a thread that has not left: rx_release). */
+static void rx_kick(struct eg_receiver *rx)
+{
+	if (__atomic_load_n(&rx->in_recv, __ATOMIC_SEQ_CST))
+		pthread_kill(rx->thread, RX_SIGNAL);
+}
+
+/* Under the loop's lock: rx is to leave; it is told now and, by the tick, again until it has. */
+static void rx_leave(struct eg_sessions *s, struct eg_receiver *rx)
+{
+	__atomic_store_n(&rx->stop, true, __ATOMIC_SEQ_CST);
+	rx_kick(rx);
+	if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
+		s->rx_tick_fast = true;
+}
 
 /* Whether the loop takes the listener's notifications (no receiver, or it is stuck). */
 static void loop_mode(struct eg_session *se, bool on)
@@ -67,37 +112,66 @@ static void loop_mode(struct eg_session *se, bool on)
 	loop_mod_fd(se->w, on ? EPOLLIN : 0);
 }
 
+/*
+ * Every RX_TICK_MS while a receiver is busy (or was a moment ago) or is
+ * to leave: a stuck one gives its listener to the loop, one told to leave
+ * is told again. Else once, when the first receiver will have been idle
+ * for rx_idle_ms.
+ */
 static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 {
 	struct eg_sessions *s = arg;
-	uint64_t now = eg_mono_ms();
-	struct eg_session *se;
-	bool busy = false;
+	uint64_t now = eg_mono_ms(), next = 0;
+	struct eg_receiver *rx;
+	bool fast = false;
 
 	(void)w;
 	(void)n;
-	for (se = s->list; se; se = se->next) {
-		struct eg_receiver *rx = se->rx;
-
-		if (!rx || !rx->busy)
-			continue;
-		busy = true;
-		if (now - rx->busy_since_ms >= RX_STALL_MS && !se->loop_receives) {
-			loop_mode(se, true);
-			s->st.receiver_stalls++;
+	for (rx = s->rx_all; rx; rx = rx->next) {
+		if (rx->busy) {
+			/* stuck, told to leave or not: the tree's next execs must not wait for it */
+			fast = true;
+			if (now - rx->busy_since_ms >= RX_STALL_MS && rx->se->rx == rx &&
+			    !rx->se->loop_receives) {
+				loop_mode(rx->se, true);
+				s->st.receiver_stalls++;
+			}
+		}
+		if (rx->stop) {
+			rx_kick(rx);
+			fast = true;
+		} else if (rx->busy) {
+			/* looked at above */
+		} else if (now - rx->last_ms < 4 * RX_TICK_MS) {
+			/* busy a moment ago: the tick goes on rather than being set again at its next request */
+			fast = true;
+		} else if (now - rx->last_ms >= (uint64_t)s->rx_idle_ms) {
+			/* idle: the loop serves the listener until the next exec (rx_release) */
+			rx_leave(s, rx);
+			fast = true;
+		} else if (!next || rx->last_ms + s->rx_idle_ms < next) {
+			next = rx->last_ms + s->rx_idle_ms;
 		}
 	}
-	if (!busy) {
-		loop_timer_set(s->rx_tick, 0, 0);
-		s->rx_tick_armed = false;
+	if (fast) {
+		if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
+			s->rx_tick_fast = true;
+		return;
 	}
+	s->rx_tick_fast = false;
+	loop_timer_set(s->rx_tick, next ? next - now : 0, 0);
 }
 
 /* Under the loop's lock: the receiver leaves (stopped, idle, or its tree is gone); se->rx is no more. */
 static void rx_release(struct eg_receiver *rx)
 {
 	struct eg_sessions *s = rx->s;
+	struct eg_receiver **p;
 
+	for (p = &s->rx_all; *p && *p != rx; p = &(*p)->next)
+		;
+	if (*p)
+		*p = rx->next;
 	if (rx->se->rx == rx) {
 		rx->se->rx = NULL;
 		loop_mode(rx->se, true);
@@ -105,8 +179,49 @@ static void rx_release(struct eg_receiver *rx)
 	session_put(s, rx->se);
 	s->receivers--;
 	close(rx->fd);
-	close(rx->stopfd);
 	free(rx);
+}
+
+/*
+ * The next notification, or NULL when the thread is to leave: stopped,
+ * idle, its tree gone, the listener failing.
+ */
+static struct seccomp_notif *rx_receive(struct eg_receiver *rx)
+{
+	struct seccomp_notif *req = NULL;
+
+	for (;;) {
+		if (!req) {
+			req = notif_new(rx->s);
+			if (!req) {
+				usleep(1000);	/* out of memory: the task waits; try again soon */
+				continue;
+			}
+		}
+		/* either we see stop here, or the loop sees in_recv and wakes us (rx_kick) */
+		__atomic_store_n(&rx->in_recv, true, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&rx->stop, __ATOMIC_SEQ_CST))
+			break;
+		if (!ioctl(rx->fd, SECCOMP_IOCTL_NOTIF_RECV, req))
+			return req;	/* in_recv is let go under the loop's lock (receive) */
+		__atomic_store_n(&rx->in_recv, false, __ATOMIC_SEQ_CST);
+		if (errno == EINTR)
+			continue;	/* woken: stop is looked at again */
+		if (errno != ENOENT)
+			break;
+		/* the target withdrew (a signal), or no task of the tree is left (HUP) */
+		{
+			struct pollfd p = { .fd = rx->fd, .events = POLLIN };
+
+			if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL)))
+				break;	/* the loop sees the end too, and ends the session */
+		}
+		/* a receive writes the whole notification: it starts zeroed again */
+		memset(req, 0, rx->s->notif_size);
+	}
+	__atomic_store_n(&rx->in_recv, false, __ATOMIC_SEQ_CST);
+	free(req);
+	return NULL;
 }
 
 static void *receive(void *arg)
@@ -114,40 +229,32 @@ static void *receive(void *arg)
 	struct eg_receiver *rx = arg;
 	struct eg_sessions *s = rx->s;
 	struct eg_loop *l = s->o.loop;
-	struct pollfd p[2] = { { .fd = rx->fd, .events = POLLIN }, { .fd = rx->stopfd, .events = POLLIN } };
+	sigset_t wake;
 
+	/* the signal is ours alone (sent to this thread); the daemon's others stay blocked */
+	sigemptyset(&wake);
+	sigaddset(&wake, RX_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	for (;;) {
-		struct seccomp_notif *req = NULL;
+		struct seccomp_notif *req;
 		struct eg_answer answer = {};
 		struct exec_request *r;
 		bool stop;
 
-		int n = poll(p, 2, s->rx_idle_ms);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		req = rx_receive(rx);
+		if (!req)
 			break;
-		}
-		if (n == 0)
-			break;		/* idle: the loop serves the listener until the next exec (rx_release) */
-		/* stopped, or no task of the tree is left (the loop sees that too and ends it) */
-		if (p[1].revents || (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)))
-			break;
-		if (!(p[0].revents & POLLIN))
-			continue;
-		req = notif_new(s);
-		if (!req) {
-			usleep(1000);	/* out of memory: the task waits; try again soon */
-			continue;
-		}
-		if (seccomp_notify_receive(rx->fd, req)) {
-			/* the target withdrew (a signal) between poll and receive */
-			free(req);
-			continue;
-		}
 		r = request_new(s, req);
 		loop_lock(l);
+		/*
+		 * Only now: a wake-up sent under the lock before this point has
+		 * been taken (at the latest as the lock was waited for, or on the
+		 * way out of the next system call, which cannot sleep: the facts
+		 * program, /proc, process_vm_readv); none is sent after it, so
+		 * the lookups below (a FUSE open sleeps interruptibly) and the
+		 * answer are not cut short by one.
+		 */
+		__atomic_store_n(&rx->in_recv, false, __ATOMIC_SEQ_CST);
 		if (rx->se->ended) {
 			/* nobody answers for it: our copy of the listener, closed below, fails it (ENOSYS) */
 			if (r)
@@ -166,8 +273,8 @@ static void *receive(void *arg)
 			offload_hold(s, r, rx->se);
 			rx->busy = true;
 			rx->busy_since_ms = r->queued_ms;
-			if (!s->rx_tick_armed && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
-				s->rx_tick_armed = true;
+			if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
+				s->rx_tick_fast = true;
 			loop_unlock(l);
 
 			/* the task's memory and files: what may stall, without the lock */
@@ -185,6 +292,7 @@ static void *receive(void *arg)
 			if (answer.have)
 				answer.listener = rx->fd;
 		}
+		rx->last_ms = eg_mono_ms();
 		stop = rx->stop;
 		loop_unlock(l);
 		answer_send(s, &answer);
@@ -197,11 +305,32 @@ static void *receive(void *arg)
 	return NULL;
 }
 
+void receiver_signal_block(void)
+{
+	sigset_t wake;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, RX_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+}
+
 int receivers_init(struct eg_sessions *s)
 {
 	const char *idle = getenv("EXECGATE_RECEIVER_IDLE_MS");
+	struct sigaction sa = { .sa_handler = rx_wake };
 
 	s->rx_idle_ms = idle && atoi(idle) > 0 ? atoi(idle) : RX_IDLE_MS;
+	/* no SA_RESTART: a receive it interrupts fails with EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(RX_SIGNAL, &sa, NULL))
+		return -errno;
+	/*
+	 * Blocked here, in the loop's thread, and so in every thread it
+	 * creates after (the API's), and by workers themselves (a receiver
+	 * may start one): one sent to the process (kill) reaches a receiver
+	 * only, never a call the others do not try again.
+	 */
+	receiver_signal_block();
 	return loop_add_timer(s->o.loop, 0, 0, on_tick, s, &s->rx_tick);
 }
 
@@ -209,14 +338,14 @@ int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener)
 {
 	struct eg_receiver *rx;
 	pthread_attr_t attr;
-	pthread_t t;
 	int err;
 
 	if (se->rx || listener < 0 || !s->rx_tick)
 		return -EINVAL;
 	/*
-	 * The new thread's first step is loop_lock(): it waits until this
-	 * caller's round ends, and so sees se->rx and the reference set below.
+	 * The new thread reads only rx's own fields (set before it starts)
+	 * until it takes the loop's lock, which it gets after this caller's
+	 * round ends: it sees se->rx and the reference set below.
 	 */
 	loop_assert_held(s->o.loop, "receiver_start");
 	rx = calloc(1, sizeof(*rx));
@@ -224,33 +353,33 @@ int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener)
 		return -ENOMEM;
 	rx->s = s;
 	rx->se = se;
-	rx->stopfd = -1;
+	rx->last_ms = eg_mono_ms();
 	rx->fd = fcntl(listener, F_DUPFD_CLOEXEC, 0);
 	if (rx->fd < 0)
-		goto fail_errno;
-	rx->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (rx->stopfd < 0)
 		goto fail_errno;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* peek.c holds 64 KiB of pages on the stack, resolve.c a path or two (as a worker) */
 	pthread_attr_setstacksize(&attr, 512 * 1024);
-	err = -pthread_create(&t, &attr, receive, rx);
+	err = -pthread_create(&rx->thread, &attr, receive, rx);
 	pthread_attr_destroy(&attr);
 	if (err)
 		goto fail;
 	se->refs++;
 	se->rx = rx;
+	rx->next = s->rx_all;
+	s->rx_all = rx;
 	s->receivers++;
 	loop_mode(se, false);
+	/* its idle deadline (the tick plans itself from the receivers it finds) */
+	if (!s->rx_tick_fast)
+		on_tick(s->rx_tick, 0, s);
 	return 0;
 fail_errno:
 	err = -errno;
 fail:
 	if (rx->fd >= 0)
 		close(rx->fd);
-	if (rx->stopfd >= 0)
-		close(rx->stopfd);
 	free(rx);
 	return err;
 }
@@ -258,15 +387,11 @@ fail:
 void receiver_stop(struct eg_sessions *s, struct eg_session *se)
 {
 	struct eg_receiver *rx = se->rx;
-	uint64_t one = 1;
 
-	(void)s;
 	if (!rx)
 		return;
-	rx->stop = true;
 	se->rx = NULL;
-	if (write(rx->stopfd, &one, sizeof(one)) < 0)
-		(void)0;	/* the counter is full: it was told already */
+	rx_leave(s, rx);
 }
 
 bool receivers_wait(struct eg_sessions *s, int timeout_ms)
@@ -278,6 +403,10 @@ bool receivers_wait(struct eg_sessions *s, int timeout_ms)
 		loop_unlock(s->o.loop);
 		usleep(1000);
 		loop_lock(s->o.loop);
+		/* told again: one told just before its receive did not hear it */
+		for (struct eg_receiver *rx = s->rx_all; rx; rx = rx->next)
+			if (rx->stop)
+				rx_kick(rx);
 	}
 	return !s->receivers;
 }

@@ -43,7 +43,13 @@ void request_free(struct exec_request *r)
 
 bool request_valid(const struct exec_request *r)
 {
-	return seccomp_notify_id_valid(r->listener, r->id) == 0;
+	int rc;
+
+	/* the check takes the listener's lock interruptibly: a receiver's wake-up is no answer */
+	do
+		rc = seccomp_notify_id_valid(r->listener, r->id);
+	while (rc && errno == EINTR);
+	return rc == 0;
 }
 
 unsigned int latency_bucket(uint64_t us)

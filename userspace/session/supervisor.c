@@ -214,6 +214,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_verdict v = {};
 	int rc = r->rc_read;
+	bool checked = false;
 
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
@@ -227,14 +228,30 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	/*
 	 * Everything read so far (memory, /proc/TID, the pidfd) was the
 	 * target's only if it still waits in this very exec: one check after
-	 * the last read, before anything is believed or answered.
+	 * the last read, before anything is believed or answered. An allow is
+	 * the exception: its CONTINUE is the check (it fails for a request
+	 * that is gone, and then the ticket, the verdict and the count are
+	 * taken back: ticket_continue, answer_send), and a thread that still
+	 * waits in its exec cannot have been replaced by another while we
+	 * read. Every other outcome is checked first, as it writes a record,
+	 * answers with an error or asks a person. So is an allow while
+	 * another request of the same thread is in flight (this one withdrawn
+	 * by a signal and asked again, the other taken by the loop while a
+	 * receiver was stuck): a stale allow would put its ticket over the
+	 * live one's, then take it away. (One system call less per allowed
+	 * exec: docs/bench.md.)
 	 */
-	if (!request_valid(r))
-		goto done;
+	if (s->approvals || offload_tid_live(s, r->tid)) {
+		if (!request_valid(r))
+			goto done;
+		checked = true;
+	}
 	if (approval_rejoin(s, r) > 0) {
 		r = NULL;		/* the parked request took it over */
 		goto done;
 	}
+	if (rc && !checked && !request_valid(r))
+		goto done;
 	if (rc == -EXDEV) {
 		/*
 		 * Through another process's /proc entry, or a magic link reached
@@ -269,6 +286,8 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 			struct eg_verdict same = { .decision = EG_DECISION_DENY, .rule = f->rule,
 						   .message = f->message, .rule_index = -1 };
 
+			if (!checked && !request_valid(r))
+				goto done;
 			/* a redirect refused at the previous PATH entry: said the same way */
 			same.redirect = policy_rule_redirect(*s->o.global, f->rule);
 			if (same.redirect)
@@ -283,6 +302,9 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		}
 	}
 	request_judge(s, r, &v);
+	if (v.decision != EG_DECISION_ALLOW && v.decision != EG_DECISION_AUDIT &&
+	    v.decision != EG_DECISION_REDIRECT && !checked && !request_valid(r))
+		goto done;
 	switch (v.decision) {
 	case EG_DECISION_DENY:
 	case EG_DECISION_ERROR:
@@ -302,7 +324,8 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		 * naming where it would have gone.
 		 */
 		if (!r->plan.n || r->plan.prog[0].uid || !redirect_path_in(r->session, r->plan.prog[0].path)) {
-			request_deny_with(s, r, &v);
+			if (checked || request_valid(r))
+				request_deny_with(s, r, &v);
 			break;
 		}
 		/* fallthrough */
@@ -337,7 +360,7 @@ void request_refuse_early(struct eg_sessions *s, struct exec_request *r, const s
 	if (!tmp) {
 		struct seccomp_notif_resp resp = { .id = r->id, .error = -EACCES };
 
-		seccomp_notify_respond(r->listener, &resp);
+		notif_respond(r->listener, &resp);
 		return;
 	}
 	memset(tmp, 0, offsetof(struct exec_request, plan));
