@@ -8,6 +8,8 @@
 #define EG_SESSION_INTERNAL_H
 
 #include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include "execgate.h"
 #include "session/resolve.h"
@@ -460,8 +462,17 @@ void receivers_fini(struct eg_sessions *s);
 int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener);
 void receiver_stop(struct eg_sessions *s, struct eg_session *se);
 bool receivers_wait(struct eg_sessions *s, int timeout_ms);
-/* The calling thread does not take the signal that wakes a receiver (receivers_init blocks it in the loop's). */
-void receiver_signal_block(void);
+/* What wakes a receiver from its receive: a real-time signal nothing else here uses. */
+#define RX_SIGNAL	(SIGRTMIN + 4)
+/* The calling thread does not take it (receivers_init blocks it in the loop's, a worker in its own). */
+static inline void receiver_signal_block(void)
+{
+	sigset_t wake;
+
+	sigemptyset(&wake);
+	sigaddset(&wake, RX_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+}
 
 /*
  * tell.c: the line on a refused task's stderr, written by a helper process

@@ -62,9 +62,6 @@
  */
 #define RX_IDLE_MS	10000
 
-/* what wakes a receiver from its receive: a real-time signal nothing else here uses */
-#define RX_SIGNAL	(SIGRTMIN + 4)
-
 struct eg_receiver {
 	struct eg_sessions *s;
 	struct eg_session *se;		/* a reference, given back when the thread leaves */
@@ -303,15 +300,6 @@ static void *receive(void *arg)
 	rx_release(rx);
 	loop_unlock(l);
 	return NULL;
-}
-
-void receiver_signal_block(void)
-{
-	sigset_t wake;
-
-	sigemptyset(&wake);
-	sigaddset(&wake, RX_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &wake, NULL);
 }
 
 int receivers_init(struct eg_sessions *s)
