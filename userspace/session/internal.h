@@ -462,8 +462,14 @@ void receivers_fini(struct eg_sessions *s);
 int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener);
 void receiver_stop(struct eg_sessions *s, struct eg_session *se);
 bool receivers_wait(struct eg_sessions *s, int timeout_ms);
-/* What wakes a receiver from its receive: a real-time signal nothing else here uses. */
-#define RX_SIGNAL	(SIGRTMIN + 4)
+/*
+ * What wakes a receiver from its receive: a signal nothing else here uses
+ * (no socket of the daemon has an owner to send it to). Not a real-time
+ * one: those queue, one delivery each and up to the user's limit, where
+ * this one is a pending bit (sent twice, taken once), and it cannot fail
+ * for a full queue.
+ */
+#define RX_SIGNAL	SIGURG
 /* The calling thread does not take it (receivers_init blocks it in the loop's, a worker in its own). */
 static inline void receiver_signal_block(void)
 {
