@@ -68,6 +68,7 @@ struct eg_receiver {
 	struct eg_receiver *next;	/* s->rx_all: every receiver that has not left */
 	pthread_t thread;
 	int fd;				/* its own copy of the listener: nobody else closes it */
+	struct eg_roots roots;		/* and of the daemon's root (a stuck receiver outlives s->roots) */
 	/* written under the loop's lock, read by the thread without it (atomics) */
 	bool stop;
 	/* written by the thread (atomics): it is in its receive, or about to be */
@@ -176,6 +177,8 @@ static void rx_release(struct eg_receiver *rx)
 	session_put(s, rx->se);
 	s->receivers--;
 	close(rx->fd);
+	if (rx->roots.fd >= 0)
+		close(rx->roots.fd);
 	free(rx);
 }
 
@@ -275,7 +278,7 @@ static void *receive(void *arg)
 			loop_unlock(l);
 
 			/* the task's memory and files: what may stall, without the lock */
-			request_work(&s->roots, r);
+			request_work(&rx->roots, r);
 
 			loop_lock(l);
 			rx->busy = false;
@@ -342,8 +345,12 @@ int receiver_start(struct eg_sessions *s, struct eg_session *se, int listener)
 	rx->s = s;
 	rx->se = se;
 	rx->last_ms = eg_mono_ms();
+	rx->roots = s->roots;
+	rx->roots.fd = -1;
 	rx->fd = fcntl(listener, F_DUPFD_CLOEXEC, 0);
 	if (rx->fd < 0)
+		goto fail_errno;
+	if (s->roots.fd >= 0 && (rx->roots.fd = fcntl(s->roots.fd, F_DUPFD_CLOEXEC, 0)) < 0)
 		goto fail_errno;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -368,6 +375,8 @@ fail_errno:
 fail:
 	if (rx->fd >= 0)
 		close(rx->fd);
+	if (rx->roots.fd >= 0)
+		close(rx->roots.fd);
 	free(rx);
 	return err;
 }
