@@ -28,6 +28,14 @@
 #define EG_LAUNCHERS_MAX	8	/* execgate binaries whose "exec" verb starts a session */
 #define EG_LOADERS_MAX		64	/* dynamic loaders (ld.so) known by identity */
 #define EG_CHAIN_MAX		4	/* scripts between a '#!' chain's first and its interpreter */
+/*
+ * User namespaces climbed to tell who made a mount namespace: root's, a
+ * level below the initial one, or root's in root's (a runtime's inside a
+ * runtime's). A deeper one counts as a user's (fails closed). The kernel's
+ * judge (mount_by_user, bpf/paths.bpf.h) and a session's (eg_ns_root_made,
+ * util/ns.h) climb as far.
+ */
+#define EG_USERNS_LEVELS	4
 #define EG_AUID_UNSET		0xffffffffu
 
 enum eg_event_type {

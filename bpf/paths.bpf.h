@@ -19,13 +19,6 @@
 /* ---- paths --------------------------------------------------------------- */
 
 /*
- * User namespaces climbed to tell who made one: root's, a level below the
- * initial one, or root's in root's (a runtime's inside a runtime's). A
- * deeper one counts as a user's (fails closed).
- */
-#define EG_USERNS_LEVELS	4
-
-/*
  * A mount in a mount namespace a user made: one owned (through any level
  * of user namespaces) by a user namespace a user other than root made
  * (user_namespace.owner, the creator's uid as the host sees it), or in no

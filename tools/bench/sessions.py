@@ -12,9 +12,9 @@
    what supervising costs it, and the spawn loop's own (the exec'ing
    tasks: the trap, the BPF ticket check). A third loop (C), interleaved
    with the others, supervises its own execs with the least a seccomp
-   supervisor can do (spawn -s: trap execve, answer CONTINUE at once,
+   supervisor can do (spawn -S: trap execve, answer CONTINUE at once,
    nothing read, resolved or logged): C/A is the floor under B/A on this
-   machine. The bare supervisor is a process of its own (spawn -S), as a
+   machine. The bare supervisor is a process of its own, as a
    session's supervisor is: the loop's children trap before their exec,
    while they still share the loop's memory, so a supervising thread of
    the loop itself (spawn -s, shown beside it) is spared the switch of

@@ -16,10 +16,10 @@
  * time (user + system) this process and its children used while timed: the
  * runner subtracts it from the machine's busy time to see how much of the
  * machine something else was using meanwhile. p50_ns and p99_ns are the
- * quantiles of one exec's time (posix_spawn to waitpid's return); with -s,
- * sup_cpu_ns is the CPU time of the supervising thread alone. With -i US
- * each worker sleeps US microseconds after each exec (a low exec rate:
- * elapsed time is then mostly sleep). Any failed spawn or
+ * quantiles of one exec's time (posix_spawn to waitpid's return); with -s
+ * or -S, sup_cpu_ns is the CPU time of the supervising thread (or process)
+ * alone. With -i US each worker sleeps US microseconds after each exec (a
+ * low exec rate: elapsed time is then mostly sleep). Any failed spawn or
  * child that does not exit 0 aborts the run with a message and exit 1: a
  * benchmark that quietly did less work would report a better time.
  *
@@ -28,11 +28,17 @@
  * execve with a user-notify listener, and a thread of this process answers
  * each notification at once with CONTINUE (blocking receive, synchronous
  * wakeups where the kernel has them), reading, resolving and logging
- * nothing. tools/bench/sessions.py runs it beside a real session to show
- * the floor under the supervisor's overhead on this machine. With -w US
- * that thread first spins for US microseconds (CPU busy, nothing else
- * done), as a supervisor would that takes that long to decide: what a
- * given supervisor latency costs the loop here, whatever the work is.
+ * nothing. With -S that supervisor is a child process instead, as the
+ * supervisor of another program is: the workers' children trap before
+ * their exec, while they still share this process's memory, so a thread
+ * here is spared the switch of page tables a real supervisor makes at
+ * each hand-over (sup_cpu_ns is then that process's CPU time).
+ * tools/bench/sessions.py runs -S beside a real session to show the
+ * floor under the supervisor's overhead on this machine, and -s beside
+ * it. With -w US the supervisor first spins for US microseconds (CPU
+ * busy, nothing else done), as a supervisor would that takes that long to
+ * decide: what a given supervisor latency costs the loop here, whatever
+ * the work is.
  *
  * Threads rather than processes: posix_spawn() freezes only the calling
  * thread (vfork semantics), and waitpid() on a given pid is per child, so
@@ -128,7 +134,7 @@ static volatile bool supervisor_clock_set;
 static bool supervisor_apart;		/* -S: the supervisor is a process of its own */
 static pid_t supervisor_pid;
 
-/* -s: answers every trapped execve at once (after -w); runs until the process exits. */
+/* -s, -S: answers every trapped execve at once (after -w); runs until the process exits. */
 static void *supervisor_run(void *arg)
 {
 	int fd = (int)(intptr_t)arg;

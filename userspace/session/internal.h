@@ -470,14 +470,17 @@ bool receivers_wait(struct eg_sessions *s, int timeout_ms);
  * for a full queue.
  */
 #define RX_SIGNAL	SIGURG
-/* The calling thread does not take it (receivers_init blocks it in the loop's, a worker in its own). */
-static inline void receiver_signal_block(void)
+/*
+ * The calling thread takes it (SIG_UNBLOCK: a receiver) or not (SIG_BLOCK:
+ * receivers_init in the loop's thread, a worker in its own).
+ */
+static inline void receiver_signal_mask(int how)
 {
 	sigset_t wake;
 
 	sigemptyset(&wake);
 	sigaddset(&wake, RX_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+	pthread_sigmask(how, &wake, NULL);
 }
 
 /*

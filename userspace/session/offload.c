@@ -124,7 +124,7 @@ static void *worker(void *arg)
 	struct exec_request *r;
 
 	/* started by a receiver, it would take the receivers' wake-up too: its lookups are not to be cut short */
-	receiver_signal_block();
+	receiver_signal_mask(SIG_BLOCK);
 	pthread_mutex_lock(&o->lock);
 	for (;;) {
 		if (o->stopping)

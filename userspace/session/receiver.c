@@ -91,13 +91,19 @@ static void rx_kick(struct eg_receiver *rx)
 		pthread_kill(rx->thread, RX_SIGNAL);
 }
 
+/* Under the loop's lock: the tick every RX_TICK_MS (a receiver busy or leaving). */
+static void rx_tick_fast(struct eg_sessions *s)
+{
+	if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
+		s->rx_tick_fast = true;
+}
+
 /* Under the loop's lock: rx is to leave; it is told now and, by the tick, again until it has. */
 static void rx_leave(struct eg_sessions *s, struct eg_receiver *rx)
 {
 	__atomic_store_n(&rx->stop, true, __ATOMIC_SEQ_CST);
 	rx_kick(rx);
-	if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
-		s->rx_tick_fast = true;
+	rx_tick_fast(s);
 }
 
 /* Whether the loop takes the listener's notifications (no receiver, or it is stuck). */
@@ -126,22 +132,16 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 	(void)w;
 	(void)n;
 	for (rx = s->rx_all; rx; rx = rx->next) {
-		if (rx->busy) {
-			/* stuck, told to leave or not: the tree's next execs must not wait for it */
-			fast = true;
-			if (now - rx->busy_since_ms >= RX_STALL_MS && rx->se->rx == rx &&
-			    !rx->se->loop_receives) {
-				loop_mode(rx->se, true);
-				s->st.receiver_stalls++;
-			}
+		/* stuck, told to leave or not: the tree's next execs must not wait for it */
+		if (rx->busy && now - rx->busy_since_ms >= RX_STALL_MS && rx->se->rx == rx &&
+		    !rx->se->loop_receives) {
+			loop_mode(rx->se, true);
+			s->st.receiver_stalls++;
 		}
-		if (rx->stop) {
+		if (rx->stop)
 			rx_kick(rx);
-			fast = true;
-		} else if (rx->busy) {
-			/* looked at above */
-		} else if (now - rx->last_ms < 4 * RX_TICK_MS) {
-			/* busy a moment ago: the tick goes on rather than being set again at its next request */
+		/* busy a moment ago: the tick goes on rather than being set again at its next request */
+		if (rx->busy || rx->stop || now - rx->last_ms < 4 * RX_TICK_MS) {
 			fast = true;
 		} else if (now - rx->last_ms >= (uint64_t)s->rx_idle_ms) {
 			/* idle: the loop serves the listener until the next exec (rx_release) */
@@ -152,8 +152,7 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 		}
 	}
 	if (fast) {
-		if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
-			s->rx_tick_fast = true;
+		rx_tick_fast(s);
 		return;
 	}
 	s->rx_tick_fast = false;
@@ -229,12 +228,9 @@ static void *receive(void *arg)
 	struct eg_receiver *rx = arg;
 	struct eg_sessions *s = rx->s;
 	struct eg_loop *l = s->o.loop;
-	sigset_t wake;
 
 	/* the signal is ours alone (sent to this thread); the daemon's others stay blocked */
-	sigemptyset(&wake);
-	sigaddset(&wake, RX_SIGNAL);
-	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
+	receiver_signal_mask(SIG_UNBLOCK);
 	for (;;) {
 		struct seccomp_notif *req;
 		struct eg_answer answer = {};
@@ -273,8 +269,7 @@ static void *receive(void *arg)
 			offload_hold(s, r, rx->se);
 			rx->busy = true;
 			rx->busy_since_ms = r->queued_ms;
-			if (!s->rx_tick_fast && !loop_timer_set(s->rx_tick, RX_TICK_MS, RX_TICK_MS))
-				s->rx_tick_fast = true;
+			rx_tick_fast(s);
 			loop_unlock(l);
 
 			/* the task's memory and files: what may stall, without the lock */
@@ -321,7 +316,7 @@ int receivers_init(struct eg_sessions *s)
 	 * may start one): one sent to the process (kill) reaches a receiver
 	 * only, never a call the others do not try again.
 	 */
-	receiver_signal_block();
+	receiver_signal_mask(SIG_BLOCK);
 	return loop_add_timer(s->o.loop, 0, 0, on_tick, s, &s->rx_tick);
 }
 

@@ -210,11 +210,19 @@ static bool kernel_fails_too(int rc)
 	}
 }
 
+/* Whether r still waits in its exec: asked of the kernel once (*known), then known. */
+static bool still_waits(const struct exec_request *r, bool *known)
+{
+	if (!*known)
+		*known = request_valid(r);
+	return *known;
+}
+
 void request_finish(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_verdict v = {};
 	int rc = r->rc_read;
-	bool checked = false;
+	bool waits = false;
 
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
@@ -241,16 +249,13 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	 * live one's, then take it away. (One system call less per allowed
 	 * exec: docs/bench.md.)
 	 */
-	if (s->approvals || offload_tid_live(s, r->tid)) {
-		if (!request_valid(r))
-			goto done;
-		checked = true;
-	}
+	if ((s->approvals || offload_tid_live(s, r->tid)) && !still_waits(r, &waits))
+		goto done;
 	if (approval_rejoin(s, r) > 0) {
 		r = NULL;		/* the parked request took it over */
 		goto done;
 	}
-	if (rc && !checked && !request_valid(r))
+	if (rc && !still_waits(r, &waits))
 		goto done;
 	if (rc == -EXDEV) {
 		/*
@@ -286,7 +291,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 			struct eg_verdict same = { .decision = EG_DECISION_DENY, .rule = f->rule,
 						   .message = f->message, .rule_index = -1 };
 
-			if (!checked && !request_valid(r))
+			if (!still_waits(r, &waits))
 				goto done;
 			/* a redirect refused at the previous PATH entry: said the same way */
 			same.redirect = policy_rule_redirect(*s->o.global, f->rule);
@@ -303,7 +308,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	}
 	request_judge(s, r, &v);
 	if (v.decision != EG_DECISION_ALLOW && v.decision != EG_DECISION_AUDIT &&
-	    v.decision != EG_DECISION_REDIRECT && !checked && !request_valid(r))
+	    v.decision != EG_DECISION_REDIRECT && !still_waits(r, &waits))
 		goto done;
 	switch (v.decision) {
 	case EG_DECISION_DENY:
@@ -324,7 +329,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		 * naming where it would have gone.
 		 */
 		if (!r->plan.n || r->plan.prog[0].uid || !redirect_path_in(r->session, r->plan.prog[0].path)) {
-			if (checked || request_valid(r))
+			if (still_waits(r, &waits))
 				request_deny_with(s, r, &v);
 			break;
 		}

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include "execgate.h"
 
 /* The user namespace that owns /proc/PID/ns/NAME, as a descriptor (NS_GET_USERNS), or -1. */
 static inline int eg_ns_owner_fd(pid_t pid, const char *name)
@@ -58,7 +59,7 @@ static inline bool eg_ns_ours(pid_t pid, const char *name)
  * user's mount (mount_by_user, bpf/paths.bpf.h): its user namespace and
  * each one above it, up to ours, were made by root (NS_GET_OWNER_UID 0),
  * as a runtime's are; none by a user (unshare -U). False when it cannot be
- * told, or more than EG_USERNS_LEVELS (4) up, as the kernel counts it.
+ * told, or more than EG_USERNS_LEVELS up, as the kernel counts it.
  */
 static inline bool eg_ns_root_made(pid_t pid, const char *name)
 {
@@ -66,7 +67,7 @@ static inline bool eg_ns_root_made(pid_t pid, const char *name)
 	bool root = false;
 	uid_t uid;
 
-	for (i = 0; i < 4 && ufd >= 0; i++) {
+	for (i = 0; i < EG_USERNS_LEVELS && ufd >= 0; i++) {
 		if (eg_ns_is_our_userns(ufd)) {
 			root = true;
 			break;
