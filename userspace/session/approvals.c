@@ -480,7 +480,8 @@ static bool same_exec(const struct exec_request *a, const struct exec_request *b
 {
 	unsigned int i;
 
-	if (a->tid != b->tid || a->session != b->session || strcmp(a->path, b->path) ||
+	/* b's argv unread: its lookup failed, so it is no exec a person was asked about */
+	if (!b->argv_read || a->tid != b->tid || a->session != b->session || strcmp(a->path, b->path) ||
 	    a->argc != b->argc)
 		return false;
 	for (i = 0; i < a->argc; i++)

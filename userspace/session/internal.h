@@ -237,6 +237,7 @@ struct exec_request {
 	bool path_trunc;
 	char **argv;
 	unsigned int argc;
+	bool argv_read;			/* argv was read (or tried): not for a lookup that fails */
 	bool argv_trunc;
 	uint64_t argv_bytes;
 	bool execveat;
@@ -330,8 +331,14 @@ int supervisor_init(struct eg_sessions *s);
  */
 struct exec_request *request_new(const struct eg_sessions *s, struct seccomp_notif *req);
 bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_request *r);
-/* In a worker: reads r's path and argv from the target and works out what it will run. */
+/*
+ * In a worker: reads r's path and argv from the target and works out what
+ * it will run. argv is not read for an exec the kernel will fail anyway
+ * (r->argv_read false, argc 0).
+ */
 void request_work(const struct eg_roots *roots, struct exec_request *r);
+/* A lookup's failure that the exec meets in the kernel too: let fail, the task gets the kernel's errno. */
+bool lookup_fails_in_kernel(int rc);
 /* Back in the loop: judges and answers r, and frees it (or hands it to an approval). */
 void request_finish(struct eg_sessions *s, struct exec_request *r);
 /* Refuses r with v using only what was known before the worker read anything; r is kept. */
@@ -405,7 +412,28 @@ void request_json(struct jsonw *w, const struct exec_request *r);
  * is gone. The path (NUL within path_max, else *ret_path_trunc and no
  * argv), then argv (at most max_argc strings and max_bytes, else
  * *ret_argv_trunc); -EFAULT where the kernel would fail with it.
+ *
+ * In two steps, through one struct peek (the pages read so far): the path
+ * with argv's array, then argv's strings, which a lookup that fails never
+ * needs (request_work). peek_exec_args does both.
  */
+#define PEEK_PAGE	4096ull
+#define PEEK_PAGES	16	/* pages held at once (64 KiB, on the stack); more are read again */
+
+struct peek {
+	pid_t tid;
+	unsigned int n;
+	struct {
+		uint64_t addr;
+		int state;
+	} pg[PEEK_PAGES];
+	char data[PEEK_PAGES * PEEK_PAGE];	/* slot i for pg[i] */
+};
+
+int peek_exec_path(struct peek *pk, pid_t tid, uint64_t path_addr, char *path, size_t path_max,
+		   bool *ret_path_trunc, uint64_t argv_addr);
+int peek_exec_argv(struct peek *pk, uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes,
+		   char ***ret_argv, unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc);
 int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, bool *ret_path_trunc,
 		   uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes, char ***ret_argv,
 		   unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc);

@@ -20,24 +20,11 @@
 #include <unistd.h>
 #include "session/internal.h"
 
-#define PAGE		4096ull
+#define PAGE		PEEK_PAGE
 #define PAGE_OF(a)	((a) & ~(PAGE - 1))
-#define PEEK_PAGES	16	/* pages held at once (64 KiB, on the stack); more are read again */
 #define ARGV_TAIL	512	/* an argv array this close to its page's end: read the next page with it */
 
 enum { PG_WANTED, PG_OK, PG_FAULT };
-
-struct peek_page {
-	uint64_t addr;
-	int state;
-};
-
-struct peek {
-	pid_t tid;
-	unsigned int n;
-	struct peek_page pg[PEEK_PAGES];
-	char data[PEEK_PAGES * PAGE];	/* slot i for pg[i] */
-};
 
 static int find(const struct peek *pk, uint64_t page)
 {
@@ -293,20 +280,19 @@ out:
 	return 0;
 }
 
-int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, bool *ret_path_trunc,
-		   uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes, char ***ret_argv,
-		   unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc)
+int peek_exec_path(struct peek *pk, pid_t tid, uint64_t path_addr, char *path, size_t path_max,
+		   bool *ret_path_trunc, uint64_t argv_addr)
 {
-	struct peek pk;
 	int rc;
 
-	pk.tid = tid;
-	pk.n = 0;
+	pk->tid = tid;
+	pk->n = 0;
+	*ret_path_trunc = false;
 	/* the path's page and the argv array's, in one call */
 	if (path_addr)
-		want(&pk, path_addr);
+		want(pk, path_addr);
 	if (argv_addr)
-		want(&pk, argv_addr);
+		want(pk, argv_addr);
 	/*
 	 * An argv array that starts near the end of its page goes on in the
 	 * next (a stack often puts it there): that page too, last, so that if
@@ -314,13 +300,31 @@ int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, b
 	 * others is whole and nothing is asked again.
 	 */
 	if (argv_addr && PAGE - (argv_addr & (PAGE - 1)) <= ARGV_TAIL)
-		want(&pk, PAGE_OF(argv_addr) + PAGE);
-	rc = fetch(&pk);
+		want(pk, PAGE_OF(argv_addr) + PAGE);
+	rc = fetch(pk);
 	if (!rc)
-		rc = string_at(&pk, path_addr, path_max, path, ret_path_trunc);
+		rc = string_at(pk, path_addr, path_max, path, ret_path_trunc);
 	if (rc == -EFAULT)
 		path[0] = '\0';	/* the kernel would say EFAULT too */
+	return rc;
+}
+
+int peek_exec_argv(struct peek *pk, uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes,
+		   char ***ret_argv, unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc)
+{
+	return read_argv(pk, argv_addr, max_argc, max_bytes, ret_argv, ret_argc, ret_bytes, ret_argv_trunc);
+}
+
+int peek_exec_args(pid_t tid, uint64_t path_addr, char *path, size_t path_max, bool *ret_path_trunc,
+		   uint64_t argv_addr, uint32_t max_argc, uint64_t max_bytes, char ***ret_argv,
+		   unsigned int *ret_argc, uint64_t *ret_bytes, bool *ret_argv_trunc)
+{
+	struct peek pk;
+	int rc;
+
+	rc = peek_exec_path(&pk, tid, path_addr, path, path_max, ret_path_trunc, argv_addr);
 	if (rc || *ret_path_trunc)
 		return rc;
-	return read_argv(&pk, argv_addr, max_argc, max_bytes, ret_argv, ret_argc, ret_bytes, ret_argv_trunc);
+	return peek_exec_argv(&pk, argv_addr, max_argc, max_bytes, ret_argv, ret_argc, ret_bytes,
+			      ret_argv_trunc);
 }

@@ -286,24 +286,60 @@ static int task_facts(const struct eg_sessions *s, struct exec_request *r)
 	return rc;
 }
 
-/* In a worker or a receiver: r's limits and syscall fields were set by request_take. */
-static int read_request(struct exec_request *r)
+/*
+ * In a worker or a receiver: r's limits and syscall fields were set by
+ * request_take. The path now (with the page of argv's array), argv's
+ * strings when the lookup needs them (read_argv): pk holds what was read.
+ */
+static int read_path(struct exec_request *r, struct peek *pk)
 {
 	const struct seccomp_data *d = &r->req->data;
-	uint64_t path_addr, argv_addr;
 	int rc;
 
-	path_addr = r->execveat ? d->args[1] : d->args[0];
-	argv_addr = r->execveat ? d->args[2] : d->args[1];
-	rc = peek_exec_args(r->tid, path_addr, r->path, sizeof(r->path), &r->path_trunc, argv_addr,
-			    r->max_argc, r->max_argv_bytes, &r->argv, &r->argc, &r->argv_bytes,
-			    &r->argv_trunc);
+	rc = peek_exec_path(pk, r->tid, r->execveat ? d->args[1] : d->args[0], r->path, sizeof(r->path),
+			    &r->path_trunc, r->execveat ? d->args[2] : d->args[1]);
 	if (rc)
 		return rc;
-	if (r->path_trunc)
-		return -ENAMETOOLONG;
-	/* the caller checks that the request still stands before believing any of it */
-	return 0;
+	return r->path_trunc ? -ENAMETOOLONG : 0;
+}
+
+/* the caller checks that the request still stands before believing any of it */
+static int read_argv(struct exec_request *r, struct peek *pk)
+{
+	const struct seccomp_data *d = &r->req->data;
+
+	r->argv_read = true;
+	return peek_exec_argv(pk, r->execveat ? d->args[2] : d->args[1], r->max_argc, r->max_argv_bytes,
+			      &r->argv, &r->argc, &r->argv_bytes, &r->argv_trunc);
+}
+
+struct argv_loader {
+	struct exec_request *r;
+	struct peek *pk;
+};
+
+/* exec_plan's load_argv: read once the program is found; a read that fails is rc_read's */
+static int load_argv(void *arg, const char *const **ret_argv, unsigned int *ret_argc)
+{
+	struct argv_loader *l = arg;
+	struct exec_request *r = l->r;
+
+	if (!r->argv_read)
+		r->rc_read = read_argv(r, l->pk);
+	*ret_argv = (const char *const *)r->argv;
+	*ret_argc = r->argc;
+	return r->rc_read;
+}
+
+bool lookup_fails_in_kernel(int rc)
+{
+	switch (-rc) {
+	case ENOENT: case ENOTDIR: case EACCES: case EPERM: case ELOOP: case ENAMETOOLONG: case EFAULT:
+	case EBADF: case ENOEXEC: case EISDIR: case ETXTBSY: case E2BIG: case ENXIO:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /*
@@ -408,10 +444,11 @@ static int open_cwd(void *arg)
  * request still stands afterwards: until then /proc/TID may have been
  * another task.
  */
-static int plan_request(const struct eg_roots *roots, struct exec_request *r)
+static int plan_request(const struct eg_roots *roots, struct exec_request *r, struct peek *pk)
 {
 	struct eg_exec_spec spec = { .cwd_fd = -1, .root_fd = -1, .dir_fd = -1 };
 	struct lazy_cwd cwd = { .tid = r->tid, .fd = -1 };
+	struct argv_loader argv = { .r = r, .pk = pk };
 	bool own_root_fd = false;
 	char path[64];
 	int rc;
@@ -442,8 +479,8 @@ static int plan_request(const struct eg_roots *roots, struct exec_request *r)
 	}
 	spec.path = r->path;
 	spec.at_flags = r->at_flags;
-	spec.argv = (const char *const *)r->argv;
-	spec.argc = r->argc;
+	spec.load_argv = load_argv;
+	spec.load_argv_arg = &argv;
 	spec.content_sizes = r->content_sizes;
 	spec.n_content_sizes = r->n_content_sizes;
 	spec.loaders = roots->loaders;
@@ -483,6 +520,18 @@ struct exec_request *request_new(const struct eg_sessions *s, struct seccomp_not
 
 void request_work(const struct eg_roots *roots, struct exec_request *r)
 {
-	r->rc_read = read_request(r);
-	r->rc_plan = r->rc_read ? 0 : plan_request(roots, r);
+	struct peek pk;
+
+	r->rc_plan = 0;
+	r->rc_read = read_path(r, &pk);
+	if (r->rc_read)
+		return;
+	r->rc_plan = plan_request(roots, r, &pk);
+	/*
+	 * A program that is not there (a shell's PATH search, most of a
+	 * build's failed execs) is let fail with argv unread: the kernel
+	 * fails it and its record has argv. Every other outcome needs it.
+	 */
+	if (!r->argv_read && !(r->rc_plan && lookup_fails_in_kernel(r->rc_plan)))
+		r->rc_read = read_argv(r, &pk);
 }

@@ -448,11 +448,34 @@ static void plan_loader(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	plan->loader = rc ? EG_LOADER_UNPINNED : EG_LOADER_TARGET;
 }
 
+/* argv for the first program, the caller's own copy (spec->load_argv: read now) */
+static int plan_argv(const struct eg_exec_spec *s, char ***ret_argv, unsigned int *ret_argc)
+{
+	static const char *const empty[] = { "" };
+	const char *const *argv = s->argv;
+	unsigned int argc = s->argc;
+	int rc;
+
+	if (s->load_argv) {
+		rc = s->load_argv(s->load_argv_arg, &argv, &argc);
+		if (rc)
+			return rc;
+	}
+	/* since 5.18 the kernel never runs a program with argc 0: it adds "" */
+	if (argc == 0) {
+		argv = empty;
+		argc = 1;
+	}
+	*ret_argv = strv_dup(argv, argc);
+	*ret_argc = argc;
+	return *ret_argv ? 0 : -ENOMEM;
+}
+
 int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 {
 	const char *next_path = s->path;
-	char **argv;
-	unsigned int argc, k;
+	char **argv = NULL;
+	unsigned int argc = 0, k;
 	int rc = 0;
 
 	/* not a memset: the plan is about 50 KiB, of which an exec uses a few hundred bytes */
@@ -467,19 +490,6 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 	else
 		snprintf(plan->bprm_filename, sizeof(plan->bprm_filename), "/dev/fd/%d/%s",
 			 s->dir_fd_num, s->path);
-	/* since 5.18 the kernel never runs a program with argc 0: it adds "" */
-	if (s->argc == 0) {
-		static const char *const empty[] = { "" };
-
-		argv = strv_dup(empty, 1);
-		argc = 1;
-	} else {
-		argv = strv_dup(s->argv, s->argc);
-		argc = s->argc;
-	}
-	if (!argv)
-		return plan->err = -ENOMEM;
-
 	for (k = 0; k < EG_MAX_PROGRAMS; k++) {
 		struct eg_program *p = &plan->prog[k];
 		char head[EG_BINPRM_BUF + 1] = {};
@@ -503,6 +513,12 @@ int exec_plan(const struct eg_exec_spec *s, struct eg_exec_plan *plan)
 		if (!rc) {
 			rc = describe(s, fd, p, head, &len);
 			close(fd);
+		}
+		/* the program is there: now its argv (not before: most failed lookups never need it) */
+		if (!rc && k == 0) {
+			rc = plan_argv(s, &argv, &argc);
+			p->argv = argv;
+			p->argc = argc;
 		}
 		if (rc)
 			break;

@@ -62,6 +62,13 @@ struct eg_exec_spec {
 	int at_flags;			/* AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW */
 	const char *const *argv;
 	unsigned int argc;
+	/*
+	 * Where set, argv and argc come from here instead, asked only once the
+	 * first program is found: a lookup that fails (a shell's PATH search)
+	 * never reads argv. 0, or -errno, which exec_plan returns.
+	 */
+	int (*load_argv)(void *arg, const char *const **ret_argv, unsigned int *ret_argc);
+	void *load_argv_arg;
 	/* files of these sizes are hashed (a policy names a file of that size by content) */
 	const uint64_t *content_sizes;
 	unsigned int n_content_sizes;

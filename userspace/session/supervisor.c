@@ -193,23 +193,6 @@ void supervisor_handle(struct eg_sessions *s, struct eg_session *se, struct secc
 		offload_submit(s, r, se);
 }
 
-/*
- * A lookup's failure that the exec meets in the kernel too (no such file,
- * not allowed, a loop, a bad descriptor, not a program): let to fail, the
- * task gets the kernel's own errno (a shell's PATH search goes on). Any
- * other is the daemon's.
- */
-static bool kernel_fails_too(int rc)
-{
-	switch (-rc) {
-	case ENOENT: case ENOTDIR: case EACCES: case EPERM: case ELOOP: case ENAMETOOLONG: case EFAULT:
-	case EBADF: case ENOEXEC: case EISDIR: case ETXTBSY: case E2BIG: case ENXIO:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Whether r still waits in its exec: asked of the kernel once (*known), then known. */
 static bool still_waits(const struct exec_request *r, bool *known)
 {
@@ -236,18 +219,19 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	/*
 	 * Everything read so far (memory, /proc/TID, the pidfd) was the
 	 * target's only if it still waits in this very exec: one check after
-	 * the last read, before anything is believed or answered. An allow is
-	 * the exception: its CONTINUE is the check (it fails for a request
-	 * that is gone, and then the ticket, the verdict and the count are
-	 * taken back: ticket_continue, answer_send), and a thread that still
-	 * waits in its exec cannot have been replaced by another while we
-	 * read. Every other outcome is checked first, as it writes a record,
-	 * answers with an error or asks a person. So is an allow while
-	 * another request of the same thread is in flight (this one withdrawn
-	 * by a signal and asked again, the other taken by the loop while a
-	 * receiver was stuck): a stale allow would put its ticket over the
-	 * live one's, then take it away. (One system call less per allowed
-	 * exec: docs/bench.md.)
+	 * the last read, before anything is believed or answered. Two
+	 * outcomes are the exception, an allow and a lookup the kernel fails
+	 * too (let fail, with a ticket that names no file): their CONTINUE is
+	 * the check (it fails for a request that is gone, and then the
+	 * ticket, the verdict and the count are taken back: ticket_continue,
+	 * answer_send), and a thread that still waits in its exec cannot have
+	 * been replaced by another while we read. Every other outcome is
+	 * checked first, as it writes a record, answers with an error or asks
+	 * a person. So is an allow while another request of the same thread
+	 * is in flight (this one withdrawn by a signal and asked again, the
+	 * other taken by the loop while a receiver was stuck): a stale allow
+	 * would put its ticket over the live one's, then take it away. (One
+	 * system call less per allowed exec or failed lookup: docs/bench.md.)
 	 */
 	if ((s->approvals || offload_tid_live(s, r->tid)) && !still_waits(r, &waits))
 		goto done;
@@ -255,7 +239,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		r = NULL;		/* the parked request took it over */
 		goto done;
 	}
-	if (rc && !still_waits(r, &waits))
+	if (rc && !lookup_fails_in_kernel(rc) && !still_waits(r, &waits))
 		goto done;
 	if (rc == -EXDEV) {
 		/*
@@ -271,7 +255,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		request_deny_with(s, r, &v);
 		goto done;
 	}
-	if (rc && !kernel_fails_too(rc)) {
+	if (rc && !lookup_fails_in_kernel(rc)) {
 		/* our own failure (memory, descriptors, I/O): refused, never guessed at */
 		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "error",
 					 .message = "the daemon could not look the program up" };
