@@ -693,6 +693,9 @@ _Static_assert(sizeof(struct eg_kstate) == 8, "eg_kstate is ABI");
 #define EG_FACTS_STORAGE	(1u << 1)	/* task has an entry in "tasks" (copied to task) */
 #define EG_FACTS_NS		(1u << 2)	/* pid_ns and mnt_ns were read */
 #define EG_FACTS_CGROUP		(1u << 3)	/* cgroup_id was read */
+/* with EG_FACTS_NS: who made its namespaces (facts.bpf.c, task_ns_makers) */
+#define EG_FACTS_PID_NS_OURS	(1u << 4)	/* its pid namespace is owned by the caller's user namespace */
+#define EG_FACTS_MNT_ROOT_MADE	(1u << 5)	/* its mount namespace is root's, up to the caller's (eg_ns_root_made) */
 
 struct eg_facts {
 	__u32 tid;		/* in */

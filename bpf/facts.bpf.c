@@ -45,6 +45,41 @@ static __always_inline void task_ns(struct task_struct *t, struct eg_facts *ctx)
 		ctx->flags |= EG_FACTS_NS;
 }
 
+/*
+ * Who made the task's namespaces, told against the caller's own user
+ * namespace (ours, as /proc/self/ns/user shows it: its real creds'): what util/ns.h asks of /proc/TID/ns/NAME, about a
+ * dozen system calls for a task in a container's mount namespace.
+ * EG_FACTS_PID_NS_OURS: its pid namespace is owned by ours
+ * (eg_ns_ours). EG_FACTS_MNT_ROOT_MADE: its mount namespace's user
+ * namespace and each one above it, up to ours, were made by root, as a
+ * runtime's are, none by a user (eg_ns_root_made; as the kernel's judge
+ * tells a user's mount, mount_by_user in paths.bpf.h).
+ */
+static __always_inline void task_ns_makers(struct task_struct *t, struct task_struct *me, struct eg_facts *ctx)
+{
+	struct user_namespace *ours = BPF_CORE_READ(me, real_cred, user_ns), *uns;
+	struct pid *pid = BPF_CORE_READ(t, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+	__u32 i;
+
+	if (!ours)
+		return;
+	if (pid && level < 32 && !bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[level]) && up.ns &&
+	    BPF_CORE_READ(up.ns, user_ns) == ours)
+		ctx->flags |= EG_FACTS_PID_NS_OURS;
+	uns = BPF_CORE_READ(t, nsproxy, mnt_ns, user_ns);
+	for (i = 0; i < EG_USERNS_LEVELS && uns; i++) {
+		if (uns == ours) {
+			ctx->flags |= EG_FACTS_MNT_ROOT_MADE;
+			break;
+		}
+		if (BPF_CORE_READ(uns, owner.val) != 0)
+			break;
+		uns = BPF_CORE_READ(uns, parent);
+	}
+}
+
 SEC("syscall")
 int task_facts(struct eg_facts *ctx)
 {
@@ -73,6 +108,8 @@ int task_facts(struct eg_facts *ctx)
 	if (fs && myfs && fs->root.mnt == myfs->root.mnt && fs->root.dentry == myfs->root.dentry)
 		ctx->flags |= EG_FACTS_SAME_ROOT;
 	task_ns(t, ctx);
+	if (ctx->flags & EG_FACTS_NS)
+		task_ns_makers(t, me, ctx);
 	/* its cgroup in the v2 hierarchy, by id: the daemon knows the path (trace/cgroups.h) */
 	ctx->cgroup_id = BPF_CORE_READ(t, cgroups, dfl_cgrp, kn, id);
 	if (ctx->cgroup_id)

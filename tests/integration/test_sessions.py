@@ -1722,10 +1722,18 @@ def test_a_session_in_a_users_mount_namespace_allows_nothing_by_path(ctx):
     program. No allow by path holds there, for that program nor any other
     (the daemon cannot tell mount by mount, as the kernel's judge does);
     an allow by name still does, and the same session outside runs what
-    the path allows."""
-    d = daemon(ctx, "default_decision: deny\ncommands:\n"
-                    "  - {name: shells, basenames: [sh, dash], decision: allow}\n"
-                    "  - {name: system, paths: [\"/usr/*\"], decision: allow}\n")
+    the path allows. Both ways the daemon tells who made the namespace:
+    the facts program, and /proc with EXECGATE_NO_FACTS_PROG=1 (a kernel
+    where it does not load)."""
+    for no_prog in ("0", "1"):
+        users_mount_namespace(ctx, no_prog)
+
+
+def users_mount_namespace(ctx, no_prog):
+    pol = ("default_decision: deny\ncommands:\n"
+           "  - {name: shells, basenames: [sh, dash], decision: allow}\n"
+           "  - {name: system, paths: [\"/usr/*\"], decision: allow}\n")
+    d = ctx.daemon("--policy", write(ctx, pol), env=dict(os.environ, EXECGATE_NO_FACTS_PROG=no_prog))
     work = ctx.tmpdir()
     os.chmod(work, 0o755)
     shutil.copy("/usr/bin/echo", os.path.join(work, "x"))
@@ -1745,6 +1753,10 @@ def test_a_session_in_a_users_mount_namespace_allows_nothing_by_path(ctx):
     assert out.split() == ["rc=126", "rc=126"], (out, r.stderr[-300:])
     refused = wait(lambda: [e for e in evs(d, "b-" + t, "exec_failed") if e["errno"] == 13], what="x refused")
     assert refused[0]["decision"] == "deny" and refused[0]["rule"] is None, refused
+    # one root made (as a runtime's): not the host's either, yet its paths are root's to spell
+    r = subprocess.run(["unshare", "-m", "--propagation", "private"] + launch, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    assert r.stdout.decode().split() == ["a-" + t, "rc=0", "rc=127"], (r.stdout, r.stderr[-300:])
 
 
 def test_a_copy_of_a_denied_program_is_known_by_content(ctx):

@@ -259,6 +259,8 @@ struct exec_request {
 	struct eg_task task;
 	bool same_root;			/* the kernel said its root is the daemon's */
 	bool ns_known;			/* pid_ns and mnt_ns: the kernel's (the facts program) */
+	bool pid_ns_ours;		/* ns_known: its pid namespace is owned by ours (eg_ns_ours) */
+	bool mnt_ns_root_made;		/* ns_known: its mount namespace is root's (eg_ns_root_made) */
 	uint32_t pid_ns, mnt_ns;
 	uint64_t cgroup_id;		/* the facts program's, 0: not known */
 	/* the limits of argv reading, set before a worker reads */

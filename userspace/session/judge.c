@@ -119,7 +119,7 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 		/* as the kernel counts it (container_depth_of in bpf/execgate.bpf.h) */
 		if (r->task.cont_pidns)
 			r->container_depth = r->task.container_depth + 1;
-		else if (!eg_ns_ours(r->tid, "pid"))	/* a user's own (unknown: the same) */
+		else if (!(r->ns_known ? r->pid_ns_ours : eg_ns_ours(r->tid, "pid")))	/* a user's own (unknown: the same) */
 			r->container_depth = r->task.depth + 1;
 		else
 			r->container_depth = 0;
@@ -132,7 +132,7 @@ void request_policy_facts(struct eg_sessions *s, struct exec_request *r)
 	 */
 	if (s->o.host_mnt_ns && task_ns(r, "mnt", r->mnt_ns, &ns) && ns != s->o.host_mnt_ns) {
 		r->foreign_ns = needs & POLICY_NEEDS_MNT_NS;
-		r->user_mount = !eg_ns_root_made(r->tid, "mnt");
+		r->user_mount = !(r->ns_known ? r->mnt_ns_root_made : eg_ns_root_made(r->tid, "mnt"));
 	}
 }
 

@@ -262,6 +262,8 @@ static int task_facts(const struct eg_sessions *s, struct exec_request *r)
 		r->task = f.task;
 		r->same_root = f.flags & EG_FACTS_SAME_ROOT;
 		r->ns_known = f.flags & EG_FACTS_NS;
+		r->pid_ns_ours = f.flags & EG_FACTS_PID_NS_OURS;
+		r->mnt_ns_root_made = f.flags & EG_FACTS_MNT_ROOT_MADE;
 		r->pid_ns = f.pid_ns;
 		r->mnt_ns = f.mnt_ns;
 		r->cgroup_id = (f.flags & EG_FACTS_CGROUP) ? f.cgroup_id : 0;
