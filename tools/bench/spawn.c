@@ -24,8 +24,8 @@
  * benchmark that quietly did less work would report a better time.
  *
  * With -s the workers' execs are supervised by this process itself, the
- * least a seccomp supervisor can do: a filter of four instructions traps
- * execve with a user-notify listener, and a thread of this process answers
+ * least a seccomp supervisor can do: a filter of five instructions traps
+ * execve and execveat with a user-notify listener, and a thread of this process answers
  * each notification at once with CONTINUE (blocking receive, synchronous
  * wakeups where the kernel has them), reading, resolving and logging
  * nothing. With -S that supervisor is a child process instead, as the
@@ -39,6 +39,16 @@
  * busy, nothing else done), as a supervisor would that takes that long to
  * decide: what a given supervisor latency costs the loop here, whatever
  * the work is.
+ *
+ * spawn -S [-w US] -- CMD [ARG...] runs one command under that bare
+ * supervisor instead of the loop (a real workload: tools/bench/
+ * workloads.py runs ./configure so), waits for it, and prints
+ *
+ *   elapsed_ns=20123456789 status=0 sup_cpu_ns=61234567 notifications=3620
+ *
+ * notifications counting every execve and execveat the command's tree
+ * made, found or not; it exits with the command's status (1 when it was
+ * killed by a signal).
  *
  * Threads rather than processes: posix_spawn() freezes only the calling
  * thread (vfork semantics), and waitpid() on a given pid is per child, so
@@ -57,6 +67,7 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -133,6 +144,7 @@ static clockid_t supervisor_clock;	/* the supervising thread's (or process's) CP
 static volatile bool supervisor_clock_set;
 static bool supervisor_apart;		/* -S: the supervisor is a process of its own */
 static pid_t supervisor_pid;
+static uint64_t *supervisor_count;	/* notifications answered (shared with a -S supervisor) */
 
 /* -s, -S: answers every trapped execve at once (after -w); runs until the process exits. */
 static void *supervisor_run(void *arg)
@@ -153,6 +165,8 @@ static void *supervisor_run(void *arg)
 			while (now_ns() - t0 < supervisor_work_ns)
 				;
 		}
+		if (supervisor_count)
+			__atomic_add_fetch(supervisor_count, 1, __ATOMIC_RELAXED);
 		memset(&resp, 0, sizeof(resp));
 		resp.id = req.id;
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -171,7 +185,8 @@ static int supervise_self(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execve, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_execveat, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -248,10 +263,58 @@ static uint64_t cpu_used_ns(void)
 	return us * 1000;
 }
 
+/*
+ * spawn -s|-S -- CMD...: CMD under the bare supervisor, its result line.
+ * Returns the exit code: the command's status, 1 on a signal or an error.
+ */
+static int run_command(char **cmd)
+{
+	struct timespec ts;
+	uint64_t t0, t1, sup0 = 0, sup1 = 0;
+	pid_t pid;
+	int err, st;
+
+	supervisor_count = mmap(NULL, sizeof(*supervisor_count), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (supervisor_count == MAP_FAILED) {
+		fprintf(stderr, "spawn: mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	if (supervise_self())
+		return 1;
+	if (supervisor_clock_set && !clock_gettime(supervisor_clock, &ts))
+		sup0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	t0 = now_ns();
+	err = posix_spawnp(&pid, cmd[0], NULL, NULL, cmd, environ);
+	if (err) {
+		fprintf(stderr, "spawn: %s: %s\n", cmd[0], strerror(err));
+		return 1;
+	}
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "spawn: waitpid: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	t1 = now_ns();
+	if (supervisor_clock_set && !clock_gettime(supervisor_clock, &ts))
+		sup1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	printf("elapsed_ns=%" PRIu64 " status=%d sup_cpu_ns=%" PRIu64 " notifications=%" PRIu64 "\n",
+	       t1 - t0, WIFEXITED(st) ? WEXITSTATUS(st) : -1, sup1 - sup0,
+	       __atomic_load_n(supervisor_count, __ATOMIC_RELAXED));
+	fflush(stdout);
+	if (supervisor_pid > 0) {
+		kill(supervisor_pid, SIGKILL);
+		waitpid(supervisor_pid, NULL, 0);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
 		"usage: %s -n N -p P [-q] [-i US] [-s|-S [-w US]]\n"
+		"       %s -s|-S [-w US] -- CMD [ARG...]\n"
 		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
 		"  -p P  parallel worker threads (default 1, at most %d)\n"
 		"  -q    print only the machine-readable result line\n"
@@ -261,8 +324,10 @@ static void usage(FILE *f, const char *prog)
 		"  -S    as -s, the supervisor a process of its own (not a thread\n"
 		"        sharing the trapped tasks' memory before their exec)\n"
 		"  -w US with -s or -S: spin US microseconds before each answer, as a\n"
-		"        supervisor that takes that long to decide\n",
-		prog, MAX_WORKERS);
+		"        supervisor that takes that long to decide\n"
+		"  -- CMD  run CMD under the supervisor (-s or -S) instead of the loop:\n"
+		"        its time, the supervisor's CPU and the notifications it answered\n",
+		prog, prog, MAX_WORKERS);
 }
 
 static bool parse_ulong(const char *s, unsigned long min, unsigned long max,
@@ -340,7 +405,14 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (optind != argc || (supervisor_work_ns && !supervise)) {
+	if (optind < argc) {
+		if (!supervise) {
+			fprintf(stderr, "spawn: a command runs under -s or -S only\n");
+			return 2;
+		}
+		return run_command(argv + optind);
+	}
+	if (supervisor_work_ns && !supervise) {
 		usage(stderr, argv[0]);
 		return 2;
 	}

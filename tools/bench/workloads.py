@@ -16,6 +16,9 @@ round by round in this order:
   host-audit the same with --policy policy/host-audit.yaml
   session    the audit daemon, and the workload inside
              execgate exec --policy policy/agent-sandbox.yaml
+  bare       no daemon: the workload under the least a seccomp supervisor
+             does (spawn -S -- CMD: trap execve and execveat, answer
+             CONTINUE at once), the floor of the session setup
   enforce    execgate daemon --enforce with 1,000 rules (enforce.py's)
 
 Per setup: wall time and CPU (the workload's user + system time, its
@@ -24,6 +27,11 @@ with min and max over the rounds; the tracer's CPU (the daemon's
 process CPU-time clock, all its threads) per exec the daemon recorded.
 The daemon is scoped to the cgroup so that a shared host's other execs
 are neither recorded nor counted.
+
+Target 3's real build: the daemon's CPU per notification in the session
+setup (one per execve or execveat of the tree, found or not: its exec
+and exec_failed records) against the bare supervisor's in the same
+round, which counts the notifications it answers.
 """
 import argparse
 import os
@@ -40,7 +48,7 @@ import egbench as eb  # noqa: E402
 import enforce  # noqa: E402
 
 ROOT = eb.ROOT
-SETUPS = ("none", "audit", "host-audit", "session", "enforce")
+SETUPS = ("none", "audit", "host-audit", "session", "bare", "enforce")
 AUX = "/usr/share/autoconf/build-aux"
 
 
@@ -77,7 +85,7 @@ def build_cmd(work):
 
 def run_one(setup, cmd, cwd, cg, pin, pol):
     args = {"none": None, "audit": [], "host-audit": ["--policy", os.path.join(ROOT, "policy", "host-audit.yaml")],
-            "session": [], "enforce": ["--policy", pol, "--enforce"]}[setup]
+            "session": [], "bare": None, "enforce": ["--policy", pol, "--enforce"]}[setup]
     d = None
     if args is not None:
         d = eb.Daemon(args + ["--cgroup", cg], pin=pin)
@@ -86,27 +94,44 @@ def run_one(setup, cmd, cwd, cg, pin, pol):
         if setup == "session":
             prefix = [eb.EXECGATE, "exec", "-p", pin, "--policy",
                       os.path.join(ROOT, "policy", "agent-sandbox.yaml"), "--"]
+        elif setup == "bare":
+            prefix = [eb.SPAWN, "-S", "--"]
         c0 = d.cpu_ns() if d else 0
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
-        r = subprocess.run(prefix + cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        r = subprocess.run(prefix + cmd, cwd=cwd, stdout=subprocess.PIPE if setup == "bare" else subprocess.DEVNULL,
+                           stderr=subprocess.PIPE,
                            preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
         wall = time.monotonic() - t0
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         if r.returncode:
             eb.die("%s under %s failed: %s" % (cmd[0], setup, r.stderr.decode()[-1000:]))
-        execs = 0
+        execs = notes = 0
         tracer = 0
         if d:
             time.sleep(0.2)             # past the drain delay
             tracer = d.cpu_ns() - c0
             with open(d.out, "rb") as f:
-                execs = sum(1 for line in f if b'"type":"exec"' in line[:40])
+                for line in f:
+                    if b'"type":"exec"' in line[:40]:
+                        execs += 1
+                    elif b'"type":"exec_failed"' in line[:48]:
+                        notes += 1
+            notes += execs
+        elif setup == "bare":
+            # the bare supervisor's own line, after whatever the command printed
+            f = {}
+            for line in r.stdout.decode(errors="replace").splitlines():
+                if line.startswith("elapsed_ns=") and "notifications=" in line:
+                    f = dict(kv.split("=", 1) for kv in line.split())
+            if not f:
+                eb.die("%s printed no notifications=: not this tree's spawn? (SPAWN= names it)" % eb.SPAWN)
+            tracer, notes = int(f["sup_cpu_ns"]), int(f["notifications"])
     finally:
         if d:
             d.stop()
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return {"wall": wall, "cpu": cpu, "tracer_ns": tracer, "execs": execs}
+    return {"wall": wall, "cpu": cpu, "tracer_ns": tracer, "execs": execs, "notifications": notes}
 
 
 def spread(xs):
@@ -127,10 +152,28 @@ def bench(name, make_cmd, rounds, cg, pin, pol, setups=SETUPS):
     for s in setups[1:]:
         walls = [x["wall"] / n["wall"] for x, n in zip(runs[s], runs["none"])]
         cpus = [x["cpu"] / n["cpu"] for x, n in zip(runs[s], runs["none"])]
+        if s == "bare":
+            per = [x["tracer_ns"] / x["notifications"] / 1e3 for x in runs[s] if x["notifications"]]
+            print("  %-10s wall %s; CPU %s; supervisor CPU per notification %.1f us (%d notifications)"
+                  % (s, spread(walls), spread(cpus), statistics.median(per) if per else 0,
+                     statistics.median(x["notifications"] for x in runs[s])))
+            continue
         per = [x["tracer_ns"] / x["execs"] / 1e3 for x in runs[s] if x["execs"]]
         print("  %-10s wall %s; CPU %s; tracer CPU per exec %.1f us (%d execs recorded)"
               % (s, spread(walls), spread(cpus), statistics.median(per) if per else 0,
                  statistics.median(x["execs"] for x in runs[s])))
+    if "session" in setups and "bare" in setups:
+        # per notification, each round against its own floor
+        sess = [x["tracer_ns"] / x["notifications"] for x in runs["session"] if x["notifications"]]
+        bare = [x["tracer_ns"] / x["notifications"] for x in runs["bare"] if x["notifications"]]
+        ratios = [a / b for a, b in zip(sess, bare) if b]
+        if sess and bare:
+            eb.target("3 (real build: daemon CPU per notification in a session %s)" % name,
+                      statistics.median(sess), statistics.median(bare), 2.0,
+                      note="floor: the bare supervisor (spawn -S -- CMD); per round %s; %d and %d "
+                           "notifications" % (", ".join("x%.2f" % x for x in ratios),
+                                              statistics.median(x["notifications"] for x in runs["session"]),
+                                              statistics.median(x["notifications"] for x in runs["bare"])))
     sys.stdout.flush()
 
 
