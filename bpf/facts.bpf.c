@@ -47,13 +47,17 @@ static __always_inline void task_ns(struct task_struct *t, struct eg_facts *ctx)
 
 /*
  * Who made the task's namespaces, told against the caller's own user
- * namespace (ours, as /proc/self/ns/user shows it: its real creds'): what util/ns.h asks of /proc/TID/ns/NAME, about a
- * dozen system calls for a task in a container's mount namespace.
- * EG_FACTS_PID_NS_OURS: its pid namespace is owned by ours
- * (eg_ns_ours). EG_FACTS_MNT_ROOT_MADE: its mount namespace's user
- * namespace and each one above it, up to ours, were made by root, as a
- * runtime's are, none by a user (eg_ns_root_made; as the kernel's judge
- * tells a user's mount, mount_by_user in paths.bpf.h).
+ * namespace (ours, as /proc/self/ns/user shows it: its real creds'):
+ * what util/ns.h asks of /proc/TID/ns/NAME, about a dozen system calls
+ * for a task in a container's mount namespace.
+ * - EG_FACTS_PID_NS_OURS: its pid namespace is owned by ours
+ *   (eg_ns_ours).
+ * - EG_FACTS_MNT_ROOT_MADE: its mount namespace's user namespace and
+ *   each one above it, up to ours, were made by root, as a runtime's
+ *   are, none by a user (eg_ns_root_made; as the kernel's judge tells a
+ *   user's mount, mount_by_user in paths.bpf.h). An owner is a uid as
+ *   the initial user namespace sees it: the caller is in that one
+ *   (facts_open), where NS_GET_OWNER_UID answers the same.
  */
 static __always_inline void task_ns_makers(struct task_struct *t, struct task_struct *me, struct eg_facts *ctx)
 {

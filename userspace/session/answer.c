@@ -184,17 +184,25 @@ static int ticket_put(struct eg_sessions *s, uint32_t key)
 static int ticket_continue(struct eg_sessions *s, struct exec_request *r)
 {
 	uint32_t key = r->tid;
-	int map = ticket_put(s, key);
+	int map;
 
+	/*
+	 * One that waited for a person is checked again first, for the record
+	 * of the outcome, and before its ticket is written: its thread may
+	 * have gone on to another exec (a signal withdrew this one), whose
+	 * live ticket this would replace.
+	 */
+	if (r->parked && !request_valid(r))
+		return -ESRCH;
+	map = ticket_put(s, key);
 	if (map < 0)
 		return map;
 	/*
 	 * The answer itself fails for a request that is gone (request_finish
-	 * checks a fresh one first only where another of its thread is in
-	 * flight). One that waited for a person is checked again, for the
-	 * record of the outcome.
+	 * checks a fresh one first only where another of its thread is or was
+	 * in flight).
 	 */
-	if ((r->parked && !request_valid(r)) || request_respond(r, 0, true)) {
+	if (request_respond(r, 0, true)) {
 		bpf_map_delete_elem(map, &key);
 		return -ESRCH;
 	}

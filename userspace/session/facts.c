@@ -4,8 +4,9 @@
  * syscall program of facts.bpf.c, run with BPF_PROG_RUN (Linux 6.2 for
  * bpf_task_from_pid). It shares the tracer's task storage. Where it cannot
  * be loaded, or the daemon is not in the initial pid namespace (the
- * program names tasks by their pid there), the supervisor asks through a
- * pidfd and /proc instead.
+ * program names tasks by their pid there) or user namespace (it reads
+ * namespace owners' uids as that one sees them), the supervisor asks
+ * through a pidfd and /proc instead.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,7 +18,8 @@
 #include "session/internal.h"
 #include "util/log.h"
 
-#define PROC_PID_INIT_INO	0xEFFFFFFCu	/* the initial pid namespace's inode (include/linux/proc_ns.h) */
+#define PROC_USER_INIT_INO	0xEFFFFFFDu	/* the initial namespaces' inodes (include/linux/proc_ns.h) */
+#define PROC_PID_INIT_INO	0xEFFFFFFCu
 
 struct eg_facts_prog {
 	struct facts_bpf *skel;
@@ -31,7 +33,8 @@ int facts_open(int tasks_fd, struct eg_facts_prog **ret)
 	int err;
 
 	*ret = NULL;
-	if (stat("/proc/self/ns/pid", &st) || st.st_ino != PROC_PID_INIT_INO)
+	if (stat("/proc/self/ns/pid", &st) || st.st_ino != PROC_PID_INIT_INO ||
+	    stat("/proc/self/ns/user", &st) || st.st_ino != PROC_USER_INIT_INO)
 		return -EOPNOTSUPP;
 	f = calloc(1, sizeof(*f));
 	if (!f)

@@ -237,7 +237,8 @@ struct exec_request {
 	bool path_trunc;
 	char **argv;
 	unsigned int argc;
-	bool argv_read;			/* argv was read (or tried): not for a lookup that fails */
+	bool argv_read;			/* argv was read (or tried): not when the first program is not found */
+	bool argv_wanted;		/* read it even then (approvals waited when it was taken) */
 	bool argv_trunc;
 	uint64_t argv_bytes;
 	bool execveat;
@@ -276,6 +277,7 @@ struct exec_request {
 	struct exec_request *live_next, **live_prev;
 	uint64_t queued_ms;
 	bool abandoned;			/* answered while a worker still has it */
+	bool superseded;		/* another request of its thread was finished while it was in flight */
 	/*
 	 * The receiver carrying it holds its CONTINUE here (answer.c): set by
 	 * the receiver around request_finish, taken by the answer itself,
@@ -335,8 +337,8 @@ struct exec_request *request_new(const struct eg_sessions *s, struct seccomp_not
 bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_request *r);
 /*
  * In a worker: reads r's path and argv from the target and works out what
- * it will run. argv is not read for an exec the kernel will fail anyway
- * (r->argv_read false, argc 0).
+ * it will run. argv is not read when the first program is not there and
+ * the kernel will fail the exec anyway (r->argv_read false, argc 0).
  */
 void request_work(const struct eg_roots *roots, struct exec_request *r);
 /* A lookup's failure that the exec meets in the kernel too: let fail, the task gets the kernel's errno. */
@@ -462,8 +464,13 @@ void offload_submit(struct eg_sessions *s, struct exec_request *r, struct eg_ses
 /* r stays in a receiver (its tree's own worker) until offload_unhold() takes it back. */
 void offload_hold(struct eg_sessions *s, struct exec_request *r, struct eg_session *listener_se);
 void offload_unhold(struct eg_sessions *s, struct exec_request *r);
-/* Whether a request of thread tid is being read or looked up (held or in a worker), under the loop's lock. */
-bool offload_tid_live(const struct eg_sessions *s, pid_t tid);
+/*
+ * Whether a request of thread tid is being read or looked up (held or in
+ * a worker), under the loop's lock. Each such one is marked superseded:
+ * the thread asked again meanwhile, so it is gone, and is checked before
+ * any answer when it comes back.
+ */
+bool offload_tid_supersede(struct eg_sessions *s, pid_t tid);
 void offload_session_ended(struct eg_sessions *s, struct eg_session *se);
 void offload_quiesce(struct eg_sessions *s, int timeout_ms);
 /* Requests in a worker or waiting for one. */

@@ -9,9 +9,9 @@
  * whole or not at all, so reading whole pages answers exactly what reading
  * up to a string's end would: a string that ends next to an unmapped page
  * is read whole, a pointer into nowhere fails cleanly (EFAULT, as the
- * kernel's copy_strings would). The caller checks
- * SECCOMP_IOCTL_NOTIF_ID_VALID after these reads: until then the memory
- * may belong to another program.
+ * kernel's copy_strings would). Until the notification is found still
+ * pending after these reads (request_finish), the memory may belong to
+ * another program.
  */
 #include <errno.h>
 #include <stdlib.h>

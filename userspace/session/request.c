@@ -5,7 +5,8 @@
  * program say who the thread is; its path and argv are read from its
  * memory (bounded) and what it will run is planned from its own root, cwd
  * and dirfd. Nothing here is believed until the notification is found
- * still valid after the last read (request_valid).
+ * still pending after the last read: by request_valid, or by the answer
+ * itself where that is a CONTINUE (request_finish).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -532,8 +533,9 @@ void request_work(const struct eg_roots *roots, struct exec_request *r)
 	/*
 	 * A program that is not there (a shell's PATH search, most of a
 	 * build's failed execs) is let fail with argv unread: the kernel
-	 * fails it and its record has argv. Every other outcome needs it.
+	 * fails it and its record has argv. Every other outcome needs it, and
+	 * so does a request that may rejoin an approval (argv_wanted).
 	 */
-	if (!r->argv_read && !(r->rc_plan && lookup_fails_in_kernel(r->rc_plan)))
+	if (!r->argv_read && (r->argv_wanted || !(r->rc_plan && lookup_fails_in_kernel(r->rc_plan))))
 		r->rc_read = read_argv(r, &pk);
 }

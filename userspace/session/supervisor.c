@@ -4,11 +4,12 @@
  * session's seccomp listener. request_take() settles what needs no read
  * of the task (its session, the protocol, the limits), request_work()
  * (request.c, in a receiver or a worker) reads its memory and plans what
- * will run, request_finish() checks the notification still stands, judges
- * (judge.c) and answers (answer.c: a ticket then CONTINUE; refusal.c:
- * EACCES and the record) or parks it for a person (approvals.c). Nothing
- * the target wrote is believed; the kernel kills the task at the exec if
- * what runs is anything but what its ticket names.
+ * will run, request_finish() judges (judge.c) and answers (answer.c: a
+ * ticket then CONTINUE; refusal.c: EACCES and the record) or parks it for
+ * a person (approvals.c), once the notification is found still pending
+ * (asked of the kernel first, or, for a CONTINUE, by the answer itself).
+ * Nothing the target wrote is believed; the kernel kills the task at the
+ * exec if what runs is anything but what its ticket names.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,6 +164,8 @@ bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_requ
 		r->at_flags = r->execveat ? (int)d->args[4] : 0;
 		r->max_argc = argc;
 		r->max_argv_bytes = bytes;
+		/* a re-asked exec rejoins its approval by argv (approval_rejoin): read it whatever the lookup */
+		r->argv_wanted = s->approvals != NULL;
 	}
 	request_policy_facts(s, r);
 	/* the worker hashes a program of a size the daemon's policy names by content (known just now) */
@@ -205,14 +208,22 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_verdict v = {};
 	int rc = r->rc_read;
-	bool waits = false;
+	bool waits = false, in_flight;
 
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
 	if (rc) {
+		if (!request_valid(r))
+			goto done;
 		/* unreadable memory, a path longer than PATH_MAX: the kernel says so itself */
-		if (request_valid(r))
-			request_let_fail(s, r, rc == -ENAMETOOLONG ? -ENAMETOOLONG : -EFAULT);
+		if (rc == -EFAULT || rc == -ENAMETOOLONG) {
+			request_let_fail(s, r, rc);
+			goto done;
+		}
+		/* our own failure (out of memory): refused, never let through to be killed */
+		v = (struct eg_verdict){ .decision = EG_DECISION_DENY, .rule = "error",
+					 .message = "the daemon could not read the exec's arguments" };
+		request_deny_with(s, r, &v);
 		goto done;
 	}
 	rc = r->rc_plan;
@@ -227,13 +238,17 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	 * answer_send), and a thread that still waits in its exec cannot have
 	 * been replaced by another while we read. Every other outcome is
 	 * checked first, as it writes a record, answers with an error or asks
-	 * a person. So is an allow while another request of the same thread
-	 * is in flight (this one withdrawn by a signal and asked again, the
-	 * other taken by the loop while a receiver was stuck): a stale allow
-	 * would put its ticket over the live one's, then take it away. (One
-	 * system call less per allowed exec or failed lookup: docs/bench.md.)
+	 * a person. So are both while another request of the same thread is
+	 * in flight, and one that was in flight while another of its thread
+	 * was finished (superseded): withdrawn by a signal and asked again
+	 * (kernels without WAIT_KILLABLE_RECV), the other taken by the loop
+	 * while a receiver was stuck, a stale answer would put its ticket over
+	 * the live one's, then take it away. (One system call less per
+	 * allowed exec or failed lookup: docs/bench.md.)
 	 */
-	if ((s->approvals || offload_tid_live(s, r->tid)) && !still_waits(r, &waits))
+	/* every other request of its thread in flight is marked, whatever the outcome here */
+	in_flight = offload_tid_supersede(s, r->tid);
+	if ((s->approvals || in_flight || r->superseded) && !still_waits(r, &waits))
 		goto done;
 	if (approval_rejoin(s, r) > 0) {
 		r = NULL;		/* the parked request took it over */
