@@ -286,6 +286,52 @@ out:
 	rmdir(dir);
 }
 
+struct lazy {
+	unsigned int calls;
+	int rc;
+};
+
+static int lazy_argv(void *arg, const char *const **ret_argv, unsigned int *ret_argc)
+{
+	static const char *const argv[] = { "lazy", "one", NULL };
+	struct lazy *l = arg;
+
+	l->calls++;
+	*ret_argv = argv;
+	*ret_argc = 2;
+	return l->rc;
+}
+
+/* argv is asked for only once the first program is found: a PATH search's misses never read it */
+static void test_plan_reads_argv_when_found(void)
+{
+	struct eg_exec_spec spec = { .cwd_fd = AT_FDCWD, .root_fd = -1, .dir_fd = -1, .dir_fd_num = -1,
+				     .load_argv = lazy_argv };
+	struct eg_exec_plan plan;
+	struct lazy l = {};
+
+	spec.load_argv_arg = &l;
+	spec.path = "/nonexistent/x";
+	ASSERT_EQ(exec_plan(&spec, &plan), -ENOENT, "ENOENT");
+	ASSERT_EQ(l.calls, 0, "a program not there: argv not read");
+	exec_plan_free(&plan);
+	spec.path = "/tmp";
+	ASSERT_EQ(exec_plan(&spec, &plan), -EACCES, "a directory: EACCES");
+	ASSERT_EQ(l.calls, 0, "no program: argv not read");
+	exec_plan_free(&plan);
+	spec.path = "/bin/true";
+	ASSERT_OK(exec_plan(&spec, &plan), "found");
+	ASSERT_EQ(l.calls, 1, "found: argv read once");
+	ASSERT_EQ(plan.prog[0].argc, 2, "its argv");
+	if (plan.prog[0].argc == 2)
+		ASSERT_STREQ(plan.prog[0].argv[1], "one", "the loaded argv");
+	exec_plan_free(&plan);
+	l.rc = -EFAULT;
+	ASSERT_EQ(exec_plan(&spec, &plan), -EFAULT, "an argv that cannot be read fails the plan");
+	ASSERT_EQ(l.calls, 2, "asked again for a new plan");
+	exec_plan_free(&plan);
+}
+
 int main(void)
 {
 	RUN(test_parse_shebang);
@@ -294,5 +340,6 @@ int main(void)
 	RUN(test_plan_not_regular);
 	RUN(test_plan_head_changes);
 	RUN(test_plan_names_the_file);
+	RUN(test_plan_reads_argv_when_found);
 	return UNIT_DONE();
 }
