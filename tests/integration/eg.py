@@ -222,18 +222,26 @@ class Ctx:
         os.mkdir(path)
 
         def rm():
-            try:
-                with open(os.path.join(path, "cgroup.procs")) as f:
-                    pids = f.read().split()
-                for p in pids:
-                    try:
-                        with open(os.path.join(CGROUP2, "cgroup.procs"), "w") as f:
-                            f.write(p)
-                    except OSError:
-                        pass
-                os.rmdir(path)
-            except OSError:
-                pass
+            # a task still exiting (or just forked) keeps it busy: move what is there, try again
+            deadline = time.monotonic() + 3
+            while True:
+                try:
+                    with open(os.path.join(path, "cgroup.procs")) as f:
+                        pids = f.read().split()
+                    for p in pids:
+                        try:
+                            with open(os.path.join(CGROUP2, "cgroup.procs"), "w") as f:
+                                f.write(p)
+                        except OSError:
+                            pass
+                    os.rmdir(path)
+                    return
+                except FileNotFoundError:
+                    return
+                except OSError:
+                    if time.monotonic() > deadline:
+                        return
+                    time.sleep(0.05)
         self.on_cleanup(rm)
         return "/" + name, path, os.stat(path).st_ino
 

@@ -490,6 +490,16 @@ static bool same_exec(const struct exec_request *a, const struct exec_request *b
 	return true;
 }
 
+bool approval_waits_for(const struct eg_sessions *s, pid_t tid)
+{
+	const struct approval *a;
+
+	for (a = s->approvals; a; a = a->next)
+		if (a->r->tid == tid)
+			return true;
+	return false;
+}
+
 int approval_rejoin(struct eg_sessions *s, struct exec_request *r)
 {
 	struct approval *a;

@@ -148,6 +148,8 @@ struct eg_receiver;
 struct eg_facts_prog;
 struct task_amender;
 
+#define FINISHED_SLOTS	1024	/* a power of two */
+
 struct eg_sessions {
 	struct eg_sessions_opts o;
 	char answer_token[64];		/* the API token answering now (approvals.c), "" else */
@@ -173,6 +175,12 @@ struct eg_sessions {
 	unsigned int nverdicts;
 	struct approval *approvals;
 	unsigned int napprovals;
+	/*
+	 * The newest request of a thread finished so far, by when it came
+	 * (tid -> received_ns, direct-mapped): one that came before it and is
+	 * finished after it is gone (supervisor.c, request_finish).
+	 */
+	struct { pid_t tid; uint64_t ns; } finished[FINISHED_SLOTS];
 	struct ctl_conn **watchers;	/* `execgate approvals --watch` */
 	unsigned int nwatchers;
 	struct eg_watch *sweep;		/* armed while a session or a verdict is held (sweep_arm) */
@@ -238,7 +246,7 @@ struct exec_request {
 	char **argv;
 	unsigned int argc;
 	bool argv_read;			/* argv was read (or tried): not when the first program is not found */
-	bool argv_wanted;		/* read it even then (approvals waited when it was taken) */
+	bool argv_wanted;		/* read it even then (its thread had an exec waiting for a person) */
 	bool argv_trunc;
 	uint64_t argv_bytes;
 	bool execveat;
@@ -277,7 +285,6 @@ struct exec_request {
 	struct exec_request *live_next, **live_prev;
 	uint64_t queued_ms;
 	bool abandoned;			/* answered while a worker still has it */
-	bool superseded;		/* another request of its thread was finished while it was in flight */
 	/*
 	 * The receiver carrying it holds its CONTINUE here (answer.c): set by
 	 * the receiver around request_finish, taken by the answer itself,
@@ -466,11 +473,9 @@ void offload_hold(struct eg_sessions *s, struct exec_request *r, struct eg_sessi
 void offload_unhold(struct eg_sessions *s, struct exec_request *r);
 /*
  * Whether a request of thread tid is being read or looked up (held or in
- * a worker), under the loop's lock. Each such one is marked superseded:
- * the thread asked again meanwhile, so it is gone, and is checked before
- * any answer when it comes back.
+ * a worker, not one the timeout answered already), under the loop's lock.
  */
-bool offload_tid_supersede(struct eg_sessions *s, pid_t tid);
+bool offload_tid_live(const struct eg_sessions *s, pid_t tid);
 void offload_session_ended(struct eg_sessions *s, struct eg_session *se);
 void offload_quiesce(struct eg_sessions *s, int timeout_ms);
 /* Requests in a worker or waiting for one. */
@@ -536,6 +541,8 @@ void approvals_free(struct eg_sessions *s);
 void approval_park(struct eg_sessions *s, struct exec_request *r, const struct eg_verdict *v);
 /* The same exec asked again (an interrupted wait): joins the parked one. 1 if it did. */
 int approval_rejoin(struct eg_sessions *s, struct exec_request *r);
+/* Thread tid has an exec waiting for a person (the loop's lock). */
+bool approval_waits_for(const struct eg_sessions *s, pid_t tid);
 void approvals_session_ended(struct eg_sessions *s, struct eg_session *se);
 /* Answers every pending approval as its timeout would (a restart). */
 void approvals_resolve_all(struct eg_sessions *s, const char *why);

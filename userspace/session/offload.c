@@ -402,15 +402,15 @@ static void returned(struct eg_offload *o, struct exec_request *r)
 	session_put(s, ls);	/* and with it, maybe, t */
 }
 
-bool offload_tid_supersede(struct eg_sessions *s, pid_t tid)
+bool offload_tid_live(const struct eg_sessions *s, pid_t tid)
 {
-	struct exec_request *r;
-	bool any = false;
+	const struct exec_request *r;
 
+	/* one the timeout answered is never answered again, and writes no ticket */
 	for (r = s->offload->live; r; r = r->live_next)
-		if (r->tid == tid)
-			any = r->superseded = true;
-	return any;
+		if (r->tid == tid && !r->abandoned)
+			return true;
+	return false;
 }
 
 void offload_unhold(struct eg_sessions *s, struct exec_request *r)

@@ -165,7 +165,7 @@ bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_requ
 		r->max_argc = argc;
 		r->max_argv_bytes = bytes;
 		/* a re-asked exec rejoins its approval by argv (approval_rejoin): read it whatever the lookup */
-		r->argv_wanted = s->approvals != NULL;
+		r->argv_wanted = approval_waits_for(s, r->tid);
 	}
 	request_policy_facts(s, r);
 	/* the worker hashes a program of a size the daemon's policy names by content (known just now) */
@@ -204,12 +204,33 @@ static bool still_waits(const struct exec_request *r, bool *known)
 	return *known;
 }
 
+/*
+ * Whether a request of r's thread that came after r was finished already:
+ * then r is gone (a thread waits in one exec at a time, and it asked
+ * again: a signal withdrew r, on a kernel without WAIT_KILLABLE_RECV, or
+ * the thread died and its tid was reused). Else r is noted as its
+ * thread's newest. Loop's lock. A slot another thread took since forgets
+ * the older one: the same as before this table.
+ */
+static bool finished_after(struct eg_sessions *s, const struct exec_request *r)
+{
+	unsigned int i = ((uint32_t)r->tid * 2654435761u) & (FINISHED_SLOTS - 1);
+
+	if (s->finished[i].tid == r->tid && s->finished[i].ns > r->received_ns)
+		return true;
+	s->finished[i].tid = r->tid;
+	s->finished[i].ns = r->received_ns;
+	return false;
+}
+
 void request_finish(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_verdict v = {};
 	int rc = r->rc_read;
-	bool waits = false, in_flight;
+	bool waits = false, stale;
 
+	/* first, whatever the outcome: gone already, or another of its thread in flight (below) */
+	stale = finished_after(s, r) || offload_tid_live(s, r->tid);
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
 	if (rc) {
@@ -218,6 +239,11 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		/* unreadable memory, a path longer than PATH_MAX: the kernel says so itself */
 		if (rc == -EFAULT || rc == -ENAMETOOLONG) {
 			request_let_fail(s, r, rc);
+			goto done;
+		}
+		/* no such program either (argv was read for a rejoin only): the kernel says so */
+		if (r->rc_plan && lookup_fails_in_kernel(r->rc_plan)) {
+			request_let_fail(s, r, r->rc_plan);
 			goto done;
 		}
 		/* our own failure (out of memory): refused, never let through to be killed */
@@ -239,16 +265,15 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	 * been replaced by another while we read. Every other outcome is
 	 * checked first, as it writes a record, answers with an error or asks
 	 * a person. So are both while another request of the same thread is
-	 * in flight, and one that was in flight while another of its thread
-	 * was finished (superseded): withdrawn by a signal and asked again
-	 * (kernels without WAIT_KILLABLE_RECV), the other taken by the loop
-	 * while a receiver was stuck, a stale answer would put its ticket over
-	 * the live one's, then take it away. (One system call less per
+	 * in flight or was finished after this one came (stale): withdrawn by
+	 * a signal and asked again (kernels without WAIT_KILLABLE_RECV), the
+	 * other taken by the loop while a receiver was stuck or waiting in a
+	 * backlog, a stale answer would put its ticket over the live one's,
+	 * then take it away. So are both while the thread has an exec waiting
+	 * for a person (a re-ask rejoins it). (One system call less per
 	 * allowed exec or failed lookup: docs/bench.md.)
 	 */
-	/* every other request of its thread in flight is marked, whatever the outcome here */
-	in_flight = offload_tid_supersede(s, r->tid);
-	if ((s->approvals || in_flight || r->superseded) && !still_waits(r, &waits))
+	if ((stale || approval_waits_for(s, r->tid)) && !still_waits(r, &waits))
 		goto done;
 	if (approval_rejoin(s, r) > 0) {
 		r = NULL;		/* the parked request took it over */
