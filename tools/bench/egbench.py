@@ -119,6 +119,39 @@ def process_cpu_ns(pid):
         return t
 
 
+class SyscallCount:
+    """strace -f -c attached to a running process (an untimed run: strace slows it):
+    start it, run the load, then stop() gives {syscall: calls}. None of it where
+    strace is not installed (tools/install-deps.sh bench installs it)."""
+
+    def __init__(self, pid, out):
+        self.out = out
+        self.st = None
+        if shutil.which("strace"):
+            self.st = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(pid)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.0)
+
+    def stop(self):
+        if not self.st:
+            return None
+        time.sleep(0.3)
+        self.st.send_signal(signal.SIGINT)
+        self.st.wait(30)
+        calls = {}
+        for line in open(self.out):
+            f = line.split()
+            if len(f) >= 5 and f[3].isdigit() and f[-1] != "total":
+                calls[f[-1]] = int(f[3])
+        return calls
+
+
+def per_unit(calls, n, top=8):
+    """Calls per unit of work (n of them): the total, and the most made."""
+    most = sorted(((k, v / n) for k, v in calls.items()), key=lambda kv: -kv[1])[:top]
+    return sum(calls.values()) / n, most
+
+
 def spawn_fields(n, workers=1, prefix=(), preexec=None, args=()):
     """Runs the spawn loop (posix_spawn of /bin/true); its result line as a dict of ints."""
     r = subprocess.run(list(prefix) + [SPAWN, "-n", str(n), "-p", str(workers)] + list(args), stdout=subprocess.PIPE,

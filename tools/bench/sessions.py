@@ -127,24 +127,12 @@ def overhead(o, work):
 
 def syscalls_per_exec(d, allow, n):
     """The daemon's system calls per session exec (strace -c, an untimed run), and the most made."""
-    if not shutil.which("strace"):
+    sc = eb.SyscallCount(d.proc.pid, os.path.join(os.path.dirname(d.out), "strace.txt"))
+    if not sc.st:
         return None
-    out = os.path.join(os.path.dirname(d.out), "strace.txt")
-    st = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(d.proc.pid)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)
     eb.spawn_fields(n, prefix=[eb.EXECGATE, "exec", "-p", d.pin, "--policy", allow, "--"])
-    time.sleep(0.3)
-    st.send_signal(2)
-    st.wait(30)
-    calls = {}
-    for line in open(out):
-        f = line.split()
-        if len(f) >= 5 and f[3].isdigit() and f[-1] not in ("total",):
-            calls[f[-1]] = int(f[3])
     # the session's own setup and end (exec, its listener, the control calls) are a few dozen
-    top = sorted(((k, v / n) for k, v in calls.items()), key=lambda kv: -kv[1])[:8]
-    return sum(calls.values()) / n, top
+    return eb.per_unit(sc.stop(), n)
 
 
 def scale(o, work):

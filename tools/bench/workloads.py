@@ -31,7 +31,9 @@ are neither recorded nor counted.
 Target 3's real build: the daemon's CPU per notification in the session
 setup (one per execve or execveat of the tree, found or not: its exec
 and exec_failed records) against the bare supervisor's in the same
-round, which counts the notifications it answers.
+round, which counts the notifications it answers. Then one more session
+run, untimed, with strace -f -c on the daemon: its system calls per
+notification (where strace is installed).
 """
 import argparse
 import os
@@ -83,7 +85,7 @@ def build_cmd(work):
     return ["make", "-s", "-C", ROOT, "OUTPUT=" + out, "-j2", "all"], work
 
 
-def run_one(setup, cmd, cwd, cg, pin, pol):
+def run_one(setup, cmd, cwd, cg, pin, pol, count_calls=False):
     args = {"none": None, "audit": [], "host-audit": ["--policy", os.path.join(ROOT, "policy", "host-audit.yaml")],
             "session": [], "bare": None, "enforce": ["--policy", pol, "--enforce"]}[setup]
     d = None
@@ -96,6 +98,7 @@ def run_one(setup, cmd, cwd, cg, pin, pol):
                       os.path.join(ROOT, "policy", "agent-sandbox.yaml"), "--"]
         elif setup == "bare":
             prefix = [eb.SPAWN, "-S", "--"]
+        sc = eb.SyscallCount(d.proc.pid, os.path.join(d.dir, "strace.txt")) if count_calls else None
         c0 = d.cpu_ns() if d else 0
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
@@ -108,6 +111,7 @@ def run_one(setup, cmd, cwd, cg, pin, pol):
             eb.die("%s under %s failed: %s" % (cmd[0], setup, r.stderr.decode()[-1000:]))
         execs = notes = 0
         tracer = 0
+        calls = sc.stop() if sc else None
         if d:
             time.sleep(0.2)             # past the drain delay
             tracer = d.cpu_ns() - c0
@@ -131,7 +135,8 @@ def run_one(setup, cmd, cwd, cg, pin, pol):
         if d:
             d.stop()
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return {"wall": wall, "cpu": cpu, "tracer_ns": tracer, "execs": execs, "notifications": notes}
+    return {"wall": wall, "cpu": cpu, "tracer_ns": tracer, "execs": execs, "notifications": notes,
+            "calls": calls}
 
 
 def spread(xs):
@@ -167,6 +172,13 @@ def bench(name, make_cmd, rounds, cg, pin, pol, setups=SETUPS):
         sess = [x["tracer_ns"] / x["notifications"] for x in runs["session"] if x["notifications"]]
         bare = [x["tracer_ns"] / x["notifications"] for x in runs["bare"] if x["notifications"]]
         ratios = [a / b for a, b in zip(sess, bare) if b]
+        # one more session run, untimed, under strace: the daemon's system calls per notification
+        cmd, cwd = make_cmd()
+        x = run_one("session", cmd, cwd, cg, pin, pol, count_calls=True)
+        if x["calls"] and x["notifications"]:
+            total, top = eb.per_unit(x["calls"], x["notifications"])
+            print("  system calls per notification in a session %s: daemon %.1f (%s); the bare supervisor 2 "
+                  "(SECCOMP_IOCTL_NOTIF_RECV, _SEND)" % (name, total, ", ".join("%s %.2f" % kv for kv in top)))
         if sess and bare:
             eb.target("3 (real build: daemon CPU per notification in a session %s)" % name,
                       statistics.median(sess), statistics.median(bare), 2.0,
