@@ -855,6 +855,68 @@ def test_signal_while_waiting_asks_once(ctx):
     assert len(req) == 1, req
 
 
+# The exec, with SIGUSR1 caught and the call restarted after it (SA_RESTART)
+REASK = """
+import os, signal, sys
+prog, f = sys.argv[1:3]
+signal.signal(signal.SIGUSR1, lambda *a: None)
+signal.siginterrupt(signal.SIGUSR1, False)
+try:
+    os.execv(prog, ["touch", f])
+except OSError as e:
+    print("exec-failed", e.errno, flush=True)
+    sys.exit(3)
+"""
+
+
+def test_a_signal_that_withdraws_the_wait_rejoins_the_approval(ctx):
+    """On a kernel before 5.19 (no WAIT_KILLABLE_RECV: EXECGATE_NO_WAIT_KILLABLE=1
+    stands in for one) a caught signal withdraws an exec that waits for a
+    person; restarted, the exec asks again and rejoins the same approval,
+    not a second one. So it does when its program was taken away meanwhile
+    and the second lookup fails: the thread still waits for the answer
+    (argv is read for the rejoin), and once approved, the kernel fails the
+    exec (ENOENT)."""
+    for gone in (False, True):
+        reask_rejoins(ctx, gone)
+
+
+def reask_rejoins(ctx, gone):
+    d = daemon(ctx, POLICY.replace("approval_timeout: 4s", "approval_timeout: 60s"))
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    prog, f, script = (os.path.join(tmp, n) for n in ("touch", "made", "reask.py"))
+    shutil.copy("/usr/bin/touch", prog)
+    with open(script, "w") as fs:
+        fs.write(REASK)
+
+    def asked():
+        return json.loads(ctx.run([ctx.execgate, "stats", "-j", "-p", d.pin_path]).stdout)["counters"]["sessions"]["execs"]
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", script, prog, f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, EXECGATE_NO_WAIT_KILLABLE="1"))
+    ctx.on_cleanup(lambda: p.poll() is None and p.kill())
+    a = wait(lambda: approvals(ctx, d), what="a pending approval")[0]
+    if gone:
+        os.rename(prog, prog + ".away")
+    before = asked()
+    os.kill(p.pid, signal.SIGUSR1)
+    wait(lambda: asked() > before, what="the exec asked again (its wait withdrawn by the signal)")
+    time.sleep(0.3)
+    pending = approvals(ctx, d)
+    assert p.poll() is None, (gone, "the exec did not wait for its answer again", p.communicate())
+    assert [x["approval_id"] for x in pending] == [a["approval_id"]], (gone, pending)
+    ctx.run([ctx.execgate, "approve", a["approval_id"], "-p", d.pin_path])
+    out, err = p.communicate(timeout=20)
+    if gone:
+        assert p.returncode == 3 and out.decode().split() == ["exec-failed", "2"], (out, err[-300:])
+        assert not os.path.exists(f)
+    else:
+        assert p.returncode == 0 and os.path.exists(f), (p.returncode, out, err[-300:])
+    req = [e for e in d.events() if e.get("type") == "approval" and e["event"] == "requested"]
+    assert len(req) == 1, (gone, req)
+
+
 def test_no_self_approval(ctx):
     d = daemon(ctx)
     f = os.path.join(ctx.tmpdir(), "self-" + token())
