@@ -66,7 +66,7 @@ run_suite() {
 # race directory; the VM suite, in qemu) run beside it, on the second core.
 # Their lines come after the integration suite's.
 lane=()
-lane_modules="test_packaging test_contexts test_judge test_what_runs test_api test_boundary"
+lane_modules="test_packaging test_contexts test_judge test_what_runs test_boundary"
 if [ -z "$only" ]; then
 	[ -x tests/fuzz/run.sh ] && lane+=(fuzz)
 	if [ "$(id -u)" -eq 0 ] && [ -x "$OUT/asan/execgate" ] && [ "$unit_dir" = "$OUT/tests" ]; then
