@@ -69,6 +69,12 @@ lane=()
 lane_modules="test_packaging test_contexts test_judge test_what_runs test_boundary"
 if [ -z "$only" ]; then
 	[ -x tests/fuzz/run.sh ] && lane+=(fuzz)
+	# the unit tests built with AddressSanitizer and UBSan (make asan-tests): here, not before the integration suite
+	if [ "$unit_dir" = "$OUT/tests" ]; then
+		for t in "$OUT"/asan/tests/test_*; do
+			[ -x "$t" ] && lane+=("asan/$(basename "$t")")
+		done
+	fi
 	if [ "$(id -u)" -eq 0 ] && [ -x "$OUT/asan/execgate" ] && [ "$unit_dir" = "$OUT/tests" ]; then
 		lane+=(integration-asan)
 	fi
@@ -81,6 +87,7 @@ if [ ${#lane[@]} -gt 0 ]; then
 		for name in "${lane[@]}"; do
 			case $name in
 			fuzz) exec_suite fuzz tests/fuzz/run.sh ;;
+			asan/*) exec_suite "$name" "$OUT/asan/tests/${name#asan/}" ;;
 			# the races' tries: ASan looks at the code paths, the plain run at the odds
 			integration-asan)
 				exec_suite integration-asan env EG_EXECGATE="$OUT/asan/execgate" EG_ASAN=1 \
@@ -96,7 +103,7 @@ if [ ${#lane[@]} -gt 0 ]; then
 	) </dev/null &
 	lane_pid=$!
 	trap '[ -z "$lane_pid" ] || { pkill -TERM -P "$lane_pid"; kill "$lane_pid"; } 2>/dev/null' EXIT
-	echo "(beside the others: ${lane[*]})"
+	echo "(beside the others: $(printf '%s\n' "${lane[@]}" | sed 's|^asan/.*|asan units|' | uniq | paste -sd' '))"
 fi
 
 if [ "$only" != integration ]; then
@@ -106,8 +113,8 @@ if [ "$only" != integration ]; then
 		[ -x "$t" ] || continue
 		run_suite "unit/$(basename "$t")" "$t"
 	done
-	# the same unit tests built with AddressSanitizer and UBSan (make asan-tests)
-	if [ "$unit_dir" = "$OUT/tests" ]; then
+	# the same unit tests built with AddressSanitizer and UBSan (make asan-tests), when not in the lane
+	if [ "$unit_dir" = "$OUT/tests" ] && [[ " ${lane[*]} " != *" asan/"* ]]; then
 		for t in "$OUT"/asan/tests/test_*; do
 			[ -x "$t" ] || continue
 			run_suite "asan/$(basename "$t")" "$t"
