@@ -248,6 +248,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The supervisor's CPU time so far (-s, -S), or 0 when it cannot be read. */
+static uint64_t sup_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (!supervisor_clock_set || clock_gettime(supervisor_clock, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* User + system time of this process and of its waited-for children. */
 static uint64_t cpu_used_ns(void)
 {
@@ -269,8 +279,7 @@ static uint64_t cpu_used_ns(void)
  */
 static int run_command(char **cmd)
 {
-	struct timespec ts;
-	uint64_t t0, t1, sup0 = 0, sup1 = 0;
+	uint64_t t0, t1, sup0, sup1;
 	pid_t pid;
 	int err, st;
 
@@ -282,8 +291,7 @@ static int run_command(char **cmd)
 	}
 	if (supervise_self())
 		return 1;
-	if (supervisor_clock_set && !clock_gettime(supervisor_clock, &ts))
-		sup0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	sup0 = sup_cpu_ns();
 	t0 = now_ns();
 	err = posix_spawnp(&pid, cmd[0], NULL, NULL, cmd, environ);
 	if (err) {
@@ -297,8 +305,7 @@ static int run_command(char **cmd)
 		}
 	}
 	t1 = now_ns();
-	if (supervisor_clock_set && !clock_gettime(supervisor_clock, &ts))
-		sup1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	sup1 = sup_cpu_ns();
 	printf("elapsed_ns=%" PRIu64 " status=%d sup_cpu_ns=%" PRIu64 " notifications=%" PRIu64 "\n",
 	       t1 - t0, WIFEXITED(st) ? WEXITSTATUS(st) : -1, sup1 - sup0,
 	       __atomic_load_n(supervisor_count, __ATOMIC_RELAXED));
@@ -453,24 +460,14 @@ int main(int argc, char **argv)
 		started++;
 	}
 	cpu0 = cpu_used_ns();
-	if (supervisor_clock_set) {
-		struct timespec ts;
-
-		if (!clock_gettime(supervisor_clock, &ts))
-			sup0 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
+	sup0 = sup_cpu_ns();
 	pthread_barrier_wait(&start_barrier);
 	t0 = now_ns();
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].thread, NULL);
 	t1 = now_ns();
 	cpu1 = cpu_used_ns();
-	if (supervisor_clock_set) {
-		struct timespec ts;
-
-		if (!clock_gettime(supervisor_clock, &ts))
-			sup1 = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-	}
+	sup1 = sup_cpu_ns();
 	elapsed = t1 - t0;
 
 	for (i = 0; i < workers; i++) {

@@ -348,7 +348,7 @@ bool request_take(struct eg_sessions *s, struct eg_session *se, struct exec_requ
  * the kernel will fail the exec anyway (r->argv_read false, argc 0).
  */
 void request_work(const struct eg_roots *roots, struct exec_request *r);
-/* A lookup's failure that the exec meets in the kernel too: let fail, the task gets the kernel's errno. */
+/* A lookup's failure that the exec meets in the kernel too: let fail, the task gets the kernel's errno (0: none). */
 bool lookup_fails_in_kernel(int rc);
 /* Back in the loop: judges and answers r, and frees it (or hands it to an approval). */
 void request_finish(struct eg_sessions *s, struct exec_request *r);

@@ -536,6 +536,6 @@ void request_work(const struct eg_roots *roots, struct exec_request *r)
 	 * fails it and its record has argv. Every other outcome needs it, and
 	 * so does a request that may rejoin an approval (argv_wanted).
 	 */
-	if (!r->argv_read && (r->argv_wanted || !(r->rc_plan && lookup_fails_in_kernel(r->rc_plan))))
+	if (!r->argv_read && (r->argv_wanted || !lookup_fails_in_kernel(r->rc_plan)))
 		r->rc_read = read_argv(r, &pk);
 }

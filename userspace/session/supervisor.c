@@ -227,10 +227,10 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 {
 	struct eg_verdict v = {};
 	int rc = r->rc_read;
-	bool waits = false, stale;
+	bool waits = false, ask_first;
 
 	/* first, whatever the outcome: gone already, or another of its thread in flight (below) */
-	stale = finished_after(s, r) || offload_tid_live(s, r->tid);
+	ask_first = finished_after(s, r) || offload_tid_live(s, r->tid);
 	if (rc == -ESRCH)
 		goto done;		/* gone: nobody to answer */
 	if (rc) {
@@ -242,7 +242,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 			goto done;
 		}
 		/* no such program either (argv was read for a rejoin only): the kernel says so */
-		if (r->rc_plan && lookup_fails_in_kernel(r->rc_plan)) {
+		if (lookup_fails_in_kernel(r->rc_plan)) {
 			request_let_fail(s, r, r->rc_plan);
 			goto done;
 		}
@@ -265,7 +265,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	 * been replaced by another while we read. Every other outcome is
 	 * checked first, as it writes a record, answers with an error or asks
 	 * a person. So are both while another request of the same thread is
-	 * in flight or was finished after this one came (stale): withdrawn by
+	 * in flight or was finished after this one came: withdrawn by
 	 * a signal and asked again (kernels without WAIT_KILLABLE_RECV), the
 	 * other taken by the loop while a receiver was stuck or waiting in a
 	 * backlog, a stale answer would put its ticket over the live one's,
@@ -273,7 +273,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 	 * for a person (a re-ask rejoins it). (One system call less per
 	 * allowed exec or failed lookup: docs/bench.md.)
 	 */
-	if ((stale || approval_waits_for(s, r->tid)) && !still_waits(r, &waits))
+	if ((ask_first || approval_waits_for(s, r->tid)) && !still_waits(r, &waits))
 		goto done;
 	if (approval_rejoin(s, r) > 0) {
 		r = NULL;		/* the parked request took it over */
