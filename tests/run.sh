@@ -92,7 +92,7 @@ if [ ${#lane[@]} -gt 0 ]; then
 			integration-asan)
 				exec_suite integration-asan env EG_EXECGATE="$OUT/asan/execgate" EG_ASAN=1 \
 					ASAN_OPTIONS=detect_leaks=0 EG_LANE=-asan EG_MARKER=/tmp/egmarker-asan \
-					EG_RACE_TRIES=${EG_ASAN_RACE_TRIES:-1000} python3 tests/integration/run.py test_sessions ;;
+					EG_RACE_TRIES=${EG_ASAN_RACE_TRIES:-600} python3 tests/integration/run.py test_sessions ;;
 			# modules that share nothing with the others (their own marker file), to even the lanes out
 			integration-lane2) exec_suite integration-lane2 env EG_LANE=-lane2 EG_MARKER=/tmp/egmarker-lane2 \
 				python3 tests/integration/run.py $lane_modules ;;

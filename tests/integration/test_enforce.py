@@ -187,7 +187,7 @@ def test_argv_flipped_by_a_thread_is_judged_as_committed(ctx):
     """A racing thread rewrites argv (SAFE <-> EVIL) while the exec copies
     it: the kernel judges the argv the new image got, so EVIL never runs."""
     d, rel, cg = enforcing(ctx, DENY_CAT)
-    tries = int(os.environ.get("EG_RACE_TRIES", "2000"))
+    tries = int(os.environ.get("EG_RACE_TRIES", "1200"))
     r = in_cg(cg, [ctx.helper("racer"), "argv", str(tries), "/bin/true"], timeout=600)
     print("    racer: " + r.stdout.decode().strip())
     drained(d, cg)
@@ -715,8 +715,8 @@ def test_reload_is_atomic_under_execs(ctx):
     for n in ("t1", "t2"):
         shutil.copy("/bin/true", os.path.join(work, n))
     # make soak: 8,000 execs under 5,000 reloads
-    reloads = int(os.environ.get("EG_RELOADS", "300"))
-    n = int(os.environ.get("EG_RELOAD_EXECS", "5000")) // 2
+    reloads = int(os.environ.get("EG_RELOADS", "180"))
+    n = int(os.environ.get("EG_RELOAD_EXECS", "3000")) // 2
     plan = "".join("-\t0\t0\t%s/%s\t%s\tegr\n" % (work, n_, n_) for n_ in ("t1", "t2")) * n
     statuses = plan_under_reloads(ctx, d, cg, plan, RELOAD_A, RELOAD_B, reloads)
     drained(d, cg)
@@ -767,8 +767,8 @@ def test_reload_never_mixes_two_policies_in_one_script_exec(ctx):
     with open(script, "w") as f:
         f.write("#!%s\n" % interp)
     os.chmod(script, 0o755)
-    reloads = int(os.environ.get("EG_RELOADS", "300"))
-    n = int(os.environ.get("EG_SCRIPT_EXECS", "4000"))
+    reloads = int(os.environ.get("EG_RELOADS", "180"))
+    n = int(os.environ.get("EG_SCRIPT_EXECS", "2400"))
     plan = ("-\t0\t0\t%s\tegscript\tegs\n" % script) * n
     statuses = plan_under_reloads(ctx, d, cg, plan, SCRIPT_A, SCRIPT_B, reloads)
     assert len(statuses) == n, len(statuses)
@@ -846,7 +846,7 @@ def test_kernel_verdict_equals_policy_differential(ctx):
     d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
     ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-    lines = int(os.environ.get("EG_DIFF_EXECS", "3500"))
+    lines = int(os.environ.get("EG_DIFF_EXECS", "2500"))
     plan = []
     for i in range(lines):
         where = rng.choice(["", "/a", "/b"])
