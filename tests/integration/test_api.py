@@ -288,6 +288,50 @@ def test_approvals_answered_with_the_token_name(ctx):
     assert st == 404, (st, j)
 
 
+# a client that sends its request and closes at once: its socket is then an orphan
+# (FIN: inode 0 in the kernel's table) or gone (a reset: not in the table at all)
+HIT_AND_RUN = r"""
+import socket, struct, sys
+port, path, tok, mode = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+for _ in range(int(sys.argv[5])):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+    s.sendall(("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+               "Content-Length: 0\r\n\r\n" % (path, tok)).encode())
+    if mode == "reset":
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.close()
+print("sent")
+"""
+
+
+def test_a_client_that_closes_at_once_is_not_taken_for_one_elsewhere(ctx):
+    """A process in a session sends its answer to its own approval and
+    closes its end before the daemon looks for it: the socket is then an
+    orphan (held by no file) or gone after a reset. Neither is a client on
+    another host: the answer is refused, and the approval still waits."""
+    a = Api(ctx)
+    tmp = ctx.tmpdir()
+    f = os.path.join(tmp, "self-" + token())
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ap = eg.wait_until(a.approvals, what="a pending approval")[0]
+    refused0 = a.metric("execgate_api_refused_total", 'reason="in_session"') or 0
+    for mode in ("fin", "reset"):
+        r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "python3", "-c", HIT_AND_RUN,
+                            str(a.port), "/v1/approvals/%s/approve" % ap["approval_id"], TOKENS["alice"], mode, "20"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        assert r.stdout == b"sent\n", (mode, r.stdout, r.stderr)
+    # the 20 closed with a FIN were read and refused (the server drops one reset before its request)
+    eg.wait_until(lambda: (a.metric("execgate_api_refused_total", 'reason="in_session"') or 0) >= refused0 + 20,
+                  what="20 refusals counted")
+    assert [x["approval_id"] for x in a.approvals()] == [ap["approval_id"]], "the approval was answered from inside"
+    assert not [e for e in a.d.events() if e.get("type") == "approval" and e.get("event") == "approved"]
+    a.ok("POST", "/v1/approvals/%s/deny" % ap["approval_id"])
+    out, err = p.communicate(timeout=20)
+    assert b"rc=126" in out and not os.path.exists(f), (out, err)
+
+
 def test_a_run_from_inside_a_session_is_refused(ctx):
     a = Api(ctx)
     r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "curl", "-s", "-o", "/dev/null", "-w",

@@ -100,6 +100,7 @@ def run_one(setup, cmd, cwd, cg, pin, pol, count_calls=False):
             prefix = [eb.SPAWN, "-S", "--"]
         sc = eb.SyscallCount(d.proc.pid, os.path.join(d.dir, "strace.txt")) if count_calls else None
         c0 = d.cpu_ns() if d else 0
+        l0 = d.loop_cpu_ns() if d else 0
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
         r = subprocess.run(prefix + cmd, cwd=cwd, stdout=subprocess.PIPE if setup == "bare" else subprocess.DEVNULL,
@@ -110,11 +111,12 @@ def run_one(setup, cmd, cwd, cg, pin, pol, count_calls=False):
         if r.returncode:
             eb.die("%s under %s failed: %s" % (cmd[0], setup, r.stderr.decode()[-1000:]))
         execs = notes = 0
-        tracer = 0
+        tracer = loop = 0
         calls = sc.stop() if sc else None
         if d:
             time.sleep(0.2)             # past the drain delay
             tracer = d.cpu_ns() - c0
+            loop = d.loop_cpu_ns() - l0
             with open(d.out, "rb") as f:
                 for line in f:
                     if b'"type":"exec"' in line[:40]:
@@ -135,8 +137,8 @@ def run_one(setup, cmd, cwd, cg, pin, pol, count_calls=False):
         if d:
             d.stop()
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
-    return {"wall": wall, "cpu": cpu, "tracer_ns": tracer, "execs": execs, "notifications": notes,
-            "calls": calls}
+    return {"wall": wall, "cpu": cpu, "tracer_ns": tracer, "loop_ns": loop, "execs": execs,
+            "notifications": notes, "calls": calls}
 
 
 def spread(xs):
@@ -180,6 +182,13 @@ def bench(name, make_cmd, rounds, cg, pin, pol, setups=SETUPS):
             print("  system calls per notification in a session %s: daemon %.1f (%s); the bare supervisor 2 "
                   "(SECCOMP_IOCTL_NOTIF_RECV, _SEND)" % (name, total, ", ".join("%s %.2f" % kv for kv in top)))
         if sess and bare:
+            # what the daemon does that the bare supervisor does not: its event loop writes the records
+            loops = [x["loop_ns"] / x["notifications"] for x in runs["session"] if x["notifications"]]
+            sup = [a - b for a, b in zip(sess, loops)]
+            print("  of the daemon's CPU per notification in a session %s: event loop (records, log) %.1f us, "
+                  "supervising threads %.1f us (x%.2f the bare supervisor)"
+                  % (name, statistics.median(loops) / 1e3, statistics.median(sup) / 1e3,
+                     statistics.median(sup) / statistics.median(bare)))
             eb.target("3 (real build: daemon CPU per notification in a session %s)" % name,
                       statistics.median(sess), statistics.median(bare), 2.0,
                       note="floor: the bare supervisor (spawn -S -- CMD); per round %s; %d and %d "

@@ -6,8 +6,11 @@
  * addresses, every process holding that socket is found in /proc, and
  * each one's session is read from the task storage, as for a control
  * socket peer. One in a session is enough to count as inside; a socket
- * that is on this host but held by no process found cannot be placed. A
- * client on another host (its socket is in no table here) is outside.
+ * that is on this host but held by no process found cannot be placed.
+ * A client whose socket is in no table here is outside only when its
+ * address is not one of this host's: a client here that closed its end
+ * right after its request (its socket orphaned, inode 0, or gone after a
+ * reset) is not thereby taken for one on another host.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,9 +30,13 @@
 #include "api/internal.h"
 #include "execgate.h"
 
-/* The inode of the socket whose local end is peer and remote end is us; 0: none here. */
+/*
+ * The socket whose local end is peer and remote end is us: *ret_found
+ * when it is in this host's table, and its inode (0: held by no file, an
+ * orphan closing or in TIME_WAIT).
+ */
 static int diag_inode(const struct sockaddr_storage *peer, const struct sockaddr_storage *self,
-		      unsigned long *ret_inode)
+		      bool *ret_found, unsigned long *ret_inode)
 {
 	struct {
 		struct nlmsghdr nh;
@@ -80,14 +87,16 @@ static int diag_inode(const struct sockaddr_storage *peer, const struct sockaddr
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
 		*ret_inode = 0;
+		*ret_found = false;
 		if (h->nlmsg_type == NLMSG_ERROR) {
 			struct nlmsgerr *e = NLMSG_DATA(h);
 
-			/* no such socket in this host's table: a client elsewhere */
+			/* no such socket in this host's table */
 			rc = e->error == -ENOENT ? 0 : e->error;
 		} else if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY) {
 			struct inet_diag_msg *m = NLMSG_DATA(h);
 
+			*ret_found = true;
 			*ret_inode = m->idiag_inode;
 		} else {
 			rc = -EIO;
@@ -96,6 +105,45 @@ static int diag_inode(const struct sockaddr_storage *peer, const struct sockaddr
 out:
 	close(fd);
 	return rc;
+}
+
+/*
+ * Whether addr is one of this host's addresses (in the daemon's network
+ * namespace): a socket can be bound to it. A v4-mapped IPv6 address is
+ * tried as IPv4. With net.ipv4.ip_nonlocal_bind set every address binds,
+ * and a client elsewhere whose socket is not found is refused: closed.
+ */
+static bool addr_is_local(const struct sockaddr_storage *addr)
+{
+	struct sockaddr_storage a = *addr;
+	socklen_t len = sizeof(struct sockaddr_in6);
+	bool local;
+	int fd;
+
+	if (a.ss_family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&a;
+
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+			struct sockaddr_in s4 = { .sin_family = AF_INET };
+
+			memcpy(&s4.sin_addr, &s6->sin6_addr.s6_addr[12], 4);
+			memset(&a, 0, sizeof(a));
+			memcpy(&a, &s4, sizeof(s4));
+		}
+	}
+	if (a.ss_family == AF_INET) {
+		((struct sockaddr_in *)&a)->sin_port = 0;
+		len = sizeof(struct sockaddr_in);
+	} else {
+		((struct sockaddr_in6 *)&a)->sin6_port = 0;
+		((struct sockaddr_in6 *)&a)->sin6_flowinfo = 0;
+	}
+	fd = socket(a.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return true;	/* cannot tell: as if here, so not placed */
+	local = bind(fd, (struct sockaddr *)&a, len) == 0 || errno != EADDRNOTAVAIL;
+	close(fd);
+	return local;
 }
 
 /* The session of pid from the task storage (through its pidfd); -ESRCH when it is gone. */
@@ -124,6 +172,7 @@ int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session
 	struct sockaddr_storage peer, self;
 	socklen_t pl = sizeof(peer), sl = sizeof(self);
 	unsigned long inode = 0;
+	bool found = false;
 	char want[64], path[300], link[64];
 	struct dirent *de, *fe;
 	unsigned int owners = 0;
@@ -135,13 +184,16 @@ int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session
 	*ret_session = 0;
 	if (getpeername(sockfd, (struct sockaddr *)&peer, &pl) || getsockname(sockfd, (struct sockaddr *)&self, &sl))
 		return -errno;
-	rc = diag_inode(&peer, &self, &inode);
+	rc = diag_inode(&peer, &self, &found, &inode);
 	if (rc)
 		return rc;
-	if (!inode) {
-		*ret_placed = true;
+	if (!found) {
+		/* on another host: in no session of this one; here: gone, cannot be placed */
+		*ret_placed = !addr_is_local(&peer);
 		return 0;
 	}
+	if (!inode)
+		return 0;	/* held by no file any more: cannot be placed */
 	snprintf(want, sizeof(want), "socket:[%lu]", inode);
 	proc = opendir("/proc");
 	if (!proc)
