@@ -145,6 +145,20 @@ class WS:
         data, self.buf = self.buf[off:off + n], self.buf[off + n:]
         return op, data
 
+    def message(self):
+        """(opcode, payload) of the next whole message: its fragments joined."""
+        op, data = self.recv_frame()
+        while not self.fin:
+            cont, more = self.recv_frame()
+            assert cont == 0, ("a fragment that is not a continuation", cont)
+            data += more
+        return op, data
+
+    def recv_frame(self):
+        self._need(1)
+        self.fin = bool(self.buf[0] & 0x80)
+        return self.recv()
+
     def close(self):
         self.s.close()
 
@@ -397,11 +411,72 @@ def test_event_stream_sse_and_websocket_with_filters(ctx):
     rec = json.loads(data)
     assert rec["type"] == "exec" and rec["comm"] == "true", rec
     ws.close()
+    # a record longer than one WebSocket frame's buffer (64 KiB): one message in fragments
+    ws = WS(a.port, "/v1/events?type=exec&comm=true")
+    assert ws.status == 101, ws.status
+    big = token()
+    deadline = time.monotonic() + 15
+    rec = None
+    while rec is None and time.monotonic() < deadline:
+        subprocess.run(["true", big] + ["a"] * 30000)
+        ws.s.settimeout(2)
+        try:
+            while True:
+                op, data = ws.message()
+                r = json.loads(data)
+                if big in r["argv"]:
+                    rec = r
+                    break
+        except socket.timeout:
+            pass
+    assert rec and rec["argv"] == ["true", big] + ["a"] * 30000 and len(data) > 65536, (rec and len(data))
+    ws.close()
     # ?since= sends the file's records first
     evs = sse_lines(a, "/v1/events?type=exec&since=1h&comm=true", 1)
     assert evs and evs[0]["comm"] == "true"
     st, j = a.req("GET", "/v1/events?bogus=1")
     assert st == 400 and "unknown filter" in j["error"], (st, j)
+
+
+def test_a_follower_that_does_not_read_is_dropped(ctx):
+    """An event stream (SSE, WebSocket) whose client reads nothing while
+    records keep coming: past 4 MiB unread the daemon closes it, counted
+    (slow_client), rather than keeping its slot and its queue."""
+    # records of about 1 MB (eight arguments of 120 KB): few of them fill the 4 MiB and the sockets
+    a = Api(ctx, extra=("--max-argv-bytes", "1048576"))
+
+    def small():
+        # a small receive buffer, set before the connect: the kernel holds little for the client
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.connect(("127.0.0.1", a.port))
+        return s
+    sse = small()
+    sse.sendall(("GET /v1/events?type=exec HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+                 "Authorization: Bearer %s\r\n\r\n" % TOKENS["alice"]).encode())
+    key = base64.b64encode(os.urandom(16)).decode()
+    ws = small()
+    ws.sendall(("GET /v1/events?type=exec HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer %s\r\n\r\n"
+                % (key, TOKENS["alice"])).encode())
+    args = ["/bin/true"] + ["a" * 120000] * 8
+    deadline = time.monotonic() + 60
+    spawned = 0
+    while (a.metric("execgate_api_refused_total", 'reason="slow_client"') or 0) < 2:
+        assert time.monotonic() < deadline, "no follower dropped"
+        for _ in range(5):
+            os.waitpid(os.posix_spawn(args[0], args, {}), 0)
+        spawned += 5
+    # both ends are closed: what was in flight, then the end (EOF or a reset), not a wait
+    for s in (sse, ws):
+        s.settimeout(10)
+        try:
+            while s.recv(1 << 20):
+                pass
+        except ConnectionResetError:
+            pass
+    print("    dropped after %d execs of 1 MB records" % spawned)
+    assert a.approvals() == []      # the API goes on
 
 
 def test_pty_over_websocket(ctx):

@@ -253,16 +253,22 @@ commands: []
 """
 
 
+def fs_daemon(ctx):
+    """A daemon with FS_POLICY, a workspace, and another directory of the user's (in /tmp) with a
+    program in it (t2): not on the execute list either."""
+    d = ctx.daemon("--policy", write(ctx, FS_POLICY))
+    ws, other = workspace(ctx), workspace(ctx)
+    shutil.copy("/bin/true", os.path.join(other, "t2"))
+    os.chown(os.path.join(other, "t2"), U, U)
+    return d, ws, other
+
+
 def test_filesystem_in_and_out_of_the_workspace(ctx):
     """filesystem: in the daemon's policy: the session writes its workspace and nothing else
     (EACCES), reads everything, and runs no program it wrote, in the workspace or in /tmp; each
     refusal is a `boundary` record of the session and counted in its end record."""
     Audit(ctx)
-    d = ctx.daemon("--policy", write(ctx, FS_POLICY))
-    ws, other = workspace(ctx), workspace(ctx)
-    # a program of the user's outside the workspace (in /tmp): not on the execute list either
-    shutil.copy("/bin/true", os.path.join(other, "t2"))
-    os.chown(os.path.join(other, "t2"), U, U)
+    d, ws, other = fs_daemon(ctx)
     script = ("echo in > in.txt && echo wrote-in; "
               "echo out > %s/out.txt || echo refused-out; "
               "cat /etc/hostname > /dev/null && echo read-ok; "
@@ -292,6 +298,99 @@ def test_filesystem_in_and_out_of_the_workspace(ctx):
     m = [l for l in ctx.run([ctx.execgate, "metrics", "-p", d.pin_path]).stdout.decode().splitlines()
          if l.startswith("execgate_session_access_denied_total ")]
     assert m and int(m[0].split()[1]) >= len(denied), m
+
+
+LDSO = "/lib64/ld-linux-x86-64.so.2"
+
+
+def test_the_loader_runs_nothing_off_the_execute_list(ctx):
+    """The kernel checks a layer's execute list at an exec, and a program
+    the dynamic loader maps is never exec'd: the supervisor refuses a
+    loader asked for a program off any layer's list (the daemon's, the
+    session policy's), and lets one on every list run (an entry's
+    symlinks followed, as the launcher opened it: /bin is /usr/bin)."""
+    d, ws, other = fs_daemon(ctx)
+    script = ("cp /bin/true ./mytrue; %s ./mytrue; echo ws=$?; %s %s/t2; echo tmp=$?; "
+              "%s /bin/true; echo bin=$?; %s /usr/sbin/nologin >/dev/null; echo sbin=$?"
+              % (LDSO, LDSO, other, LDSO, LDSO))
+    r = exec_(ctx, d, ["/bin/sh", "-c", script], cwd=ws)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert "ws=126" in out and "tmp=126" in out and "bin=0" in out and "sbin=1" in out, (out, err)
+    assert "outside the session's execute list" in err, err
+    # a session policy's layer is checked too: nologin is on the daemon's list, not on this one
+    # (the loader itself, which the kernel opens for exec, is in /lib)
+    narrow = write(ctx, "filesystem: {execute: [/bin, /lib, /lib64]}\ncommands: []\n", "narrow.yaml")
+    r = exec_(ctx, d, ["/bin/sh", "-c", "%s /bin/true; echo bin=$?; %s /usr/sbin/nologin; echo sbin=$?"
+                       % (LDSO, LDSO)], "--policy", narrow, cwd=ws)
+    out, err = r.stdout.decode(), r.stderr.decode()
+    assert "bin=0" in out and "sbin=126" in out, (out, err)
+    refused = wait(lambda: (lambda v: v if len(v) >= 3 else None)(
+        [e for e in d.events() if e.get("rule") == "loader"]), what="3 loader refusals")
+    assert len(refused) == 3 and all(e["type"] == "exec_failed" and e["action"] == "blocked" for e in refused), \
+        refused
+
+
+def test_files_move_across_directories_under_read_and_execute_lists(ctx):
+    """A layer that limits reading or running but not writing does not
+    refuse renames and links across directories (Landlock refuses them
+    in any layer that does not grant them); one that would give a file a
+    right it did not have (moved onto the execute list) is still refused."""
+    pol = write(ctx, "filesystem: {read: [/], execute: [/usr, /bin, /lib, /lib64, /sbin, %s]}\n"
+                     "commands: []\n" % "workspace")
+    d = ctx.daemon("--policy", pol)
+    ws, other = workspace(ctx), workspace(ctx)
+    code = ("import os, sys\nws, other = sys.argv[1], sys.argv[2]\n"
+            "os.mkdir('a'); os.mkdir('b'); open('a/x', 'w').close()\n"
+            "os.rename('a/x', 'b/x'); os.link('b/x', 'a/y'); print('moved')\n"
+            "open(other + '/z', 'w').close()\n"
+            "try:\n    os.rename(other + '/z', ws + '/z'); print('gained')\n"
+            "except OSError as e:\n    print('refused', e.errno)\n")
+    r = exec_(ctx, d, ["/usr/bin/python3", "-c", code, ws, other], cwd=ws)
+    out = r.stdout.decode()
+    assert "moved" in out and "refused 18" in out, (out, r.stderr.decode())
+    assert os.path.exists(os.path.join(ws, "b", "x")) and os.path.exists(os.path.join(ws, "a", "y"))
+
+
+TIOCSTI_CODE = r"""
+import fcntl, os, sys, termios
+for req in (termios.TIOCSTI, termios.TIOCSTI | (1 << 32)):
+    try:
+        for c in b"id\n":
+            fcntl.ioctl(0, req, bytes([c]))
+        print("typed")
+    except OSError as e:
+        print("refused", e.errno)
+"""
+
+
+def test_a_session_cannot_type_into_its_terminal(ctx):
+    """TIOCSTI pushes bytes into a terminal's input: from a session, into
+    the shell that started it, which reads them once the session is over.
+    Refused (EPERM), with the command's upper bits set too; the same call
+    outside a session types."""
+    import pty
+    d = ctx.daemon()
+    for session in (False, True):
+        master, slave = pty.openpty()
+        try:
+            cmd = ["/usr/bin/python3", "-c", TIOCSTI_CODE]
+            if session:
+                cmd = [ctx.execgate, "exec", "-p", d.pin_path, "--"] + cmd
+            # root: TIOCSTI needs no controlling terminal then (CAP_SYS_ADMIN)
+            r = subprocess.run(cmd, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            os.set_blocking(slave, False)
+            try:
+                typed = os.read(slave, 100)
+            except BlockingIOError:
+                typed = b""
+        finally:
+            os.close(master)
+            os.close(slave)
+        out = r.stdout.decode().split("\n")
+        if session:
+            assert out[:2] == ["refused 1", "refused 1"] and typed == b"", (out, typed, r.stderr)
+        else:
+            assert out[0] == "typed" and typed.startswith(b"id"), (out, typed, r.stderr)
 
 
 def test_refusals_counted_across_a_handover(ctx):
@@ -372,10 +471,22 @@ try:
     s.bind(("127.0.0.1", 0)); print("bind ok")
 except OSError as e:
     print("bind", errno.errorcode[e.errno])
+# Multipath TCP: Landlock's TCP rules look at plain TCP sockets only
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+    s.connect(("127.0.0.1", int(sys.argv[2]))); print("mptcp ok")
+except OSError as e:
+    print("mptcp", errno.errorcode[e.errno])
+# io_uring makes sockets (and more) without their system calls
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 4, params)
+print("io_uring", "ok" if fd >= 0 else errno.errorcode[ctypes.get_errno()])
 """
     r = exec_(ctx, d, ["/usr/bin/python3", "-c", code, str(ok), str(no)])
-    assert r.stdout.decode().split("\n")[:3] == ["connect %d ok" % ok, "connect %d EACCES" % no, "bind EACCES"], \
-        (r.stdout, r.stderr)
+    assert r.stdout.decode().split("\n")[:5] == ["connect %d ok" % ok, "connect %d EACCES" % no, "bind EACCES",
+                                                  "mptcp EPROTONOSUPPORT", "io_uring ENOSYS"], (r.stdout, r.stderr)
     assert "network" in started(d)[-1]["boundary"]["in_force"]
 
 

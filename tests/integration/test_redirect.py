@@ -174,3 +174,28 @@ def test_a_session_keeps_its_redirects_across_a_handover(ctx):
     ev = d.wait_for(lambda e: e.get("type") == "exec" and e.get("action") == "redirected" and t in e.get("argv", []),
                     what="the redirected record")[0]
     assert ev["redirect_to"]["command"] == "/usr/bin/printf", ev
+
+
+def test_a_file_mounted_over_an_entry_is_not_the_redirect(ctx):
+    """A session started in a user namespace of its caller's (root there)
+    can bind another file over an entry's name in its own mount
+    namespace: the name is the entry's, the file is not, and it is refused
+    as any other way to the command."""
+    d = ctx.daemon("--policy", write(ctx, POLICY))
+    t = token()
+    script = ('d=$(echo "$PATH" | cut -d: -f1); mount --bind /usr/bin/id "$d/grep" && echo mounted; '
+              '"$d/grep" %s; echo rc=$?; grep %s /dev/null; echo plain=$?' % (t, t))
+    r = subprocess.run(["unshare", "-Urm", "--", ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c", script],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    out = r.stdout.decode()
+    assert "mounted" in out and "rc=126" in out and "uid=" not in out, (out, r.stderr)
+    # the name looked up through PATH is the same mounted file: refused too, not redirected
+    assert "plain=126" in out, (out, r.stderr)
+    # what ran of it: nothing (the PATH search's misses are let fail, the files found refused)
+    e = eg.wait_until(lambda: [x for x in d.events() if t in x.get("argv", []) and x["argv"][0].endswith("grep")
+                               and x["action"] == "blocked"][1:] and
+                      [x for x in d.events() if t in x.get("argv", []) and x["argv"][0].endswith("grep")],
+                      what="the refusals")
+    assert all(x["type"] == "exec_failed" for x in e), e
+    entry = [x for x in e if x["argv"][0].startswith("/run/execgate/redirect/")]
+    assert len(entry) == 1 and entry[0]["action"] == "blocked" and entry[0]["decision"] == "redirect", entry

@@ -26,6 +26,7 @@ void conn_reset(struct api_conn *c)
 	c->filter = NULL;
 	c->stream_fd = c->pty = -1;
 	c->out_off = 0;
+	c->frag_off = 0;
 	c->hdr_sent = c->done = c->close_after = c->body_complete = false;
 	c->body_too_large = false;
 	c->status = 0;
@@ -60,17 +61,29 @@ void reply_error(struct api_conn *c, int status, const char *msg)
 	json_decref(o);
 }
 
+void conn_drop(struct lws *wsi, struct api_conn *c)
+{
+	/*
+	 * It does not read: it goes, counted. Not once its queue is out (a
+	 * socket nobody reads never becomes writable): closed at the next
+	 * service of the loop.
+	 */
+	if (c->dropped)
+		return;
+	c->dropped = c->done = c->close_after = true;
+	__atomic_add_fetch(&c->a->st.slow_clients, 1, __ATOMIC_RELAXED);
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
 void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, size_t len)
 {
 	uint32_t l = len;
 	char t = text;
 
+	if (c->dropped)
+		return;
 	if (c->out.len - c->out_off + len > API_MAX_QUEUED) {
-		/* it does not read: it goes, counted */
-		__atomic_add_fetch(&c->a->st.slow_clients, 1, __ATOMIC_RELAXED);
-		c->close_after = true;
-		c->done = true;
-		lws_callback_on_writable(wsi);
+		conn_drop(wsi, c);
 		return;
 	}
 	sbuf_put(&c->out, &t, 1);

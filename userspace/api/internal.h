@@ -83,7 +83,9 @@ struct api_conn {
 	const char *ctype;
 	struct sbuf out;
 	size_t out_off;
+	uint32_t frag_off;		/* of the WebSocket message at out_off: bytes already sent */
 	bool hdr_sent, close_after, done;
+	bool dropped;			/* left too much unread: closed, whatever is queued */
 	bool body_complete;		/* LWS_CALLBACK_HTTP_BODY_COMPLETION came for this request */
 	/* a stream of control lines (follow) */
 	int stream_fd;
@@ -134,6 +136,8 @@ void apty_tick(struct lws *wsi, struct api_conn *c);
 
 /* conn.c: a WebSocket frame queued (text or binary), a connection made ready for its next request */
 void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, size_t len);
+/* A client that leaves more than API_MAX_QUEUED unread: counted, and closed at once. */
+void conn_drop(struct lws *wsi, struct api_conn *c);
 void conn_reset(struct api_conn *c);
 
 /*

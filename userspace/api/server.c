@@ -109,6 +109,8 @@ static int write_http(struct lws *wsi, struct api_conn *c)
 	size_t left, n;
 	bool final;
 
+	if (c->dropped)
+		return -1;
 	if (!c->status)
 		return 0;
 	if (!c->hdr_sent) {
@@ -185,17 +187,27 @@ static int write_ws(struct lws *wsi, struct api_conn *c)
 {
 	int sent = 0;
 
+	if (c->dropped)
+		return -1;
+	/* a message longer than the buffer (a record with a long argv) goes in fragments */
 	while (c->out.len - c->out_off >= 5 && sent++ < 8) {
 		char t = c->out.data[c->out_off];
-		uint32_t l;
+		uint32_t l, left, n;
 
 		memcpy(&l, c->out.data + c->out_off + 1, 4);
-		if (l > sizeof(wbuf) - LWS_PRE)
+		left = l - c->frag_off;
+		n = left < sizeof(wbuf) - LWS_PRE ? left : sizeof(wbuf) - LWS_PRE;
+		memcpy(wbuf + LWS_PRE, c->out.data + c->out_off + 5 + c->frag_off, n);
+		if (lws_write(wsi, wbuf + LWS_PRE, n,
+			      lws_write_ws_flags(t ? LWS_WRITE_TEXT : LWS_WRITE_BINARY, c->frag_off == 0,
+						 n == left)) < (int)n)
 			return -1;
-		memcpy(wbuf + LWS_PRE, c->out.data + c->out_off + 5, l);
-		if (lws_write(wsi, wbuf + LWS_PRE, l, t ? LWS_WRITE_TEXT : LWS_WRITE_BINARY) < (int)l)
-			return -1;
-		c->out_off += 5 + l;
+		if (n == left) {
+			c->out_off += 5 + l;
+			c->frag_off = 0;
+		} else {
+			c->frag_off += n;
+		}
 		if (lws_send_pipe_choked(wsi))
 			break;
 	}

@@ -14,9 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libwebsockets.h>
+#include <linux/sockios.h>
 #include "api/internal.h"
 #include "query/query.h"
 #include "util/clock.h"
@@ -150,9 +152,10 @@ static void send_line(struct lws *wsi, struct api_conn *c, const char *line, siz
 		ws_queue(wsi, c, true, line, len);
 		return;
 	}
+	if (c->dropped)
+		return;
 	if (c->out.len - c->out_off + len > API_MAX_QUEUED) {
-		__atomic_add_fetch(&c->a->st.slow_clients, 1, __ATOMIC_RELAXED);
-		c->done = true;
+		conn_drop(wsi, c);
 		return;
 	}
 	sbuf_puts(&c->out, "data: ");
@@ -166,7 +169,14 @@ static struct lws *tick_wsi;	/* the connection being ticked (one thread) */
 static void on_line(struct api_conn *c, const char *line, size_t len)
 {
 	if (len > 9 && !memcmp(line, "{\"event\":", 9)) {
-		/* the daemon's last word on this stream (dropped, too slow) */
+		/*
+		 * The daemon's last word on this stream (dropped, too slow: we
+		 * stopped reading for a client that did not read, counted).
+		 * The client has 10 s to read it and the rest, then it goes.
+		 */
+		if (len > 18 && !memcmp(line, "{\"event\":\"dropped\"", 18))
+			__atomic_add_fetch(&c->a->st.slow_clients, 1, __ATOMIC_RELAXED);
+		lws_set_timeout(tick_wsi, PENDING_TIMEOUT_USER_OK, 10);
 		if (c->kind == CONN_SSE) {
 			sbuf_puts(&c->out, "event: end\ndata: ");
 			sbuf_put(&c->out, line, len);
@@ -274,6 +284,25 @@ void stream_tick(struct lws *wsi, struct api_conn *c)
 		return;
 	tick_wsi = wsi;
 	rc = call_stream_read(c, on_line);
+	if (rc) {
+		int outq = 0;
+
+		/*
+		 * The stream ended (the daemon dropped it for falling behind,
+		 * or it stopped). What the client has not read yet, ours and
+		 * the socket's: more than half the limit and the client is the
+		 * slow one, dropped and counted; else it has 10 s to take the
+		 * rest (a socket nobody reads never drains: it would hold its
+		 * slot for ever).
+		 */
+		if (ioctl(lws_get_socket_fd(wsi), SIOCOUTQ, &outq) < 0)
+			outq = 0;
+		if (c->out.len - c->out_off + (size_t)outq > API_MAX_QUEUED / 2) {
+			conn_drop(wsi, c);
+			return;
+		}
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 10);
+	}
 	if (rc && !c->done) {
 		static const char gone[] = "{\"event\":\"closed\",\"reason\":\"the daemon closed the stream\"}";
 

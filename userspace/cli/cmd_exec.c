@@ -200,6 +200,30 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_writev), 0);
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
+	/*
+	 * Pushing bytes into a terminal's input (TIOCSTI; TIOCLINUX pastes a
+	 * console's selection) would type commands into the caller's shell,
+	 * which reads that terminal once the session is over: outside it.
+	 * The command number is 32 bits (the kernel drops the rest).
+	 */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX));
+	/*
+	 * Landlock's TCP rules look at plain TCP sockets only: a Multipath
+	 * TCP socket would connect anywhere. Refused as a kernel without it
+	 * does (EPROTONOSUPPORT: programs fall back to TCP). io_uring makes
+	 * sockets without the socket call: as unknown (ENOSYS, as container
+	 * engines' default profiles do).
+	 */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, 262 /* IPPROTO_MPTCP */));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(io_uring_setup), 0);
 	if (!rc && daemon_pid > 0)
 		rc = deny_signals_to(ctx, daemon_pid);
 	if (!rc)

@@ -562,7 +562,7 @@ static inline void sweep_arm(struct eg_sessions *s)
 /* redirect.c: a session's redirect directory */
 void redirect_dir_make(struct eg_sessions *s, struct eg_session *se);
 void redirect_dir_remove(struct eg_session *se);
-/* Whether path is an entry of se's (or an outer session's) redirect directory. */
-bool redirect_path_in(const struct eg_session *se, const char *path);
+/* Whether path, the file dev:ino, is an entry of se's (or an outer session's) redirect directory. */
+bool redirect_path_in(const struct eg_session *se, const char *path, uint64_t dev, uint64_t ino);
 
 #endif

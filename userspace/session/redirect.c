@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "policy/policy.h"
 #include "session/internal.h"
+#include "util/fileid.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
@@ -136,16 +137,23 @@ void redirect_dir_remove(struct eg_session *se)
 	se->redirect_dir = NULL;
 }
 
-bool redirect_path_in(const struct eg_session *se, const char *path)
+bool redirect_path_in(const struct eg_session *se, const char *path, uint64_t dev, uint64_t ino)
 {
+	struct stat st;
 	size_t n;
 
 	for (; se; se = se->parent) {
 		if (!se->redirect_dir || !path)
 			continue;
 		n = strlen(se->redirect_dir);
-		if (!strncmp(path, se->redirect_dir, n) && path[n] == '/' && name_ok(path + n + 1))
-			return true;
+		if (strncmp(path, se->redirect_dir, n) || path[n] != '/' || !name_ok(path + n + 1))
+			continue;
+		/*
+		 * The entry itself, as the daemon sees it: not a file mounted
+		 * over its name in the task's mount namespace (one a user
+		 * namespace's root made), which has the name and not the file.
+		 */
+		return !lstat(path, &st) && S_ISREG(st.st_mode) && eg_kdev(st.st_dev) == dev && st.st_ino == ino;
 	}
 	return false;
 }

@@ -352,7 +352,8 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		 * way to the command (an absolute path, a changed PATH) is refused,
 		 * naming where it would have gone.
 		 */
-		if (!r->plan.n || r->plan.prog[0].uid || !redirect_path_in(r->session, r->plan.prog[0].path)) {
+		if (!r->plan.n || r->plan.prog[0].uid ||
+		    !redirect_path_in(r->session, r->plan.prog[0].path, r->plan.prog[0].dev, r->plan.prog[0].ino)) {
 			if (still_waits(r, &waits))
 				request_deny_with(s, r, &v);
 			break;

@@ -187,6 +187,7 @@ int eg_ll_enter(const struct eg_ll_layer *l, int abi, bool audit_after_exec, cha
 	struct ll_ruleset_attr ra = {};
 	size_t size = sizeof(ra.handled_access_fs);
 	unsigned int flags = 0;
+	bool placeholder, refer_all;
 	int rs, rc = 0;
 
 	if (abi < EG_LL_ABI_FS) {
@@ -220,17 +221,29 @@ int eg_ll_enter(const struct eg_ll_layer *l, int abi, bool audit_after_exec, cha
 	 */
 	if (!ra.handled_access_fs && !ra.handled_access_net && !ra.scoped)
 		ra.handled_access_fs = LL_FS_MAKE_BLOCK;
+	placeholder = ra.handled_access_fs == LL_FS_MAKE_BLOCK && !any_fs(l);
+	/*
+	 * Renames and links across directories (ABI 2) are refused by any
+	 * layer that limits a file right and does not grant them, handled or
+	 * not: a layer without a write list grants them everywhere. What it
+	 * limits still holds: a file moved where it would gain a right it
+	 * does not have (execute, read) is refused (EXDEV).
+	 */
+	refer_all = abi >= EG_LL_ABI_REFER && ra.handled_access_fs && !(ra.handled_access_fs & LL_FS_REFER);
+	if (refer_all)
+		ra.handled_access_fs |= LL_FS_REFER;
 	rs = syscall(__NR_landlock_create_ruleset, &ra, size, 0);
 	if (rs < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "landlock_create_ruleset: %s", strerror(-rc));
 		return rc;
 	}
-	if (ra.handled_access_fs == LL_FS_MAKE_BLOCK && !any_fs(l)) {
+	if (placeholder || refer_all) {
 		static const char *const root[] = { "/" };
 		struct eg_ll_paths all = { true, root, 1 };
 
-		rc = add_paths(rs, &all, LL_FS_MAKE_BLOCK, ra.handled_access_fs, err, errlen);
+		rc = add_paths(rs, &all, (placeholder ? LL_FS_MAKE_BLOCK : 0) | (refer_all ? LL_FS_REFER : 0),
+			       ra.handled_access_fs, err, errlen);
 	}
 	/* write and execute imply read: a file written is read back, a program is read by its loader */
 	if (!rc)
