@@ -477,16 +477,27 @@ try:
     s.connect(("127.0.0.1", int(sys.argv[2]))); print("mptcp ok")
 except OSError as e:
     print("mptcp", errno.errorcode[e.errno])
-# io_uring makes sockets (and more) without their system calls
+# the other transports: SCTP by protocol, and the types only they have (this kernel has neither:
+# outside a session the type is ESOCKTNOSUPPORT, which tells the filter's answer apart)
+for name, typ, proto in (("sctp", socket.SOCK_STREAM, 132), ("seqpacket", socket.SOCK_SEQPACKET, 0)):
+    try:
+        socket.socket(socket.AF_INET6, typ, proto); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+# io_uring makes sockets (and more) without their system calls; a ring passed in is refused too
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 params = ctypes.create_string_buffer(120)
 fd = libc.syscall(425, 4, params)
 print("io_uring", "ok" if fd >= 0 else errno.errorcode[ctypes.get_errno()])
+r = libc.syscall(426, 0, 0, 0, 0, None, 0)
+print("io_uring_enter", errno.errorcode[ctypes.get_errno()] if r < 0 else "ok")
 """
     r = exec_(ctx, d, ["/usr/bin/python3", "-c", code, str(ok), str(no)])
-    assert r.stdout.decode().split("\n")[:5] == ["connect %d ok" % ok, "connect %d EACCES" % no, "bind EACCES",
-                                                  "mptcp EPROTONOSUPPORT", "io_uring ENOSYS"], (r.stdout, r.stderr)
+    assert r.stdout.decode().split("\n")[:8] == ["connect %d ok" % ok, "connect %d EACCES" % no, "bind EACCES",
+                                                  "mptcp EPROTONOSUPPORT", "sctp EPROTONOSUPPORT",
+                                                  "seqpacket EPROTONOSUPPORT", "io_uring ENOSYS",
+                                                  "io_uring_enter ENOSYS"], (r.stdout, r.stderr)
     assert "network" in started(d)[-1]["boundary"]["in_force"]
 
 

@@ -14,11 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libwebsockets.h>
-#include <linux/sockios.h>
 #include "api/internal.h"
 #include "query/query.h"
 #include "util/clock.h"
@@ -168,6 +166,8 @@ static struct lws *tick_wsi;	/* the connection being ticked (one thread) */
 
 static void on_line(struct api_conn *c, const char *line, size_t len)
 {
+	if (c->dropped)
+		return;
 	if (len > 9 && !memcmp(line, "{\"event\":", 9)) {
 		/*
 		 * The daemon's last word on this stream (dropped, too slow: we
@@ -229,8 +229,14 @@ static void backlog(struct eg_api *a, struct lws *wsi, struct api_conn *c)
 
 		if (!nl)
 			break;
-		if (matches(c->filter, p, nl - p))
+		if (matches(c->filter, p, nl - p)) {
+			/* what fits in what a client may leave unread: then the stream ends, as it is */
+			if (c->out.len - c->out_off + (nl - p) + 8 > API_MAX_QUEUED) {
+				c->done = true;
+				break;
+			}
 			send_line(wsi, c, p, nl - p);
+		}
 		p = nl + 1;
 	}
 	free(buf);
@@ -284,25 +290,14 @@ void stream_tick(struct lws *wsi, struct api_conn *c)
 		return;
 	tick_wsi = wsi;
 	rc = call_stream_read(c, on_line);
-	if (rc) {
-		int outq = 0;
-
-		/*
-		 * The stream ended (the daemon dropped it for falling behind,
-		 * or it stopped). What the client has not read yet, ours and
-		 * the socket's: more than half the limit and the client is the
-		 * slow one, dropped and counted; else it has 10 s to take the
-		 * rest (a socket nobody reads never drains: it would hold its
-		 * slot for ever).
-		 */
-		if (ioctl(lws_get_socket_fd(wsi), SIOCOUTQ, &outq) < 0)
-			outq = 0;
-		if (c->out.len - c->out_off + (size_t)outq > API_MAX_QUEUED / 2) {
-			conn_drop(wsi, c);
-			return;
-		}
+	/*
+	 * The stream ended (the daemon stopped, or dropped it for falling
+	 * behind: on_line counted that). The client has 10 s to take the
+	 * rest: a socket nobody reads never drains, and would hold its slot
+	 * for ever.
+	 */
+	if (rc && !c->dropped)
 		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 10);
-	}
 	if (rc && !c->done) {
 		static const char gone[] = "{\"event\":\"closed\",\"reason\":\"the daemon closed the stream\"}";
 

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -177,10 +178,50 @@ static int deny_user_namespaces(scmp_filter_ctx ctx)
 	return rc;
 }
 
+/*
+ * Landlock's TCP rules look at plain TCP sockets only: a connection of
+ * another transport (Multipath TCP, SCTP, DCCP) would go anywhere. Those
+ * sockets are refused as a kernel without them does (EPROTONOSUPPORT:
+ * programs fall back to TCP): by protocol, and for IPv4 and IPv6 by the
+ * types only they have (SOCK_SEQPACKET, SOCK_DCCP). build_filter
+ * refuses the rest whole: the 32-bit socketcall, whose arguments are in
+ * memory out of the filter's sight (a session runs no 32-bit program),
+ * and io_uring, which makes sockets and opens files without the calls
+ * the filter sees (ENOSYS, as container engines' default profiles do; a
+ * ring passed in too).
+ */
+static int deny_other_transports(scmp_filter_ctx ctx)
+{
+	static const int protocols[] = { 262 /* IPPROTO_MPTCP */, 132 /* IPPROTO_SCTP */, 33 /* IPPROTO_DCCP */ };
+	static const int families[] = { AF_INET, AF_INET6 }, types[] = { 5 /* SOCK_SEQPACKET */, 6 /* SOCK_DCCP */ };
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; !rc && i < sizeof(protocols) / sizeof(protocols[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, protocols[i]));
+	for (i = 0; !rc && i < 2; i++)
+		for (j = 0; !rc && j < 2; j++)
+			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,
+					      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, families[i]),
+					      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, types[j]));
+	return rc;
+}
+
 /* The filter: execve/execveat wait for the supervisor; a few calls that would reach around it fail. */
 static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem)
 {
+	/*
+	 * Loading BPF could unload the tracer; writing another process's
+	 * memory could race a check. The rest: deny_other_transports.
+	 */
+	static const struct { int nr, err; } refused[] = {
+		{ SCMP_SYS(bpf), EPERM }, { SCMP_SYS(process_vm_writev), EPERM }, { SCMP_SYS(ptrace), EPERM },
+		{ SCMP_SYS(socketcall), ENOSYS }, { SCMP_SYS(io_uring_setup), ENOSYS },
+		{ SCMP_SYS(io_uring_enter), ENOSYS }, { SCMP_SYS(io_uring_register), ENOSYS },
+	};
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	size_t i;
 	struct stat st;
 	void *mem = NULL;
 	int fd = -1, rc = -ENOMEM;
@@ -193,13 +234,8 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 	rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execve), 0);
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(execveat), 0);
-	/* loading BPF could unload the tracer; writing another process's memory could race a check */
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(bpf), 0);
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(process_vm_writev), 0);
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 0);
+	for (i = 0; !rc && i < sizeof(refused) / sizeof(refused[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(refused[i].err), refused[i].nr, 0);
 	/*
 	 * Pushing bytes into a terminal's input (TIOCSTI; TIOCLINUX pastes a
 	 * console's selection) would type commands into the caller's shell,
@@ -212,18 +248,8 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX));
-	/*
-	 * Landlock's TCP rules look at plain TCP sockets only: a Multipath
-	 * TCP socket would connect anywhere. Refused as a kernel without it
-	 * does (EPROTONOSUPPORT: programs fall back to TCP). io_uring makes
-	 * sockets without the socket call: as unknown (ENOSYS, as container
-	 * engines' default profiles do).
-	 */
 	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, 262 /* IPPROTO_MPTCP */));
-	if (!rc)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(io_uring_setup), 0);
+		rc = deny_other_transports(ctx);
 	if (!rc && daemon_pid > 0)
 		rc = deny_signals_to(ctx, daemon_pid);
 	if (!rc)

@@ -2,6 +2,7 @@
 /* A session's Landlock layers: planned by the daemon, entered by the launcher (session/boundary.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,55 @@ int boundary_enter(const json_t *plan, const char *workspace, char *err, size_t 
 			return rc;
 	}
 	return 0;
+}
+
+/* Whether path is dir or beneath it (both absolute). */
+static bool path_beneath(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+bool boundary_plan_lets_run(const char *text, const char *path)
+{
+	const json_t *l, *ex, *v;
+	char real[PATH_MAX];
+	const char *ws;
+	json_t *plan;
+	size_t i, j;
+	bool ok = true;
+
+	plan = json_loads(text, 0, NULL);
+	if (!plan)
+		return false;
+	ws = json_string_value(json_object_get(plan, "workspace"));
+	json_array_foreach(json_object_get(plan, "layers"), i, l) {
+		ex = json_object_get(json_object_get(l, "filesystem"), "execute");
+		if (!ex)
+			continue;
+		ok = false;
+		json_array_foreach(ex, j, v) {
+			const char *e = json_string_value(v);
+
+			if (e && !strcmp(e, "workspace"))
+				e = ws;
+			if (!e || e[0] != '/')
+				continue;
+			if (path_beneath(path, e) || (realpath(e, real) && path_beneath(path, real))) {
+				ok = true;
+				break;
+			}
+		}
+		if (!ok)
+			break;
+	}
+	json_decref(plan);
+	return ok;
 }
 
 bool boundary_env_denied(const struct eg_policy *p, const char *kv)

@@ -247,6 +247,7 @@ struct exec_request {
 	unsigned int argc;
 	bool argv_read;			/* argv was read (or tried): not when the first program is not found */
 	bool argv_wanted;		/* read it even then (its thread had an exec waiting for a person) */
+	bool target_off_lists;		/* the loader's program is off a layer's execute list (request_work) */
 	bool argv_trunc;
 	uint64_t argv_bytes;
 	bool execveat;

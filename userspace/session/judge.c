@@ -15,7 +15,6 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include <jansson.h>
 #include <seccomp.h>
 #include <bpf/bpf.h>
 #include "loop/loop.h"
@@ -203,72 +202,6 @@ static void judge_one(const struct eg_policy *p, struct exec_request *r, const s
 	}
 }
 
-/* Whether path is dir or beneath it (both absolute). */
-static bool path_beneath(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
-/*
- * Whether every Landlock layer of the session and of the sessions it
- * was started in (their plans, as their launchers entered them) lets the
- * file at path (resolved, absolute) run. The kernel checks a layer's
- * execute list at an exec only: a program the dynamic loader maps is
- * never exec'd, and would run from anywhere. An entry is taken as
- * spelled and with its symlinks followed (as the launcher opened it). A
- * plan that cannot be read lets nothing run.
- */
-static bool layers_let_run(const struct eg_session *se, const char *path)
-{
-	char real[PATH_MAX];
-
-	for (; se; se = se->parent) {
-		const json_t *layers, *l, *ex, *v;
-		const char *ws;
-		json_t *plan;
-		size_t i, j;
-
-		if (!se->boundary)
-			continue;
-		plan = json_loads(se->boundary, 0, NULL);
-		if (!plan)
-			return false;
-		ws = json_string_value(json_object_get(plan, "workspace"));
-		layers = json_object_get(plan, "layers");
-		json_array_foreach(layers, i, l) {
-			bool ok = false;
-
-			ex = json_object_get(json_object_get(l, "filesystem"), "execute");
-			if (!ex)
-				continue;
-			json_array_foreach(ex, j, v) {
-				const char *e = json_string_value(v);
-
-				if (e && !strcmp(e, "workspace"))
-					e = ws;
-				if (!e || e[0] != '/')
-					continue;
-				if (path_beneath(path, e) || (realpath(e, real) && path_beneath(path, real))) {
-					ok = true;
-					break;
-				}
-			}
-			if (!ok) {
-				json_decref(plan);
-				return false;
-			}
-		}
-		json_decref(plan);
-	}
-	return true;
-}
-
 /*
  * Every program of the exec, under every policy that covers the session:
  * the daemon's, then each session's from the outermost in. The strongest
@@ -344,7 +277,7 @@ void request_judge(struct eg_sessions *s, struct exec_request *r, struct eg_verd
 			       "(a bare name, or a file that is not there): name it by its path";
 		return;
 	}
-	if (r->plan.loader == EG_LOADER_TARGET && !layers_let_run(r->session, r->plan.target.path)) {
+	if (r->plan.loader == EG_LOADER_TARGET && r->target_off_lists) {
 		ret->decision = EG_DECISION_DENY;
 		ret->rule = "loader";
 		ret->message = "the dynamic loader was asked for a program outside the session's execute list "

@@ -24,6 +24,7 @@
 #include "loop/loop.h"
 #include "events/meta.h"
 #include "trace/cgroups.h"
+#include "session/boundary.h"
 #include "session/internal.h"
 #include "util/clock.h"
 #include "util/fileid.h"
@@ -530,6 +531,19 @@ void request_work(const struct eg_roots *roots, struct exec_request *r)
 	if (r->rc_read)
 		return;
 	r->rc_plan = plan_request(roots, r, &pk);
+	/*
+	 * The kernel checks a layer's execute list only at an exec: the
+	 * program a loader maps is looked up in every layer's list of the
+	 * session and its outer ones here, where a file system read stalls
+	 * this tree only (the judge refuses it, rule loader).
+	 */
+	if (!r->rc_plan && r->plan.loader == EG_LOADER_TARGET) {
+		const struct eg_session *se;
+
+		for (se = r->session; se && !r->target_off_lists; se = se->parent)
+			r->target_off_lists = se->boundary && !boundary_plan_lets_run(se->boundary,
+										     r->plan.target.path);
+	}
 	/*
 	 * A program that is not there (a shell's PATH search, most of a
 	 * build's failed execs) is let fail with argv unread: the kernel
