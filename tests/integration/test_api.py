@@ -477,6 +477,20 @@ def test_a_follower_that_does_not_read_is_dropped(ctx):
             pass
     print("    dropped after %d execs of 1 MB records" % spawned)
     assert a.approvals() == []      # the API goes on
+    # a since= whose records are more than 4 MiB: what fits, an end event saying so, and the end
+    s = socket.create_connection(("127.0.0.1", a.port), timeout=15)
+    s.sendall(("GET /v1/events?type=exec&since=1h HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+               "Authorization: Bearer %s\r\n\r\n" % TOKENS["alice"]).encode())
+    got = b""
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        got += b
+    s.close()
+    assert got.startswith(b"HTTP/1.1 200") and b"event: end" in got and b"more than a client may leave unread" in got, \
+        (got[:200], got[-300:])
+    assert 3 << 20 < len(got) <= (4 << 20) + 4096, len(got)
 
 
 def test_pty_over_websocket(ctx):

@@ -330,6 +330,27 @@ def test_the_loader_runs_nothing_off_the_execute_list(ctx):
         refused
 
 
+def test_the_loader_check_keeps_the_lists_of_the_start(ctx):
+    """An execute entry is resolved when the session opens, as the
+    launcher opens it for Landlock: a session that swaps a listed
+    directory for a symlink to another afterwards gets no program of the
+    other one run through the loader."""
+    d = ctx.daemon()
+    ws, other = workspace(ctx), workspace(ctx)
+    os.mkdir(os.path.join(other, "bin"))
+    shutil.copy("/bin/true", os.path.join(other, "bin", "t1"))
+    for p in ("bin", "bin/t1"):
+        os.chown(os.path.join(other, p), U, U)
+    pol = write(ctx, "filesystem: {execute: [/usr, /bin, /lib, /lib64, %s/bin]}\ncommands: []\n" % other,
+                "swap.yaml")
+    script = ("%(l)s %(o)s/bin/t1; echo listed=$?; mkdir %(o)s/evil && cp /bin/true %(o)s/evil/t3 && "
+              "mv %(o)s/bin %(o)s/bin.old && ln -s %(o)s/evil %(o)s/bin && echo swapped; "
+              "%(l)s %(o)s/bin/t3; echo swap=$?" % {"l": LDSO, "o": other})
+    r = exec_(ctx, d, ["/bin/sh", "-c", script], "--policy", pol, cwd=ws)
+    out = r.stdout.decode()
+    assert "listed=0" in out and "swapped" in out and "swap=126" in out, (out, r.stderr.decode())
+
+
 def test_files_move_across_directories_under_read_and_execute_lists(ctx):
     """A layer that limits reading or running but not writing does not
     refuse renames and links across directories (Landlock refuses them

@@ -164,28 +164,34 @@ static void send_line(struct lws *wsi, struct api_conn *c, const char *line, siz
 
 static struct lws *tick_wsi;	/* the connection being ticked (one thread) */
 
+/* The stream's last word: an end event (SSE) or message (WebSocket); the client has 10 s to read the rest. */
+static void send_end(struct lws *wsi, struct api_conn *c, const char *line, size_t len)
+{
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 10);
+	if (c->kind == CONN_SSE) {
+		sbuf_puts(&c->out, "event: end\ndata: ");
+		sbuf_put(&c->out, line, len);
+		sbuf_puts(&c->out, "\n\n");
+		lws_callback_on_writable(wsi);
+	} else {
+		ws_queue(wsi, c, true, line, len);
+	}
+	c->done = true;
+}
+
 static void on_line(struct api_conn *c, const char *line, size_t len)
 {
 	if (c->dropped)
 		return;
 	if (len > 9 && !memcmp(line, "{\"event\":", 9)) {
 		/*
-		 * The daemon's last word on this stream (dropped, too slow: we
-		 * stopped reading for a client that did not read, counted).
-		 * The client has 10 s to read it and the rest, then it goes.
+		 * The daemon's last word on this stream. Dropped, too slow: we
+		 * stopped reading for a client that did not read, counted
+		 * (unless queueing it dropped the client, counted there).
 		 */
-		if (len > 18 && !memcmp(line, "{\"event\":\"dropped\"", 18))
+		send_end(tick_wsi, c, line, len);
+		if (len > 18 && !memcmp(line, "{\"event\":\"dropped\"", 18) && !c->dropped)
 			__atomic_add_fetch(&c->a->st.slow_clients, 1, __ATOMIC_RELAXED);
-		lws_set_timeout(tick_wsi, PENDING_TIMEOUT_USER_OK, 10);
-		if (c->kind == CONN_SSE) {
-			sbuf_puts(&c->out, "event: end\ndata: ");
-			sbuf_put(&c->out, line, len);
-			sbuf_puts(&c->out, "\n\n");
-			lws_callback_on_writable(tick_wsi);
-		} else {
-			ws_queue(tick_wsi, c, true, line, len);
-		}
-		c->done = true;
 		return;
 	}
 	if (c->filter && matches(c->filter, line, len))
@@ -230,9 +236,13 @@ static void backlog(struct eg_api *a, struct lws *wsi, struct api_conn *c)
 		if (!nl)
 			break;
 		if (matches(c->filter, p, nl - p)) {
-			/* what fits in what a client may leave unread: then the stream ends, as it is */
-			if (c->out.len - c->out_off + (nl - p) + 8 > API_MAX_QUEUED) {
-				c->done = true;
+			/* what fits in what a client may leave unread: then the stream ends, saying so */
+			if (c->out.len - c->out_off + (nl - p) + 512 > API_MAX_QUEUED) {
+				static const char full[] = "{\"event\":\"closed\",\"reason\":\"the records since then "
+							   "are more than a client may leave unread (4 MiB): ask for "
+							   "a later since\"}";
+
+				send_end(wsi, c, full, sizeof(full) - 1);
 				break;
 			}
 			send_line(wsi, c, p, nl - p);

@@ -180,10 +180,10 @@ static int deny_user_namespaces(scmp_filter_ctx ctx)
 
 /*
  * Landlock's TCP rules look at plain TCP sockets only: a connection of
- * another transport (Multipath TCP, SCTP, DCCP) would go anywhere. Those
- * sockets are refused as a kernel without them does (EPROTONOSUPPORT:
- * programs fall back to TCP): by protocol, and for IPv4 and IPv6 by the
- * types only they have (SOCK_SEQPACKET, SOCK_DCCP). build_filter
+ * another transport (Multipath TCP, SCTP, DCCP, SMC) would go anywhere.
+ * Those sockets are refused (EPROTONOSUPPORT, EAFNOSUPPORT for SMC's
+ * family: programs fall back to TCP): by protocol, and for IPv4 and
+ * IPv6 by the types only they have (SOCK_SEQPACKET, SOCK_DCCP). build_filter
  * refuses the rest whole: the 32-bit socketcall, whose arguments are in
  * memory out of the filter's sight (a session runs no 32-bit program),
  * and io_uring, which makes sockets and opens files without the calls
@@ -192,7 +192,8 @@ static int deny_user_namespaces(scmp_filter_ctx ctx)
  */
 static int deny_other_transports(scmp_filter_ctx ctx)
 {
-	static const int protocols[] = { 262 /* IPPROTO_MPTCP */, 132 /* IPPROTO_SCTP */, 33 /* IPPROTO_DCCP */ };
+	static const int protocols[] = { 262 /* IPPROTO_MPTCP */, 132 /* IPPROTO_SCTP */, 33 /* IPPROTO_DCCP */,
+					 256 /* IPPROTO_SMC */ };
 	static const int families[] = { AF_INET, AF_INET6 }, types[] = { 5 /* SOCK_SEQPACKET */, 6 /* SOCK_DCCP */ };
 	size_t i, j;
 	int rc = 0;
@@ -200,6 +201,10 @@ static int deny_other_transports(scmp_filter_ctx ctx)
 	for (i = 0; !rc && i < sizeof(protocols) / sizeof(protocols[0]); i++)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 1,
 				      SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, protocols[i]));
+	/* SMC's own family: its connection is a TCP socket of the kernel's, which no LSM hook sees */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 43 /* AF_SMC */));
 	for (i = 0; !rc && i < 2; i++)
 		for (j = 0; !rc && j < 2; j++)
 			rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), 2,

@@ -266,32 +266,70 @@ static bool path_beneath(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-bool boundary_plan_lets_run(const char *text, const char *path)
+char *boundary_exec_lists(const char *text)
 {
 	const json_t *l, *ex, *v;
-	char real[PATH_MAX];
+	char real[PATH_MAX], *out = NULL;
+	json_t *plan, *lists;
 	const char *ws;
-	json_t *plan;
 	size_t i, j;
-	bool ok = true;
 
 	plan = json_loads(text, 0, NULL);
-	if (!plan)
-		return false;
+	lists = json_array();
+	if (!plan || !lists)
+		goto out;
 	ws = json_string_value(json_object_get(plan, "workspace"));
 	json_array_foreach(json_object_get(plan, "layers"), i, l) {
+		json_t *one;
+
 		ex = json_object_get(json_object_get(l, "filesystem"), "execute");
 		if (!ex)
 			continue;
-		ok = false;
+		one = json_array();
+		if (!one || json_array_append_new(lists, one))
+			goto out;
 		json_array_foreach(ex, j, v) {
 			const char *e = json_string_value(v);
 
-			if (e && !strcmp(e, "workspace"))
-				e = ws;
+			/* the workspace is the launcher's real path already */
+			if (e && !strcmp(e, "workspace")) {
+				if (ws && json_array_append_new(one, json_string(ws)))
+					goto out;
+				continue;
+			}
 			if (!e || e[0] != '/')
 				continue;
-			if (path_beneath(path, e) || (realpath(e, real) && path_beneath(path, real))) {
+			if (json_array_append_new(one, json_string(e)))
+				goto out;
+			if (realpath(e, real) && strcmp(real, e) && json_array_append_new(one, json_string(real)))
+				goto out;
+		}
+	}
+	out = json_dumps(lists, JSON_COMPACT);
+out:
+	json_decref(plan);
+	json_decref(lists);
+	return out;
+}
+
+bool boundary_lists_let_run(const char *text, const char *path)
+{
+	const json_t *one, *v;
+	json_t *lists;
+	size_t i, j;
+	bool ok = true;
+
+	lists = text ? json_loads(text, 0, NULL) : NULL;
+	if (!json_is_array(lists)) {
+		json_decref(lists);
+		return false;
+	}
+	json_array_foreach(lists, i, one) {
+		ok = false;
+		json_array_foreach(one, j, v) {
+			const char *e = json_string_value(v);
+
+			if (e && path_beneath(path, e)) {
 				ok = true;
 				break;
 			}
@@ -299,7 +337,7 @@ bool boundary_plan_lets_run(const char *text, const char *path)
 		if (!ok)
 			break;
 	}
-	json_decref(plan);
+	json_decref(lists);
 	return ok;
 }
 

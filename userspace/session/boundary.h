@@ -39,15 +39,21 @@ int boundary_plan(struct jsonw *w, int abi, const struct eg_policy *daemon_pol,
 int boundary_enter(const json_t *plan, const char *workspace, char *err, size_t errlen);
 
 /*
- * Whether the file at path (resolved, absolute) may run under every
- * layer's execute list of plan (boundary_plan's text, as the launcher
- * entered it). The kernel checks these lists at an exec only: a program
- * the dynamic loader maps is never exec'd. An entry is compared as
- * spelled and with its symlinks followed (as the launcher opened it),
- * which reads the file system. A plan that cannot be read lets nothing
- * run.
+ * The execute lists of plan (boundary_plan's text), one array a layer
+ * that has one, each entry as spelled and with its symlinks followed,
+ * now: made when the session opens, as the launcher opens the same paths
+ * for Landlock. JSON text to free, or NULL (no memory, a plan that does
+ * not parse).
  */
-bool boundary_plan_lets_run(const char *plan, const char *path);
+char *boundary_exec_lists(const char *plan);
+
+/*
+ * Whether the file at path (resolved, absolute) may run under every
+ * layer's list of lists (boundary_exec_lists). The kernel checks them at
+ * an exec only: a program the dynamic loader maps is never exec'd. No
+ * file system is read. NULL lets nothing run.
+ */
+bool boundary_lists_let_run(const char *lists, const char *path);
 
 /*
  * Whether a variable (NAME or NAME=VALUE) is on a policy's

@@ -139,6 +139,7 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 		eg_hf_write(w, se, session_fields, N(session_fields), NULL);
 		jsonw_uint_field(w, "parent", se->parent ? se->parent->id : 0);
 		jsonw_string_field(w, "boundary", se->boundary);
+		jsonw_string_field(w, "exec_lists", se->exec_lists);
 		if (se->redirect_dir)
 			jsonw_string_field(w, "redirect_dir", se->redirect_dir);
 		refusals_export(s, se, w);
@@ -186,6 +187,11 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 		denials_import(s->denials, se->id, json_object_get(e, "domains"));
 		if (json_string_value(json_object_get(e, "boundary")))
 			se->boundary = strdup(json_string_value(json_object_get(e, "boundary")));
+		/* resolved when it opened; from a daemon that did not keep them: now */
+		if (json_string_value(json_object_get(e, "exec_lists")))
+			se->exec_lists = strdup(json_string_value(json_object_get(e, "exec_lists")));
+		else if (se->boundary)
+			se->exec_lists = boundary_exec_lists(se->boundary);
 		/* its redirect directory (redirect.c) goes on with it: same pid, same path */
 		if (json_string_value(json_object_get(e, "redirect_dir")))
 			se->redirect_dir = strdup(json_string_value(json_object_get(e, "redirect_dir")));

@@ -87,6 +87,7 @@ struct eg_session {
 	uint64_t started_ns;
 	uint64_t execs, denied;
 	char *boundary;			/* its Landlock plan, rendered (boundary.h), or NULL */
+	char *exec_lists;		/* its layers' execute lists, resolved when it opened (boundary.h) */
 	char *redirect_dir;		/* its redirect entries (redirect.c), or NULL */
 	uint64_t access_denied;		/* accesses its Landlock layers refused (denials.c) */
 	/* a top-level session: its tree's requests in workers, and those waiting for one */

@@ -137,6 +137,7 @@ void session_put(struct eg_sessions *s, struct eg_session *se)
 		session_put(s, se->parent);
 	policy_free(se->policy);
 	free(se->boundary);
+	free(se->exec_lists);
 	free(se);
 }
 

@@ -534,14 +534,13 @@ void request_work(const struct eg_roots *roots, struct exec_request *r)
 	/*
 	 * The kernel checks a layer's execute list only at an exec: the
 	 * program a loader maps is looked up in every layer's list of the
-	 * session and its outer ones here, where a file system read stalls
-	 * this tree only (the judge refuses it, rule loader).
+	 * session and its outer ones (the judge refuses it, rule loader).
 	 */
 	if (!r->rc_plan && r->plan.loader == EG_LOADER_TARGET) {
 		const struct eg_session *se;
 
 		for (se = r->session; se && !r->target_off_lists; se = se->parent)
-			r->target_off_lists = se->boundary && !boundary_plan_lets_run(se->boundary,
+			r->target_off_lists = se->boundary && !boundary_lists_let_run(se->exec_lists,
 										     r->plan.target.path);
 	}
 	/*

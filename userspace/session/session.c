@@ -405,6 +405,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		return -ENOMEM;
 	}
 	se->boundary = strndup(plan.data, plan.len);
+	se->exec_lists = se->boundary ? boundary_exec_lists(se->boundary) : NULL;
 	se->owner = s;
 	se->id = new_id(s);
 	snprintf(se->name, sizeof(se->name), "%s", name ? name : "");
