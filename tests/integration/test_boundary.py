@@ -341,14 +341,17 @@ def test_the_loader_check_keeps_the_lists_of_the_start(ctx):
     shutil.copy("/bin/true", os.path.join(other, "bin", "t1"))
     for p in ("bin", "bin/t1"):
         os.chown(os.path.join(other, p), U, U)
-    pol = write(ctx, "filesystem: {execute: [/usr, /bin, /lib, /lib64, %s/bin]}\ncommands: []\n" % other,
-                "swap.yaml")
+    # and one that is not there when it opens allows nothing, made afterwards or not
+    pol = write(ctx, "filesystem: {execute: [/usr, /bin, /lib, /lib64, %s/bin, %s/later]}\ncommands: []\n"
+                % (other, other), "swap.yaml")
     script = ("%(l)s %(o)s/bin/t1; echo listed=$?; mkdir %(o)s/evil && cp /bin/true %(o)s/evil/t3 && "
               "mv %(o)s/bin %(o)s/bin.old && ln -s %(o)s/evil %(o)s/bin && echo swapped; "
-              "%(l)s %(o)s/bin/t3; echo swap=$?" % {"l": LDSO, "o": other})
+              "%(l)s %(o)s/bin/t3; echo swap=$?; mkdir %(o)s/later && cp /bin/true %(o)s/later/t4; "
+              "%(l)s %(o)s/later/t4; echo later=$?" % {"l": LDSO, "o": other})
     r = exec_(ctx, d, ["/bin/sh", "-c", script], "--policy", pol, cwd=ws)
     out = r.stdout.decode()
-    assert "listed=0" in out and "swapped" in out and "swap=126" in out, (out, r.stderr.decode())
+    assert "listed=0" in out and "swapped" in out and "swap=126" in out and "later=126" in out, \
+        (out, r.stderr.decode())
 
 
 def test_files_move_across_directories_under_read_and_execute_lists(ctx):

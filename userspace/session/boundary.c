@@ -297,11 +297,12 @@ char *boundary_exec_lists(const char *text)
 					goto out;
 				continue;
 			}
-			if (!e || e[0] != '/')
+			/* one that is not there allows nothing, as for Landlock (a later one is not in it) */
+			if (!e || e[0] != '/' || !realpath(e, real))
 				continue;
 			if (json_array_append_new(one, json_string(e)))
 				goto out;
-			if (realpath(e, real) && strcmp(real, e) && json_array_append_new(one, json_string(real)))
+			if (strcmp(real, e) && json_array_append_new(one, json_string(real)))
 				goto out;
 		}
 	}

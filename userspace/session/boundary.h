@@ -42,8 +42,8 @@ int boundary_enter(const json_t *plan, const char *workspace, char *err, size_t 
  * The execute lists of plan (boundary_plan's text), one array a layer
  * that has one, each entry as spelled and with its symlinks followed,
  * now: made when the session opens, as the launcher opens the same paths
- * for Landlock. JSON text to free, or NULL (no memory, a plan that does
- * not parse).
+ * for Landlock (one that is not there allows nothing). JSON text to
+ * free, or NULL (no memory, a plan that does not parse).
  */
 char *boundary_exec_lists(const char *plan);
 
