@@ -262,13 +262,19 @@ def test_no_runs_without_run_as(ctx):
     assert st == 403 and "--api-run-as" in j["error"], (st, j)
 
 
+def ask_touch(a, f):
+    """A session that asks to touch f (the policy's ask-touch rule): its
+    process, and the approval pending for it. The process prints rc=N."""
+    p = subprocess.Popen([a.ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return p, eg.wait_until(a.approvals, what="a pending approval")[0]
+
+
 def test_approvals_answered_with_the_token_name(ctx):
     a = Api(ctx)
     tmp = ctx.tmpdir()
     f1 = os.path.join(tmp, "yes-" + token())
-    p = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f1],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ap = eg.wait_until(a.approvals, what="a pending approval")[0]
+    p, ap = ask_touch(a, f1)
     assert ap["argv"] == ["touch", f1] and ap["rule"] == "ask-touch" and ap["message"] == "touch needs a yes", ap
     one = a.ok("GET", "/v1/approvals/" + ap["approval_id"])
     assert one["approvals"][0]["approval_id"] == ap["approval_id"], one
@@ -289,9 +295,7 @@ def test_approvals_answered_with_the_token_name(ctx):
     assert ev["answered_by"]["uid"] == 65534 and ev["reason"] == "looks fine", ev
     # denied
     f2 = os.path.join(tmp, "no-" + token())
-    p = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f2],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ap = eg.wait_until(a.approvals, what="a pending approval")[0]
+    p, ap = ask_touch(a, f2)
     a.ok("POST", "/v1/approvals/%s/deny" % ap["approval_id"])
     out, err = p.communicate(timeout=20)
     assert b"rc=126" in out and not os.path.exists(f2), out
@@ -327,9 +331,7 @@ def test_a_client_that_closes_at_once_is_not_taken_for_one_elsewhere(ctx):
     a = Api(ctx)
     tmp = ctx.tmpdir()
     f = os.path.join(tmp, "self-" + token())
-    p = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", "touch %s; echo rc=$?" % f],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    ap = eg.wait_until(a.approvals, what="a pending approval")[0]
+    p, ap = ask_touch(a, f)
     refused0 = a.metric("execgate_api_refused_total", 'reason="in_session"') or 0
     for mode in ("fin", "reset"):
         r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "python3", "-c", HIT_AND_RUN,
@@ -716,9 +718,7 @@ def test_docs_curl_examples_run(ctx):
     for b in blocks:
         if "/approvals" in b:
             # something to approve
-            waiting = subprocess.Popen([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c",
-                                        "touch %s; echo rc=$?" % f], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            eg.wait_until(a.approvals, what="a pending approval")
+            waiting, _ = ask_touch(a, f)
         if "/v1/events" in b:
             subprocess.Popen(["sh", "-c", "sleep 0.5; exec true docs-example"])
         r = subprocess.run(["bash", "-e", "-c", b], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

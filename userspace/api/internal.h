@@ -22,6 +22,7 @@
 #define API_MAX_BODY		(256 * 1024)	/* a request body (the control socket's request line) */
 #define API_MAX_MESSAGE		(64 * 1024)	/* a WebSocket message, all its fragments */
 #define API_MAX_QUEUED		(4u << 20)	/* unsent to a client past which it is dropped */
+#define API_END_GRACE_S		10		/* a stream that ended: this long for its client to read the rest */
 #define API_IDLE_S		5		/* to send a request, and between requests */
 #define API_TICK_US		50000		/* streams and terminals look for more this often */
 #define API_CALL_MS		10000		/* the daemon's answer to one call */

@@ -138,9 +138,10 @@ static int write_http(struct lws *wsi, struct api_conn *c)
 		if (lws_finalize_write_http_header(wsi, start, &p, end))
 			return -1;
 		c->hdr_sent = true;
-		/* a stream: no idle timeout, unless it already ended (10 s to read the rest) */
+		/* a stream: no idle timeout, unless it already ended (API_END_GRACE_S to read the rest) */
 		if (c->kind == CONN_SSE)
-			lws_set_timeout(wsi, c->done ? PENDING_TIMEOUT_USER_OK : NO_PENDING_TIMEOUT, c->done ? 10 : 0);
+			lws_set_timeout(wsi, c->done ? PENDING_TIMEOUT_USER_OK : NO_PENDING_TIMEOUT,
+					c->done ? API_END_GRACE_S : 0);
 		if (c->out.len > c->out_off || (c->kind != CONN_SSE))
 			lws_callback_on_writable(wsi);
 		return 0;

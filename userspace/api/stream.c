@@ -167,7 +167,7 @@ static struct lws *tick_wsi;	/* the connection being ticked (one thread) */
 /* The stream's last word: an end event (SSE) or message (WebSocket); the client has 10 s to read the rest. */
 static void send_end(struct lws *wsi, struct api_conn *c, const char *line, size_t len)
 {
-	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 10);
+	lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, API_END_GRACE_S);
 	if (c->kind == CONN_SSE) {
 		sbuf_puts(&c->out, "event: end\ndata: ");
 		sbuf_put(&c->out, line, len);
@@ -307,7 +307,7 @@ void stream_tick(struct lws *wsi, struct api_conn *c)
 	 * for ever.
 	 */
 	if (rc && !c->dropped)
-		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 10);
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, API_END_GRACE_S);
 	if (rc && !c->done) {
 		static const char gone[] = "{\"event\":\"closed\",\"reason\":\"the daemon closed the stream\"}";
 

@@ -277,7 +277,8 @@ void request_judge(struct eg_sessions *s, struct exec_request *r, struct eg_verd
 			       "(a bare name, or a file that is not there): name it by its path";
 		return;
 	}
-	if (r->plan.loader == EG_LOADER_TARGET && r->target_off_lists) {
+	/* a loader's program off a layer's execute list (request_work looked) */
+	if (r->target_off_lists) {
 		ret->decision = EG_DECISION_DENY;
 		ret->rule = "loader";
 		ret->message = "the dynamic loader was asked for a program outside the session's execute list "
