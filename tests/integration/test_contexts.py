@@ -417,6 +417,18 @@ def test_a_daemon_started_anew_keeps_the_context_numbers(ctx):
                 c = json.loads(r.stdout)["context"]
                 out.append(c and (c["id"], c["name"], c["depth"] >= 1))
         return out
+    def waiting():
+        """The child once it waits on the fifo: every fork of the double fork is done by then
+        (one after the daemon stops would make a process with no task storage)."""
+        for pid in subprocess.run(["pgrep", "-f", t], stdout=subprocess.PIPE).stdout.split():
+            try:
+                with open("/proc/%s/wchan" % pid.decode()) as f:
+                    if f.read().strip() == "wait_for_partner":
+                        return pid
+            except OSError:
+                pass
+        return None
+    eg.wait_until(waiting, what="the agent's child waiting on the fifo")
     found = eg.wait_until(contexts, what="the agent's child")
     assert set(found) == {(1, "agent", True)}, found
     assert d.stop() == 0, d.err()
