@@ -377,9 +377,13 @@ __noinline int kjudge_run(__u32 slot)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c)
 		return EG_KD_ERROR;
-	/* the range of kernel rules this judgement reads: the commands', or the contexts' identities */
+	/*
+	 * The range of kernel rules this judgement reads: the commands', or the
+	 * contexts' identities, which come after them (each an allow that says
+	 * which context starts, never what may run).
+	 */
 	f->klo = f->identities ? c->ident_first : 0;
-	f->khi = f->identities ? c->ident_first + c->n_ident : c->nrules;
+	f->khi = f->identities ? c->ident_first + c->n_ident : c->n_ident ? c->ident_first : c->nrules;
 	/* the depth as rules count it */
 	if (!(c->flags & EG_KC_UNKNOWN_DIRECT) && f->depth < 1 && (f->flags & KF_DEPTH_UNKNOWN))
 		f->depth = 1;

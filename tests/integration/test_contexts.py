@@ -139,6 +139,25 @@ def test_rules_for_outside_any_context(ctx):
     assert b"rc=0" in r.stdout, r.stdout
 
 
+def test_an_identity_allows_nothing_by_itself(ctx):
+    """An identity says which programs start a context, not which may run: under
+    default_decision: deny a program an identity names, and nothing else allows, is
+    killed (and judged the same by the daemon: no rule named). The kernel's rule
+    range for an ordinary judgement once ran on into the identities, each an allow."""
+    work = agent_files(ctx)
+    pol = ("default_decision: deny\ncontexts:\n  - name: agent\n    identities: [{paths: [%s/agent]}]\n"
+           "commands:\n  - {name: system, paths: ['/usr/*', '/bin/*'], decision: allow}\n" % work)
+    d, rel, cg = enforcing(ctx, pol)
+    t = token()
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c", "exit 0", t])
+    assert r.returncode == KILL, "a program only an identity names ran under default deny (%d)" % r.returncode
+    e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 10, "the agent's exec")[0]
+    assert e["action"] == "killed" and e["decision"] == "deny" and not e.get("rule"), e
+    # the system's programs still run, and in the context once it is entered... by no one here
+    r = in_cg(cg, ["/bin/true", t])
+    assert r.returncode == 0, r.returncode
+
+
 def waiting_agent(ctx, work, cg, t):
     """The agent in cgroup cg, and its child shell, which runs the denied program with t (then
     writes its exit status to work/rc) once a line is written to the fifo: (agent, fifo)."""

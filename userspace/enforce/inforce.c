@@ -95,7 +95,7 @@ int inforce_json(const char *pin_dir, struct jsonw *w)
 		jsonw_bool_field(w, "rules_loaded", st.loaded);
 		if (st.loaded) {
 			jsonw_bool_field(w, "enforcing", st.conf.flags & EG_KC_ENFORCE);
-			jsonw_uint_field(w, "rules", st.conf.nrules);
+			jsonw_uint_field(w, "rules", st.conf.nrules - st.conf.n_ident);
 			jsonw_string_field(w, "sha256", st.conf.sha256);
 			jsonw_uint_field(w, "seq", st.seq);
 		}
