@@ -452,20 +452,27 @@ __noinline int kfacts_argscript(__u32 slot, __u32 word, __u32 from)
  * and an interpreter's script argument after it);
  * 0: none. What the identities read is the exec's own, as for any
  * judgement. A name spelled can only put a task in a context, never take
- * it out of one.
+ * it out of one: a task in a context already (the record's, from its
+ * parent) is moved only by a file the kernel opened (the program, its
+ * scripts), or later by the file a loader maps; an interpreter's argument
+ * or the name a loader was asked for would let any task in an agent's
+ * context leave its rules for another's, and start its depth again.
  */
 __noinline int kcontext_exec(void)
 {
-	__u32 slot = kf_slot(KSLOT_EXEC), set, p, id = 0;
+	__u32 slot = kf_slot(KSLOT_EXEC), set, p, n = 5 + EG_CHAIN_MAX, id = 0;
+	struct eg_event *ev = (struct eg_event *)scratch_get();
 	struct eg_kconf *c;
 	struct kfacts *f;
 	int r, d;
 
 	set = EG_KSET_OF(kstate_seq());
 	c = bpf_map_lookup_elem(&kconf, &set);
-	if (!c || !c->n_ident)
+	if (!c || !c->n_ident || !ev)
 		return 0;
-	for (p = 0; p < 5 + EG_CHAIN_MAX && !id; p++) {
+	if (ev->context)
+		n = 2 + EG_CHAIN_MAX;	/* the files, not the names spelled */
+	for (p = 0; p < n && !id; p++) {
 		if (p < 2 + EG_CHAIN_MAX) {
 			r = kfacts_exec(p);
 		} else if (p == 2 + EG_CHAIN_MAX) {

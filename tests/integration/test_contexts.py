@@ -158,6 +158,31 @@ def test_an_identity_allows_nothing_by_itself(ctx):
     assert r.returncode == 0, r.returncode
 
 
+def test_a_name_spelled_does_not_move_a_task_to_another_context(ctx):
+    """A task in a context enters another only by a file the kernel opens (the program, its
+    scripts), not by an interpreter's argument naming another context's script: `sh -s
+    OTHER.js` inside the agent would otherwise leave the agent's rules (the denied program ran
+    there) and start its depth again. Outside every context the same spelling still enters."""
+    work = agent_files(ctx)
+    other = os.path.join(work, "other.js")
+    with open(other, "w") as f:
+        f.write("// another agent\n")
+    ids = "[{paths: [%s/agent]}]\n  - name: other\n    identities: [{paths: [%s]}]" % (work, other)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, identities=ids))
+    t = token()
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c",
+                   "echo '%s/denied %s; echo rc=$?' | sh -s %s; exit 0" % (work, t, other)])
+    e = wait_mark_or_kill(d, t)
+    assert not marks(t), "the denied program ran after an argument named another context's script"
+    assert e["action"] == "killed" and e["context"]["name"] == "agent", e
+    assert b"rc=137" in r.stdout, r.stdout
+    # outside any context, the spelling enters 'other' (where the agent's rule does not hold)
+    t2 = token()
+    r = in_cg(cg, ["sh", "-c", "echo '%s/denied %s' | sh -s %s" % (work, t2, other)])
+    e = wait_mark_or_kill(d, t2)
+    assert marks(t2) and e["context"]["name"] == "other", e
+
+
 def waiting_agent(ctx, work, cg, t):
     """The agent in cgroup cg, and its child shell, which runs the denied program with t (then
     writes its exit status to work/rc) once a line is written to the fifo: (agent, fifo)."""
