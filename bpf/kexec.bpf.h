@@ -353,8 +353,11 @@ static __always_inline int kjudge_exec(struct eg_event *e)
 		if (r > 0 && p >= 2)
 			break;
 	}
-	/* a chain longer than the record holds: its missing levels cannot be judged */
-	if (d != EG_KD_ERROR && (e->flags & EG_F_CHAIN_CUT)) {
+	/*
+	 * A chain longer than the record holds: its missing levels cannot be
+	 * judged; nor an overlay view whose file behind it was not found.
+	 */
+	if (d != EG_KD_ERROR && ((e->flags & EG_F_CHAIN_CUT) || (e->flags2 & EG_F2_BACKING_UNKNOWN))) {
 		d = EG_KD_ERROR;
 		rule = 0;
 	}

@@ -433,7 +433,11 @@ static __always_inline struct file *vma_file(struct task_struct *task, __u64 add
  * An overlayfs view of a file has the overlay's device and inode; the file
  * behind it (upper or lower layer) is the one a literal path elsewhere
  * names. The kernel maps an ELF's segments from that backing file (ovl_mmap
- * puts it in vm_file), so the new image's text mapping tells it.
+ * puts it in vm_file), so the new image's text mapping tells it. When it
+ * cannot be read (bpf_find_vma only tries the mm's lock, which another
+ * process can hold: /proc/PID/clear_refs), the record says so and the
+ * kernel rules refuse the exec: the file a literal path names may be the
+ * one behind the view.
  */
 static __always_inline void file_backing(struct eg_event *e, struct task_struct *task, struct inode *inode)
 {
@@ -444,8 +448,10 @@ static __always_inline void file_backing(struct eg_event *e, struct task_struct 
 		return;
 	start = BPF_CORE_READ(task, mm, start_code);
 	real = vma_file(task, start, NULL);
-	if (!real)
+	if (!real) {
+		e->flags2 |= EG_F2_BACKING_UNKNOWN;
 		return;
+	}
 	e->backing_dev = BPF_CORE_READ(real, f_inode, i_sb, s_dev);
 	e->backing_ino = BPF_CORE_READ(real, f_inode, i_ino);
 	if (e->backing_dev != e->dev || e->backing_ino != e->ino)

@@ -664,6 +664,36 @@ def test_an_overlay_view_of_a_denied_file_is_the_file(ctx):
     assert in_cg(cg, [os.path.join(view, "ok"), token()]).returncode == 0
 
 
+def test_an_overlay_view_whose_file_behind_is_hidden_is_refused(ctx):
+    """The file behind an overlay view is read from the new image's mapping, under a lock
+    bpf_find_vma only tries. A process of the same user writing to the exec'ing child's
+    /proc/PID/clear_refs holds that lock for writing: the view then had only its own device
+    and inode, and a file the policy denies by its path ran through it (most of the tries).
+    Not knowing the file behind the view refuses the exec."""
+    work = files(ctx)
+    view, upper, wd = ctx.tmpdir(), ctx.tmpdir(), ctx.tmpdir()
+    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
+                        "lowerdir=%s,upperdir=%s,workdir=%s" % (work, upper, wd), view],
+                       stderr=subprocess.PIPE)
+    if r.returncode:
+        ctx.skip("overlayfs cannot be mounted here: %s" % r.stderr.decode().strip())
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", view]))
+    os.chmod(view, 0o755)
+    d, rel, cg = enforcing(ctx, policy(work))
+    t = token()
+    r = in_cg(cg, [ctx.helper("clear_refs_race"), "200", "4", os.path.join(view, "denied"), t], timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert not marks(t), "a denied file ran through an overlay view: " + r.stdout.decode()
+    assert r.stdout.decode().startswith("ran=0 killed=200 "), r.stdout
+    def execs():
+        evs = [e for e in d.events() if e.get("type") == "exec" and t in e.get("argv", [])]
+        return evs if len(evs) >= 200 else None
+    evs = eg.wait_until(execs, timeout=20, what="the racer's 200 execs")
+    hidden = [e for e in evs if e.get("backing_unknown")]
+    assert hidden, "the lock was never held at the exec: the race did not run"
+    assert all(e["action"] == "killed" and e["decision"] == "error" for e in hidden), hidden[0]
+
+
 def test_an_overlay_view_of_the_loader_is_the_loader(ctx):
     """The host's ld.so seen through an overlayfs mount (which an
     unprivileged user can make in a namespace of its own) has another

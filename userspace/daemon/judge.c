@@ -140,6 +140,14 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	req.argc = r->argv_kept;
 	judge_one(j, p, &req, script ? "interpreter" : (h->flags & EG_F_LOADER) ? "loader" : "program",
 		  ret, true);
+	/* an overlay view whose file behind it the kernel could not read: the file a literal path names may be it */
+	if (h->type == EG_EVENT_EXEC && (h->flags2 & EG_F2_BACKING_UNKNOWN)) {
+		struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
+					.message = "an overlay view whose file behind it could not be read",
+					.error = "backing unknown", .rule_index = -1 };
+
+		policy_verdict_merge(ret, &v);
+	}
 
 	/* a loader run as the command: the program it maps is judged as the program */
 	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER)) {

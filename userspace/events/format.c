@@ -394,6 +394,8 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 			json_dev_ino(b, h->backing_dev, h->backing_ino, true);
 			sbuf_putc(b, '}');
 		}
+		if (h->flags2 & EG_F2_BACKING_UNKNOWN)
+			sbuf_puts(b, ",\"backing_unknown\":true");
 		if (h->flags & EG_F_ANON_FILE)
 			sbuf_puts(b, ",\"file_kind\":\"anonymous\"");
 		if (h->flags & EG_F_LOADER) {
