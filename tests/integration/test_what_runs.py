@@ -694,6 +694,50 @@ def test_an_overlay_view_whose_file_behind_is_hidden_is_refused(ctx):
     assert all(e["action"] == "killed" and e["decision"] == "error" for e in hidden), hidden[0]
 
 
+def test_a_file_on_btrfs_is_known_by_its_identity(ctx):
+    """btrfs gives each subvolume (the top one too) a device number of its own in stat(),
+    and the kernel's programs read the file system's: an identity taken from st_dev never
+    matched there. A hard link of a file denied by path, in the top volume and in a
+    subvolume, is the same file and killed; a session's program there runs (its ticket
+    names the file by the kernel's numbers)."""
+    if not shutil.which("mkfs.btrfs"):
+        ctx.skip("no mkfs.btrfs (btrfs-progs) on this machine")
+    img = os.path.join(ctx.tmpdir(), "btrfs.img")
+    with open(img, "wb") as f:
+        f.truncate(160 << 20)
+    ctx.run(["mkfs.btrfs", "-q", "-f", img])
+    mnt = ctx.tmpdir()
+    r = subprocess.run(["mount", "-o", "loop", img, mnt], stderr=subprocess.PIPE)
+    if r.returncode:
+        ctx.skip("btrfs cannot be mounted here: %s" % r.stderr.decode().strip())
+    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", mnt]))
+    os.chmod(mnt, 0o755)
+    ctx.run(["btrfs", "-q", "subvolume", "create", os.path.join(mnt, "sv")])
+    os.chmod(os.path.join(mnt, "sv"), 0o755)
+    st = os.stat(mnt)
+    pol = "default_decision: allow\ncommands:\n"
+    for where in (mnt, os.path.join(mnt, "sv")):
+        shutil.copy(ctx.helper("marker"), os.path.join(where, "denied"))
+        os.chmod(os.path.join(where, "denied"), 0o755)
+        os.link(os.path.join(where, "denied"), os.path.join(where, "alias"))
+        pol += "  - {name: no-%s, paths: [%s/denied], decision: deny}\n" % (os.path.basename(where), where)
+    # the premise: stat() and the mount disagree on the device
+    with open("/proc/self/mountinfo") as f:
+        line = [l for l in f if l.split()[4] == mnt][0]
+    assert line.split()[2] != "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev)), line
+    d, rel, cg = enforcing(ctx, pol)
+    for where in (mnt, os.path.join(mnt, "sv")):
+        t = token()
+        r = in_cg(cg, [os.path.join(where, "alias"), t])
+        assert r.returncode == KILL and not marks(t), "a hard link of a denied file on btrfs ran (%s)" % where
+    # a session's program on btrfs runs: the ticket's file is the one the kernel sees
+    shutil.copy("/bin/true", os.path.join(mnt, "sv", "ok"))
+    allow = write(ctx, "default_decision: allow\n")
+    r = ctx.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", allow, "--",
+                 os.path.join(mnt, "sv", "ok")], check=False)
+    assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+
+
 def test_an_overlay_view_of_the_loader_is_the_loader(ctx):
     """The host's ld.so seen through an overlayfs mount (which an
     unprivileged user can make in a namespace of its own) has another

@@ -44,6 +44,7 @@
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
 #include "util/fileid.h"
+#include "util/kdev.h"
 #include "trace/migrate.h"
 #include "trace/progstats.h"
 #include "trace/running.h"
@@ -407,7 +408,7 @@ static int start_tracer(struct daemon *d)
 	}
 	/* our own binary's "exec" verb is a session launcher */
 	if (!stat("/proc/self/exe", &st)) {
-		err = tracer_add_launcher(d->skel, eg_kdev(st.st_dev), st.st_ino);
+		err = tracer_add_launcher(d->skel, eg_kdev_at(AT_FDCWD, "/proc/self/exe", 0, &st), st.st_ino);
 		if (err)
 			p_warn("cannot register the session launcher: %s", strerror(-err));
 	}
