@@ -110,6 +110,19 @@ def test_events_name_the_container(ctx):
     assert [json.loads(l)["exec_id"] for l in q.stdout.splitlines()] == [e["exec_id"]], q.stdout
     assert e["cgroup"] == "/%s/libpod-%s" % (PARENT, cid), e
     assert e["filename"] == "/bin/static_true" and e["foreign_ns"] is True, e
+    # a user's own cgroup (systemd delegates user@UID.service) named after that container is the
+    # user's: the container's id as named, and nothing read from podman's state about it
+    spoof = os.path.join(scope(), "user.slice", "user@1000.service", "libpod-%s.scope" % cid)
+    os.makedirs(spoof)
+    ctx.on_cleanup(lambda: [os.rmdir(p) for p in (spoof, os.path.dirname(spoof), os.path.dirname(os.path.dirname(spoof)))])
+
+    def join():
+        with open(os.path.join(spoof, "cgroup.procs"), "w") as f:
+            f.write("0")
+    t = token()
+    assert subprocess.run(["/bin/true", t], preexec_fn=join).returncode == 0
+    e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 15, "exec in the user's cgroup")[0]
+    assert e["container"]["id"] == cid and not e["container"].get("name") and not e.get("pod"), e
 
 
 def test_rule_for_one_container(ctx):

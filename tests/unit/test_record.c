@@ -319,7 +319,17 @@ static void test_container_names(void)
 	ASSERT_STREQ(c.runtime, "crio", "crio");
 	ASSERT_ERR(cgroup_container("/libpod_parent/libpod-conmon-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 				    &c), "conmon is not the container");
+	ASSERT_TRUE(!c.user, "a system container is not a user's");
 	ASSERT_ERR(cgroup_container("/user.slice/user-1000.slice/session-3.scope", &c), "a login session");
+	/* below a user's delegated subtree any name is the user's: no system runtime's state, no pod */
+	ASSERT_OK(cgroup_container("/user.slice/user-1000.slice/user@1000.service/kubepods/pod1a2b3c4d_1111_2222_3333_444455556666/"
+				   "docker-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope", &c),
+		  "a user's cgroup named like a container");
+	ASSERT_TRUE(c.user, "the user's");
+	ASSERT_STREQ(c.pod_uid, "", "no pod uid from a user's names");
+	ASSERT_ERR(cgroup_container("/lxc.payload.*", &c), "an LXC name with a glob's characters");
+	ASSERT_OK(cgroup_container("/lxc.payload.web-1", &c), "an LXC name");
+	ASSERT_STREQ(c.id, "web-1", "lxc id");
 }
 
 static void test_parse_size_limits(void)

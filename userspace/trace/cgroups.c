@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -209,6 +210,17 @@ static bool match_id(const char *comp, size_t n, const char *prefix, struct eg_c
 	return true;
 }
 
+/* An LXC container's name: letters, digits, '-', '_', '.' (it goes into a glob of the runtime's state). */
+static bool lxc_name(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
+}
+
 int cgroup_container(const char *path, struct eg_container *ret)
 {
 	static const struct { const char *prefix, *runtime; } pats[] = {
@@ -218,7 +230,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 		{ "crio-", "crio" },
 	};
 	const char *p, *end, *pod;
-	bool found = false;
+	bool found = false, user = false;
 	size_t i, n;
 
 	memset(ret, 0, sizeof(*ret));
@@ -230,6 +242,13 @@ int cgroup_container(const char *path, struct eg_container *ret)
 		n = end ? (size_t)(end - p) : strlen(p);
 		if (!n)
 			break;
+		/*
+		 * systemd delegates user@UID.service to the user: any name below
+		 * it is the user's choice (docker-<another container's id>.scope),
+		 * so a container found there is that user's, nothing more.
+		 */
+		if (n > 13 && !strncmp(p, "user@", 5) && !memcmp(p + n - 8, ".service", 8))
+			user = true;
 		for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
 			struct eg_container c = {};
 
@@ -247,7 +266,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 				       strstr(path, "/docker/") ? "docker" : "unknown";
 			found = true;
 		}
-		if (n > 12 && !strncmp(p, "lxc.payload.", 12) && n - 12 < sizeof(ret->id)) {
+		if (n > 12 && !strncmp(p, "lxc.payload.", 12) && n - 12 < sizeof(ret->id) && lxc_name(p + 12, n - 12)) {
 			memcpy(ret->id, p + 12, n - 12);
 			ret->id[n - 12] = '\0';
 			ret->runtime = "lxc";
@@ -256,6 +275,9 @@ int cgroup_container(const char *path, struct eg_container *ret)
 	}
 	if (!found)
 		return -ENOENT;
+	ret->user = user;
+	if (user)
+		return 0;	/* no pod of the cluster's either */
 	/* kubepods: the pod uid, "pod<uid>" (cgroupfs) or "-pod<uid with _>.slice" (systemd) */
 	pod = strstr(path, "pod");
 	while (pod && strstr(path, "kubepods")) {

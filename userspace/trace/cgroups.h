@@ -3,6 +3,7 @@
 #ifndef EG_CGROUPS_H
 #define EG_CGROUPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct eg_container {
 	char id[80];
 	const char *runtime;		/* "podman", "docker", "containerd", "crio", "lxc", "kubernetes" */
 	char pod_uid[40];		/* kubepods paths: the pod's uid, else "" */
+	bool user;			/* below a user's own subtree (user@UID.service): the name is the user's */
 };
 /* 0 and *ret when path names a container; -ENOENT otherwise. */
 int cgroup_container(const char *path, struct eg_container *ret);

@@ -302,7 +302,8 @@ const struct eg_container_info *containers_get(struct eg_containers *c, uint64_t
 	s->info.runtime = ct.runtime;
 	if (ct.pod_uid[0])
 		s->info.pod_uid = strdup(ct.pod_uid);
-	s->complete = !containers_read(c->root, &s->info);
+	/* a user's own cgroup names no container of the system's runtimes: their state is not read */
+	s->complete = ct.user || !containers_read(c->root, &s->info);
 	s->retry_ms = eg_mono_ms() + CONTAINERS_RETRY_MS;
 	s->give_up_ms = eg_mono_ms() + CONTAINERS_GIVE_UP_MS;
 	return &s->info;
