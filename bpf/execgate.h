@@ -108,6 +108,7 @@ _Static_assert(sizeof(struct eg_scope) == 8 + EG_SCOPE_PATH_MAX, "eg_scope is AB
 #define EG_F2_USER_MOUNT	(1u << 0)	/* filename is on a user's mount */
 #define EG_F2_SCRIPT_USER_MOUNT	(1u << 1)	/* ... the script's path (EG_F_SCRIPT_FOUND) */
 #define EG_F2_BACKING_UNKNOWN	(1u << 2)	/* an overlay view whose file behind it could not be read */
+#define EG_F2_LOADER_32		(1u << 3)	/* EG_F_LOADER, a 32-bit one: what it maps is not seen */
 
 /* eg_event.reason: why the kernel acted (EG_F_KILLED) */
 enum eg_reason {

@@ -355,9 +355,11 @@ static __always_inline int kjudge_exec(struct eg_event *e)
 	}
 	/*
 	 * A chain longer than the record holds: its missing levels cannot be
-	 * judged; nor an overlay view whose file behind it was not found.
+	 * judged; nor an overlay view whose file behind it was not found, nor
+	 * what a 32-bit loader run as the command maps.
 	 */
-	if (d != EG_KD_ERROR && ((e->flags & EG_F_CHAIN_CUT) || (e->flags2 & EG_F2_BACKING_UNKNOWN))) {
+	if (d != EG_KD_ERROR &&
+	    ((e->flags & EG_F_CHAIN_CUT) || (e->flags2 & (EG_F2_BACKING_UNKNOWN | EG_F2_LOADER_32)))) {
 		d = EG_KD_ERROR;
 		rule = 0;
 	}

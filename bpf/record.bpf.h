@@ -333,8 +333,16 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	e->size = inode->i_size;
 	file_backing(e, task, inode);
 	/* an overlayfs view of a loader (a mount any user can make in a namespace of its own) is that loader */
-	if (is_loader(e->dev, e->ino) || ((e->flags & EG_F_BACKING) && is_loader(e->backing_dev, e->backing_ino)))
+	if (is_loader(e->dev, e->ino) || ((e->flags & EG_F_BACKING) && is_loader(e->backing_dev, e->backing_ino))) {
 		e->flags |= EG_F_LOADER;
+		/*
+		 * A 32-bit loader maps with mmap2, a compat call that fires no
+		 * syscall tracepoint: the program it maps is never judged
+		 * (loaded.bpf.h). Its header's class says so (EI_CLASS 1).
+		 */
+		if (BPF_CORE_READ(bprm, buf[4]) == 1)
+			e->flags2 |= EG_F2_LOADER_32;
+	}
 	exec_strings(e, buf, task, bprm, file);
 	/* a shell image: one more in a row (the path is leaf first: its name comes first) */
 	if (is_named(&shells, buf + EG_EVENT_HDR))

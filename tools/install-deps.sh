@@ -16,7 +16,7 @@ pkgs=(make gcc clang llvm pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
       # tests: real containers, the BPF LSM kernel under qemu, metrics and
       # unit checkers, terminals, packaging
       podman runc busybox-static qemu-system-x86 cpio prometheus tmux jq
-      man-db systemd dpkg-dev fakeroot logrotate rsyslog e2fsprogs btrfs-progs curl
+      man-db systemd dpkg-dev fakeroot logrotate rsyslog e2fsprogs btrfs-progs libc6-i386 curl
       # the approval page in a real browser (test_api)
       chromium
       # make test validates every record the suites write (docs/events.schema.json)

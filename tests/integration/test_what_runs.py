@@ -64,6 +64,35 @@ commands:
 
 # ---- the dynamic loader ---------------------------------------------------------
 
+def test_a_32_bit_loader_run_as_the_command_is_refused(ctx):
+    """A 32-bit loader maps its program with mmap2, a compat call that fires no syscall
+    tracepoint, so what it maps is never judged: `ld-linux.so.2 DENIED` ran a 32-bit program
+    the policy denies by path. Such a loader run as the command is refused (an error: what
+    runs cannot be told); run as a program's PT_INTERP it is not a command and is not refused."""
+    ld32 = "/lib32/ld-linux.so.2"
+    if not os.path.exists(ld32):
+        ctx.skip("no 32-bit loader (%s: libc6-i386)" % ld32)
+    work = files(ctx)
+    prog = os.path.join(work, "denied32")
+    ctx.run([ctx.helper("elf32_exit"), prog, ld32])
+    if subprocess.run([ld32, prog]).returncode != 0:
+        ctx.skip("this kernel runs no 32-bit programs")
+    pol = policy(work) + "  - {name: no-denied32, paths: [%s], decision: deny}\n" % prog
+    d, rel, cg = enforcing(ctx, pol)
+    t = token()
+    r = in_cg(cg, [ld32, prog, t])
+    assert r.returncode == KILL, "a program denied by path ran through the 32-bit loader (%d)" % r.returncode
+    e = one(d, t)
+    assert e["loader"] is True and e.get("loader_32bit") is True and e["action"] == "killed", e
+    assert e["decision"] == "error", e
+    # the 32-bit program run directly is judged as any exec: denied by its path, killed
+    assert in_cg(cg, [prog, token()]).returncode == KILL
+    # and a 32-bit program of another path runs
+    other = os.path.join(work, "ok32")
+    ctx.run([ctx.helper("elf32_exit"), other, ld32])
+    assert in_cg(cg, [other]).returncode == 0
+
+
 def test_loader_is_a_launcher_under_enforce(ctx):
     work = files(ctx)
     d, rel, cg = enforcing(ctx, policy(work))

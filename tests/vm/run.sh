@@ -200,6 +200,11 @@ build_initramfs() {
 		bins+=("$f")
 	done
 	copy_libs "${bins[@]}"
+	# the 32-bit loader (libc6-i386), for the case that runs it as a command
+	if [ -f /lib32/ld-linux.so.2 ]; then
+		mkdir -p "$ROOT/lib32"
+		cp -L /lib32/ld-linux.so.2 "$ROOT/lib32/"
+	fi
 	cp tests/vm/init.sh "$ROOT/init"
 	cp tests/vm/lib.sh "$ROOT/opt/execgate/lib.sh"
 	cp tests/vm/cases/*.sh "$ROOT/opt/execgate/cases/"

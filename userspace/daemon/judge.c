@@ -148,6 +148,14 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 
 		policy_verdict_merge(ret, &v);
 	}
+	/* a 32-bit loader run as the command: what it maps is not seen (compat mmap2) */
+	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER) && (h->flags2 & EG_F2_LOADER_32)) {
+		struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
+					.message = "what a 32-bit dynamic loader maps is not seen",
+					.error = "32-bit loader", .rule_index = -1 };
+
+		policy_verdict_merge(ret, &v);
+	}
 
 	/* a loader run as the command: the program it maps is judged as the program */
 	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER)) {

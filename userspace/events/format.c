@@ -396,6 +396,8 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		}
 		if (h->flags2 & EG_F2_BACKING_UNKNOWN)
 			sbuf_puts(b, ",\"backing_unknown\":true");
+		if ((h->flags & EG_F_LOADER) && (h->flags2 & EG_F2_LOADER_32))
+			sbuf_puts(b, ",\"loader_32bit\":true");
 		if (h->flags & EG_F_ANON_FILE)
 			sbuf_puts(b, ",\"file_kind\":\"anonymous\"");
 		if (h->flags & EG_F_LOADER) {
