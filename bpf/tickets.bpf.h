@@ -156,6 +156,9 @@ static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64
 	/* a loader asked for a program: only the one the supervisor judged (or none it could tell) */
 	else if ((e->flags & EG_F_LOADER) && e->loader_arg && !(t->flags & EG_TICKET_LOADER))
 		reason = EG_REASON_TICKET_LOADER;
+	/* ... which a 32-bit loader's mapping (mmap2, no tracepoint) cannot be checked against */
+	else if ((e->flags & EG_F_LOADER) && (e->flags2 & EG_F2_LOADER_32))
+		reason = EG_REASON_TICKET_LOADER;
 	else if (t->argv_len != argv_full ||
 		 (!(t->flags & EG_TICKET_ARGV_PREFIX) && t->argv_stored != argv_full) ||
 		 t->argv_stored > argv_read || t->argv_stored > cap)

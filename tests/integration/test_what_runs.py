@@ -90,7 +90,15 @@ def test_a_32_bit_loader_run_as_the_command_is_refused(ctx):
     # and a 32-bit program of another path runs
     other = os.path.join(work, "ok32")
     ctx.run([ctx.helper("elf32_exit"), other, ld32])
+    with open(other, "ab") as f:
+        f.write(b"ok32")	# content of its own: a copy of denied32 is denied32 to the daemon
     assert in_cg(cg, [other]).returncode == 0
+    # in a session: the loader's ticket cannot be checked against what it maps, so it is refused
+    allow = write(ctx, "default_decision: allow\n")
+    r = ctx.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", allow, "--", ld32, other], check=False)
+    assert r.returncode in (KILL, 128 + 9), "a 32-bit loader ran in a session (%d: %s)" % (r.returncode, r.stderr[-300:])
+    r = ctx.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", allow, "--", other], check=False)
+    assert r.returncode == 0, (r.returncode, r.stderr[-300:])
 
 
 def test_loader_is_a_launcher_under_enforce(ctx):
