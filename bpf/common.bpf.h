@@ -212,4 +212,39 @@ static __always_inline bool is_named(void *names, const char *s)
 	return n > 1 && n < (long)sizeof(k.s) && bpf_map_lookup_elem(names, &k);
 }
 
+/*
+ * A file's device number as stat() gives it, which the daemon compares
+ * with: its super block's, but on btrfs its subvolume's own (each
+ * subvolume, the top one too, numbers its inodes from its own start, so
+ * the super block's number with an inode number names no one file).
+ * btrfs's types come from its BTF (vmlinux, or the module's when it is
+ * loaded as the programs load); without them, the super block's.
+ */
+#define EG_BTRFS_MAGIC	0x9123683e
+
+struct btrfs_root___eg {
+	dev_t anon_dev;
+} __attribute__((preserve_access_index));
+
+struct btrfs_inode___eg {
+	struct btrfs_root___eg *root;
+	struct inode vfs_inode;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64 inode_dev(struct inode *inode)
+{
+	__u64 dev = BPF_CORE_READ(inode, i_sb, s_dev);
+
+	if (bpf_core_type_exists(struct btrfs_inode___eg) &&
+	    BPF_CORE_READ(inode, i_sb, s_magic) == EG_BTRFS_MAGIC) {
+		struct btrfs_inode___eg *bi = (struct btrfs_inode___eg *)
+			((char *)inode - bpf_core_field_offset(struct btrfs_inode___eg, vfs_inode));
+		__u32 anon = BPF_CORE_READ(bi, root, anon_dev);
+
+		if (anon)
+			dev = anon;
+	}
+	return dev;
+}
+
 #endif /* EG_COMMON_BPF_H */

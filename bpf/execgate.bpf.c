@@ -52,6 +52,33 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm 
 	return 0;
 }
 
+/*
+ * Before 6.10 (no sched_prepare_exec): each level of an exec's binary
+ * search after a script's, where exec has released the scripts before it
+ * (task_works) and nothing else yet: the last level finds them all, as
+ * sched_prepare_exec would. fentry, not BPF LSM: loaded where the kernel
+ * allows BPF trampolines (Debian's 6.1 does, with or without lsm=bpf).
+ */
+SEC("fentry/security_bprm_check")
+int BPF_PROG(handle_bprm_level, struct linux_binprm *bprm)
+{
+	struct task_struct *task;
+	struct eg_task *st;
+
+	/* the first level (no '#!' or binfmt_misc has changed what runs yet): nothing released */
+	if (bprm->interp == bprm->filename || !active())
+		return 0;
+	task = bpf_get_current_task_btf();
+	/* as at sched_prepare_exec: in scope, or a session's */
+	if (!traced_cgroup()) {
+		st = bpf_task_storage_get(&tasks, task, 0, 0);
+		if (!st || !st->session)
+			return 0;
+	}
+	keep_scripts(task);
+	return 0;
+}
+
 /* Host-wide: every exec in scope (--cgroup, or the whole host). */
 SEC("lsm/bprm_check_security")
 int BPF_PROG(enforce_bprm, struct linux_binprm *bprm, int ret)

@@ -566,7 +566,7 @@ __noinline int kfacts_file(__u32 slot, __u64 file_addr)
 	f->flags = 0;
 	f->euid = BPF_CORE_READ(task, cred, euid.val);
 	f->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
-	f->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	f->dev = inode_dev(BPF_CORE_READ(file, f_inode));
 	f->ino = BPF_CORE_READ(file, f_inode, i_ino);
 	f->arg_start = 0;
 	f->arg_end = 0;

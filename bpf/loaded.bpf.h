@@ -81,7 +81,7 @@ static __noinline void loaded_file(struct eg_event *e, char *buf, __u64 file_add
 		e->flags |= EG_F_FILENAME_FAULT;
 		return;
 	}
-	e->dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	e->dev = inode_dev(BPF_CORE_READ(file, f_inode));
 	e->ino = BPF_CORE_READ(file, f_inode, i_ino);
 	e->size = BPF_CORE_READ(file, f_inode, i_size);
 	pd = BPF_CORE_READ(file, f_path.dentry);

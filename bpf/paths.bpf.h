@@ -452,7 +452,7 @@ static __always_inline void file_backing(struct eg_event *e, struct task_struct 
 		e->flags2 |= EG_F2_BACKING_UNKNOWN;
 		return;
 	}
-	e->backing_dev = BPF_CORE_READ(real, f_inode, i_sb, s_dev);
+	e->backing_dev = inode_dev(BPF_CORE_READ(real, f_inode));
 	e->backing_ino = BPF_CORE_READ(real, f_inode, i_ino);
 	if (e->backing_dev != e->dev || e->backing_ino != e->ino)
 		e->flags |= EG_F_BACKING;

@@ -154,7 +154,7 @@ static __noinline bool is_launcher(struct file *file, unsigned long arg_start,
 	char *buf;
 	long n;
 
-	k.dev = file->f_inode->i_sb->s_dev;
+	k.dev = inode_dev(file->f_inode);
 	k.ino = file->f_inode->i_ino;
 	if (!bpf_map_lookup_elem(&launchers, &k))
 		return false;
@@ -328,7 +328,7 @@ static __noinline __u32 exec_record(struct task_struct *task, pid_t old_pid,
 	if (bpf_core_field_exists(bprm->secureexec) && BPF_CORE_READ_BITFIELD(bprm, secureexec))
 		e->flags |= EG_F_SECUREEXEC;
 	inode = file->f_inode;
-	e->dev = inode->i_sb->s_dev;
+	e->dev = inode_dev(inode);
 	e->ino = inode->i_ino;
 	e->size = inode->i_size;
 	file_backing(e, task, inode);

@@ -126,7 +126,9 @@ static __always_inline void scripts_drop(struct task_struct *task)
 }
 
 /*
- * At sched_prepare_exec of a '#!' exec: the first script (the file the
+ * At sched_prepare_exec of a '#!' exec (or at security_bprm_check of each
+ * level after the first, before 6.10: exec has released every script
+ * before it by then, and nothing else): the first script (the file the
  * caller named) into "scripts", the ones between it and the interpreter
  * into "chains". What an earlier exec left never stands for this one.
  */
@@ -165,7 +167,7 @@ static __noinline void keep_scripts(struct task_struct *task)
 		len = 0;
 	sc->len = len;
 	sc->flags = flags;
-	sc->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	sc->dev = inode_dev(BPF_CORE_READ(f, f_inode));
 	sc->ino = BPF_CORE_READ(f, f_inode, i_ino);
 	if (n < 2) {
 		bpf_task_storage_delete(&chains, task);
@@ -208,18 +210,20 @@ static __noinline void keep_scripts(struct task_struct *task)
 			    ((flags & EG_SC_USER_MOUNT) ? EG_CE_USER_MOUNT : 0);
 		if (!len)
 			ch->cut = 1;
-		lv->dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+		lv->dev = inode_dev(BPF_CORE_READ(f, f_inode));
 		lv->ino = BPF_CORE_READ(f, f_inode, i_ino);
 		ch->n = k + 1;
 	}
 }
 
 /*
- * The script's path at scratch+off, from what sched_prepare_exec stored
- * (Linux 6.10+). Older kernels without it leave the script unresolved: by
- * sched_process_exec the old image's files sit on the same list and an
- * io_uring cancel may have run it, so a guess could name the wrong file.
- * Returns the length (0: not found).
+ * The script's path at scratch+off, from what keep_scripts() stored at
+ * sched_prepare_exec (Linux 6.10+), or before 6.10 at each level of the
+ * exec after a script's (fentry on security_bprm_check: the last one has
+ * them all), where the kernel allows BPF trampolines. Without either the
+ * script stays unresolved: by sched_process_exec the old image's files
+ * sit on the same list and an io_uring cancel may have run it, so a guess
+ * could name the wrong file. Returns the length (0: not found).
  */
 static __noinline __u32 read_script(struct task_struct *task, char *buf, __u32 off,
 				    struct eg_event *e)

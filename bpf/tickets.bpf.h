@@ -159,6 +159,9 @@ static __noinline __u32 check_ticket(struct eg_event *e, const char *argv, __u64
 	/* ... which a 32-bit loader's mapping (mmap2, no tracepoint) cannot be checked against */
 	else if ((e->flags & EG_F_LOADER) && (e->flags2 & EG_F2_LOADER_32))
 		reason = EG_REASON_TICKET_LOADER;
+	/* an overlay view whose file behind it is unknown: a loader, say, is not known as one */
+	else if (e->flags2 & EG_F2_BACKING_UNKNOWN)
+		reason = EG_REASON_TICKET_FILE;
 	else if (t->argv_len != argv_full ||
 		 (!(t->flags & EG_TICKET_ARGV_PREFIX) && t->argv_stored != argv_full) ||
 		 t->argv_stored > argv_read || t->argv_stored > cap)
@@ -203,7 +206,7 @@ static __always_inline int lsm_ticket(struct eg_task *st, struct file *file, __u
 		*reason = EG_REASON_TICKET_SESSION;
 		return -1;
 	}
-	dev = BPF_CORE_READ(file, f_inode, i_sb, s_dev);
+	dev = inode_dev(BPF_CORE_READ(file, f_inode));
 	ino = BPF_CORE_READ(file, f_inode, i_ino);
 	if (dev == t->dev && ino == t->ino)
 		return 0;

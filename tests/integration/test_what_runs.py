@@ -299,6 +299,53 @@ def test_a_denied_script_in_the_middle_of_a_chain_is_killed(ctx):
     assert len(e["script_chain"]) == 4 and e["action"] == "allowed", e
 
 
+def test_scripts_found_level_by_level_without_sched_prepare_exec(ctx):
+    """Kernels before 6.10 have no sched_prepare_exec, where the scripts of a '#!' exec are
+    found. There each level of the exec is noted at security_bprm_check (fentry), so a script
+    is still judged by its own file: spelled relative, through a symlink or a hard link it is
+    the file the policy denies (before: only its spelling was judged, and './deny.sh' ran);
+    a chain's middle script too; and a session's script is pinned to its file and runs
+    (before: killed, not-pinned). EXECGATE_SCRIPTS_BY_LEVELS=1 makes this kernel do it, where
+    it has fentry (tests/vm/cases/52-scripts-by-levels.sh runs it on Debian's 6.1)."""
+    probe = json.loads(ctx.run([ctx.execgate, "probe", "--json"]).stdout)
+    fentry = probe["features"]["fentry"]
+    if not fentry["available"]:
+        ctx.skip("no fentry on this kernel (%s); the VM suite runs it" % fentry.get("reason"))
+    work = files(ctx)
+    rel, cg, _ = ctx.cgroup()
+    pol = policy(work) + "  - {name: no-deny-sh, paths: [%s/deny.sh], decision: deny}\n" % work
+    d = ctx.daemon("--policy", write(ctx, pol), "--enforce", "--cgroup", cg,
+                   env=dict(os.environ, EXECGATE_SCRIPTS_BY_LEVELS="1"))
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    script = os.path.join(work, "deny.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho ran\n")
+    os.chmod(script, 0o755)
+    os.symlink(script, os.path.join(work, "link"))
+    os.link(script, os.path.join(work, "hard"))
+    for spelled in ("./deny.sh", ".//deny.sh", "./link", "./hard"):
+        t = token()
+        r = in_cg(cg, [spelled, t], cwd=work)
+        assert r.returncode == KILL and b"ran" not in r.stdout, (spelled, r.returncode, r.stdout)
+        e = one(d, t)
+        assert e["script"] == script and e["rule"] == "no-deny-sh" and e["action"] == "killed", e
+    names = chain(work, 4, denied_at=2)
+    t = token()
+    assert in_cg(cg, [names[0], t]).returncode == KILL
+    e = one(d, t)
+    assert e["rule"] == "no-mid" and names[2] in e["script_chain"], e
+    for n in names:
+        os.unlink(n)
+    names = chain(work, 5)
+    t = token()
+    assert in_cg(cg, [names[0], t]).returncode == 0
+    assert len(one(d, t)["script_chain"]) == 4
+    # a session's script is pinned to its file: it runs
+    r = session(ctx, d, [names[0], token()])
+    assert r.returncode == 0, (r.returncode, r.stderr)
+
+
 def test_chains_in_sessions(ctx):
     work = files(ctx)
     d = ctx.daemon("--policy", write(ctx, policy(work)))
@@ -773,6 +820,25 @@ def test_a_file_on_btrfs_is_known_by_its_identity(ctx):
     r = ctx.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", allow, "--",
                  os.path.join(mnt, "sv", "ok")], check=False)
     assert r.returncode == 0, (r.returncode, r.stderr[-400:])
+    # each subvolume numbers its inodes from the same start: the file system's device with an
+    # inode number names a file in each. An allow of one subvolume's first file is not one of
+    # another's first file (a user may make subvolumes)
+    subs = []
+    for name in ("a", "b"):
+        ctx.run(["btrfs", "-q", "subvolume", "create", os.path.join(mnt, name)])
+        os.chmod(os.path.join(mnt, name), 0o755)
+        subs.append(os.path.join(mnt, name))
+    shutil.copy("/bin/true", os.path.join(subs[0], "ok"))
+    shutil.copy(ctx.helper("marker"), os.path.join(subs[1], "evil"))
+    os.chmod(os.path.join(subs[1], "evil"), 0o755)
+    a, b = os.stat(os.path.join(subs[0], "ok")), os.stat(os.path.join(subs[1], "evil"))
+    assert a.st_ino == b.st_ino and a.st_dev != b.st_dev, (a, b)
+    d2, rel2, cg2 = enforcing(ctx, "default_decision: deny\ncommands:\n"
+                              "  - {name: ok, paths: [%s/ok], decision: allow}\n" % subs[0])
+    assert in_cg(cg2, [os.path.join(subs[0], "ok")]).returncode == 0
+    t = token()
+    r = in_cg(cg2, [os.path.join(subs[1], "evil"), t])
+    assert r.returncode == KILL and not marks(t), "another subvolume's file of the same inode number ran"
 
 
 def test_an_overlay_view_of_the_loader_is_the_loader(ctx):

@@ -327,6 +327,10 @@ static void test_container_names(void)
 		  "a user's cgroup named like a container");
 	ASSERT_TRUE(c.user, "the user's");
 	ASSERT_STREQ(c.pod_uid, "", "no pod uid from a user's names");
+	/* a real container whose processes run a user's session below it stays the container */
+	ASSERT_OK(cgroup_container("/system.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope/"
+				   "user.slice/user@1000.service/app.slice", &c), "a container running a user manager");
+	ASSERT_TRUE(!c.user, "the container's, not the user's");
 	ASSERT_ERR(cgroup_container("/lxc.payload.*", &c), "an LXC name with a glob's characters");
 	ASSERT_OK(cgroup_container("/lxc.payload.web-1", &c), "an LXC name");
 	ASSERT_STREQ(c.id, "web-1", "lxc id");

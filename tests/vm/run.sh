@@ -23,7 +23,7 @@ else
 fi
 # The kernel package: the one Debian's linux-image-amd64 depends on.
 META=linux-image-amd64
-CMDLINE="console=ttyS0 lsm=lockdown,capability,landlock,yama,bpf panic=-1 loglevel=3 printk.devkmsg=on"
+CMDLINE="console=ttyS0 lsm=lockdown,capability,landlock,yama,bpf panic=-1 loglevel=${EGVM_LOGLEVEL:-3} printk.devkmsg=on"
 
 console=0
 retried=0

@@ -44,7 +44,6 @@
 #include "execgate.skel.h"
 #include "trace/cgroups.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 #include "trace/migrate.h"
 #include "trace/progstats.h"
 #include "trace/running.h"
@@ -324,6 +323,7 @@ static int tracer_options(struct daemon *d, struct tracer_opts *ret)
 	to.exec_failed = d->o.exec_failed != EXEC_FAILED_NONE;
 	to.host_pid_ns = d->fc.host_pid_ns;
 	to.exits = !d->o.no_exits;
+	to.fentry = d->feats.r[EG_FEAT_FENTRY].available;
 	if (d->o.n_cgroups > EG_SCOPES_MAX) {
 		p_err("--cgroup: at most %d scopes", EG_SCOPES_MAX);
 		return -E2BIG;
@@ -408,7 +408,7 @@ static int start_tracer(struct daemon *d)
 	}
 	/* our own binary's "exec" verb is a session launcher */
 	if (!stat("/proc/self/exe", &st)) {
-		err = tracer_add_launcher(d->skel, eg_kdev_at(AT_FDCWD, "/proc/self/exe", 0, &st), st.st_ino);
+		err = tracer_add_launcher(d->skel, eg_kdev(st.st_dev), st.st_ino);
 		if (err)
 			p_warn("cannot register the session launcher: %s", strerror(-err));
 	}

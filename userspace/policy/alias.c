@@ -19,7 +19,6 @@
 #include <unistd.h>
 #include "policy/internal.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 
 static const char *const alias_dirs[] = {
 	"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
@@ -68,7 +67,7 @@ static bool follow(const char *dir, const char *name, struct eg_file_id *ret)
 		if (S_ISREG(st.st_mode)) {
 			if (!hops || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
 				return false;
-			ret->dev = eg_kdev_at(AT_FDCWD, cur, AT_SYMLINK_NOFOLLOW, &st);
+			ret->dev = eg_kdev(st.st_dev);
 			ret->ino = st.st_ino;
 			return true;
 		}

@@ -23,7 +23,6 @@
 #include <sys/sysmacros.h>
 #include "policy/internal.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 
 /* Where a bare name ("*.real", "agentsh") is looked for. */
 static const char *const system_dirs[] = {
@@ -110,7 +109,7 @@ static void expand(struct eg_policy *p, const char *pattern)
 			if (!realpath(g.gl_pathv[i], real) || stat(real, &st) || !S_ISREG(st.st_mode) ||
 			    !trusted_chain(real))
 				continue;
-			add_id(p, eg_kdev_at(AT_FDCWD, real, 0, &st), st.st_ino);
+			add_id(p, eg_kdev(st.st_dev), st.st_ino);
 		}
 	}
 	globfree(&g);
@@ -173,14 +172,14 @@ bool policy_bypass_allowed(const struct eg_policy *cp, const char *filename, uin
 		return false;
 	/* without the kernel's identity (policy test), the host file stands for itself */
 	if (!dev && !ino) {
-		dev = eg_kdev_at(AT_FDCWD, filename, 0, &st);
+		dev = eg_kdev(st.st_dev);
 		ino = st.st_ino;
 	}
 	for (i = 0; i < p->n_bypass_ids; i++)
 		if (p->bypass_ids[i].dev == dev && p->bypass_ids[i].ino == ino)
 			return true;
 	/* A miss: the same path on the host must lead to this very file, in a trusted place. */
-	if (eg_kdev_at(AT_FDCWD, filename, 0, &st) != dev || st.st_ino != ino || !trusted_chain(filename))
+	if (eg_kdev(st.st_dev) != dev || st.st_ino != ino || !trusted_chain(filename))
 		return false;
 	/* a bare-name entry covers the system directories only */
 	for (i = 0; i < p->bypass.n && !strchr(p->bypass.v[i], '/'); i++)

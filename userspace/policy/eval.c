@@ -20,7 +20,6 @@
 #include "policy/internal.h"
 #include "util/clock.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 
 #define JOIN_INITIAL 4096
 #define JIT_STACK_MAX (1u << 20)
@@ -206,7 +205,7 @@ static bool content_of(struct eval *e, uint8_t out[32])
 		return false;
 	/* only the file the kernel reported: same size, and same inode when known */
 	rc = fstat(fd, &st) || (uint64_t)st.st_size != req->size ||
-	     (req->ino && (st.st_ino != req->ino || eg_kdev_fd(fd, &st) != req->dev)) ||
+	     (req->ino && (st.st_ino != req->ino || eg_kdev(st.st_dev) != req->dev)) ||
 	     eg_hash_fd(fd, st.st_size, out);
 	close(fd);
 	return !rc;

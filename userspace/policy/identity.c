@@ -19,7 +19,6 @@
 #include "policy/internal.h"
 #include "util/digest.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 
 /* What path names now, in this (the daemon's) mount namespace; its content hashed if asked. */
 static int key_load(struct eg_policy *p, const char *path, bool hash, struct eg_file_key *ret)
@@ -35,7 +34,7 @@ static int key_load(struct eg_policy *p, const char *path, bool hash, struct eg_
 	fd = eg_open_regular(fd, &st);
 	if (fd < 0)
 		return fd;
-	ret->id.dev = eg_kdev_fd(fd, &st);
+	ret->id.dev = eg_kdev(st.st_dev);
 	ret->id.ino = st.st_ino;
 	ret->size = st.st_size;
 	if (hash && (uint64_t)st.st_size <= EG_CONTENT_MAX && st.st_size > 0 &&

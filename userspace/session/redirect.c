@@ -22,7 +22,6 @@
 #include "policy/policy.h"
 #include "session/internal.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 #include "util/log.h"
 #include "util/sbuf.h"
 
@@ -154,8 +153,7 @@ bool redirect_path_in(const struct eg_session *se, const char *path, uint64_t de
 		 * over its name in the task's mount namespace (one a user
 		 * namespace's root made), which has the name and not the file.
 		 */
-		return !lstat(path, &st) && S_ISREG(st.st_mode) && st.st_ino == ino &&
-		       eg_kdev_at(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st) == dev;
+		return !lstat(path, &st) && S_ISREG(st.st_mode) && eg_kdev(st.st_dev) == dev && st.st_ino == ino;
 	}
 	return false;
 }

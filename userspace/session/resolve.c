@@ -11,7 +11,6 @@
 #include <sys/syscall.h>
 #include <linux/openat2.h>
 #include "util/fileid.h"
-#include "util/kdev.h"
 #include "session/resolve.h"
 #include "util/digest.h"
 #include "util/strv.h"
@@ -372,7 +371,7 @@ static int describe(const struct eg_exec_spec *s, int fd, struct eg_program *p, 
 		return -ELOOP;		/* execveat(AT_SYMLINK_NOFOLLOW) of a symlink */
 	if (!S_ISREG(st.st_mode))
 		return -EACCES;		/* a directory, FIFO, socket or device */
-	p->dev = eg_kdev_fd(fd, &st);
+	p->dev = eg_kdev(st.st_dev);
 	p->ino = st.st_ino;
 	p->mode = st.st_mode;
 	p->uid = st.st_uid;

@@ -230,7 +230,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 		{ "crio-", "crio" },
 	};
 	const char *p, *end, *pod;
-	bool found = false, user = false;
+	bool found = false, user = false, user_found = false;
 	size_t i, n;
 
 	memset(ret, 0, sizeof(*ret));
@@ -256,6 +256,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 				memcpy(ret->id, c.id, sizeof(ret->id));
 				ret->runtime = pats[i].runtime;
 				found = true;
+				user_found = user;
 			}
 		}
 		/* /docker/<id>, /kubepods/.../pod<uid>/<id> (cgroupfs drivers) */
@@ -265,18 +266,21 @@ int cgroup_container(const char *path, struct eg_container *ret)
 			ret->runtime = strstr(path, "/kubepods") ? "kubernetes" :
 				       strstr(path, "/docker/") ? "docker" : "unknown";
 			found = true;
+			user_found = user;
 		}
 		if (n > 12 && !strncmp(p, "lxc.payload.", 12) && n - 12 < sizeof(ret->id) && lxc_name(p + 12, n - 12)) {
 			memcpy(ret->id, p + 12, n - 12);
 			ret->id[n - 12] = '\0';
 			ret->runtime = "lxc";
 			found = true;
+			user_found = user;
 		}
 	}
 	if (!found)
 		return -ENOENT;
-	ret->user = user;
-	if (user)
+	/* the container found, innermost, is below a user's subtree: the user's naming */
+	ret->user = user_found;
+	if (user_found)
 		return 0;	/* no pod of the cluster's either */
 	/* kubepods: the pod uid, "pod<uid>" (cgroupfs) or "-pod<uid with _>.slice" (systemd) */
 	pod = strstr(path, "pod");

@@ -36,7 +36,6 @@
 #include "trace/running.h"
 #include "trace/amend.h"
 #include "util/fileid.h"
-#include "util/kdev.h"
 
 #define SEED_MAX_PROCS	(1u << 20)
 #define SEED_ARGV_MAX	(64u << 10)
@@ -184,7 +183,7 @@ static uint32_t identity_of(struct seeder *s, const struct sproc *pr)
 	req.argv = argv;
 	req.argc = argc;
 	req.depth_known = true;
-	req.dev = eg_kdev_at(AT_FDCWD, exe_path, 0, &st);
+	req.dev = eg_kdev(st.st_dev);
 	req.ino = st.st_ino;
 	req.size = (uint64_t)st.st_size;
 	req.content_path = exe_path;	/* its image, while it lives */

@@ -139,6 +139,19 @@ static uint32_t pinned_kseq(const char *dir)
 	return st.seq;
 }
 
+/* Whether vmlinux BTF names a function (a static inline one it does not: nothing to attach to). */
+static bool kernel_has_func(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!btf)
+		return false;
+	found = btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
+	btf__free(btf);
+	return found;
+}
+
 /*
  * Whether the kernel has a tracepoint: its trace event in tracefs (the
  * daemon mounted it) answers in a stat; vmlinux BTF (a 5 MB parse) only
@@ -289,8 +302,17 @@ static int skel_configure(struct execgate_bpf *skel, const struct tracer_opts *o
 	 * without (EXECGATE_NO_PREPARE_EXEC=1 does too: how the tests see a
 	 * kernel that cannot pin a script to its file).
 	 */
-	if (!kernel_has_tracepoint("sched", "sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC"))
+	if (!kernel_has_tracepoint("sched", "sched_prepare_exec") || getenv("EXECGATE_NO_PREPARE_EXEC") ||
+	    getenv("EXECGATE_SCRIPTS_BY_LEVELS"))
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
+	/*
+	 * Without it, the same at each level of the exec after a script's
+	 * (fentry on security_bprm_check, where the kernel allows it: Debian's
+	 * 6.1 does); EXECGATE_SCRIPTS_BY_LEVELS=1: that way on any kernel that can.
+	 */
+	if (!o->fentry || getenv("EXECGATE_NO_PREPARE_EXEC") ||
+	    bpf_program__autoload(skel->progs.handle_prepare_exec) || !kernel_has_func("security_bprm_check"))
+		bpf_program__set_autoload(skel->progs.handle_bprm_level, false);
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
 	bpf_program__set_autoload(skel->progs.enforce_bprm_cgroup, o->lsm_cgroup);

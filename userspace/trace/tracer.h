@@ -23,6 +23,7 @@ struct tracer_opts {
 	bool exec_failed;		/* build failed-exec records at the syscall exit tracepoints */
 	uint32_t host_pid_ns;		/* the daemon's pid namespace: any other is a container */
 	bool exits;			/* exit records at sched_process_exit */
+	bool fentry;			/* fentry loads: a '#!' exec's scripts found without sched_prepare_exec */
 };
 
 /* Names of the maps pinned under the pin path (docs/maps.md). */

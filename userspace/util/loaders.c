@@ -13,7 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "util/fileid.h"
-#include "util/kdev.h"
 #include "util/loaders.h"
 
 /* Where loaders live (multiarch and not), and binaries whose PT_INTERP names the one in use. */
@@ -90,7 +89,7 @@ static void add_path(const char *root, const char *path, struct eg_loaders *ret)
 		return;
 	if (!realpath(full, real))
 		snprintf(real, sizeof(real), "%s", full);
-	loaders_add(ret, eg_kdev_at(AT_FDCWD, full, 0, &st), st.st_ino, real);
+	loaders_add(ret, eg_kdev(st.st_dev), st.st_ino, real);
 }
 
 int loaders_find(const char *root, struct eg_loaders *ret)
@@ -185,9 +184,9 @@ static int add_in(int root_fd, const char *path, const char *label, struct eg_lo
 		return 0;
 	if (pread(rfd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
 	    eh.e_type == ET_DYN && elf_interp(rfd, interp, sizeof(interp)) == -ENOENT && !mapped_id(rfd, &st) &&
-	    !loaders_has(ret, eg_kdev_fd(rfd, &st), st.st_ino)) {
+	    !loaders_has(ret, eg_kdev(st.st_dev), st.st_ino)) {
 		snprintf(name, sizeof(name), "%s%s", label, path);
-		rc = loaders_add(ret, eg_kdev_fd(rfd, &st), st.st_ino, name);
+		rc = loaders_add(ret, eg_kdev(st.st_dev), st.st_ino, name);
 		rc = rc ? rc : 1;
 	}
 	close(rfd);
