@@ -3,7 +3,10 @@
 #include "unit.h"
 #include <errno.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 #include "events/lineage.h"
 #include "events/sinks.h"
 #include "query/generate.h"
@@ -247,6 +250,59 @@ static void test_journal_datagram(void)
 	sbuf_free(&b);
 }
 
+/*
+ * A syslog listener that reads as fast as records come but never all of
+ * them: the backlog never empties, and its buffer must not keep what was
+ * sent (40 MiB go through here).
+ */
+static void test_sink_backlog_bounded(void)
+{
+	char dir[] = "/tmp/egsink.XXXXXX", path[64], rec[1200], buf[4096];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct eg_sink *s = NULL;
+	struct eg_tap *t;
+	size_t held_max = 0, rlen;
+	int fd, i, r, n;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (!ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), "bind the listener"))
+		goto out;
+	if (!ASSERT_OK(sink_new("syslog", path, 0, NULL, &s), "sink_new"))
+		goto out;
+	t = sink_tap(s);
+	rlen = snprintf(rec, sizeof(rec), "{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:01.000000000Z\","
+			"\"argv\":[\"%01000d\"]}\n", 7);
+	/* more than the listener's queue takes: 54 or so wait in the backlog */
+	for (i = 0; i < 64; i++)
+		t->fn(t, rec, rlen, EG_REC_EXEC, 0);
+	t->flushed(t);
+	ASSERT_TRUE(sink_backlog_held(s) > 0, "a backlog");
+	for (r = 0; r < 5000; r++) {
+		for (n = 0; n < 8 && recv(fd, buf, sizeof(buf), 0) > 0; n++)
+			;
+		for (i = 0; i < n; i++)
+			t->fn(t, rec, rlen, EG_REC_EXEC, 0);
+		t->flushed(t);
+		if (sink_backlog_held(s) > held_max)
+			held_max = sink_backlog_held(s);
+	}
+	ASSERT_EQ(sink_stats(s)->dropped, 0, "nothing dropped: the listener kept up");
+	ASSERT_TRUE(sink_stats(s)->sent > 30000, "records went through");
+	ASSERT_TRUE(sink_backlog_held(s) > 0, "the backlog never emptied");
+	if (!ASSERT_TRUE(held_max <= (4u << 20) + (4u << 20) / 8, "the buffer stays under 4.5 MiB"))
+		printf("    held at most %zu bytes, %llu sent\n", held_max, (unsigned long long)sink_stats(s)->sent);
+out:
+	sink_drop_backlog(s);	/* no second's drain at sink_free */
+	sink_free(s);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_generate_tokens(void)
 {
 	struct sbuf b = {};
@@ -312,6 +368,7 @@ int main(void)
 	RUN(test_lineage_bounded);
 	RUN(test_syslog_datagram);
 	RUN(test_journal_datagram);
+	RUN(test_sink_backlog_bounded);
 	RUN(test_generate_tokens);
 	RUN(test_generate_policy);
 	return UNIT_DONE();
