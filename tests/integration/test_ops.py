@@ -275,6 +275,45 @@ def test_followers_that_go_away_while_the_daemon_floods(ctx):
     assert d.stop() == 0, d.err()[-3000:]
 
 
+def test_a_cut_last_line_is_ended_and_left_out(ctx):
+    """A daemon killed in the middle of a write leaves a cut last line: the next daemon ends it
+    before its start record (which says so), and query leaves the cut line out, counted, with
+    --json and no filter as with a filter and as text."""
+    rel, cg, cgid = ctx.cgroup()
+    out = os.path.join(ctx.tmpdir(), "events.jsonl")
+    whole = b'{"v":1,"type":"daemon","time":"2026-01-19T14:00:00.000000000Z","event":"stop","exec":0}'
+    cut = b'{"v":1,"type":"exec","time":"2026-01-19T14:00:01.000000000Z","exec_id":"1:2","argv":["a}'
+    with open(out, "wb") as f:
+        f.write(whole + b"\n" + cut)
+
+    def starts():
+        with open(out, "rb") as f:
+            lines = f.read().split(b"\n")[:-1]
+        return [json.loads(l) for l in lines if b'"event":"start"' in l] or None
+    # (not d.events(): the file holds a line that is no JSON, on purpose)
+    d = ctx.daemon("--cgroup", cg, output=out, ready=False)
+    start = wait(starts, what="the start record")[0]
+    with open(out, "rb") as f:
+        lines = f.read().split(b"\n")
+    assert lines[0] == whole and lines[1] == cut and json.loads(lines[2]) == start, lines[:3]
+    assert start["ended_cut_line"] is True, start
+    # copied unparsed (no filter, a time), parsed (a filter the cut line's bytes pass), as text
+    for args, want in ((["--json"], ["stop", "start"]), (["--json", "--since", "2000-01-01"], ["stop", "start"]),
+                       (["--json", "--type", "exec"], []), ([], None)):
+        q = ctx.run([ctx.execgate, "query"] + args + [out])
+        assert b'"argv":["a}' not in q.stdout and b"1:2" not in q.stdout, (args, q.stdout)
+        if want is not None:
+            got = [json.loads(l).get("event") for l in q.stdout.splitlines()]
+            assert got[:len(want)] == want and len(got) >= len(want), (args, got)
+        assert b"1 lines were not JSON records: left out" in q.stderr, (args, q.stderr)
+    assert d.stop() == 0
+    # a file that ends with its '\n' is left as it is, and the start record says so
+    d = ctx.daemon("--cgroup", cg, output=out, ready=False)
+    start = wait(lambda: (lambda v: v if v and len(v) == 2 else None)(starts()), what="the second start")[1]
+    assert start["ended_cut_line"] is False, start
+    assert d.stop() == 0
+
+
 def test_generate_a_policy_then_replay_under_it(ctx):
     """A real build (make, cc, as, ld) in a session; the policy generated from
     it passes check --strict, the same build under it meets no deny, and

@@ -303,6 +303,31 @@ out:
 	rmdir(dir);
 }
 
+/* A line cut anywhere, alone or with a record glued on, is not a whole object; the records are. */
+static void test_line_whole(void)
+{
+	const char *rec = "{\"v\":1,\"type\":\"exec\",\"argv\":[\"a\\\"}\",\"\\\\\",\"{[\"],"
+			  "\"parent\":{\"exec_id\":\"1:2\"},\"e\":[],\"u\":\"\\u00e9\"}";
+	size_t n = strlen(rec), cut, bad_alone = 0, bad_glued = 0;
+	char glued[512];
+	unsigned int i;
+
+	ASSERT_TRUE(query_line_whole(rec, n), rec);
+	for (i = 0; i < NLINES; i++)
+		ASSERT_TRUE(query_line_whole(lines[i], strlen(lines[i])), lines[i]);
+	for (cut = 0; cut < n; cut++) {
+		bad_alone += !query_line_whole(rec, cut);
+		memcpy(glued, rec, cut);
+		memcpy(glued + cut, rec, n);
+		bad_glued += !query_line_whole(glued, cut + n);
+	}
+	ASSERT_EQ(bad_alone, n, "every cut of a record is no whole line");
+	ASSERT_EQ(bad_glued, n - 1, "nor a record glued to it (cut 0: the record alone)");
+	ASSERT_FALSE(query_line_whole("{}x", 3), "bytes after the object");
+	ASSERT_FALSE(query_line_whole("[1]", 3), "not an object");
+	ASSERT_FALSE(query_line_whole("", 0), "empty");
+}
+
 static void test_generate_tokens(void)
 {
 	struct sbuf b = {};
@@ -369,6 +394,7 @@ int main(void)
 	RUN(test_syslog_datagram);
 	RUN(test_journal_datagram);
 	RUN(test_sink_backlog_bounded);
+	RUN(test_line_whole);
 	RUN(test_generate_tokens);
 	RUN(test_generate_policy);
 	return UNIT_DONE();

@@ -137,6 +137,11 @@ static int on_line(const char *line, size_t len, void *arg)
 	if (a->pass == 2 && !query_tree_index_wants(a->ix, line, len))
 		return 0;
 	if (a->common.json && !a->fl.f.needs_parse && !a->tree) {
+		/* copied unparsed: a cut line is left out and counted here too */
+		if (!query_line_whole(line, len)) {
+			a->bad++;
+			return 0;
+		}
 		sbuf_put(&a->out, line, len);
 		sbuf_putc(&a->out, '\n');
 		a->matched++;

@@ -155,6 +155,7 @@ static void emit_start(struct daemon *d)
 	jsonw_uint_field(&w, "failed", d->seeded.failed);
 	jsonw_end_object(&w);
 	jsonw_bool_field(&w, "takeover", d->o.takeover_fd >= 0);
+	jsonw_bool_field(&w, "ended_cut_line", output_ended_cut_line(d->out));
 	host_facts(&w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
 	jsonw_uint_field(&w, "ringbuf_size", d->o.ringbuf_size);

@@ -141,6 +141,7 @@ void service_on_reopened(struct daemon *d)
 	jsonw_int_field(&w, "pid", getpid());
 	jsonw_string_field(&w, "version", EG_VERSION);
 	jsonw_string_field(&w, "file", output_path(d->out));
+	jsonw_bool_field(&w, "ended_cut_line", output_ended_cut_line(d->out));
 	service_header(d, &w);
 	meta_close(&w, d->out);
 }

@@ -43,6 +43,7 @@ struct eg_output {
 	char rotate_err[PATH_MAX + 256];	/* the last failure; "" once a rotation worked */
 	uint64_t rotate_streaks;	/* runs of failures begun */
 	bool rotate_failing;		/* in one now */
+	bool cut_line;			/* the file opened last ended in a cut line, now ended */
 	struct eg_tap *taps;
 };
 
@@ -93,12 +94,37 @@ static int create_file(const struct eg_output *o, const char *path, char *err, s
 	return fd;
 }
 
+/*
+ * A daemon killed in the middle of a write leaves the file's last line cut:
+ * it is ended with a '\n' here, so that the next record is a line of its
+ * own and not glued to the cut one (a reader leaves the cut line out).
+ */
+static int end_cut_line(struct eg_output *o, int fd, char *err, size_t errlen)
+{
+	ssize_t n;
+	char last;
+
+	if (!o->size || pread(fd, &last, 1, o->size - 1) != 1 || last == '\n')
+		return 0;
+	n = write(fd, "\n", 1);
+	if (n != 1) {
+		int rc = n < 0 ? -errno : -EIO;
+
+		snprintf(err, errlen, "cannot end the cut last line of %s: %s", o->path, strerror(-rc));
+		return rc;
+	}
+	o->size++;
+	o->cut_line = true;
+	return 0;
+}
+
 static int open_file(struct eg_output *o, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd, rc;
 
-	fd = open(o->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* read too: the last byte tells a cut last line */
+	fd = open(o->path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd >= 0) {
 		rc = check_existing(fd, o->path, err, errlen);
 		if (rc) {
@@ -117,8 +143,15 @@ static int open_file(struct eg_output *o, char *err, size_t errlen)
 	}
 	/* O_NONBLOCK was only there so that opening a FIFO cannot hang */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	if (fstat(fd, &st) == 0)
+	o->cut_line = false;
+	if (fstat(fd, &st) == 0) {
 		o->size = st.st_size;
+		rc = end_cut_line(o, fd, err, errlen);
+		if (rc) {
+			close(fd);
+			return rc;
+		}
+	}
 	o->fd = fd;
 	return 0;
 }
@@ -235,6 +268,11 @@ uint64_t output_dropped_total(const struct eg_output *o)
 bool output_is_terminal(const struct eg_output *o)
 {
 	return o->tty;
+}
+
+bool output_ended_cut_line(const struct eg_output *o)
+{
+	return o->cut_line;
 }
 
 const char *output_path(const struct eg_output *o)
