@@ -169,6 +169,77 @@ static void test_text(void)
 	sbuf_free(&b);
 }
 
+/* No byte a terminal acts on: C0 controls but the line's '\n', DEL, and C1 controls in UTF-8 (c2 80..9f). */
+static bool terminal_safe(const struct sbuf *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->len; i++) {
+		unsigned char c = b->data[i];
+
+		if ((c < 0x20 && !(c == '\n' && i == b->len - 1)) || c == 0x7f ||
+		    (c == 0xc2 && i + 1 < b->len && (unsigned char)b->data[i + 1] < 0xa0))
+			return false;
+	}
+	return true;
+}
+
+/* Whatever a record's strings hold, the text view and the tree write no escape sequence. */
+static void test_text_escapes(void)
+{
+	static const char *const recs[] = {
+		/* an exit's file name and comm (the comm: an exit of no file name) */
+		"{\"v\":1,\"type\":\"exit\",\"time\":\"2026-01-19T14:00:03.000000000Z\",\"exec_id\":\"11:2\",\"pid\":11,"
+		"\"filename\":\"/tmp/\\u001b]0;pwned\\u0007x\",\"comm\":\"c\",\"exit_code\":0,\"signal\":null,\"duration_ns\":1}",
+		"{\"v\":1,\"type\":\"exit\",\"time\":\"2026-01-19T14:00:03.000000000Z\",\"exec_id\":\"11:2\",\"pid\":11,"
+		"\"filename\":null,\"comm\":\"\\u009b2J\\u001b[1m\",\"exit_code\":null,\"signal\":\"\\u001b[2J\",\"duration_ns\":1}",
+		/* U+009B (CSI) in an argument, U+0085 (NEL) in an error, ESC in the time and the decision */
+		"{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:01.000000000Z\",\"exec_id\":\"11:2\",\"pid\":11,"
+		"\"uid\":0,\"argv\":[\"echo\",\"\\u009b31mred\"],\"decision\":\"allow\\u001b[2J\"}",
+		"{\"v\":1,\"type\":\"exec_failed\",\"time\":\"\\u001b[2J\",\"pid\":11,\"uid\":0,\"argv\":[\"x\"],"
+		"\"error\":\"E\\u0085\\u001b[2J\",\"action\":\"\\u009b0m\"}",
+		"{\"v\":1,\"type\":\"daemon\\u001b[2J\",\"time\":\"2026-01-19T14:00:01.000000000Z\",\"event\":\"\\u009bstart\"}",
+	};
+	struct sbuf b = {};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		json_t *r = json_load_record(recs[i], strlen(recs[i]));
+
+		if (!ASSERT_TRUE(r != NULL, recs[i]))
+			continue;
+		sbuf_reset(&b);
+		query_text(&b, r, 0);
+		/* the record's JSON as the message: the view's bytes would act on the terminal */
+		ASSERT_TRUE(terminal_safe(&b), recs[i]);
+		json_decref(r);
+	}
+	{
+		struct query_tree *t = query_tree_new();
+		json_t *r = json_load_record(recs[2], strlen(recs[2]));
+
+		sbuf_reset(&b);
+		query_text(&b, r, 0);
+		ASSERT_TRUE(strstr(sbuf_cstr(&b), "echo \\xc2\\x9b31mred") != NULL, "C1 as \\xNN, as the daemon's table");
+		query_tree_add(t, r);
+		json_decref(r);
+		r = json_load_record(recs[1], strlen(recs[1]));
+		query_tree_add(t, r);
+		json_decref(r);
+		sbuf_reset(&b);
+		ASSERT_OK(query_tree_print(t, "11:2", &b, 0, false), "the tree");
+		ASSERT_TRUE(terminal_safe(&b), "the tree's lines");
+		query_tree_free(t);
+		sbuf_reset(&b);
+		r = json_load_record(recs[0], strlen(recs[0]));
+		query_text(&b, r, 0);
+		ASSERT_TRUE(terminal_safe(&b) && strstr(sbuf_cstr(&b), "] '/tmp/\\x1b]0;pwned\\x07x'") != NULL,
+			    "an exit's file name as an exec's");
+		json_decref(r);
+	}
+	sbuf_free(&b);
+}
+
 static void test_lineage_bounded(void)
 {
 	struct eg_lineage *l = lineage_new(4, 1 << 20);
@@ -390,6 +461,7 @@ int main(void)
 	RUN(test_filters);
 	RUN(test_tree);
 	RUN(test_text);
+	RUN(test_text_escapes);
 	RUN(test_lineage_bounded);
 	RUN(test_syslog_datagram);
 	RUN(test_journal_datagram);

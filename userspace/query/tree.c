@@ -82,7 +82,7 @@ void query_tree_add(struct query_tree *t, const json_t *r)
 	const char *type = json_string_value(json_object_get(r, "type"));
 	const char *id = json_string_value(json_object_get(r, "exec_id"));
 	const char *dec, *act;
-	char tm[40], user[40];
+	char tm[80], user[40], dec_s[40], act_s[40], safe[256];
 	struct sbuf b = {};
 	struct node *nd;
 	json_t *ix;
@@ -116,19 +116,20 @@ void query_tree_add(struct query_tree *t, const json_t *r)
 	}
 	nd = &t->v[t->n];
 	memset(nd, 0, sizeof(*nd));
-	dec = json_string_value(json_object_get(r, "decision"));
-	act = json_string_value(json_object_get(r, "action"));
+	dec = view_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
+	act = view_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
 	view_time(r, tm, sizeof(tm));
 	sbuf_printf(&b, "%s %-8.8s %-8s %-11s", tm, view_user(r, user, sizeof(user)), dec ? dec : "-",
 		    act ? act : "-");
 	nd->line = strdup(sbuf_cstr(&b));
 	sbuf_reset(&b);
 	if (!strcmp(type, "exec_failed"))
-		sbuf_printf(&b, "[%s] ", json_string_value(json_object_get(r, "error")) ?: "refused");
+		sbuf_printf(&b, "[%s] ", view_safe(json_string_value(json_object_get(r, "error")), safe, sizeof(safe))
+					 ?: "refused");
 	/* where an agent context starts: its identity's exec (or a process put in it from /proc) */
 	{
 		json_t *c = json_object_get(r, "context");
-		const char *cn = json_string_value(json_object_get(c, "name"));
+		const char *cn = view_safe(json_string_value(json_object_get(c, "name")), safe, sizeof(safe));
 		json_t *cd = json_object_get(c, "depth");
 
 		if (cn && (json_integer_value(cd) == 0 || json_is_true(json_object_get(c, "inferred"))))
