@@ -314,6 +314,72 @@ def test_a_cut_last_line_is_ended_and_left_out(ctx):
     assert d.stop() == 0
 
 
+def records(hour, n, pad=0):
+    """n records of that hour, in order, each with pad bytes more (of a kind the schema takes
+    in a daemon's file, which the test's cleanup checks)."""
+    return b"".join(b'{"v":1,"type":"daemon","time":"2026-01-19T%02d:%02d:%02d.%09dZ","event":"policy_error",'
+                    b'"rules":%d,"error":"%s"}\n' % (hour, i // 60 % 60, i % 60, i, i, b"a" * pad)
+                    for i in range(n))
+
+
+def test_a_rotation_during_a_query(ctx):
+    """query opens every file when it lists them: a rotation, a compression and a new live
+    file while it reads change nothing in what it reads (all the records of the files as they
+    were at its start, in order, once each)."""
+    import gzip
+    d = ctx.daemon()
+    live = d.output
+    assert d.stop() == 0     # its record of its output stays in /run/execgate: query finds the files through it
+    base = os.path.dirname(live)
+    a, b, c = records(10, 4000, 1000), records(11, 50), records(12, 50)
+    for name, data in (("events.jsonl.2", a), ("events.jsonl.1", b), ("events.jsonl", c)):
+        with open(os.path.join(base, name), "wb") as f:
+            f.write(data)
+    q = subprocess.Popen([ctx.execgate, "query", "--json", "-p", d.pin_path], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    ctx.on_cleanup(q.kill)
+    # its first bytes: it has listed the files and reads the oldest; its pipe full, it waits for us
+    first = q.stdout.read(4096)
+    assert first.startswith(b'{"v":1,"type":"daemon","time":"2026-01-19T10:'), first[:200]
+    time.sleep(0.2)
+    # the compressor takes events.jsonl.1, and the daemon rotates: a new live file
+    with open(os.path.join(base, "events.jsonl.1"), "rb") as f, \
+            gzip.open(os.path.join(base, "events.jsonl.1.gz"), "wb") as g:
+        g.write(f.read())
+    os.unlink(os.path.join(base, "events.jsonl.1"))
+    os.rename(live, os.path.join(base, "events.jsonl.20260119T120100.000Z"))
+    with open(live, "wb") as f:
+        f.write(records(13, 5))
+    out, err = q.communicate(timeout=60)
+    out = first + out
+    assert q.returncode == 0 and b"cannot open" not in err, (q.returncode, err)
+    assert out == a + b + c, (len(out), len(a + b + c), out.count(b'T11:'), out.count(b'T12:'), out.count(b'T13:'))
+
+
+def test_a_corrupt_gzip_file_is_said_and_skipped(ctx):
+    """One corrupt .gz among the files: the others are read, the file is named on stderr,
+    and the exit status is 1."""
+    import gzip
+    base = ctx.tmpdir()
+    good, bad, plain = (os.path.join(base, n) for n in ("events.jsonl.1.gz", "events.jsonl.2.gz", "events.jsonl"))
+    a, b, c = records(10, 200, 100), records(11, 200, 100), records(12, 20)
+    with gzip.open(good, "wb") as g:
+        g.write(a)
+    z = bytearray(gzip.compress(b))
+    z[40:400] = b"\xff" * 360       # the deflate stream broken in its middle
+    with open(bad, "wb") as f:
+        f.write(z)
+    with open(plain, "wb") as f:
+        f.write(c)
+    q = ctx.run([ctx.execgate, "query", "--json", good, bad, plain], check=False)
+    err = q.stderr.decode()
+    assert q.returncode == 1, (q.returncode, err)
+    assert "cannot read %s: corrupt gzip data" % bad in err, err
+    got = q.stdout
+    assert got.startswith(a) and got.endswith(c) and got.count(b"T12:") == 20, (len(got), err)
+    assert all(l in b.splitlines() for l in got[len(a):len(got) - len(c)].splitlines()), "what was read of it"
+
+
 def test_generate_a_policy_then_replay_under_it(ctx):
     """A real build (make, cc, as, ld) in a session; the policy generated from
     it passes check --strict, the same build under it meets no deny, and
