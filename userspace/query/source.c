@@ -71,6 +71,7 @@ struct file_time {
 	int fd;
 	char first[32];			/* the first record's time; "" if none */
 	unsigned long num;		/* path.N: logrotate's generation */
+	bool hold;			/* opened now (within the fd budget) */
 };
 
 /* The first record's time: the order of rotated files, whatever their names */
@@ -155,7 +156,7 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 {
 	char full[PATH_MAX * 2];
 	struct file_time *v = NULL;
-	size_t n = 0, cap = 0, i, j, budget, held = 0;
+	size_t n = 0, cap = 0, i, j, budget;
 	struct stat live_st = {}, st;
 	struct dirent *de;
 	int live, rc = 0;
@@ -222,9 +223,17 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 		}
 	}
 	budget = fd_budget(n + 1);
+	if (n > budget) {
+		/* more files than fds: the newest are held, the oldest read by name at their turn */
+		for (i = 0; i < n; i++)
+			first_time(-1, v[i].path, v[i].first);
+		qsort(v, n, sizeof(*v), by_time);
+	}
+	for (i = 0; i < n; i++)
+		v[i].hold = n <= budget || i >= n - budget;
 	for (i = 0; i < n; i++) {
-		if (held >= budget)
-			continue;	/* read by its name at its turn */
+		if (!v[i].hold)
+			continue;
 		v[i].fd = open_ro(v[i].path);
 		if (v[i].fd < 0 && errno == ENOENT && !is_gz(v[i].path)) {
 			/* compressed since: the .gz */
@@ -256,7 +265,6 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 			rc = -errno;
 			goto fail;
 		}
-		held++;
 	}
 	for (i = 0; i < n; i++) {
 		if (!v[i].path) {
