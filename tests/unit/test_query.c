@@ -240,6 +240,51 @@ static void test_text_escapes(void)
 	sbuf_free(&b);
 }
 
+/* A chain of 100,000 execs, and parent links that loop (a file made up): drawn, bounded, with a marker. */
+static void test_tree_deep(void)
+{
+	struct query_tree *t = query_tree_new();
+	struct sbuf b = {};
+	char id[32], parent[32];
+	unsigned int i, lines = 0;
+	size_t k;
+
+	for (i = 1; i <= 100000; i++) {
+		json_t *r;
+
+		snprintf(id, sizeof(id), "%u:1", i);
+		snprintf(parent, sizeof(parent), "%u:1", i - 1);
+		r = json_pack("{s:s, s:s, s:s, s:s, s:i, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "uid", 0, "argv", "sh");
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	ASSERT_OK(query_tree_print(t, "1:1", &b, 0, false), "the tree of the chain's first exec");
+	for (k = 0; k < b.len; k++)
+		lines += b.data[k] == '\n';
+	ASSERT_TRUE(lines > 100 && lines < 1000, "a bounded drawing");
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "deeper than 200 levels: --tree 201:1 draws them") != NULL,
+		    "the marker names where to go on");
+	query_tree_free(t);
+	/* 2 and 3 each the other's parent */
+	t = query_tree_new();
+	for (i = 1; i <= 3; i++) {
+		json_t *r;
+
+		snprintf(id, sizeof(id), "%u:1", i);
+		snprintf(parent, sizeof(parent), "%u:1", i == 1 ? 0 : i == 2 ? 3 : 2);
+		r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	sbuf_reset(&b);
+	ASSERT_OK(query_tree_print(t, "2:1", &b, 0, false), "a loop of parents");
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "deeper than 200 levels") != NULL, "ends");
+	query_tree_free(t);
+	sbuf_free(&b);
+}
+
 static void test_lineage_bounded(void)
 {
 	struct eg_lineage *l = lineage_new(4, 1 << 20);
@@ -460,6 +505,7 @@ int main(void)
 	RUN(test_parse_time);
 	RUN(test_filters);
 	RUN(test_tree);
+	RUN(test_tree_deep);
 	RUN(test_text);
 	RUN(test_text_escapes);
 	RUN(test_lineage_bounded);

@@ -163,8 +163,15 @@ static long find(const struct query_tree *t, const char *id)
 	return ix ? (long)json_integer_value(ix) : -1;
 }
 
+/*
+ * Levels drawn below the root: one call and one prefix each, so a chain of
+ * 100,000 execs (or parent links that loop, in a file made up) would take
+ * the stack; what is deeper is named, to be drawn with --tree of its own.
+ */
+#define TREE_MAX_DEPTH	200
+
 static void print_node(struct query_tree *t, size_t i, const char *prefix, bool last, bool top, struct sbuf *b,
-		       unsigned int width, bool color)
+		       unsigned int width, bool color, unsigned int depth)
 {
 	struct node *nd = &t->v[i];
 	size_t start = b->len, k;
@@ -185,8 +192,16 @@ static void print_node(struct query_tree *t, size_t i, const char *prefix, bool 
 	sbuf_puts(&p, prefix);
 	if (!top)
 		sbuf_puts(&p, last ? "   " : "│  ");
+	if (nd->nkids && depth >= TREE_MAX_DEPTH) {
+		start = b->len;
+		sbuf_printf(b, "  %*s %s└─ ... deeper than %d levels: --tree %s draws them", 23 + 1 + 8 + 1 + 8 + 1 + 11,
+			    "", sbuf_cstr(&p), TREE_MAX_DEPTH, nd->id ? nd->id : "?");
+		view_fit(b, start, width);
+		sbuf_putc(b, '\n');
+		nd->nkids = 0;	/* drawn once, even where parent links loop */
+	}
 	for (k = 0; k < nd->nkids; k++)
-		print_node(t, nd->kids[k], sbuf_cstr(&p), k + 1 == nd->nkids, false, b, width, color);
+		print_node(t, nd->kids[k], sbuf_cstr(&p), k + 1 == nd->nkids, false, b, width, color, depth + 1);
 	sbuf_free(&p);
 }
 
@@ -263,9 +278,9 @@ int query_tree_print(struct query_tree *t, const char *root, struct sbuf *b, uns
 	link_children(t);
 	if (r >= 0) {
 		if (print_ancestors(t, r, b, width, color, &prefix))
-			print_node(t, r, sbuf_cstr(&prefix), true, false, b, width, color);
+			print_node(t, r, sbuf_cstr(&prefix), true, false, b, width, color, 0);
 		else
-			print_node(t, r, "", true, true, b, width, color);
+			print_node(t, r, "", true, true, b, width, color, 0);
 		sbuf_free(&prefix);
 		return 0;
 	}
@@ -280,9 +295,9 @@ int query_tree_print(struct query_tree *t, const char *root, struct sbuf *b, uns
 			continue;
 		sbuf_reset(&prefix);
 		if (!shown && print_ancestors(t, i, b, width, color, &prefix))
-			print_node(t, i, sbuf_cstr(&prefix), true, false, b, width, color);
+			print_node(t, i, sbuf_cstr(&prefix), true, false, b, width, color, 0);
 		else
-			print_node(t, i, "", true, true, b, width, color);
+			print_node(t, i, "", true, true, b, width, color, 0);
 		shown++;
 	}
 	sbuf_free(&prefix);
