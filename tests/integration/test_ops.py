@@ -536,3 +536,78 @@ def test_a_handover_keeps_the_sinks_counts(ctx):
     assert after["syslog_sent"] >= before["syslog_sent"] + 1, (before["syslog_sent"], after["syslog_sent"])
     assert after["syslog_dropped"] == 0, after
     assert any(b'"event":"start","version"' in m and b'"takeover":true' in m for m in slog.got), "the new daemon ships too"
+
+
+class FakeDaemon:
+    """The control socket of a pin path no daemon has, answered by the test: each request
+    line gets replies[op] (a list of lines: the reply, then what a watch would send)."""
+    def __init__(self, ctx, replies):
+        name = "egfake_%d_%d" % (os.getpid(), ctx.seq())
+        self.pin_path = "/sys/fs/bpf/" + name
+        self.path = "/run/execgate/pin-%s.sock" % name
+        os.makedirs("/run/execgate", exist_ok=True)
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.bind(self.path)
+        self.s.listen(8)
+        self.replies, self.conns = replies, []
+        threading.Thread(target=self.loop, daemon=True).start()
+        ctx.on_cleanup(self.close)
+
+    def loop(self):
+        while True:
+            try:
+                c, _ = self.s.accept()
+            except OSError:
+                return
+            self.conns.append(c)
+            try:
+                req = json.loads(c.makefile("rb").readline())
+                for line in self.replies[req["op"]]:
+                    c.sendall(json.dumps(line).encode() + b"\n")
+            except OSError:
+                return
+
+    def close(self):
+        self.s.close()
+        for c in self.conns:
+            c.close()
+        os.unlink(self.path)
+
+
+# what an agent's exec can hold: ESC sequences (a title, a screen clear) and U+009B, CSI in UTF-8
+EVIL = "\x1b]0;pwned\x07\x1b[2J\u009b1A\x7f"
+EVIL_SHOWN = b"\\x1b]0;pwned\\x07\\x1b[2J\\xc2\\x9b1A\\x7f"
+
+
+def terminal_safe(out):
+    """No byte a terminal acts on but the lines' ends: C0, DEL, C1 in UTF-8 (c2 80..9f)."""
+    for i, c in enumerate(out):
+        if (c < 0x20 and c != 0x0a) or c == 0x7f or (c == 0xc2 and 0x80 <= out[i + 1:i + 2][0] < 0xa0):
+            return False
+    return True
+
+
+def test_approvals_and_ps_escape_what_an_agent_wrote(ctx):
+    """`execgate approvals` (the list and --watch) and `execgate ps` show an exec's file name,
+    arguments and command with their control characters as \\xNN: an agent waiting for an
+    approval cannot redraw what the person who answers sees."""
+    appr = {"approval_id": "a-1", "session": "s-7f3a", "pid": 42, "depth": 1, "seconds_left": 50,
+            "rule": "ask", "argv": ["rm", "-rf", "/tmp/x" + EVIL], "filename": "/bin/rm" + EVIL,
+            "event": "requested"}
+    fake = FakeDaemon(ctx, {
+        "approvals": [{"ok": True, "approvals": [appr]}, appr],
+        "ps": [{"ok": True, "processes": [{"id": "p1", "pid": 42, "session": "s-7f3a", "status": "running",
+                                           "runtime_ms": 1500, "command": "make " + EVIL}]}]})
+    r = ctx.run([ctx.execgate, "approvals", "-p", fake.pin_path])
+    assert terminal_safe(r.stdout), r.stdout
+    assert b" rm -rf '/tmp/x" + EVIL_SHOWN + b"'\n" in r.stdout, r.stdout
+    w = subprocess.Popen([ctx.execgate, "approvals", "--watch", "-p", fake.pin_path], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    ctx.on_cleanup(w.kill)
+    lines = [w.stdout.readline() for _ in range(3)]      # the header, the approval, the event
+    w.kill()
+    assert terminal_safe(b"".join(lines)), lines
+    assert lines[2] == b"a-1 requested s-7f3a pid 42: /bin/rm" + EVIL_SHOWN + b"\n", lines
+    r = ctx.run([ctx.execgate, "ps", "-p", fake.pin_path])
+    assert terminal_safe(r.stdout), r.stdout
+    assert r.stdout.splitlines()[1].endswith(b"  make " + EVIL_SHOWN), r.stdout

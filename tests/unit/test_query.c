@@ -285,6 +285,36 @@ static void test_tree_deep(void)
 	sbuf_free(&b);
 }
 
+/* The marker below 200 levels names the exec that goes on: its id is the record's, escaped as the rest. */
+static void test_tree_marker_escapes(void)
+{
+	struct query_tree *t = query_tree_new();
+	struct sbuf b = {};
+	char id[32], parent[32];
+	const char *want = "'201:\\x1b]0;x\\x07\\xc2\\x9b2J' draws them\n", *m;
+	unsigned int i;
+
+	for (i = 1; i <= 202; i++) {
+		json_t *r;
+
+		snprintf(id, sizeof(id), i == 201 ? "%u:\x1b]0;x\x07\xc2\x9b" "2J" : "%u:1", i);
+		snprintf(parent, sizeof(parent), i == 202 ? "%u:\x1b]0;x\x07\xc2\x9b" "2J" : "%u:1", i - 1);
+		r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	ASSERT_OK(query_tree_print(t, "1:1", &b, 0, false), "the tree");
+	m = strstr(sbuf_cstr(&b), "deeper than 200 levels: --tree ");
+	ASSERT_TRUE(m && !strncmp(m + 31, want, strlen(want)), m ? m : "no marker");
+	for (i = 0; m && m[i] != '\n'; i++)
+		if (!ASSERT_TRUE((unsigned char)m[i] >= 0x20 && m[i] != 0x7f && !((unsigned char)m[i] == 0xc2 &&
+				 (unsigned char)m[i + 1] < 0xa0), "no control byte in the marker"))
+			break;
+	query_tree_free(t);
+	sbuf_free(&b);
+}
+
 static void test_lineage_bounded(void)
 {
 	struct eg_lineage *l = lineage_new(4, 1 << 20);
@@ -500,12 +530,45 @@ static void test_generate_policy(void)
 	generate_free(g);
 }
 
+/* A generated policy's comments quote records: a '\n' in them would end the comment, a control byte reach the terminal. */
+static void test_generate_escapes(void)
+{
+	static const char *const recs[] = {
+		"{\"type\":\"exec\",\"exec_id\":\"1:1\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\",\"-c\",\"a.c\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec_failed\",\"exec_id\":null,\"filename\":\"/tmp/\\u009bx\\ndefault_decision: allow\","
+		"\"argv\":[\"x\",\"\\u007f\\u0085\\u001b[2J\"],\"decision\":\"deny\",\"rule\":\"r\\u001b]0;t\\u0007\",\"action\":\"blocked\"}",
+	};
+	struct eg_generate *g = generate_new();
+	struct sbuf out = {};
+	const char *y;
+	size_t i;
+
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		json_t *r = json_loads(recs[i], 0, NULL);
+
+		generate_add(g, r);
+		json_decref(r);
+	}
+	ASSERT_OK(generate_write(g, "a test", &out), "write");
+	y = sbuf_cstr(&out);
+	ASSERT_TRUE(strstr(y, "\ndefault_decision: allow") == NULL, y);
+	ASSERT_TRUE(strstr(y, "#    # blocked by rule r\\x1b]0;t\\x07: \\xc2\\x9bx\\x0adefault_decision: allow "
+			      "\\x7f\\xc2\\x85\\x1b[2J\n") != NULL, y);
+	for (i = 0; i < out.len; i++)
+		if (!ASSERT_TRUE(out.data[i] == '\n' || ((unsigned char)out.data[i] >= 0x20 && out.data[i] != 0x7f &&
+				 !((unsigned char)out.data[i] == 0xc2 && (unsigned char)out.data[i + 1] < 0xa0)), y))
+			break;
+	sbuf_free(&out);
+	generate_free(g);
+}
+
 int main(void)
 {
 	RUN(test_parse_time);
 	RUN(test_filters);
 	RUN(test_tree);
 	RUN(test_tree_deep);
+	RUN(test_tree_marker_escapes);
 	RUN(test_text);
 	RUN(test_text_escapes);
 	RUN(test_lineage_bounded);
@@ -515,5 +578,6 @@ int main(void)
 	RUN(test_line_whole);
 	RUN(test_generate_tokens);
 	RUN(test_generate_policy);
+	RUN(test_generate_escapes);
 	return UNIT_DONE();
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "query/query.h"
 #include "query/view.h"
+#include "util/termsafe.h"
 
 const char *view_user(const json_t *r, char *buf, size_t len)
 {
@@ -45,7 +46,7 @@ void view_time(const json_t *r, char *buf, size_t len)
 	if (!t || !(p = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm))) {
 		char safe[64];
 
-		snprintf(buf, len, "%-23s", t ? view_safe(t, safe, sizeof(safe)) : "-");
+		snprintf(buf, len, "%-23s", t ? eg_term_safe(t, safe, sizeof(safe)) : "-");
 		return;
 	}
 	if (*p == '.' && strlen(p) >= 4)
@@ -56,71 +57,6 @@ void view_time(const json_t *r, char *buf, size_t len)
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
-/*
- * The bytes at s a terminal would act on, 0 for none: a C0 control, DEL, or
- * a C1 control (U+0080-U+009F, c2 80..c2 9f in UTF-8: U+009B is CSI). A
- * record's strings are valid UTF-8 once parsed, as the daemon's table
- * (events/format.c) sees them.
- */
-static size_t control_len(const char *s)
-{
-	unsigned char c = s[0];
-
-	if (c < 0x20 || c == 0x7f)
-		return 1;
-	if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] < 0xa0)
-		return 2;
-	return 0;
-}
-
-/* Puts one character of s, a control one as \xNN each byte; returns its bytes. */
-static size_t put_char(struct sbuf *b, const char *s)
-{
-	size_t n = control_len(s), i;
-
-	if (!n) {
-		sbuf_putc(b, *s);
-		return 1;
-	}
-	for (i = 0; i < n; i++)
-		sbuf_printf(b, "\\x%02x", (unsigned char)s[i]);
-	return n;
-}
-
-/* An argument as a shell would need it typed (control characters shown as \xNN) */
-static void arg(struct sbuf *b, const char *s)
-{
-	bool quote = !*s || strpbrk(s, " \t'\"\\$`|&;<>()*?[]{}!#~") != NULL;
-
-	if (quote)
-		sbuf_putc(b, '\'');
-	while (*s) {
-		if (*s == '\'' && quote) {
-			sbuf_puts(b, "'\\''");
-			s++;
-		} else {
-			s += put_char(b, s);
-		}
-	}
-	if (quote)
-		sbuf_putc(b, '\'');
-}
-
-const char *view_safe(const char *s, char *buf, size_t len)
-{
-	struct sbuf b = {};
-
-	if (!s)
-		return NULL;
-	if (!len)
-		return "";
-	while (*s)
-		s += put_char(&b, s);
-	snprintf(buf, len, "%s", sbuf_cstr(&b));
-	sbuf_free(&b);
-	return buf;
-}
-
 void view_command(struct sbuf *b, const json_t *r)
 {
 	const json_t *argv = json_object_get(r, "argv"), *a;
@@ -129,13 +65,13 @@ void view_command(struct sbuf *b, const json_t *r)
 	if (!json_array_size(argv)) {
 		const char *f = json_string_value(json_object_get(r, "filename"));
 
-		arg(b, f ? f : "?");
+		eg_put_arg(b, f ? f : "?");
 		return;
 	}
 	json_array_foreach(argv, i, a) {
 		if (i)
 			sbuf_putc(b, ' ');
-		arg(b, json_string_value(a) ? json_string_value(a) : "");
+		eg_put_arg(b, json_string_value(a) ? json_string_value(a) : "");
 		if (b->len > 8192)
 			break;
 	}
@@ -147,7 +83,7 @@ void view_command(struct sbuf *b, const json_t *r)
 void view_exit(struct sbuf *b, const json_t *x)
 {
 	char safe[64];
-	const char *sig = view_safe(json_string_value(json_object_get(x, "signal")), safe, sizeof(safe));
+	const char *sig = eg_term_safe(json_string_value(json_object_get(x, "signal")), safe, sizeof(safe));
 	double s = json_integer_value(json_object_get(x, "duration_ns")) / 1e9;
 
 	if (sig)
@@ -185,9 +121,9 @@ void view_fit(struct sbuf *b, size_t start, unsigned int width)
 void query_text(struct sbuf *b, const json_t *r, unsigned int width)
 {
 	char t[80], user[40], dec_s[40], act_s[40], s1[256], s2[256];
-	const char *type = view_safe(json_string_value(json_object_get(r, "type")), s1, sizeof(s1));
-	const char *dec = view_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
-	const char *act = view_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
+	const char *type = eg_term_safe(json_string_value(json_object_get(r, "type")), s1, sizeof(s1));
+	const char *dec = eg_term_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
+	const char *act = eg_term_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
 	size_t start = b->len;
 
 	view_time(r, t, sizeof(t));
@@ -198,7 +134,7 @@ void query_text(struct sbuf *b, const json_t *r, unsigned int width)
 	} else if (!strcmp(type, "exec")) {
 		view_command(b, r);
 	} else if (!strcmp(type, "exec_failed")) {
-		sbuf_printf(b, "[%s] ", view_safe(json_string_value(json_object_get(r, "error")), s2, sizeof(s2))
+		sbuf_printf(b, "[%s] ", eg_term_safe(json_string_value(json_object_get(r, "error")), s2, sizeof(s2))
 					?: "failed");
 		view_command(b, r);
 	} else if (!strcmp(type, "exit")) {
@@ -208,9 +144,9 @@ void query_text(struct sbuf *b, const json_t *r, unsigned int width)
 		view_exit(b, r);
 		sbuf_puts(b, "] ");
 		/* as an exec's file name: its bytes are anyone's */
-		arg(b, f ? f : json_string_value(json_object_get(r, "comm")) ?: "?");
+		eg_put_arg(b, f ? f : json_string_value(json_object_get(r, "comm")) ?: "?");
 	} else {
-		const char *ev = view_safe(json_string_value(json_object_get(r, "event")), s2, sizeof(s2));
+		const char *ev = eg_term_safe(json_string_value(json_object_get(r, "event")), s2, sizeof(s2));
 
 		sbuf_printf(b, "# %s%s%s", type, ev ? " " : "", ev ? ev : "");
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "query/query.h"
 #include "query/view.h"
+#include "util/termsafe.h"
 
 struct node {
 	char *id, *parent;		/* exec ids; id NULL for a refused attempt */
@@ -116,20 +117,20 @@ void query_tree_add(struct query_tree *t, const json_t *r)
 	}
 	nd = &t->v[t->n];
 	memset(nd, 0, sizeof(*nd));
-	dec = view_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
-	act = view_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
+	dec = eg_term_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
+	act = eg_term_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
 	view_time(r, tm, sizeof(tm));
 	sbuf_printf(&b, "%s %-8.8s %-8s %-11s", tm, view_user(r, user, sizeof(user)), dec ? dec : "-",
 		    act ? act : "-");
 	nd->line = strdup(sbuf_cstr(&b));
 	sbuf_reset(&b);
 	if (!strcmp(type, "exec_failed"))
-		sbuf_printf(&b, "[%s] ", view_safe(json_string_value(json_object_get(r, "error")), safe, sizeof(safe))
+		sbuf_printf(&b, "[%s] ", eg_term_safe(json_string_value(json_object_get(r, "error")), safe, sizeof(safe))
 					 ?: "refused");
 	/* where an agent context starts: its identity's exec (or a process put in it from /proc) */
 	{
 		json_t *c = json_object_get(r, "context");
-		const char *cn = view_safe(json_string_value(json_object_get(c, "name")), safe, sizeof(safe));
+		const char *cn = eg_term_safe(json_string_value(json_object_get(c, "name")), safe, sizeof(safe));
 		json_t *cd = json_object_get(c, "depth");
 
 		if (cn && (json_integer_value(cd) == 0 || json_is_true(json_object_get(c, "inferred"))))
@@ -194,8 +195,11 @@ static void print_node(struct query_tree *t, size_t i, const char *prefix, bool 
 		sbuf_puts(&p, last ? "   " : "│  ");
 	if (nd->nkids && depth >= TREE_MAX_DEPTH) {
 		start = b->len;
-		sbuf_printf(b, "  %*s %s└─ ... deeper than %d levels: --tree %s draws them", 23 + 1 + 8 + 1 + 8 + 1 + 11,
-			    "", sbuf_cstr(&p), TREE_MAX_DEPTH, nd->id ? nd->id : "?");
+		sbuf_printf(b, "  %*s %s└─ ... deeper than %d levels: --tree ", 23 + 1 + 8 + 1 + 8 + 1 + 11, "",
+			    sbuf_cstr(&p), TREE_MAX_DEPTH);
+		/* the id is the record's: shown as an argument is, typed as the shell needs it */
+		eg_put_arg(b, nd->id ? nd->id : "?");
+		sbuf_puts(b, " draws them");
 		view_fit(b, start, width);
 		sbuf_putc(b, '\n');
 		nd->nkids = 0;	/* drawn once, even where parent links loop */

@@ -10,12 +10,6 @@ const char *view_user(const json_t *r, char *buf, size_t len);
 /* The record's time in local time, to the millisecond. */
 void view_time(const json_t *r, char *buf, size_t len);
 void view_command(struct sbuf *b, const json_t *r);
-/*
- * s with its control characters (C0, DEL, C1) as \xNN, as the command line
- * shows them, in buf (cut to len); NULL for NULL. For a record's string put
- * in a column or brackets: no byte of a record reaches the terminal raw.
- */
-const char *view_safe(const char *s, char *buf, size_t len);
 void view_exit(struct sbuf *b, const json_t *x);
 /* Cuts what was added from start to width columns, with a '+' (0: no limit). */
 void view_fit(struct sbuf *b, size_t start, unsigned int width);
