@@ -356,6 +356,21 @@ def test_a_rotation_during_a_query(ctx):
     assert out == a + b + c, (len(out), len(a + b + c), out.count(b'T11:'), out.count(b'T12:'), out.count(b'T13:'))
 
 
+def test_more_files_than_fds(ctx):
+    """More FILE operands than the fd limit: every record once, in the operands' order (the
+    first ones opened again by name at their turn), not EMFILE."""
+    base = ctx.tmpdir()
+    files, want = [], b""
+    for i in range(200):
+        files.append(os.path.join(base, "events.%03d.jsonl" % i))
+        data = records(i % 24, 3)
+        want += data
+        with open(files[-1], "wb") as f:
+            f.write(data)
+    q = ctx.run(["sh", "-c", 'ulimit -n 64; exec "$0" "$@"', ctx.execgate, "query", "--json"] + files, check=False)
+    assert q.returncode == 0 and q.stdout == want, (q.returncode, q.stderr[-500:], len(q.stdout), len(want))
+
+
 def test_a_corrupt_gzip_file_is_said_and_skipped(ctx):
     """One corrupt .gz among the files: the others are read, the file is named on stderr,
     and the exit status is 1."""

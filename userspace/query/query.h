@@ -98,7 +98,10 @@ struct query_files {
  * again when the directory changed meanwhile. -errno.
  */
 int query_output_files(const char *path, struct query_files **ret);
-/* FILE operands, in their order; err says which cannot be opened. */
+/*
+ * FILE operands, in their order, each opened now; err says which cannot be.
+ * Past the fd budget the first ones are opened again by name at their turn.
+ */
 int query_open_files(char *const *paths, size_t n, struct query_files **ret, char *err, size_t errlen);
 void query_files_free(struct query_files *f);
 /* How many files the last scan could not read whole (their error is set). */

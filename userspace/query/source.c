@@ -356,12 +356,12 @@ int query_output_files(const char *path, struct query_files **ret)
 int query_open_files(char *const *paths, size_t n, struct query_files **ret, char *err, size_t errlen)
 {
 	struct file_time *v = calloc(n ? n : 1, sizeof(*v));
-	size_t i;
+	size_t i, budget;
 	int rc;
 
 	if (!v)
 		return -ENOMEM;
-	fd_budget(n);
+	budget = fd_budget(n);
 	for (i = 0; i < n; i++) {
 		v[i].fd = open_ro(paths[i]);
 		if (v[i].fd < 0) {
@@ -369,6 +369,11 @@ int query_open_files(char *const *paths, size_t n, struct query_files **ret, cha
 			snprintf(err, errlen, "cannot open %s: %s", paths[i], strerror(errno));
 			free_list(v, i);
 			return rc;
+		}
+		/* more operands than fds: the last ones are held, the first (read first) opened by name at their turn */
+		if (n > budget && i < n - budget) {
+			close(v[i].fd);
+			v[i].fd = -1;
 		}
 		v[i].path = strdup(paths[i]);
 		if (!v[i].path) {
