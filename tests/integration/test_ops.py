@@ -371,6 +371,18 @@ def test_more_files_than_fds(ctx):
     assert q.returncode == 0 and q.stdout == want, (q.returncode, q.stderr[-500:], len(q.stdout), len(want))
 
 
+def test_a_crlf_file(ctx):
+    """A file with CRLF line ends (copied through Windows): its records are records, copied
+    unparsed (--json) as parsed (--json --type), each line as it is."""
+    path = os.path.join(ctx.tmpdir(), "events.jsonl")
+    data = records(10, 5).replace(b"\n", b"\r\n")
+    with open(path, "wb") as f:
+        f.write(data)
+    for args in (["--json"], ["--json", "--type", "daemon"]):
+        q = ctx.run([ctx.execgate, "query"] + args + [path], check=False)
+        assert q.returncode == 0 and q.stdout == data, (args, q.stdout, q.stderr)
+
+
 def test_a_corrupt_gzip_file_is_said_and_skipped(ctx):
     """One corrupt .gz among the files: the others are read, the file is named on stderr,
     and the exit status is 1."""

@@ -469,6 +469,11 @@ static void test_line_whole(void)
 	}
 	ASSERT_EQ(bad_alone, n, "every cut of a record is no whole line");
 	ASSERT_EQ(bad_glued, n - 1, "nor a record glued to it (cut 0: the record alone)");
+	/* JSON's whitespace at either end, as the parser (and --type) takes it: a CRLF file */
+	ASSERT_TRUE(query_line_whole("{\"v\":1}\r", 8), "a trailing CR");
+	ASSERT_TRUE(query_line_whole(" \t{\"v\":1} \r", 11), "spaces and tabs around");
+	ASSERT_FALSE(query_line_whole(" \r", 2), "whitespace alone");
+	ASSERT_FALSE(query_line_whole("{\"v\":1}\r}", 9), "a brace past the CR");
 	ASSERT_FALSE(query_line_whole("{}x", 3), "bytes after the object");
 	ASSERT_FALSE(query_line_whole("[1]", 3), "not an object");
 	ASSERT_FALSE(query_line_whole("", 0), "empty");

@@ -122,11 +122,23 @@ const char *query_line_time(const char *line, size_t len)
 	return p + 8;
 }
 
+static bool is_json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 bool query_line_whole(const char *line, size_t len)
 {
 	size_t i, depth = 0;
 	bool in_str = false;
 
+	/* JSON's whitespace around the object, as the parser takes it: a CRLF file's '\r' */
+	while (len && is_json_space(line[0])) {
+		line++;
+		len--;
+	}
+	while (len && is_json_space(line[len - 1]))
+		len--;
 	if (!len || line[0] != '{')
 		return false;
 	/* a record glued to a cut one: no other "{"v":" is in a whole record, not even in a string */

@@ -65,9 +65,9 @@ bool query_match(const struct query_filter *f, const json_t *r);
 /* The record's "time" value (30 bytes), or NULL. */
 const char *query_line_time(const char *line, size_t len);
 /*
- * Whether a line is one whole JSON object by its bytes alone (no parse): it
- * opens with '{', its brackets, outside strings, close first at its last
- * byte, and no other record starts in it ({"v":, which JSON's escaping
+ * Whether a line is one whole JSON object by its bytes alone (no parse):
+ * past JSON's whitespace at either end (a CRLF file's '\r'), it opens with
+ * '{', its brackets, outside strings, close first at its last byte, and no other record starts in it ({"v":, which JSON's escaping
  * keeps out of strings). A line cut by a daemon killed mid-write fails (a
  * proper prefix of an object never closes it), and so does a record glued
  * to a cut line; the rest of the grammar is the parser's, where lines are
