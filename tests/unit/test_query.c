@@ -3,7 +3,10 @@
 #include "unit.h"
 #include <errno.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 #include "events/lineage.h"
 #include "events/sinks.h"
 #include "query/generate.h"
@@ -166,6 +169,152 @@ static void test_text(void)
 	sbuf_free(&b);
 }
 
+/* No byte a terminal acts on: C0 controls but the line's '\n', DEL, and C1 controls in UTF-8 (c2 80..9f). */
+static bool terminal_safe(const struct sbuf *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->len; i++) {
+		unsigned char c = b->data[i];
+
+		if ((c < 0x20 && !(c == '\n' && i == b->len - 1)) || c == 0x7f ||
+		    (c == 0xc2 && i + 1 < b->len && (unsigned char)b->data[i + 1] < 0xa0))
+			return false;
+	}
+	return true;
+}
+
+/* Whatever a record's strings hold, the text view and the tree write no escape sequence. */
+static void test_text_escapes(void)
+{
+	static const char *const recs[] = {
+		/* an exit's file name and comm (the comm: an exit of no file name) */
+		"{\"v\":1,\"type\":\"exit\",\"time\":\"2026-01-19T14:00:03.000000000Z\",\"exec_id\":\"11:2\",\"pid\":11,"
+		"\"filename\":\"/tmp/\\u001b]0;pwned\\u0007x\",\"comm\":\"c\",\"exit_code\":0,\"signal\":null,\"duration_ns\":1}",
+		"{\"v\":1,\"type\":\"exit\",\"time\":\"2026-01-19T14:00:03.000000000Z\",\"exec_id\":\"11:2\",\"pid\":11,"
+		"\"filename\":null,\"comm\":\"\\u009b2J\\u001b[1m\",\"exit_code\":null,\"signal\":\"\\u001b[2J\",\"duration_ns\":1}",
+		/* U+009B (CSI) in an argument, U+0085 (NEL) in an error, ESC in the time and the decision */
+		"{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:01.000000000Z\",\"exec_id\":\"11:2\",\"pid\":11,"
+		"\"uid\":0,\"argv\":[\"echo\",\"\\u009b31mred\"],\"decision\":\"allow\\u001b[2J\"}",
+		"{\"v\":1,\"type\":\"exec_failed\",\"time\":\"\\u001b[2J\",\"pid\":11,\"uid\":0,\"argv\":[\"x\"],"
+		"\"error\":\"E\\u0085\\u001b[2J\",\"action\":\"\\u009b0m\"}",
+		"{\"v\":1,\"type\":\"daemon\\u001b[2J\",\"time\":\"2026-01-19T14:00:01.000000000Z\",\"event\":\"\\u009bstart\"}",
+	};
+	struct sbuf b = {};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		json_t *r = json_load_record(recs[i], strlen(recs[i]));
+
+		if (!ASSERT_TRUE(r != NULL, recs[i]))
+			continue;
+		sbuf_reset(&b);
+		query_text(&b, r, 0);
+		/* the record's JSON as the message: the view's bytes would act on the terminal */
+		ASSERT_TRUE(terminal_safe(&b), recs[i]);
+		json_decref(r);
+	}
+	{
+		struct query_tree *t = query_tree_new();
+		json_t *r = json_load_record(recs[2], strlen(recs[2]));
+
+		sbuf_reset(&b);
+		query_text(&b, r, 0);
+		ASSERT_TRUE(strstr(sbuf_cstr(&b), "echo \\xc2\\x9b31mred") != NULL, "C1 as \\xNN, as the daemon's table");
+		query_tree_add(t, r);
+		json_decref(r);
+		r = json_load_record(recs[1], strlen(recs[1]));
+		query_tree_add(t, r);
+		json_decref(r);
+		sbuf_reset(&b);
+		ASSERT_OK(query_tree_print(t, "11:2", &b, 0, false), "the tree");
+		ASSERT_TRUE(terminal_safe(&b), "the tree's lines");
+		query_tree_free(t);
+		sbuf_reset(&b);
+		r = json_load_record(recs[0], strlen(recs[0]));
+		query_text(&b, r, 0);
+		ASSERT_TRUE(terminal_safe(&b) && strstr(sbuf_cstr(&b), "] '/tmp/\\x1b]0;pwned\\x07x'") != NULL,
+			    "an exit's file name as an exec's");
+		json_decref(r);
+	}
+	sbuf_free(&b);
+}
+
+/* A chain of 100,000 execs, and parent links that loop (a file made up): drawn, bounded, with a marker. */
+static void test_tree_deep(void)
+{
+	struct query_tree *t = query_tree_new();
+	struct sbuf b = {};
+	char id[32], parent[32];
+	unsigned int i, lines = 0;
+	size_t k;
+
+	for (i = 1; i <= 100000; i++) {
+		json_t *r;
+
+		snprintf(id, sizeof(id), "%u:1", i);
+		snprintf(parent, sizeof(parent), "%u:1", i - 1);
+		r = json_pack("{s:s, s:s, s:s, s:s, s:i, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "uid", 0, "argv", "sh");
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	ASSERT_OK(query_tree_print(t, "1:1", &b, 0, false), "the tree of the chain's first exec");
+	for (k = 0; k < b.len; k++)
+		lines += b.data[k] == '\n';
+	ASSERT_TRUE(lines > 100 && lines < 1000, "a bounded drawing");
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "deeper than 200 levels: --tree 201:1 draws them") != NULL,
+		    "the marker names where to go on");
+	query_tree_free(t);
+	/* 2 and 3 each the other's parent */
+	t = query_tree_new();
+	for (i = 1; i <= 3; i++) {
+		json_t *r;
+
+		snprintf(id, sizeof(id), "%u:1", i);
+		snprintf(parent, sizeof(parent), "%u:1", i == 1 ? 0 : i == 2 ? 3 : 2);
+		r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	sbuf_reset(&b);
+	ASSERT_OK(query_tree_print(t, "2:1", &b, 0, false), "a loop of parents");
+	ASSERT_TRUE(strstr(sbuf_cstr(&b), "deeper than 200 levels") != NULL, "ends");
+	query_tree_free(t);
+	sbuf_free(&b);
+}
+
+/* The marker below 200 levels names the exec that goes on: its id is the record's, escaped as the rest. */
+static void test_tree_marker_escapes(void)
+{
+	struct query_tree *t = query_tree_new();
+	struct sbuf b = {};
+	char id[32], parent[32];
+	const char *want = "'201:\\x1b]0;x\\x07\\xc2\\x9b2J' draws them\n", *m;
+	unsigned int i;
+
+	for (i = 1; i <= 202; i++) {
+		json_t *r;
+
+		snprintf(id, sizeof(id), i == 201 ? "%u:\x1b]0;x\x07\xc2\x9b" "2J" : "%u:1", i);
+		snprintf(parent, sizeof(parent), i == 202 ? "%u:\x1b]0;x\x07\xc2\x9b" "2J" : "%u:1", i - 1);
+		r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
+		query_tree_add(t, r);
+		json_decref(r);
+	}
+	ASSERT_OK(query_tree_print(t, "1:1", &b, 0, false), "the tree");
+	m = strstr(sbuf_cstr(&b), "deeper than 200 levels: --tree ");
+	ASSERT_TRUE(m && !strncmp(m + 31, want, strlen(want)), m ? m : "no marker");
+	for (i = 0; m && m[i] != '\n'; i++)
+		if (!ASSERT_TRUE((unsigned char)m[i] >= 0x20 && m[i] != 0x7f && !((unsigned char)m[i] == 0xc2 &&
+				 (unsigned char)m[i + 1] < 0xa0), "no control byte in the marker"))
+			break;
+	query_tree_free(t);
+	sbuf_free(&b);
+}
+
 static void test_lineage_bounded(void)
 {
 	struct eg_lineage *l = lineage_new(4, 1 << 20);
@@ -247,6 +396,89 @@ static void test_journal_datagram(void)
 	sbuf_free(&b);
 }
 
+/*
+ * A syslog listener that reads as fast as records come but never all of
+ * them: the backlog never empties, and its buffer must not keep what was
+ * sent (40 MiB go through here).
+ */
+static void test_sink_backlog_bounded(void)
+{
+	char dir[] = "/tmp/egsink.XXXXXX", path[64], rec[1200], buf[4096];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct eg_sink *s = NULL;
+	struct eg_tap *t;
+	size_t held_max = 0, rlen;
+	int fd, i, r, n;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	snprintf(path, sizeof(path), "%s/log", dir);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (!ASSERT_OK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), "bind the listener"))
+		goto out;
+	if (!ASSERT_OK(sink_new("syslog", path, 0, NULL, &s), "sink_new"))
+		goto out;
+	t = sink_tap(s);
+	rlen = snprintf(rec, sizeof(rec), "{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:01.000000000Z\","
+			"\"argv\":[\"%01000d\"]}\n", 7);
+	/* more than the listener's queue takes: 54 or so wait in the backlog */
+	for (i = 0; i < 64; i++)
+		t->fn(t, rec, rlen, EG_REC_EXEC, 0);
+	t->flushed(t);
+	ASSERT_TRUE(sink_backlog_held(s) > 0, "a backlog");
+	for (r = 0; r < 5000; r++) {
+		for (n = 0; n < 8 && recv(fd, buf, sizeof(buf), 0) > 0; n++)
+			;
+		for (i = 0; i < n; i++)
+			t->fn(t, rec, rlen, EG_REC_EXEC, 0);
+		t->flushed(t);
+		if (sink_backlog_held(s) > held_max)
+			held_max = sink_backlog_held(s);
+	}
+	ASSERT_EQ(sink_stats(s)->dropped, 0, "nothing dropped: the listener kept up");
+	ASSERT_TRUE(sink_stats(s)->sent > 30000, "records went through");
+	ASSERT_TRUE(sink_backlog_held(s) > 0, "the backlog never emptied");
+	if (!ASSERT_TRUE(held_max <= (4u << 20) + (4u << 20) / 8, "the buffer stays under 4.5 MiB"))
+		printf("    held at most %zu bytes, %llu sent\n", held_max, (unsigned long long)sink_stats(s)->sent);
+out:
+	sink_drop_backlog(s);	/* no second's drain at sink_free */
+	sink_free(s);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* A line cut anywhere, alone or with a record glued on, is not a whole object; the records are. */
+static void test_line_whole(void)
+{
+	const char *rec = "{\"v\":1,\"type\":\"exec\",\"argv\":[\"a\\\"}\",\"\\\\\",\"{[\"],"
+			  "\"parent\":{\"exec_id\":\"1:2\"},\"e\":[],\"u\":\"\\u00e9\"}";
+	size_t n = strlen(rec), cut, bad_alone = 0, bad_glued = 0;
+	char glued[512];
+	unsigned int i;
+
+	ASSERT_TRUE(query_line_whole(rec, n), rec);
+	for (i = 0; i < NLINES; i++)
+		ASSERT_TRUE(query_line_whole(lines[i], strlen(lines[i])), lines[i]);
+	for (cut = 0; cut < n; cut++) {
+		bad_alone += !query_line_whole(rec, cut);
+		memcpy(glued, rec, cut);
+		memcpy(glued + cut, rec, n);
+		bad_glued += !query_line_whole(glued, cut + n);
+	}
+	ASSERT_EQ(bad_alone, n, "every cut of a record is no whole line");
+	ASSERT_EQ(bad_glued, n - 1, "nor a record glued to it (cut 0: the record alone)");
+	/* JSON's whitespace at either end, as the parser (and --type) takes it: a CRLF file */
+	ASSERT_TRUE(query_line_whole("{\"v\":1}\r", 8), "a trailing CR");
+	ASSERT_TRUE(query_line_whole(" \t{\"v\":1} \r", 11), "spaces and tabs around");
+	ASSERT_FALSE(query_line_whole(" \r", 2), "whitespace alone");
+	ASSERT_FALSE(query_line_whole("{\"v\":1}\r}", 9), "a brace past the CR");
+	ASSERT_FALSE(query_line_whole("{}x", 3), "bytes after the object");
+	ASSERT_FALSE(query_line_whole("[1]", 3), "not an object");
+	ASSERT_FALSE(query_line_whole("", 0), "empty");
+}
+
 static void test_generate_tokens(void)
 {
 	struct sbuf b = {};
@@ -303,16 +535,54 @@ static void test_generate_policy(void)
 	generate_free(g);
 }
 
+/* A generated policy's comments quote records: a '\n' in them would end the comment, a control byte reach the terminal. */
+static void test_generate_escapes(void)
+{
+	static const char *const recs[] = {
+		"{\"type\":\"exec\",\"exec_id\":\"1:1\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\",\"-c\",\"a.c\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec_failed\",\"exec_id\":null,\"filename\":\"/tmp/\\u009bx\\ndefault_decision: allow\","
+		"\"argv\":[\"x\",\"\\u007f\\u0085\\u001b[2J\"],\"decision\":\"deny\",\"rule\":\"r\\u001b]0;t\\u0007\",\"action\":\"blocked\"}",
+	};
+	struct eg_generate *g = generate_new();
+	struct sbuf out = {};
+	const char *y;
+	size_t i;
+
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		json_t *r = json_loads(recs[i], 0, NULL);
+
+		generate_add(g, r);
+		json_decref(r);
+	}
+	ASSERT_OK(generate_write(g, "a test", &out), "write");
+	y = sbuf_cstr(&out);
+	ASSERT_TRUE(strstr(y, "\ndefault_decision: allow") == NULL, y);
+	ASSERT_TRUE(strstr(y, "#    # blocked by rule r\\x1b]0;t\\x07: \\xc2\\x9bx\\x0adefault_decision: allow "
+			      "\\x7f\\xc2\\x85\\x1b[2J\n") != NULL, y);
+	for (i = 0; i < out.len; i++)
+		if (!ASSERT_TRUE(out.data[i] == '\n' || ((unsigned char)out.data[i] >= 0x20 && out.data[i] != 0x7f &&
+				 !((unsigned char)out.data[i] == 0xc2 && (unsigned char)out.data[i + 1] < 0xa0)), y))
+			break;
+	sbuf_free(&out);
+	generate_free(g);
+}
+
 int main(void)
 {
 	RUN(test_parse_time);
 	RUN(test_filters);
 	RUN(test_tree);
+	RUN(test_tree_deep);
+	RUN(test_tree_marker_escapes);
 	RUN(test_text);
+	RUN(test_text_escapes);
 	RUN(test_lineage_bounded);
 	RUN(test_syslog_datagram);
 	RUN(test_journal_datagram);
+	RUN(test_sink_backlog_bounded);
+	RUN(test_line_whole);
 	RUN(test_generate_tokens);
 	RUN(test_generate_policy);
+	RUN(test_generate_escapes);
 	return UNIT_DONE();
 }

@@ -1,11 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Record decoding, event formatting and option limits, without a kernel. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include "unit.h"
 #include "execgate.h"
 #include "events/format.h"
+#include "events/output.h"
 #include "util/json.h"
 #include "trace/cgroups.h"
 #include "trace/record.h"
@@ -361,6 +369,117 @@ static void test_errno_names(void)
 	ASSERT_STREQ(errno_name(4000), "E4000", "unknown");
 }
 
+static void put_file(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+
+	if (f) {
+		fputs(s, f);
+		fclose(f);
+	}
+}
+
+static struct rlimit fsize_was;
+
+/* The file size limit at n bytes: a write past them fails (EFBIG), as on a full disk. */
+static void fsize_limit(rlim_t n)
+{
+	struct rlimit rl = fsize_was;
+
+	rl.rlim_cur = n;
+	setrlimit(RLIMIT_FSIZE, &rl);
+}
+
+static bool rotated_cut, rotated_said;
+
+static void on_rotated(struct eg_output *o, const char *prev, void *arg)
+{
+	(void)arg;
+	setrlimit(RLIMIT_FSIZE, &fsize_was);
+	rotated_cut = !prev && output_ended_cut_line(o);
+	rotated_said = !prev && output_cut_line_error(o) != NULL;
+}
+
+/*
+ * A cut last line that cannot be ended (the disk full): the open goes on (a
+ * handover must), the failed write counted and said; the same when a
+ * rotation finds the file replaced by one with a cut line.
+ */
+static void test_output_cut_line_on_a_full_disk(void)
+{
+	char dir[] = "/tmp/execgate-output-test-XXXXXX", path[64], err[256];
+	struct eg_output_opts opts = { .gid = (gid_t)-1 };
+	struct eg_output *o = NULL;
+	struct stat st;
+
+	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "tmpdir"))
+		return;
+	getrlimit(RLIMIT_FSIZE, &fsize_was);
+	signal(SIGXFSZ, SIG_IGN);
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	opts.path = path;
+	put_file(path, "{\"v\":1,\"cut");
+	fsize_limit(11);
+	if (ASSERT_OK(output_open(&opts, &o, err, sizeof(err)), err)) {
+		setrlimit(RLIMIT_FSIZE, &fsize_was);
+		ASSERT_EQ(output_stats(o)->write_errors, 1, "the failed '\\n' counted");
+		ASSERT_FALSE(output_ended_cut_line(o), "not ended");
+		ASSERT_TRUE(output_cut_line_error(o) && strstr(output_cut_line_error(o), "cannot end the cut last line"),
+			    "said");
+		sbuf_puts(output_buf(o), "{\"v\":1}\n");
+		output_end(o, EG_REC_META);
+		ASSERT_OK(output_flush(o), "a record after it");
+		ASSERT_TRUE(!stat(path, &st) && st.st_size == 11 + 8, "the file's bytes");
+		output_close(o);
+		o = NULL;
+	}
+	setrlimit(RLIMIT_FSIZE, &fsize_was);
+	/* a rotation that finds the file replaced by one with a cut line it cannot end */
+	unlink(path);
+	opts.max_size = 16;
+	opts.keep = 2;
+	if (ASSERT_OK(output_open(&opts, &o, err, sizeof(err)), err)) {
+		output_set_rotate_cb(o, on_rotated, NULL);
+		sbuf_puts(output_buf(o), "{\"v\":1,\"pad\":\"0123456789\"}\n");
+		output_end(o, EG_REC_META);
+		ASSERT_OK(output_flush(o), "the first record");
+		unlink(path);
+		put_file(path, "{\"cut");
+		fsize_limit(5);
+		sbuf_puts(output_buf(o), "{\"v\":1}\n");
+		output_end(o, EG_REC_META);
+		output_flush(o);
+		setrlimit(RLIMIT_FSIZE, &fsize_was);
+		ASSERT_TRUE(rotated_said && !rotated_cut, "the new file taken, the cut line said");
+		ASSERT_EQ(output_stats(o)->write_errors, 1, "counted");
+		ASSERT_TRUE(!stat(path, &st) && st.st_size == 5 + 8, "the record in the new file");
+		output_close(o);
+	}
+	/* and ended when it can be: the rotated record says so */
+	unlink(path);
+	o = NULL;
+	if (ASSERT_OK(output_open(&opts, &o, err, sizeof(err)), err)) {
+		output_set_rotate_cb(o, on_rotated, NULL);
+		sbuf_puts(output_buf(o), "{\"v\":1,\"pad\":\"0123456789\"}\n");
+		output_end(o, EG_REC_META);
+		output_flush(o);
+		unlink(path);
+		put_file(path, "{\"cut");
+		sbuf_puts(output_buf(o), "{\"v\":1}\n");
+		output_end(o, EG_REC_META);
+		output_flush(o);
+		ASSERT_TRUE(rotated_cut && !rotated_said, "ended");
+		ASSERT_TRUE(!stat(path, &st) && st.st_size == 5 + 1 + 8, "the '\\n', then the record");
+		output_close(o);
+	}
+	{
+		char cmd[96];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		ASSERT_OK(system(cmd), "the files removed");
+	}
+}
+
 int main(void)
 {
 	RUN(test_decode_exec);
@@ -377,5 +496,6 @@ int main(void)
 	RUN(test_container_names);
 	RUN(test_parse_size_limits);
 	RUN(test_errno_names);
+	RUN(test_output_cut_line_on_a_full_disk);
 	return UNIT_DONE();
 }

@@ -137,7 +137,7 @@ static bool matches(const struct query_filter *f, const char *line, size_t len)
 	if (!query_prefilter(f, line, len))
 		return false;
 	if (!f->needs_parse && !f->until[0])
-		return true;
+		return query_line_whole(line, len);	/* a cut line in the file is no record */
 	r = json_loadb(line, len, 0, &je);
 	ok = r && query_match(f, r);
 	json_decref(r);

@@ -16,6 +16,7 @@
 #include "util/clock.h"
 #include "util/jsonw.h"
 #include "util/log.h"
+#include "util/termsafe.h"
 
 struct appr_args {
 	struct cli_common common;
@@ -66,26 +67,47 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* e's string field name for a terminal (the agent's bytes, from its exec), "" when there is none */
+static const char *field(const json_t *e, const char *name, char *buf, size_t len)
+{
+	return eg_term_safe(json_string_value(json_object_get(e, name)) ?: "", buf, len);
+}
+
+/* The session's id after its "s-" (the row puts it back), for a terminal */
+static const char *session_of(const json_t *e, char *buf, size_t len)
+{
+	const char *s = json_string_value(json_object_get(e, "session")) ?: "";
+
+	return eg_term_safe(strlen(s) >= 2 ? s + 2 : s, buf, len);
+}
+
 static void print_row(json_t *e)
 {
 	json_t *argv = json_object_get(e, "argv"), *v;
+	char id[64], session[64], rule[128];
+	struct sbuf cmd = {};
 	size_t i;
 
-	printf("%-20s s-%-9s %-7" JSON_INTEGER_FORMAT " %-5" JSON_INTEGER_FORMAT " %4" JSON_INTEGER_FORMAT "s  %-20s ",
-	       json_string_value(json_object_get(e, "approval_id")),
-	       json_string_value(json_object_get(e, "session")) + 2,
+	/* the command line as the agent's exec gave it: its bytes must not redraw what the approver sees */
+	json_array_foreach(argv, i, v) {
+		if (i)
+			sbuf_putc(&cmd, ' ');
+		eg_put_arg(&cmd, json_string_value(v) ?: "");
+	}
+	field(e, "rule", rule, sizeof(rule));
+	printf("%-20s s-%-9s %-7" JSON_INTEGER_FORMAT " %-5" JSON_INTEGER_FORMAT " %4" JSON_INTEGER_FORMAT "s  %-20s %s",
+	       field(e, "approval_id", id, sizeof(id)),
+	       session_of(e, session, sizeof(session)),
 	       json_integer_value(json_object_get(e, "pid")),
 	       json_integer_value(json_object_get(e, "depth")),
 	       json_integer_value(json_object_get(e, "seconds_left")),
-	       json_string_value(json_object_get(e, "rule")) ? json_string_value(json_object_get(e, "rule")) : "default");
-	json_array_foreach(argv, i, v)
-		printf("%s%s", i ? " " : "", json_string_value(v));
+	       rule[0] ? rule : "default", sbuf_cstr(&cmd));
 	if (json_is_true(json_object_get(e, "argv_shortened")))
 		printf("  [shortened: %" JSON_INTEGER_FORMAT " arguments, %" JSON_INTEGER_FORMAT
 		       " bytes; 'execgate approvals -j %s' shows all]", json_integer_value(json_object_get(e, "argc")),
-		       json_integer_value(json_object_get(e, "argv_bytes")),
-		       json_string_value(json_object_get(e, "approval_id")));
+		       json_integer_value(json_object_get(e, "argv_bytes")), id);
 	putchar('\n');
+	sbuf_free(&cmd);
 }
 
 #define RECONNECT_MS	10000	/* a handover takes well under a second */
@@ -216,13 +238,12 @@ static int do_list(int argc, char **argv)
 		if (a.common.json) {
 			printf("%.*s\n", (int)line.len, line.data);
 		} else {
+			char id[64], ev[32], session[64], file[4096 * 4];
+
 			e = json_loadb(line.data, line.len, 0, &je);
-			printf("%s %s s-%s pid %" JSON_INTEGER_FORMAT ": %s\n",
-			       json_string_value(json_object_get(e, "approval_id")),
-			       json_string_value(json_object_get(e, "event")),
-			       json_string_value(json_object_get(e, "session")) + 2,
-			       json_integer_value(json_object_get(e, "pid")),
-			       json_string_value(json_object_get(e, "filename")));
+			printf("%s %s s-%s pid %" JSON_INTEGER_FORMAT ": %s\n", field(e, "approval_id", id, sizeof(id)),
+			       field(e, "event", ev, sizeof(ev)), session_of(e, session, sizeof(session)),
+			       json_integer_value(json_object_get(e, "pid")), field(e, "filename", file, sizeof(file)));
 			json_decref(e);
 		}
 		fflush(stdout);

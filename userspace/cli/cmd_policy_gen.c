@@ -162,9 +162,11 @@ int do_generate(int argc, char **argv)
 						      { &cli_filter_argp, 0, NULL, 1 }, {} };
 	struct argp argp = { gen_options, gen_parse, "[FILE...]", doc, children, NULL, NULL };
 	struct gen_opts o = {};
-	char **files = NULL, path[PATH_MAX], err[PATH_MAX + 512], source[512];
+	struct query_files *files = NULL;
+	char path[PATH_MAX], err[PATH_MAX + 512], source[512];
 	struct sbuf out = {};
-	int rc = 1;
+	size_t i;
+	int rc = 1, lrc;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
 		return EXIT_USAGE;
@@ -175,14 +177,26 @@ int do_generate(int argc, char **argv)
 	if (!o.g || (o.tree && !o.all))
 		goto out;
 	if (o.nfiles) {
-		files = o.files;
-	} else if (query_daemon_output(o.common.pin_path, path, sizeof(path), err, sizeof(err)) ||
-		   query_output_files(path, &files)) {
+		if (query_open_files(o.files, o.nfiles, &files, err, sizeof(err))) {
+			p_err("%s", err);
+			goto out;
+		}
+	} else if (query_daemon_output(o.common.pin_path, path, sizeof(path), err, sizeof(err))) {
 		p_err("%s", err);
+		goto out;
+	} else if ((lrc = query_output_files(path, &files))) {
+		p_err("cannot list the files of %s: %s", path, strerror(-lrc));
 		goto out;
 	}
 	if (query_scan(files, gen_line, &o, err, sizeof(err))) {
 		p_err("%s", err);
+		goto out;
+	}
+	/* a policy from part of the records would deny what the rest shows ran: none */
+	if (query_files_unread(files)) {
+		for (i = 0; i < files->n; i++)
+			if (files->v[i].error)
+				p_err("%s", files->v[i].error);
 		goto out;
 	}
 	if (o.tree && !add_tree(&o)) {
@@ -217,8 +231,7 @@ int do_generate(int argc, char **argv)
 		rc = cli_write(&out) ? 1 : 0;
 	}
 out:
-	if (files != o.files)
-		query_files_free(files);
+	query_files_free(files);
 	generate_free(o.g);
 	json_decref(o.all);
 	sbuf_free(&out);

@@ -137,6 +137,11 @@ static int on_line(const char *line, size_t len, void *arg)
 	if (a->pass == 2 && !query_tree_index_wants(a->ix, line, len))
 		return 0;
 	if (a->common.json && !a->fl.f.needs_parse && !a->tree) {
+		/* copied unparsed: a cut line is left out and counted here too */
+		if (!query_line_whole(line, len)) {
+			a->bad++;
+			return 0;
+		}
 		sbuf_put(&a->out, line, len);
 		sbuf_putc(&a->out, '\n');
 		a->matched++;
@@ -264,7 +269,9 @@ int do_query(int argc, char **argv)
 	static const struct argp_child children[] = { { &cli_common_argp, 0, NULL, 0 }, { &cli_filter_argp, 0, NULL, 1 }, {} };
 	struct argp argp = { options, parse_opt, "[FILE...]", doc, children, NULL, NULL };
 	struct query_args a = {};
-	char **files = NULL, path[PATH_MAX], err[PATH_MAX + 512];
+	struct query_files *files = NULL;
+	char path[PATH_MAX], err[PATH_MAX + 512];
+	size_t i;
 	struct winsize ws;
 	int rc = 0, fd = -1;
 
@@ -284,17 +291,24 @@ int do_query(int argc, char **argv)
 		if (!a.tail)
 			return 1;
 	}
+	/* every file opened now: the query reads them as they are at its start */
 	if (a.nfiles) {
-		files = a.files;
+		if (query_open_files(a.files, a.nfiles, &files, err, sizeof(err))) {
+			p_err("%s", err);
+			rc = 1;
+			goto out;
+		}
 	} else {
 		if (query_daemon_output(a.common.pin_path, path, sizeof(path), err, sizeof(err))) {
 			p_err("%s", err);
-			return 1;
+			rc = 1;
+			goto out;
 		}
 		rc = query_output_files(path, &files);
 		if (rc) {
 			p_err("cannot list the files of %s: %s", path, strerror(-rc));
-			return 1;
+			rc = 1;
+			goto out;
 		}
 	}
 	if (a.tree) {
@@ -334,13 +348,18 @@ int do_query(int argc, char **argv)
 		rc = 1;
 	if (a.bad)
 		p_warn("%llu lines were not JSON records: left out", (unsigned long long)a.bad);
+	/* what was read is out; a file that could not be read whole still fails the query */
+	for (i = 0; i < files->n; i++)
+		if (files->v[i].error)
+			p_warn("%s", files->v[i].error);
+	if (query_files_unread(files))
+		rc = 1;
 	if (!rc && a.follow)
 		rc = follow(&a, fd);
 out:
 	if (fd >= 0)
 		close(fd);
-	if (files != a.files)
-		query_files_free(files);
+	query_files_free(files);
 	query_tree_free(a.t);
 	query_tree_index_free(a.ix);
 	free(a.tail);

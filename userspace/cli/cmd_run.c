@@ -22,6 +22,7 @@
 #include "util/jsonw.h"
 #include "util/log.h"
 #include "util/sbuf.h"
+#include "util/termsafe.h"
 
 #define MAX_ENV 256
 
@@ -537,14 +538,19 @@ int do_ps(int argc, char **argv)
 		rc = print_json(json_object_get(reply, "processes"));
 	else {
 		printf("%-8s %-8s %-20s %-20s %9s  %s\n", "ID", "PID", "SESSION", "STATUS", "SECONDS", "COMMAND");
-		json_array_foreach(json_object_get(reply, "processes"), i, p)
+		json_array_foreach(json_object_get(reply, "processes"), i, p) {
+			/* root sees every user's commands: none of their bytes reaches the terminal raw */
+			char id[64], session[64], status[64], cmd[4 * 200 + 1];
+			const char *c = json_string_value(json_object_get(p, "command")) ?: "";
+
 			printf("%-8s %-8lld %-20s %-20s %9.1f  %.200s\n",
-			       json_string_value(json_object_get(p, "id")),
+			       eg_term_safe(json_string_value(json_object_get(p, "id")) ?: "", id, sizeof(id)),
 			       (long long)json_integer_value(json_object_get(p, "pid")),
-			       json_string_value(json_object_get(p, "session")),
-			       json_string_value(json_object_get(p, "status")),
+			       eg_term_safe(json_string_value(json_object_get(p, "session")) ?: "", session, sizeof(session)),
+			       eg_term_safe(json_string_value(json_object_get(p, "status")) ?: "", status, sizeof(status)),
 			       json_integer_value(json_object_get(p, "runtime_ms")) / 1000.0,
-			       json_string_value(json_object_get(p, "command")));
+			       eg_term_safe(c, cmd, sizeof(cmd)));
+		}
 		rc = fflush(stdout) ? 1 : 0;
 	}
 	json_decref(reply);

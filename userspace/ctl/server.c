@@ -197,8 +197,8 @@ static void update_events(struct ctl_conn *c)
 		c->events = ev;
 }
 
-/* Writes what it can without blocking; drops the connection on error. */
-static void flush_out(struct ctl_conn *c)
+/* Writes what it can without blocking; drops the connection on error (false: c is gone). */
+static bool flush_out(struct ctl_conn *c)
 {
 	while (c->out.len > c->out_off) {
 		ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off,
@@ -210,7 +210,7 @@ static void flush_out(struct ctl_conn *c)
 			break;
 		if (n <= 0) {
 			conn_free(c);
-			return;
+			return false;
 		}
 		c->out_off += n;
 	}
@@ -219,7 +219,7 @@ static void flush_out(struct ctl_conn *c)
 		c->out_off = 0;
 		if (c->closing) {
 			conn_free(c);
-			return;
+			return false;
 		}
 	} else if (c->out_off >= OUT_PAUSE) {
 		/* a peer that reads slowly but never all: keep only what is unsent */
@@ -232,22 +232,22 @@ static void flush_out(struct ctl_conn *c)
 		ready_add(c);
 	}
 	update_events(c);
+	return true;
 }
 
-void ctl_send(struct ctl_conn *c, const char *json, size_t len)
+bool ctl_send(struct ctl_conn *c, const char *json, size_t len)
 {
 	if (!c || c->dead)
-		return;
+		return false;
 	if (c->out.len - c->out_off + len + 1 > CTL_MAX_OUTPUT || c->out.oom) {
 		/* a peer that does not read its replies loses its connection */
 		c->s->st.slow_reader++;
 		conn_free(c);
-		return;
+		return false;
 	}
 	sbuf_put(&c->out, json, len);
 	sbuf_putc(&c->out, '\n');
-	if (!c->in_dispatch)
-		flush_out(c);
+	return c->in_dispatch || flush_out(c);
 }
 
 size_t ctl_conn_unsent(const struct ctl_conn *c)

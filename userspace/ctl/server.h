@@ -112,8 +112,13 @@ int ctl_conn_fd(const struct ctl_conn *c);
  */
 int ctl_conn_pidfd(const struct ctl_conn *c);
 
-/* Sends one line (a '\n' is added); the line must be a complete JSON value. */
-void ctl_send(struct ctl_conn *c, const char *json, size_t len);
+/*
+ * Sends one line (a '\n' is added); the line must be a complete JSON value.
+ * False: the connection is gone (the peer went away, or it was dropped for
+ * not reading), its on_close has run, and neither c nor what on_close freed
+ * may be used.
+ */
+bool ctl_send(struct ctl_conn *c, const char *json, size_t len);
 /*
  * Every op's reply envelope: ctl_reply_open() starts {"ok":true, the op
  * adds its fields, ctl_reply_send() closes and sends it (an error reply

@@ -155,6 +155,7 @@ static void emit_start(struct daemon *d)
 	jsonw_uint_field(&w, "failed", d->seeded.failed);
 	jsonw_end_object(&w);
 	jsonw_bool_field(&w, "takeover", d->o.takeover_fd >= 0);
+	jsonw_bool_field(&w, "ended_cut_line", output_ended_cut_line(d->out));
 	host_facts(&w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
 	jsonw_uint_field(&w, "ringbuf_size", d->o.ringbuf_size);
@@ -230,6 +231,8 @@ static void on_signal(const struct signalfd_siginfo *si, void *arg)
 	case SIGHUP:
 		/* logrotate's signal: reopen the output, nothing else */
 		e = output_reopen(d->out);
+		if (!e)
+			service_check_cut_line(d->out);
 		if (e)
 			p_warn("SIGHUP: cannot reopen %s: %s; still writing to the old file",
 			       output_path(d->out), strerror(-e));
@@ -768,6 +771,7 @@ int daemon_run(const struct daemon_opts *o)
 		p_err("%s", err_msg);
 		goto cleanup;
 	}
+	service_check_cut_line(d.out);
 	if (state)
 		handoff_import_output(&d, state);
 	/* the sinks send JSON records: with one, a terminal gets them too */

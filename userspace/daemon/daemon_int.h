@@ -235,6 +235,7 @@ void service_on_rotated(struct eg_output *o, const char *prev, void *arg);
 void service_check_rotation(struct daemon *d);
 void service_header(struct daemon *d, struct jsonw *w);
 void service_on_reopened(struct daemon *d);
+void service_check_cut_line(const struct eg_output *o);
 
 /* exits.c: an exit record (EG_EVENT_EXIT) to the output */
 void daemon_on_exit(struct daemon *d, const void *data, size_t size);

@@ -130,7 +130,8 @@ void handoff_import_output(struct daemon *d, const json_t *state)
 	json_array_foreach(json_object_get(o, "dropped"), i, v)
 		if (i < EG_REC__COUNT)
 			st.dropped[i] = json_integer_value(v);
-	st.write_errors = json_integer_value(json_object_get(o, "write_errors"));
+	/* added: this daemon's open may have counted one (a cut line it could not end) */
+	st.write_errors += json_integer_value(json_object_get(o, "write_errors"));
 	st.rotations = json_integer_value(json_object_get(o, "rotations"));
 	st.rotation_failures = json_integer_value(json_object_get(o, "rotation_failures"));
 	st.filtered_severity = json_integer_value(json_object_get(o, "filtered_severity"));

@@ -128,6 +128,15 @@ void service_header(struct daemon *d, struct jsonw *w)
 	jsonw_string_field(w, "policy_sha256", d->policy ? policy_sha256(d->policy) : NULL);
 }
 
+/* A cut last line the output could not end (a full disk): said once an open, counted by the output. */
+void service_check_cut_line(const struct eg_output *o)
+{
+	const char *e = output_cut_line_error(o);
+
+	if (e)
+		p_warn("%s", e);
+}
+
 /* SIGHUP (logrotate moved the file): the new file starts with a header too. */
 void service_on_reopened(struct daemon *d)
 {
@@ -141,6 +150,7 @@ void service_on_reopened(struct daemon *d)
 	jsonw_int_field(&w, "pid", getpid());
 	jsonw_string_field(&w, "version", EG_VERSION);
 	jsonw_string_field(&w, "file", output_path(d->out));
+	jsonw_bool_field(&w, "ended_cut_line", output_ended_cut_line(d->out));
 	service_header(d, &w);
 	meta_close(&w, d->out);
 }
@@ -153,6 +163,7 @@ void service_on_rotated(struct eg_output *o, const char *prev, void *arg)
 	char gz[NAME_MAX + 8];
 	struct jsonw w;
 
+	service_check_cut_line(o);
 	if (prev)
 		snprintf(gz, sizeof(gz), "%s.gz", prev);
 	if (d->text) {
@@ -166,6 +177,8 @@ void service_on_rotated(struct eg_output *o, const char *prev, void *arg)
 	jsonw_string_field(&w, "file", output_path(o));
 	/* the previous file, by the name this rotation gave it (the time of the rotation) */
 	jsonw_string_field(&w, "continues", prev ? gz : NULL);
+	/* a file replaced under the daemon is opened as at a start: it may have ended in a cut line */
+	jsonw_bool_field(&w, "ended_cut_line", output_ended_cut_line(o));
 	jsonw_uint_field(&w, "rotations", os->rotations);
 	jsonw_uint_field(&w, "exec", os->written[EG_REC_EXEC]);
 	jsonw_uint_field(&w, "exec_failed", os->written[EG_REC_EXEC_FAILED]);

@@ -90,10 +90,13 @@ static void follow_flushed(struct eg_tap *t)
 		ctl_send_last(fl->c, note, n);
 		return;
 	}
-	/* the chunk's last '\n' is the one ctl_send adds */
-	ctl_send(fl->c, fl->chunk.data, fl->chunk.len - 1);
+	/*
+	 * The chunk's last '\n' is the one ctl_send adds. A send that finds
+	 * the peer gone frees fl (on_close): nothing of fl after a false.
+	 */
 	fl->sent += fl->chunk.len;
-	sbuf_reset(&fl->chunk);
+	if (ctl_send(fl->c, fl->chunk.data, fl->chunk.len - 1))
+		sbuf_reset(&fl->chunk);
 }
 
 /* {"op":"follow","min_severity":"high"}: every record from now on, one a line */

@@ -43,6 +43,8 @@ struct eg_output {
 	char rotate_err[PATH_MAX + 256];	/* the last failure; "" once a rotation worked */
 	uint64_t rotate_streaks;	/* runs of failures begun */
 	bool rotate_failing;		/* in one now */
+	bool cut_line;			/* the file opened last ended in a cut line, now ended */
+	char cut_line_err[PATH_MAX + 128];	/* or why it could not be ended; "" */
 	struct eg_tap *taps;
 };
 
@@ -93,12 +95,39 @@ static int create_file(const struct eg_output *o, const char *path, char *err, s
 	return fd;
 }
 
+/*
+ * A daemon killed in the middle of a write leaves the file's last line cut:
+ * it is ended with a '\n' here, so that the next record is a line of its
+ * own and not glued to the cut one (a reader leaves the cut line out).
+ */
+static bool end_cut_line(struct eg_output *o, int fd, uint64_t size)
+{
+	ssize_t n;
+	char last;
+
+	if (!size || pread(fd, &last, 1, size - 1) != 1 || last == '\n')
+		return false;
+	n = write(fd, "\n", 1);
+	if (n != 1) {
+		/* a full disk: the open goes on (a handover must), counted and said; the next record is glued to the cut line */
+		o->st.write_errors++;
+		snprintf(o->cut_line_err, sizeof(o->cut_line_err), "cannot end the cut last line of %s: %s; "
+			 "the first record is glued to it", o->path, n < 0 ? strerror(errno) : "short write");
+		return false;
+	}
+	return true;
+}
+
+/* o is changed only once the file is open: a caller that fails keeps writing the file it had */
 static int open_file(struct eg_output *o, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd, rc;
+	uint64_t size = 0;
+	bool cut = false;
 
-	fd = open(o->path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* read too: the last byte tells a cut last line */
+	fd = open(o->path, O_RDWR | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd >= 0) {
 		rc = check_existing(fd, o->path, err, errlen);
 		if (rc) {
@@ -117,8 +146,14 @@ static int open_file(struct eg_output *o, char *err, size_t errlen)
 	}
 	/* O_NONBLOCK was only there so that opening a FIFO cannot hang */
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	if (fstat(fd, &st) == 0)
-		o->size = st.st_size;
+	o->cut_line_err[0] = '\0';
+	if (fstat(fd, &st) == 0) {
+		size = st.st_size;
+		cut = end_cut_line(o, fd, size);
+		size += cut;
+	}
+	o->size = size;
+	o->cut_line = cut;
 	o->fd = fd;
 	return 0;
 }
@@ -235,6 +270,16 @@ uint64_t output_dropped_total(const struct eg_output *o)
 bool output_is_terminal(const struct eg_output *o)
 {
 	return o->tty;
+}
+
+bool output_ended_cut_line(const struct eg_output *o)
+{
+	return o->cut_line;
+}
+
+const char *output_cut_line_error(const struct eg_output *o)
+{
+	return o->cut_line_err[0] ? o->cut_line_err : NULL;
 }
 
 const char *output_path(const struct eg_output *o)
@@ -489,6 +534,8 @@ static int rotate(struct eg_output *o)
 		if (ftruncate(o->fd, 0))
 			return rotate_failed(o, -errno, "cannot start %s over: %s", o->path, strerror(errno));
 		o->size = 0;
+		o->cut_line = false;
+		o->cut_line_err[0] = '\0';
 		o->st.rotations++;
 		o->rotate_err[0] = '\0';
 		o->rotate_failing = false;
@@ -536,6 +583,8 @@ static int rotate(struct eg_output *o)
 	close(oldfd);
 	o->fd = newfd;
 	o->size = 0;
+	o->cut_line = false;
+	o->cut_line_err[0] = '\0';
 	o->st.rotations++;
 	/* only now that the rotation worked: the oldest beyond --output-keep go */
 	prune(o);

@@ -90,6 +90,19 @@ uint64_t output_dropped_total(const struct eg_output *o);
 bool output_is_terminal(const struct eg_output *o);
 const char *output_path(const struct eg_output *o);
 /*
+ * The file opened last (at the start, at a reopen) ended in a line cut by a
+ * daemon killed mid-write: a '\n' was written after it, for the start or
+ * reopened record to say.
+ */
+bool output_ended_cut_line(const struct eg_output *o);
+/*
+ * Why the file opened last (at the start, a reopen, a rotation that found
+ * the file replaced) ended in a cut line that could not be ended (a full
+ * disk), NULL if none: the open went on, the failed write counted in
+ * write_errors, for the caller to say.
+ */
+const char *output_cut_line_error(const struct eg_output *o);
+/*
  * Why the last rotation failed (one line), NULL once one worked; *ret_streak
  * counts the runs of failures begun, to say each run once. A failed
  * rotation moves no kept file and is tried again after a few seconds; a

@@ -185,6 +185,17 @@ static void enqueue(struct eg_sink *s)
 		s->st.last_error = -ENOBUFS;
 		return;
 	}
+	/*
+	 * A listener that keeps up, but never with all of it, never empties
+	 * the queue: what it took leaves the front once it is an eighth of
+	 * the backlog, so the buffer stays under BACKLOG_MAX and that eighth,
+	 * and each byte is moved at most eight times.
+	 */
+	if (s->q_off >= BACKLOG_MAX / 8) {
+		memmove(s->q.data, s->q.data + s->q_off, s->q.len - s->q_off);
+		s->q.len -= s->q_off;
+		s->q_off = 0;
+	}
 	sbuf_put(&s->q, (const char *)&len, 4);
 	sbuf_put(&s->q, s->msg.data, len);
 	if (s->q.oom) {
@@ -317,6 +328,11 @@ struct eg_tap *sink_tap(struct eg_sink *s)
 const struct eg_sink_stats *sink_stats(const struct eg_sink *s)
 {
 	return &s->st;
+}
+
+size_t sink_backlog_held(const struct eg_sink *s)
+{
+	return s->q.len;
 }
 
 const char *sink_path(const struct eg_sink *s)

@@ -28,7 +28,8 @@ struct eg_sink;
  * kind: "syslog" or "journal"; path: the socket. Never fails for want of a
  * listener (counted). Datagrams the listener's queue has no room for wait
  * in a backlog (4 MiB), sent as the socket takes them (loop: an EPOLLOUT
- * watch; NULL: at each flush); past it they are dropped and counted.
+ * watch; NULL: at each flush); past it they are dropped and counted. The
+ * backlog's buffer holds at most 4.5 MiB however long it never empties.
  */
 struct eg_loop;
 int sink_new(const char *kind, const char *path, int min_severity, struct eg_loop *loop, struct eg_sink **ret);
@@ -39,6 +40,8 @@ void sink_drop_backlog(struct eg_sink *s);
 void sink_free(struct eg_sink *s);	/* drains for a second first */
 struct eg_tap *sink_tap(struct eg_sink *s);
 const struct eg_sink_stats *sink_stats(const struct eg_sink *s);
+/* The bytes the backlog's buffer holds, datagrams sent and not yet moved out of it included. */
+size_t sink_backlog_held(const struct eg_sink *s);
 const char *sink_path(const struct eg_sink *s);
 const char *sink_kind(const struct eg_sink *s);
 /* The stats of a handover's previous daemon go on. */

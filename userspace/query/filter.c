@@ -122,6 +122,54 @@ const char *query_line_time(const char *line, size_t len)
 	return p + 8;
 }
 
+static bool is_json_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+bool query_line_whole(const char *line, size_t len)
+{
+	size_t i, depth = 0;
+	bool in_str = false;
+
+	/* JSON's whitespace around the object, as the parser takes it: a CRLF file's '\r' */
+	while (len && is_json_space(line[0])) {
+		line++;
+		len--;
+	}
+	while (len && is_json_space(line[len - 1]))
+		len--;
+	if (!len || line[0] != '{')
+		return false;
+	/* a record glued to a cut one: no other "{"v":" is in a whole record, not even in a string */
+	if (len > 5 && memmem(line + 1, len - 1, "{\"v\":", 5))
+		return false;
+	for (i = 0; i < len; i++) {
+		if (in_str) {
+			if (line[i] == '\\')
+				i++;
+			else if (line[i] == '"')
+				in_str = false;
+			continue;
+		}
+		switch (line[i]) {
+		case '"':
+			in_str = true;
+			break;
+		case '{':
+		case '[':
+			depth++;
+			break;
+		case '}':
+		case ']':
+			if (--depth == 0)
+				return i == len - 1;
+			break;
+		}
+	}
+	return false;
+}
+
 /* Plain ASCII without quotes or backslashes: its JSON form is itself */
 static bool plain(const char *s)
 {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "query/generate.h"
+#include "util/termsafe.h"
 
 #define SHAPES_MAX	12	/* more argument shapes than this: any arguments (said in a comment) */
 #define PATTERN_MAX	1500	/* a longer pattern: any arguments */
@@ -254,13 +255,11 @@ static void example(struct sbuf *b, const char *path, const json_t *tail)
 	const json_t *a;
 	size_t i, start = b->len;
 
-	sbuf_puts(b, base(path));
+	/* a comment line: no '\n' that would end it, no byte a terminal acts on (DEL and C1 too) */
+	eg_put_safe(b, base(path));
 	json_array_foreach(tail, i, a) {
-		const char *s = json_string_value(a) ?: "";
-
 		sbuf_putc(b, ' ');
-		for (; *s; s++)
-			sbuf_putc(b, (unsigned char)*s < 0x20 ? '?' : *s);
+		eg_put_safe(b, json_string_value(a) ?: "");
 		if (b->len - start > 160) {
 			sbuf_puts(b, " ...");
 			break;
@@ -440,8 +439,10 @@ int generate_write(struct eg_generate *g, const char *source, struct sbuf *out)
 
 			rule_name(name, sizeof(name), k, used);
 			sbuf_printf(out, "#\n#  - name: %s\n#    # %s", name, json_string_value(json_object_get(p, "why")));
-			if (json_string_value(json_object_get(p, "rule")))
-				sbuf_printf(out, " by rule %s", json_string_value(json_object_get(p, "rule")));
+			if (json_string_value(json_object_get(p, "rule"))) {
+				sbuf_puts(out, " by rule ");
+				eg_put_safe(out, json_string_value(json_object_get(p, "rule")));
+			}
 			sbuf_puts(out, ": ");
 			{
 				json_t *tail = json_deep_copy(json_object_get(p, "argv"));

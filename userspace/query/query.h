@@ -64,14 +64,48 @@ bool query_match(const struct query_filter *f, const json_t *r);
 
 /* The record's "time" value (30 bytes), or NULL. */
 const char *query_line_time(const char *line, size_t len);
+/*
+ * Whether a line is one whole JSON object by its bytes alone (no parse):
+ * past JSON's whitespace at either end (a CRLF file's '\r'), it opens with
+ * '{', its brackets, outside strings, close first at its last byte, and no other record starts in it ({"v":, which JSON's escaping
+ * keeps out of strings). A line cut by a daemon killed mid-write fails (a
+ * proper prefix of an object never closes it), and so does a record glued
+ * to a cut line; the rest of the grammar is the parser's, where lines are
+ * parsed.
+ */
+bool query_line_whole(const char *line, size_t len);
 
 /*
- * The files of a daemon's output: path and its rotated copies
- * (path.*.gz, path.N, path.N.gz), oldest first (by their first record's
- * time). *ret is a NULL-terminated array the caller frees (query_files_free).
+ * The files a query reads, each opened when it is listed: a query reads
+ * them as they were when it started, whatever a rotation, a compression or
+ * logrotate renames meanwhile. Past the fd budget (the soft RLIMIT_NOFILE,
+ * raised up to the hard one for them) the oldest are opened by name at
+ * their turn. error: why the last scan could not read a file whole (it was
+ * skipped, or its rest: a corrupt gzip file), for the caller to say.
  */
-int query_output_files(const char *path, char ***ret);
-void query_files_free(char **v);
+struct query_file {
+	char *path;
+	int fd;				/* -1: opened by its name at its turn */
+	char *error;
+};
+struct query_files {
+	struct query_file *v;
+	size_t n;
+};
+/*
+ * The files of a daemon's output: path and its rotated copies (path.*.gz,
+ * path.N, path.N.gz), oldest first (by their first record's time), listed
+ * again when the directory changed meanwhile. -errno.
+ */
+int query_output_files(const char *path, struct query_files **ret);
+/*
+ * FILE operands, in their order, each opened now; err says which cannot be.
+ * Past the fd budget the first ones are opened again by name at their turn.
+ */
+int query_open_files(char *const *paths, size_t n, struct query_files **ret, char *err, size_t errlen);
+void query_files_free(struct query_files *f);
+/* How many files the last scan could not read whole (their error is set). */
+size_t query_files_unread(const struct query_files *f);
 /*
  * The output file of the daemon of pin_path: asked over its control
  * socket, else from the record it left in /run/execgate (NAME.output).
@@ -79,9 +113,14 @@ void query_files_free(char **v);
  */
 int query_daemon_output(const char *pin_path, char *buf, size_t len, char *err, size_t errlen);
 
-/* Calls fn for every line of the files in order (plain or gzip); fn returns non-zero to stop. */
+/*
+ * Calls fn for every line of the files in order (plain or gzip), from their
+ * start; fn returns non-zero to stop. A file that cannot be read whole is
+ * skipped with its error set, and the others are read; -ENOMEM (err says
+ * so) is the only failure.
+ */
 typedef int (*query_line_fn)(const char *line, size_t len, void *arg);
-int query_scan(char *const *files, query_line_fn fn, void *arg, char *err, size_t errlen);
+int query_scan(struct query_files *files, query_line_fn fn, void *arg, char *err, size_t errlen);
 
 /* Text view: one line per record, cut at width columns (0: no limit). */
 void query_text(struct sbuf *b, const json_t *r, unsigned int width);

@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -17,34 +19,81 @@
 #define BLOCK		(1u << 20)
 #define LINE_MAX_BYTES	(64u << 20)	/* a longer "line" is not a record: the file is refused */
 
-void query_files_free(char **v)
-{
-	char **p;
+#define LIST_TRIES	5	/* listings the directory changed under before one is taken as it is */
+#define FD_RESERVE	64	/* fds a query leaves for everything else */
 
-	for (p = v; p && *p; p++)
-		free(*p);
-	free(v);
+void query_files_free(struct query_files *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->n; i++) {
+		if (f->v[i].fd >= 0)
+			close(f->v[i].fd);
+		free(f->v[i].path);
+		free(f->v[i].error);
+	}
+	free(f->v);
+	free(f);
+}
+
+static int open_ro(const char *path)
+{
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+}
+
+/*
+ * How many files may be held open: the soft RLIMIT_NOFILE is raised toward
+ * the hard one for want of them, FD_RESERVE kept for the rest.
+ */
+static size_t fd_budget(size_t want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 256;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want + 2 * FD_RESERVE && rl.rlim_cur < rl.rlim_max) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want + 2 * FD_RESERVE ?
+			      rl.rlim_max : want + 2 * FD_RESERVE;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = old;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want + 2 * FD_RESERVE)
+		return want;
+	return rl.rlim_cur > 2 * FD_RESERVE + 16 ? rl.rlim_cur - 2 * FD_RESERVE : 16;
 }
 
 struct file_time {
 	char *path;
+	int fd;
 	char first[32];			/* the first record's time; "" if none */
 	unsigned long num;		/* path.N: logrotate's generation */
+	bool hold;			/* opened now (within the fd budget) */
 };
 
 /* The first record's time: the order of rotated files, whatever their names */
-static void first_time(const char *path, char ret[32])
+static void first_time(int fd, const char *path, char ret[32])
 {
-	gzFile g = gzopen(path, "rb");
+	int dfd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : open_ro(path);
+	gzFile g = dfd >= 0 ? gzdopen(dfd, "rb") : NULL;
 	char line[4096];
 	const char *t;
 
 	ret[0] = '\0';
-	if (!g)
+	if (!g) {
+		if (dfd >= 0)
+			close(dfd);
 		return;
+	}
 	if (gzgets(g, line, sizeof(line)) && (t = query_line_time(line, strlen(line))))
 		snprintf(ret, 32, "%.30s", t);
 	gzclose(g);
+	/* the copy shared the offset */
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_SET);
 }
 
 static int by_time(const void *a, const void *b)
@@ -79,70 +128,264 @@ static bool rotated(const char *base, const char *name, unsigned long *ret_num)
 	return true;
 }
 
-int query_output_files(const char *path, char ***ret)
+static bool is_gz(const char *name)
 {
-	char dir[PATH_MAX], full[PATH_MAX * 2];
-	const char *slash = strrchr(path, '/'), *base;
+	size_t n = strlen(name);
+
+	return n > 3 && !strcmp(name + n - 3, ".gz");
+}
+
+static void free_list(struct file_time *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].fd >= 0)
+			close(v[i].fd);
+		free(v[i].path);
+	}
+	free(v);
+}
+
+/*
+ * One listing: the live file opened first, then the rotated ones named in
+ * dir and opened (those past the fd budget by name only). A rotated file
+ * that is the live one (rotated since it was opened) is left out.
+ */
+static int list_once(const char *dir, const char *base, struct file_time **ret, size_t *ret_n)
+{
+	char full[PATH_MAX * 2];
 	struct file_time *v = NULL;
-	size_t n = 0, cap = 0, i;
+	size_t n = 0, cap = 0, i, j, budget;
+	struct stat live_st = {}, st;
 	struct dirent *de;
-	char **out;
+	int live, rc = 0;
 	DIR *d;
+
+	snprintf(full, sizeof(full), "%s/%s", dir, base);
+	live = open_ro(full);
+	if (live < 0 && errno != ENOENT)
+		return -errno;
+	if (live >= 0 && fstat(live, &live_st)) {
+		rc = -errno;
+		close(live);
+		return rc;
+	}
+	d = opendir(dir);
+	if (!d) {
+		rc = -errno;
+		goto fail;
+	}
+	while ((de = readdir(d))) {
+		unsigned long num;
+
+		if (!rotated(base, de->d_name, &num))
+			continue;
+		if (n + 1 >= cap) {
+			struct file_time *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv) {
+				rc = -ENOMEM;
+				break;
+			}
+			v = nv;
+		}
+		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+		v[n] = (struct file_time){ .path = strdup(full), .fd = -1, .num = num };
+		if (!v[n].path) {
+			rc = -ENOMEM;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	if (!rc && n + 1 > cap) {
+		/* room for the live file */
+		struct file_time *nv = realloc(v, (n + 1) * sizeof(*v));
+
+		if (nv)
+			v = nv;
+		else
+			rc = -ENOMEM;
+	}
+	if (rc)
+		goto fail;
+	/* a rotated file being compressed: its .gz is whole once it exists, and holds the same records */
+	for (i = 0; i < n; i++) {
+		if (is_gz(v[i].path))
+			continue;
+		snprintf(full, sizeof(full), "%s.gz", v[i].path);
+		for (j = 0; j < n && strcmp(v[j].path, full); j++)
+			;
+		if (j < n || !stat(full, &st)) {
+			free(v[i].path);
+			v[i--] = v[--n];
+		}
+	}
+	budget = fd_budget(n + 1);
+	if (n > budget) {
+		/* more files than fds: the newest are held, the oldest read by name at their turn */
+		for (i = 0; i < n; i++)
+			first_time(-1, v[i].path, v[i].first);
+		qsort(v, n, sizeof(*v), by_time);
+	}
+	for (i = 0; i < n; i++)
+		v[i].hold = n <= budget || i >= n - budget;
+	for (i = 0; i < n; i++) {
+		if (!v[i].hold)
+			continue;
+		v[i].fd = open_ro(v[i].path);
+		if (v[i].fd < 0 && errno == ENOENT && !is_gz(v[i].path)) {
+			/* compressed since: the .gz */
+			snprintf(full, sizeof(full), "%s.gz", v[i].path);
+			v[i].fd = open_ro(full);
+			if (v[i].fd >= 0) {
+				free(v[i].path);
+				v[i].path = strdup(full);
+			}
+		}
+		if (v[i].fd >= 0 && live >= 0 && !fstat(v[i].fd, &st) && st.st_dev == live_st.st_dev &&
+		    st.st_ino == live_st.st_ino) {
+			close(v[i].fd);
+			v[i].fd = -1;
+			free(v[i].path);
+			v[i].path = NULL;
+		}
+		if (v[i].fd < 0 && !v[i].path) {
+			v[i--] = v[--n];
+			continue;
+		}
+		if (v[i].fd < 0) {
+			/* removed since it was listed (the oldest, past --output-keep): not there to read */
+			if (errno == ENOENT) {
+				free(v[i].path);
+				v[i--] = v[--n];
+				continue;
+			}
+			rc = -errno;
+			goto fail;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (!v[i].path) {
+			rc = -ENOMEM;
+			goto fail;
+		}
+		first_time(v[i].fd, v[i].path, v[i].first);
+	}
+	if (live >= 0) {
+		snprintf(full, sizeof(full), "%s/%s", dir, base);
+		v[n] = (struct file_time){ .path = strdup(full), .fd = live };
+		live = -1;
+		if (!v[n].path) {
+			rc = -ENOMEM;
+			n++;
+			goto fail;
+		}
+		first_time(v[n].fd, v[n].path, v[n].first);
+		n++;
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+fail:
+	if (live >= 0)
+		close(live);
+	free_list(v, n);
+	return rc;
+}
+
+static int files_from(struct file_time *v, size_t n, struct query_files **ret)
+{
+	struct query_files *f = calloc(1, sizeof(*f));
+	size_t i;
+
+	if (!f || !(f->v = calloc(n ? n : 1, sizeof(*f->v)))) {
+		free(f);
+		free_list(v, n);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		f->v[i].path = v[i].path;
+		f->v[i].fd = v[i].fd;
+	}
+	f->n = n;
+	free(v);
+	*ret = f;
+	return 0;
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+int query_output_files(const char *path, struct query_files **ret)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/'), *base;
+	struct stat before, after;
+	struct file_time *v = NULL;
+	size_t n = 0;
+	int rc, tries;
 
 	if (slash)
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	else
 		snprintf(dir, sizeof(dir), ".");
 	base = slash ? slash + 1 : path;
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		unsigned long num;
-		bool live = !strcmp(de->d_name, base);
-
-		if (!live && !rotated(base, de->d_name, &num))
-			continue;
-		if (live)
-			num = 0;
-		/* a rotated file being compressed: its .gz is whole once it exists */
-		if (!live && strlen(de->d_name) > 3 && strcmp(de->d_name + strlen(de->d_name) - 3, ".gz")) {
-			struct stat st;
-
-			snprintf(full, sizeof(full), "%s/%s.gz", dir, de->d_name);
-			if (!stat(full, &st))
-				continue;
-		}
-		if (n == cap) {
-			struct file_time *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
-		v[n].path = strdup(full);
-		v[n].num = num;
-		if (!v[n].path)
+	/* a rotation, a compression or a removal while listing: list again */
+	for (tries = 1;; tries++) {
+		if (stat(dir, &before))
+			return -errno;
+		rc = list_once(dir, base, &v, &n);
+		if (rc)
+			return rc;
+		if (stat(dir, &after))
+			return -errno;
+		if ((same_time(&before.st_mtim, &after.st_mtim) && same_time(&before.st_ctim, &after.st_ctim)) ||
+		    tries == LIST_TRIES)
 			break;
-		first_time(full, v[n].first);
-		n++;
+		free_list(v, n);
 	}
-	closedir(d);
 	if (n > 1)
 		qsort(v, n, sizeof(*v), by_time);
-	out = calloc(n + 1, sizeof(*out));
-	if (!out) {
-		for (i = 0; i < n; i++)
-			free(v[i].path);
-		free(v);
+	return files_from(v, n, ret);
+}
+
+int query_open_files(char *const *paths, size_t n, struct query_files **ret, char *err, size_t errlen)
+{
+	struct file_time *v = calloc(n ? n : 1, sizeof(*v));
+	size_t i, budget;
+	int rc;
+
+	if (!v)
 		return -ENOMEM;
+	budget = fd_budget(n);
+	for (i = 0; i < n; i++) {
+		v[i].fd = open_ro(paths[i]);
+		if (v[i].fd < 0) {
+			rc = -errno;
+			snprintf(err, errlen, "cannot open %s: %s", paths[i], strerror(errno));
+			free_list(v, i);
+			return rc;
+		}
+		/* more operands than fds: the last ones are held, the first (read first) opened by name at their turn */
+		if (n > budget && i < n - budget) {
+			close(v[i].fd);
+			v[i].fd = -1;
+		}
+		v[i].path = strdup(paths[i]);
+		if (!v[i].path) {
+			free_list(v, i + 1);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 	}
-	for (i = 0; i < n; i++)
-		out[i] = v[i].path;
-	free(v);
-	*ret = out;
-	return 0;
+	rc = files_from(v, n, ret);
+	if (rc)
+		snprintf(err, errlen, "out of memory");
+	return rc;
 }
 
 /* The file name of a daemon's record of its output: its pid file's, .output for .pid */
@@ -198,8 +441,25 @@ int query_daemon_output(const char *pin_path, char *buf, size_t len, char *err, 
 	return -ENOENT;
 }
 
-/* Reads a whole file's lines in blocks; gzip is read through zlib, plain files with read(2). */
-static int scan_one(const char *path, query_line_fn fn, void *arg, struct sbuf *buf, char *err, size_t errlen)
+static void file_error(struct query_file *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	free(f->error);
+	f->error = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&f->error, fmt, ap) < 0)
+		f->error = NULL;
+	va_end(ap);
+}
+
+/*
+ * Reads a whole file's lines in blocks; gzip is read through zlib, plain
+ * files with read(2). A file that cannot be read whole gets its error and
+ * the others are read; < 0 only when the scan cannot go on (fn stopped it:
+ * 1; out of memory).
+ */
+static int scan_one(struct query_file *f, query_line_fn fn, void *arg, struct sbuf *buf)
 {
 	unsigned char magic[2] = {};
 	gzFile g = NULL;
@@ -208,17 +468,31 @@ static int scan_one(const char *path, query_line_fn fn, void *arg, struct sbuf *
 	int fd, stop = 0;
 	bool gz;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	free(f->error);
+	f->error = NULL;
+	fd = f->fd >= 0 ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : open_ro(f->path);
+	if (fd < 0 && f->fd < 0 && errno == ENOENT && !is_gz(f->path)) {
+		/* past the fd budget, and compressed since it was listed */
+		char gzp[PATH_MAX + 4];
+
+		snprintf(gzp, sizeof(gzp), "%s.gz", f->path);
+		fd = open_ro(gzp);
+	}
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return -errno;
+		file_error(f, "cannot open %s: %s", f->path, strerror(errno));
+		return 0;
+	}
+	/* from its start: the tree reads the files twice */
+	if (f->fd >= 0 && lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
+		file_error(f, "cannot read %s: %s", f->path, strerror(errno));
+		close(fd);
+		return 0;
 	}
 	gz = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 	if (gz) {
 		g = gzdopen(fd, "rb");
 		if (!g) {
 			close(fd);
-			snprintf(err, errlen, "cannot read %s: out of memory", path);
 			return -ENOMEM;
 		}
 		gzbuffer(g, 256 * 1024);
@@ -236,8 +510,8 @@ static int scan_one(const char *path, query_line_fn fn, void *arg, struct sbuf *
 		if (n < 0 && !gz && errno == EINTR)
 			continue;
 		if (n < 0) {
-			snprintf(err, errlen, "cannot read %s: %s", path, gz ? "corrupt gzip data" : strerror(errno));
-			stop = -EIO;
+			file_error(f, "cannot read %s: %s: the rest of it is left out", f->path,
+				   gz ? "corrupt gzip data" : strerror(errno));
 			break;
 		}
 		if (n == 0)
@@ -255,9 +529,8 @@ static int scan_one(const char *path, query_line_fn fn, void *arg, struct sbuf *
 			memmove(buf->data, buf->data + start, buf->len - start);
 			buf->len -= start;
 		} else if (buf->len > LINE_MAX_BYTES) {
-			snprintf(err, errlen, "%s: a line longer than %u MiB: not a file of records", path,
-				 LINE_MAX_BYTES >> 20);
-			stop = -EINVAL;
+			file_error(f, "%s: a line longer than %u MiB: not a file of records; left out", f->path,
+				   LINE_MAX_BYTES >> 20);
 			break;
 		}
 	}
@@ -270,13 +543,26 @@ static int scan_one(const char *path, query_line_fn fn, void *arg, struct sbuf *
 	return stop < 0 ? stop : stop ? 1 : 0;
 }
 
-int query_scan(char *const *files, query_line_fn fn, void *arg, char *err, size_t errlen)
+int query_scan(struct query_files *files, query_line_fn fn, void *arg, char *err, size_t errlen)
 {
 	struct sbuf buf = {};
+	size_t i;
 	int rc = 0;
 
-	for (; *files && !rc; files++)
-		rc = scan_one(*files, fn, arg, &buf, err, errlen);
+	for (i = 0; i < files->n && !rc; i++)
+		rc = scan_one(&files->v[i], fn, arg, &buf);
 	sbuf_free(&buf);
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	/* 1: the callback stopped it, and knows why */
 	return rc < 0 ? rc : 0;
+}
+
+size_t query_files_unread(const struct query_files *files)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < files->n; i++)
+		n += files->v[i].error != NULL;
+	return n;
 }

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "query/query.h"
 #include "query/view.h"
+#include "util/termsafe.h"
 
 const char *view_user(const json_t *r, char *buf, size_t len)
 {
@@ -43,7 +44,9 @@ void view_time(const json_t *r, char *buf, size_t len)
 	unsigned int ms = 0;
 
 	if (!t || !(p = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm))) {
-		snprintf(buf, len, "%-23s", t ? t : "-");
+		char safe[64];
+
+		snprintf(buf, len, "%-23s", t ? eg_term_safe(t, safe, sizeof(safe)) : "-");
 		return;
 	}
 	if (*p == '.' && strlen(p) >= 4)
@@ -54,25 +57,6 @@ void view_time(const json_t *r, char *buf, size_t len)
 		 tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
-/* An argument as a shell would need it typed (control bytes shown as \xNN) */
-static void arg(struct sbuf *b, const char *s)
-{
-	bool quote = !*s || strpbrk(s, " \t'\"\\$`|&;<>()*?[]{}!#~") != NULL;
-
-	if (quote)
-		sbuf_putc(b, '\'');
-	for (; *s; s++) {
-		if (*s == '\'' && quote)
-			sbuf_puts(b, "'\\''");
-		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			sbuf_printf(b, "\\x%02x", (unsigned char)*s);
-		else
-			sbuf_putc(b, *s);
-	}
-	if (quote)
-		sbuf_putc(b, '\'');
-}
-
 void view_command(struct sbuf *b, const json_t *r)
 {
 	const json_t *argv = json_object_get(r, "argv"), *a;
@@ -81,13 +65,13 @@ void view_command(struct sbuf *b, const json_t *r)
 	if (!json_array_size(argv)) {
 		const char *f = json_string_value(json_object_get(r, "filename"));
 
-		arg(b, f ? f : "?");
+		eg_put_arg(b, f ? f : "?");
 		return;
 	}
 	json_array_foreach(argv, i, a) {
 		if (i)
 			sbuf_putc(b, ' ');
-		arg(b, json_string_value(a) ? json_string_value(a) : "");
+		eg_put_arg(b, json_string_value(a) ? json_string_value(a) : "");
 		if (b->len > 8192)
 			break;
 	}
@@ -98,7 +82,8 @@ void view_command(struct sbuf *b, const json_t *r)
 /* "exit 0 after 1.234s", "killed by SIGKILL after 0.002s" */
 void view_exit(struct sbuf *b, const json_t *x)
 {
-	const char *sig = json_string_value(json_object_get(x, "signal"));
+	char safe[64];
+	const char *sig = eg_term_safe(json_string_value(json_object_get(x, "signal")), safe, sizeof(safe));
 	double s = json_integer_value(json_object_get(x, "duration_ns")) / 1e9;
 
 	if (sig)
@@ -135,10 +120,10 @@ void view_fit(struct sbuf *b, size_t start, unsigned int width)
 
 void query_text(struct sbuf *b, const json_t *r, unsigned int width)
 {
-	const char *type = json_string_value(json_object_get(r, "type"));
-	const char *dec = json_string_value(json_object_get(r, "decision"));
-	const char *act = json_string_value(json_object_get(r, "action"));
-	char t[40], user[40];
+	char t[80], user[40], dec_s[40], act_s[40], s1[256], s2[256];
+	const char *type = eg_term_safe(json_string_value(json_object_get(r, "type")), s1, sizeof(s1));
+	const char *dec = eg_term_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
+	const char *act = eg_term_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
 	size_t start = b->len;
 
 	view_time(r, t, sizeof(t));
@@ -149,16 +134,19 @@ void query_text(struct sbuf *b, const json_t *r, unsigned int width)
 	} else if (!strcmp(type, "exec")) {
 		view_command(b, r);
 	} else if (!strcmp(type, "exec_failed")) {
-		sbuf_printf(b, "[%s] ", json_string_value(json_object_get(r, "error")) ?: "failed");
+		sbuf_printf(b, "[%s] ", eg_term_safe(json_string_value(json_object_get(r, "error")), s2, sizeof(s2))
+					?: "failed");
 		view_command(b, r);
 	} else if (!strcmp(type, "exit")) {
 		const char *f = json_string_value(json_object_get(r, "filename"));
 
 		sbuf_puts(b, "[");
 		view_exit(b, r);
-		sbuf_printf(b, "] %s", f ? f : json_string_value(json_object_get(r, "comm")) ?: "?");
+		sbuf_puts(b, "] ");
+		/* as an exec's file name: its bytes are anyone's */
+		eg_put_arg(b, f ? f : json_string_value(json_object_get(r, "comm")) ?: "?");
 	} else {
-		const char *ev = json_string_value(json_object_get(r, "event"));
+		const char *ev = eg_term_safe(json_string_value(json_object_get(r, "event")), s2, sizeof(s2));
 
 		sbuf_printf(b, "# %s%s%s", type, ev ? " " : "", ev ? ev : "");
 	}

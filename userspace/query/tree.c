@@ -11,6 +11,7 @@
 #include <string.h>
 #include "query/query.h"
 #include "query/view.h"
+#include "util/termsafe.h"
 
 struct node {
 	char *id, *parent;		/* exec ids; id NULL for a refused attempt */
@@ -82,7 +83,7 @@ void query_tree_add(struct query_tree *t, const json_t *r)
 	const char *type = json_string_value(json_object_get(r, "type"));
 	const char *id = json_string_value(json_object_get(r, "exec_id"));
 	const char *dec, *act;
-	char tm[40], user[40];
+	char tm[80], user[40], dec_s[40], act_s[40], safe[256];
 	struct sbuf b = {};
 	struct node *nd;
 	json_t *ix;
@@ -116,19 +117,20 @@ void query_tree_add(struct query_tree *t, const json_t *r)
 	}
 	nd = &t->v[t->n];
 	memset(nd, 0, sizeof(*nd));
-	dec = json_string_value(json_object_get(r, "decision"));
-	act = json_string_value(json_object_get(r, "action"));
+	dec = eg_term_safe(json_string_value(json_object_get(r, "decision")), dec_s, sizeof(dec_s));
+	act = eg_term_safe(json_string_value(json_object_get(r, "action")), act_s, sizeof(act_s));
 	view_time(r, tm, sizeof(tm));
 	sbuf_printf(&b, "%s %-8.8s %-8s %-11s", tm, view_user(r, user, sizeof(user)), dec ? dec : "-",
 		    act ? act : "-");
 	nd->line = strdup(sbuf_cstr(&b));
 	sbuf_reset(&b);
 	if (!strcmp(type, "exec_failed"))
-		sbuf_printf(&b, "[%s] ", json_string_value(json_object_get(r, "error")) ?: "refused");
+		sbuf_printf(&b, "[%s] ", eg_term_safe(json_string_value(json_object_get(r, "error")), safe, sizeof(safe))
+					 ?: "refused");
 	/* where an agent context starts: its identity's exec (or a process put in it from /proc) */
 	{
 		json_t *c = json_object_get(r, "context");
-		const char *cn = json_string_value(json_object_get(c, "name"));
+		const char *cn = eg_term_safe(json_string_value(json_object_get(c, "name")), safe, sizeof(safe));
 		json_t *cd = json_object_get(c, "depth");
 
 		if (cn && (json_integer_value(cd) == 0 || json_is_true(json_object_get(c, "inferred"))))
@@ -162,8 +164,15 @@ static long find(const struct query_tree *t, const char *id)
 	return ix ? (long)json_integer_value(ix) : -1;
 }
 
+/*
+ * Levels drawn below the root: one call and one prefix each, so a chain of
+ * 100,000 execs (or parent links that loop, in a file made up) would take
+ * the stack; what is deeper is named, to be drawn with --tree of its own.
+ */
+#define TREE_MAX_DEPTH	200
+
 static void print_node(struct query_tree *t, size_t i, const char *prefix, bool last, bool top, struct sbuf *b,
-		       unsigned int width, bool color)
+		       unsigned int width, bool color, unsigned int depth)
 {
 	struct node *nd = &t->v[i];
 	size_t start = b->len, k;
@@ -184,8 +193,19 @@ static void print_node(struct query_tree *t, size_t i, const char *prefix, bool 
 	sbuf_puts(&p, prefix);
 	if (!top)
 		sbuf_puts(&p, last ? "   " : "│  ");
+	if (nd->nkids && depth >= TREE_MAX_DEPTH) {
+		start = b->len;
+		sbuf_printf(b, "  %*s %s└─ ... deeper than %d levels: --tree ", 23 + 1 + 8 + 1 + 8 + 1 + 11, "",
+			    sbuf_cstr(&p), TREE_MAX_DEPTH);
+		/* the id is the record's: shown as an argument is, typed as the shell needs it */
+		eg_put_arg(b, nd->id ? nd->id : "?");
+		sbuf_puts(b, " draws them");
+		view_fit(b, start, width);
+		sbuf_putc(b, '\n');
+		nd->nkids = 0;	/* drawn once, even where parent links loop */
+	}
 	for (k = 0; k < nd->nkids; k++)
-		print_node(t, nd->kids[k], sbuf_cstr(&p), k + 1 == nd->nkids, false, b, width, color);
+		print_node(t, nd->kids[k], sbuf_cstr(&p), k + 1 == nd->nkids, false, b, width, color, depth + 1);
 	sbuf_free(&p);
 }
 
@@ -262,9 +282,9 @@ int query_tree_print(struct query_tree *t, const char *root, struct sbuf *b, uns
 	link_children(t);
 	if (r >= 0) {
 		if (print_ancestors(t, r, b, width, color, &prefix))
-			print_node(t, r, sbuf_cstr(&prefix), true, false, b, width, color);
+			print_node(t, r, sbuf_cstr(&prefix), true, false, b, width, color, 0);
 		else
-			print_node(t, r, "", true, true, b, width, color);
+			print_node(t, r, "", true, true, b, width, color, 0);
 		sbuf_free(&prefix);
 		return 0;
 	}
@@ -279,9 +299,9 @@ int query_tree_print(struct query_tree *t, const char *root, struct sbuf *b, uns
 			continue;
 		sbuf_reset(&prefix);
 		if (!shown && print_ancestors(t, i, b, width, color, &prefix))
-			print_node(t, i, sbuf_cstr(&prefix), true, false, b, width, color);
+			print_node(t, i, sbuf_cstr(&prefix), true, false, b, width, color, 0);
 		else
-			print_node(t, i, "", true, true, b, width, color);
+			print_node(t, i, "", true, true, b, width, color, 0);
 		shown++;
 	}
 	sbuf_free(&prefix);

@@ -119,10 +119,15 @@ static void brief_record(const char *json, size_t len, struct sbuf *out)
 
 static void watchers_send(struct eg_sessions *s, const char *json, size_t len)
 {
-	unsigned int i;
+	unsigned int i = 0;
 
-	for (i = 0; i < s->nwatchers; i++)
-		ctl_send(s->watchers[i], json, len);
+	/* a watcher gone while sending leaves its slot to the last one (watcher_gone): send there too */
+	while (i < s->nwatchers) {
+		struct ctl_conn *c = s->watchers[i];
+
+		if (ctl_send(c, json, len) || (i < s->nwatchers && s->watchers[i] == c))
+			i++;
+	}
 }
 
 /* The approval record: requested, then approved, denied, timeout or cancelled. */
