@@ -407,7 +407,7 @@ static void test_sink_backlog_bounded(void)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct eg_sink *s = NULL;
 	struct eg_tap *t;
-	size_t held_max = 0, rlen;
+	size_t held_max = 0, alloc_max = 0, rlen;
 	int fd, i, r, n;
 
 	if (!ASSERT_TRUE(mkdtemp(dir) != NULL, "mkdtemp"))
@@ -435,12 +435,22 @@ static void test_sink_backlog_bounded(void)
 		t->flushed(t);
 		if (sink_backlog_held(s) > held_max)
 			held_max = sink_backlog_held(s);
+		if (sink_backlog_allocated(s) > alloc_max)
+			alloc_max = sink_backlog_allocated(s);
 	}
 	ASSERT_EQ(sink_stats(s)->dropped, 0, "nothing dropped: the listener kept up");
 	ASSERT_TRUE(sink_stats(s)->sent > 30000, "records went through");
 	ASSERT_TRUE(sink_backlog_held(s) > 0, "the backlog never emptied");
 	if (!ASSERT_TRUE(held_max <= (4u << 20) + (4u << 20) / 8, "the buffer stays under 4.5 MiB"))
 		printf("    held at most %zu bytes, %llu sent\n", held_max, (unsigned long long)sink_stats(s)->sent);
+	ASSERT_TRUE(alloc_max <= (8u << 20), "its allocation stays within 8 MiB");
+	/* once the listener has taken it all, a buffer the burst grew is given back */
+	for (r = 0; r < 100000 && sink_backlog_held(s) > 0; r++) {
+		while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+		t->flushed(t);
+	}
+	ASSERT_TRUE(sink_backlog_allocated(s) <= (4u << 20) / 8, "the emptied backlog's buffer is given back");
 out:
 	sink_drop_backlog(s);	/* no second's drain at sink_free */
 	sink_free(s);

@@ -158,7 +158,11 @@ static void pump(struct eg_sink *s)
 			s->st.dropped++;
 		}
 	}
-	sbuf_reset(&s->q);
+	/* emptied: a buffer a burst grew goes back (doubling made it up to twice what it held) */
+	if (s->q.cap > BACKLOG_MAX / 8)
+		sbuf_free(&s->q);
+	else
+		sbuf_reset(&s->q);
 	s->q_off = 0;
 	arm(s, false);
 }
@@ -333,6 +337,11 @@ const struct eg_sink_stats *sink_stats(const struct eg_sink *s)
 size_t sink_backlog_held(const struct eg_sink *s)
 {
 	return s->q.len;
+}
+
+size_t sink_backlog_allocated(const struct eg_sink *s)
+{
+	return s->q.cap;
 }
 
 const char *sink_path(const struct eg_sink *s)

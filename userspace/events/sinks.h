@@ -29,7 +29,8 @@ struct eg_sink;
  * listener (counted). Datagrams the listener's queue has no room for wait
  * in a backlog (4 MiB), sent as the socket takes them (loop: an EPOLLOUT
  * watch; NULL: at each flush); past it they are dropped and counted. The
- * backlog's buffer holds at most 4.5 MiB however long it never empties.
+ * backlog's buffer holds at most 4.5 MiB however long it never empties
+ * (allocated: at most 8 MiB, freed once it empties).
  */
 struct eg_loop;
 int sink_new(const char *kind, const char *path, int min_severity, struct eg_loop *loop, struct eg_sink **ret);
@@ -42,6 +43,7 @@ struct eg_tap *sink_tap(struct eg_sink *s);
 const struct eg_sink_stats *sink_stats(const struct eg_sink *s);
 /* The bytes the backlog's buffer holds, datagrams sent and not yet moved out of it included. */
 size_t sink_backlog_held(const struct eg_sink *s);
+size_t sink_backlog_allocated(const struct eg_sink *s);	/* the buffer's size, for tests */
 const char *sink_path(const struct eg_sink *s);
 const char *sink_kind(const struct eg_sink *s);
 /* The stats of a handover's previous daemon go on. */
