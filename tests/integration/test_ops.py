@@ -482,11 +482,17 @@ def test_shipping_recipes(ctx):
         wait(lambda: os.path.exists(sock), what="rsyslog's socket")
         rel, cg, cgid = ctx.cgroup()
         dm = ctx.daemon("--cgroup", cg, "--syslog=" + sock)
-        t = token()
+        t, big = token(), token()
         subprocess.run(["/bin/true", t], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+        # a record rsyslog would cut (its message size is 8 KiB): 40,000 bytes that are not UTF-8
+        subprocess.run([b"/bin/true", big.encode(), b"\xff" * 40000],
+                       preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+        dm.wait_for(lambda e: e.get("type") == "exec" and big in e.get("argv", []), what="the big exec")
         dm.wait_for(lambda e: e.get("type") == "exit" and e.get("filename") == "/usr/bin/true", what="its exit")
         assert dm.stop() == 0
-        want = [json.loads(l) for l in dm.lines()]
+        lines = dm.lines()
+        want = [json.loads(l) for l in lines]
+        big_line = [l for l in lines if big.encode() in l][0]
 
         def shipped():
             try:
@@ -496,7 +502,14 @@ def test_shipping_recipes(ctx):
                 return None
             return got if len(got) >= len(want) else None
         got = wait(shipped, what="rsyslog's file")
-        assert got == want, (len(got), len(want))
+        # the big record arrives whole as JSON, its argv cut to fit and said so; every other the same
+        cut = [e for e in got if e.get("syslog_cut")]
+        assert len(cut) == 1 and cut[0]["argv"][:2] == ["/bin/true", big], cut
+        full = [e for e in want if big in e.get("argv", [])][0]
+        assert cut[0]["syslog_cut"] == {"bytes": len(big_line.rstrip(b"\n")), "argc": 3,
+                                        "argv_kept": len(cut[0]["argv"])}, cut[0]["syslog_cut"]
+        assert full["argv"][2].startswith(cut[0]["argv"][2]) and cut[0]["exec_id"] == full["exec_id"]
+        assert [e for e in got if not e.get("syslog_cut")] == [e for e in want if e is not full], (len(got), len(want))
         assert [e for e in got if t in e.get("argv", [])], "the exec is there"
         rs.terminate()
     if os.path.exists("/lib/systemd/systemd-journald") and shutil.which("journalctl") and shutil.which("unshare"):

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* execgate query's pieces: time parsing, the raw-byte prefilter against the full match, the tree, the cache of recent execs, the sinks' datagrams. */
 #include "unit.h"
+#include <jansson.h>
 #include <errno.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -372,6 +373,46 @@ static void test_syslog_datagram(void)
 	sbuf_free(&b);
 }
 
+/* A record longer than syslog takes: argv cut in order, never inside an escape or a UTF-8 sequence. */
+static void test_syslog_cut(void)
+{
+	struct sbuf rec = {}, out = {};
+	json_error_t err;
+	json_t *j, *argv;
+	size_t i, max;
+	int rc;
+
+	sbuf_puts(&rec, "{\"v\":1,\"type\":\"exec\",\"time\":\"2026-01-19T14:00:01.000000000Z\",\"argv\":[\"/bin/x\",\"");
+	for (i = 0; i < 3000; i++)
+		sbuf_puts(&rec, i % 3 == 0 ? "\\u00ff" : i % 3 == 1 ? "\xc3\xa9" : "\\\"");
+	sbuf_puts(&rec, "\",\"last\"],\"decision\":\"deny\",\"action\":\"killed\"}");
+	for (max = 300; max < 5000; max += 97) {
+		sbuf_reset(&out);
+		rc = sink_cut_argv(&out, rec.data, rec.len, max);
+		if (!ASSERT_OK(rc, "cut"))
+			break;
+		if (!ASSERT_TRUE(out.len <= max, "fits"))
+			printf("    %zu > %zu\n", out.len, max);
+		j = json_loadb(out.data, out.len, JSON_ALLOW_NUL, &err);
+		if (!ASSERT_TRUE(j != NULL, "still JSON"))
+			printf("    max %zu: %s\n%.*s\n", max, err.text, (int)out.len, out.data);
+		if (!j)
+			break;
+		argv = json_object_get(j, "argv");
+		ASSERT_STREQ(json_string_value(json_array_get(argv, 0)), "/bin/x", "argv[0] kept");
+		ASSERT_EQ(json_integer_value(json_object_get(json_object_get(j, "syslog_cut"), "bytes")), (long long)rec.len,
+			  "the record's length");
+		ASSERT_EQ(json_integer_value(json_object_get(json_object_get(j, "syslog_cut"), "argc")), 3, "argc");
+		ASSERT_EQ(json_integer_value(json_object_get(json_object_get(j, "syslog_cut"), "argv_kept")),
+			  (long long)json_array_size(argv), "argv_kept");
+		ASSERT_STREQ(json_string_value(json_object_get(j, "action")), "killed", "the rest of the record");
+		json_decref(j);
+	}
+	ASSERT_EQ(sink_cut_argv(&out, rec.data, rec.len, 100), -E2BIG, "no room even for an empty argv");
+	sbuf_free(&rec);
+	sbuf_free(&out);
+}
+
 static void test_journal_datagram(void)
 {
 	const char *rec = "{\"v\":1,\"type\":\"exec\",\"time\":\"t\",\"pid\":7,\"uid\":5,\"filename\":\"/bin/echo\","
@@ -590,6 +631,7 @@ int main(void)
 	RUN(test_syslog_datagram);
 	RUN(test_journal_datagram);
 	RUN(test_sink_backlog_bounded);
+	RUN(test_syslog_cut);
 	RUN(test_line_whole);
 	RUN(test_generate_tokens);
 	RUN(test_generate_policy);

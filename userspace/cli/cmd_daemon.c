@@ -61,6 +61,7 @@ enum {
 	OPT_WORKSPACE,
 	OPT_EXIT_EVENTS,
 	OPT_SYSLOG,
+	OPT_SYSLOG_MAX,
 	OPT_JOURNAL,
 	OPT_MIN_SEVERITY,
 };
@@ -72,6 +73,7 @@ static const struct argp_option options[] = {
 	{ "output-max-size", OPT_OUT_MAX, "BYTES", 0, "Rotate --output when it reaches BYTES (suffix K/M/G); rotated files are gzip-compressed", 1 },
 	{ "output-keep", OPT_OUT_KEEP, "N", 0, "Rotated files kept (default 5)", 1 },
 	{ "syslog", OPT_SYSLOG, "SOCKET", OPTION_ARG_OPTIONAL, "Also send every record to syslog: RFC 5424 datagrams to SOCKET (default /dev/log), the JSON record as the message (docs/shipping.md)", 1 },
+	{ "syslog-max-bytes", OPT_SYSLOG_MAX, "BYTES", 0, "A syslog datagram longer than BYTES (default 8000, under rsyslog's default message size of 8096; 0: no limit but the socket's) carries its record with argv cut to fit, said by \"syslog_cut\"; the file keeps it whole", 1 },
 	{ "journal", OPT_JOURNAL, "SOCKET", OPTION_ARG_OPTIONAL, "Also send every record to journald's native protocol at SOCKET (default /run/systemd/journal/socket): MESSAGE a summary, the fields as EXECGATE_*", 1 },
 	{ "min-severity", OPT_MIN_SEVERITY, "[OUT=]LEVEL", 0, "Leave out exec, exec_failed and exit records whose rule's severity is below LEVEL (info, low, medium, high, critical; a record of no rule is below info): on every output, or on one (OUT: output, syslog, journal; repeatable)", 1 },
 	{ "exit-events", OPT_EXIT_EVENTS, "all|none", 0, "Exit records, one at the end of every exec'd process (all, default), or none (no record is built in the kernel)", 2 },
@@ -303,6 +305,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SYSLOG:
 		o->syslog = arg && *arg ? arg : SYSLOG_DEFAULT_SOCKET;
+		break;
+	case OPT_SYSLOG_MAX:
+		if (parse_size(arg, &v) || (v && (v < 1024 || v > (16u << 20))))
+			argp_error(state, "--syslog-max-bytes: 0, or 1024 to 16M bytes");
+		o->syslog_max_bytes = v;
+		o->syslog_max_set = true;
 		break;
 	case OPT_JOURNAL:
 		o->journal = arg && *arg ? arg : JOURNAL_DEFAULT_SOCKET;

@@ -50,6 +50,8 @@ struct daemon_opts {
 	const char *workspace;		/* NULL: run --cwd unbounded */
 	bool no_exits;			/* --exit-events=none */
 	const char *syslog;		/* --syslog[=SOCKET]: the socket, NULL: off */
+	uint64_t syslog_max_bytes;	/* --syslog-max-bytes (when syslog_max_set; else SYSLOG_MAX_DEFAULT) */
+	bool syslog_max_set;
 	const char *journal;		/* --journal[=SOCKET] */
 	int min_severity;		/* --min-severity LEVEL: every output */
 	int min_severity_output;	/* --min-severity output=LEVEL (or the one above) */

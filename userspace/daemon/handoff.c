@@ -86,6 +86,7 @@ static void export_output(struct daemon *d, struct jsonw *w)
 	if (d->syslog) {
 		jsonw_uint_field(w, "syslog_sent", sink_stats(d->syslog)->sent);
 		jsonw_uint_field(w, "syslog_dropped", sink_stats(d->syslog)->dropped);
+		jsonw_uint_field(w, "syslog_cut", sink_stats(d->syslog)->cut);
 	}
 	if (d->journal) {
 		jsonw_uint_field(w, "journal_sent", sink_stats(d->journal)->sent);
@@ -105,7 +106,9 @@ void handoff_import_sinks(struct daemon *d, const json_t *state)
 	if (d->syslog && json_object_get(o, "syslog_sent")) {
 		st.sent = json_integer_value(json_object_get(o, "syslog_sent"));
 		st.dropped = json_integer_value(json_object_get(o, "syslog_dropped"));
+		st.cut = json_integer_value(json_object_get(o, "syslog_cut"));
 		sink_restore_stats(d->syslog, &st);
+		st.cut = 0;
 	}
 	if (d->journal && json_object_get(o, "journal_sent")) {
 		st.sent = json_integer_value(json_object_get(o, "journal_sent"));

@@ -147,6 +147,7 @@ int daemon_shipping_start(struct daemon *d)
 			p_err("--syslog %s: %s", d->o.syslog, strerror(-err));
 			return err;
 		}
+		sink_set_max_bytes(d->syslog, d->o.syslog_max_set ? d->o.syslog_max_bytes : SYSLOG_MAX_DEFAULT);
 		output_add_tap(d->out, sink_tap(d->syslog));
 	}
 	if (d->o.journal) {
@@ -190,6 +191,7 @@ void daemon_shipping_counters(struct daemon *d, struct jsonw *w)
 	if (d->syslog) {
 		jsonw_uint_field(w, "syslog_sent", sink_stats(d->syslog)->sent);
 		jsonw_uint_field(w, "syslog_dropped", sink_stats(d->syslog)->dropped);
+		jsonw_uint_field(w, "syslog_cut", sink_stats(d->syslog)->cut);
 		jsonw_uint_field(w, "syslog_filtered", sink_tap(d->syslog)->filtered);
 	}
 	if (d->journal) {

@@ -25,6 +25,8 @@ struct eg_sink {
 	int fd;
 	uint64_t next_connect_ms;
 	struct sbuf msg;
+	struct sbuf cut;		/* a record cut to max */
+	size_t max;			/* syslog: the longest datagram; 0: any */
 	char host[256];
 	int pid;
 	struct eg_sink_stats st;
@@ -221,6 +223,20 @@ static void on_record(struct eg_tap *t, const char *line, size_t len, enum eg_re
 	sbuf_reset(&s->msg);
 	rc = s->journal ? sink_format_journal(&s->msg, line, len, severity)
 			: sink_format_syslog(&s->msg, line, len, severity, s->host, s->pid);
+	/* longer than the listener takes (rsyslog cuts at its message size): argv cut to fit */
+	if (!rc && !s->msg.oom && !s->journal && s->max && s->msg.len > s->max) {
+		size_t header = s->msg.len - len;
+
+		sbuf_reset(&s->cut);
+		rc = header < s->max ? sink_cut_argv(&s->cut, line, len, s->max - header) : -E2BIG;
+		if (!rc) {
+			sbuf_reset(&s->msg);
+			rc = sink_format_syslog(&s->msg, s->cut.data, s->cut.len, severity, s->host, s->pid);
+			s->st.cut++;
+		} else {
+			rc = -EMSGSIZE;
+		}
+	}
 	if (!rc && s->msg.oom)
 		rc = -ENOMEM;
 	if (!rc)
@@ -319,9 +335,15 @@ void sink_free(struct eg_sink *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	sbuf_free(&s->msg);
+	sbuf_free(&s->cut);
 	sbuf_free(&s->q);
 	free(s->path);
 	free(s);
+}
+
+void sink_set_max_bytes(struct eg_sink *s, size_t max)
+{
+	s->max = max;
 }
 
 struct eg_tap *sink_tap(struct eg_sink *s)
@@ -358,4 +380,5 @@ void sink_restore_stats(struct eg_sink *s, const struct eg_sink_stats *st)
 {
 	s->st.sent = st->sent;
 	s->st.dropped = st->dropped;
+	s->st.cut = st->cut;
 }

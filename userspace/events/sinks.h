@@ -19,6 +19,7 @@
 struct eg_sink_stats {
 	uint64_t sent;
 	uint64_t dropped;		/* not sent: no listener, its queue full, too large */
+	uint64_t cut;			/* syslog: sent with argv cut to its limit (sink_set_max_bytes) */
 	int last_error;			/* -errno of the last failure, 0 after a good send */
 };
 
@@ -51,6 +52,22 @@ void sink_restore_stats(struct eg_sink *s, const struct eg_sink_stats *st);
 
 /* RFC 5424 syslog severity (0 emerg .. 7 debug) for a record. */
 int sink_syslog_severity(const char *line, size_t len, int rule_severity);
+
+#define SYSLOG_MAX_DEFAULT	8000	/* under rsyslog's default maxMessageSize (8096) */
+/*
+ * syslog: a datagram longer than max (0: no limit) carries its record with
+ * argv cut to fit (sink_cut_argv), counted in cut; one that cannot be made
+ * to fit is dropped, counted.
+ */
+void sink_set_max_bytes(struct eg_sink *s, size_t max);
+/*
+ * The record line (no '\n') into out with its argv's strings cut, in
+ * order, so that it is at most max bytes, and
+ * "syslog_cut":{"bytes":the record's length,"argc":N,"argv_kept":K} added
+ * (the last argument kept may be cut). -E2BIG: it cannot fit even with no
+ * argument; -EINVAL: not a record with an argv.
+ */
+int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max);
 
 /* Formatting, for tests: the datagram for one JSON record (no '\n'). */
 int sink_format_syslog(struct sbuf *b, const char *line, size_t len, int rule_severity, const char *host,

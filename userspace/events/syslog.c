@@ -6,6 +6,7 @@
  * to the microsecond (RFC 5424 allows six digits); MSGID the record's type;
  * no structured data; MSG the JSON record itself, unchanged.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "events/sinks.h"
@@ -51,6 +52,89 @@ int sink_syslog_severity(const char *line, size_t len, int rule_severity)
 	    has(line, len, "\"decision\":\"approval\"") || has(line, len, "\"decision\":\"audit\""))
 		return 5;	/* notice */
 	return 6;		/* info */
+}
+
+/* One JSON string's body from p (after its quote): its end (the closing quote), or NULL. */
+static const char *string_end(const char *p, const char *end)
+{
+	while (p < end && *p != '"')
+		p += *p == '\\' ? 2 : 1;
+	return p < end ? p : NULL;
+}
+
+/* The bytes of a string body from p that fit in room, cut before an escape or a UTF-8 sequence. */
+static size_t cut_at(const char *p, size_t n, size_t room)
+{
+	size_t i = 0, u;
+
+	while (i < n) {
+		unsigned char c = p[i];
+
+		u = c == '\\' ? (i + 1 < n && p[i + 1] == 'u' ? 6 : 2) :
+		    c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+		if (i + u > room)
+			break;
+		i += u;
+	}
+	return i;
+}
+
+int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max)
+{
+	static const char key[] = "\"argv\":[";
+	const char *end = line + len, *a = memmem(line, len, key, sizeof(key) - 1), *p, *q, *close;
+	size_t body = 0, fixed, room, kept = 0, n, total = 0;
+	char tail[96];
+	int tl;
+
+	if (!a || !len || line[len - 1] != '}')
+		return -EINVAL;
+	a += sizeof(key) - 1;
+	/* the array's strings: their bodies are what may be cut */
+	for (p = a, n = 0; p < end && *p != ']'; n++) {
+		if (*p == ',')
+			p++;
+		if (p >= end || *p != '"' || !(q = string_end(p + 1, end)))
+			return -EINVAL;
+		body += q - p - 1;
+		total++;
+		p = q + 1;
+	}
+	if (p >= end)
+		return -EINVAL;
+	close = p;
+	tl = snprintf(tail, sizeof(tail), ",\"syslog_cut\":{\"bytes\":%zu,\"argc\":%zu,\"argv_kept\":", len, total);
+	fixed = len - body + (size_t)tl + 24;	/* argv_kept's digits, "}" */
+	if (fixed >= max)
+		return -E2BIG;
+	room = max - fixed;
+	sbuf_put(out, line, a - line);
+	/* each argument as much as fits, in order; what does not fit is left out */
+	for (p = a; p < close && room > 3; ) {
+		size_t c;
+
+		if (*p == ',')
+			p++;
+		q = string_end(p + 1, end);
+		n = q - p - 1;
+		if (kept)
+			room--;	/* the comma */
+		c = cut_at(p + 1, n, room - 2);
+		if (kept)
+			sbuf_putc(out, ',');
+		sbuf_putc(out, '"');
+		sbuf_put(out, p + 1, c);
+		sbuf_putc(out, '"');
+		room -= c + 2;
+		kept++;
+		if (c < n)
+			break;
+		p = q + 1;
+	}
+	sbuf_put(out, close, end - close - 1);
+	sbuf_put(out, tail, tl);
+	sbuf_printf(out, "%zu}}", kept);
+	return out->oom ? -ENOMEM : 0;
 }
 
 int sink_format_syslog(struct sbuf *b, const char *line, size_t len, int rule_severity, const char *host,
