@@ -229,6 +229,53 @@ def test_exit_events_none_and_a_slow_follower(ctx):
     assert d.proc.poll() is None
 
 
+def test_follow_since_reads_the_stream_beside_a_long_history(ctx):
+    """query --follow --since reads the history while the daemon streams new records to it;
+    a follower more than 4 MiB behind is dropped, which a long history on a busy host reached
+    (the client read the stream only after the history). The stream is read beside it now."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg)
+
+    def execs(tok, n, size):
+        subprocess.run(["/bin/sh", "-c", 'i=0; while [ $i -lt %d ]; do /bin/true "$0" "$1"; i=$((i+1)); done' % n,
+                        tok, "h" * size], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+    old, new = token(), token()
+    execs(old, 2500, 2000)
+    wait(lambda: sum(1 for e in d.events() if e.get("type") == "exec" and old in e.get("argv", [])) >= 2501,
+         timeout=60, what="the history")
+    fol = subprocess.Popen([ctx.execgate, "query", "-p", d.pin_path, "--follow", "--since", "1h", "--json",
+                            "--type", "exec"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.on_cleanup(lambda: (fol.poll() is None and fol.kill(), fol.wait()))
+    time.sleep(0.5)     # its output unread: it is stuck in the history, its pipe full
+    execs(new, 3000, 6000)  # 18 MB of records streamed to it meanwhile
+    got = {"old": 0, "new": 0}
+
+    last = token()
+
+    def read():
+        for line in fol.stdout:
+            e = json.loads(line)
+            if not e.get("filename", "").endswith("/true"):
+                continue        # the shells that ran the loops
+            k = "old" if old in e.get("argv", []) else "new" if new in e.get("argv", []) else \
+                "last" if last in e.get("argv", []) else "x"
+            got[k] = got.get(k, 0) + 1
+            if k == "last":
+                return
+    th = threading.Thread(target=read, daemon=True)
+    th.start()
+    # what the file had grown by is read as history; then the stream goes on, live
+    wait(lambda: got["new"] == 3000 or fol.poll() is not None, timeout=60, what="the records streamed")
+    time.sleep(1)
+    execs(last, 1, 10)
+    th.join(20)
+    alive = fol.poll() is None
+    fol.kill()
+    err = fol.stderr.read().decode()
+    assert alive and "dropped" not in err, err
+    assert got["old"] == 2500 and got["new"] == 3000 and got.get("last") == 1, (got, err)
+
+
 def flood(ctx, cg, argv_bytes=2000):
     """A shell in cg running /bin/true with a long argv as fast as it can, until the test's end."""
     p = subprocess.Popen(["/bin/sh", "-c", 'while :; do /bin/true "$0"; done', "f" * argv_bytes],

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,28 +182,95 @@ static bool seen_before(const struct query_args *a, const char *line, size_t len
 	return false;
 }
 
-/* The daemon's records from now on; the history's last lines, if any, are not shown twice. */
-static int follow(struct query_args *a, int fd)
+/*
+ * While --since's history is read, the stream is read into memory beside
+ * it: a follower that does not read is dropped by the daemon past 4 MiB
+ * behind, which a long history on a busy host reached.
+ */
+#define PENDING_MAX	(256u << 20)	/* the stream held while the history is read */
+
+struct pending {
+	int fd;
+	pthread_t th;
+	pthread_mutex_t mu;
+	struct sbuf buf;
+	bool stop, eof, full;
+};
+
+static void *pending_main(void *arg)
+{
+	struct pending *pd = arg;
+	char tmp[65536];
+
+	for (;;) {
+		struct pollfd p = { .fd = pd->fd, .events = POLLIN };
+		bool stop;
+		ssize_t n;
+
+		pthread_mutex_lock(&pd->mu);
+		stop = pd->stop;
+		pthread_mutex_unlock(&pd->mu);
+		if (stop)
+			break;
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		n = read(pd->fd, tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		pthread_mutex_lock(&pd->mu);
+		if (n <= 0)
+			pd->eof = true;
+		else if (pd->buf.len + n > PENDING_MAX)
+			pd->full = true;
+		else
+			sbuf_put(&pd->buf, tmp, n);
+		stop = pd->eof || pd->full;
+		pthread_mutex_unlock(&pd->mu);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+/* The daemon's records from now on (pd: what was held while the history was read); the history's last lines, if any, are not shown twice. */
+static int follow(struct query_args *a, int fd, struct pending *pd)
 {
 	struct sbuf in = {};
-	bool skipping = a->tail_n > 0;
+	bool skipping = a->tail_n > 0, eof = false, held = false;
 	int rc = 0;
 
+	if (pd) {
+		if (pd->full) {
+			p_err("the daemon's records came faster than the history could be read (more than %u MiB "
+			      "held): try a later --since", PENDING_MAX >> 20);
+			sbuf_free(&pd->buf);
+			return 1;
+		}
+		in = pd->buf;
+		pd->buf = (struct sbuf){};
+		eof = pd->eof;
+		held = in.len > 0;
+	}
 	for (;;) {
 		char *nl, *p;
 		ssize_t n;
 
-		if (sbuf_reserve(&in, 65536))
-			return -ENOMEM;
-		n = read(fd, in.data + in.len, 65536);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			p_err("the daemon closed the connection (it stopped)");
-			rc = 1;
-			break;
+		if (!held) {
+			if (sbuf_reserve(&in, 65536)) {
+				rc = 1;
+				break;
+			}
+			n = eof ? 0 : read(fd, in.data + in.len, 65536);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0) {
+				p_err("the daemon closed the connection (it stopped)");
+				rc = 1;
+				break;
+			}
+			in.len += n;
 		}
-		in.len += n;
+		held = false;
 		for (p = in.data; (nl = memchr(p, '\n', in.data + in.len - p)); p = nl + 1) {
 			size_t len = nl - p;
 
@@ -273,6 +341,8 @@ int do_query(int argc, char **argv)
 	char path[PATH_MAX], err[PATH_MAX + 512];
 	size_t i;
 	struct winsize ws;
+	struct pending pd = { .fd = -1 };
+	bool pd_running = false;
 	int rc = 0, fd = -1;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
@@ -286,10 +356,18 @@ int do_query(int argc, char **argv)
 		if (rc)
 			return rc;
 		if (!a.fl.since_arg)
-			return follow(&a, fd);
+			return follow(&a, fd, NULL);
 		a.tail = calloc(TAIL_LINES, sizeof(*a.tail));
 		if (!a.tail)
 			return 1;
+		/* the stream is read beside the history: the daemon drops a follower that does not read */
+		pd.fd = fd;
+		pthread_mutex_init(&pd.mu, NULL);
+		if (pthread_create(&pd.th, NULL, pending_main, &pd)) {
+			p_err("cannot start a thread");
+			return 1;
+		}
+		pd_running = true;
 	}
 	/* every file opened now: the query reads them as they are at its start */
 	if (a.nfiles) {
@@ -354,9 +432,23 @@ int do_query(int argc, char **argv)
 			p_warn("%s", files->v[i].error);
 	if (query_files_unread(files))
 		rc = 1;
+	if (pd_running) {
+		pthread_mutex_lock(&pd.mu);
+		pd.stop = true;
+		pthread_mutex_unlock(&pd.mu);
+		pthread_join(pd.th, NULL);
+		pd_running = false;
+	}
 	if (!rc && a.follow)
-		rc = follow(&a, fd);
+		rc = follow(&a, fd, &pd);
 out:
+	if (pd_running) {
+		pthread_mutex_lock(&pd.mu);
+		pd.stop = true;
+		pthread_mutex_unlock(&pd.mu);
+		pthread_join(pd.th, NULL);
+	}
+	sbuf_free(&pd.buf);
 	if (fd >= 0)
 		close(fd);
 	query_files_free(files);
