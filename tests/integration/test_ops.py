@@ -276,6 +276,33 @@ def test_follow_since_reads_the_stream_beside_a_long_history(ctx):
     assert got["old"] == 2500 and got["new"] == 3000 and got.get("last") == 1, (got, err)
 
 
+def test_a_follower_gets_no_record_the_file_leaves_out(ctx):
+    """--min-severity output=LEVEL leaves records out of the file; a follower gets what the
+    file gets (query --follow --since meets the file's history by its last lines), not more."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--min-severity", "output=high")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(d.wait_ready()["socket"])
+    ctx.on_cleanup(s.close)
+    s.sendall(b'{"op":"follow"}\n')
+    s.settimeout(10)
+    assert b'"ok":true' in s.recv(65536)
+    t = token()
+    subprocess.run(["/bin/true", t], preexec_fn=lambda: open(os.path.join(cg, "cgroup.procs"), "w").write("0"))
+    wait(lambda: stats(ctx, d)["filtered_severity"] >= 1, what="the exec left out of the file")
+    s.settimeout(2)
+    data = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            data += b
+    except socket.timeout:
+        pass
+    assert t.encode() not in data, data[:300]
+
+
 def flood(ctx, cg, argv_bytes=2000):
     """A shell in cg running /bin/true with a long argv as fast as it can, until the test's end."""
     p = subprocess.Popen(["/bin/sh", "-c", 'while :; do /bin/true "$0"; done', "f" * argv_bytes],

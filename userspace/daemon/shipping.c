@@ -127,7 +127,10 @@ static int op_follow(struct ctl_conn *c, const json_t *req, void *arg)
 	fl->c = c;
 	fl->tap.fn = follow_record;
 	fl->tap.flushed = follow_flushed;
-	fl->tap.min_severity = sev ? eg_severity_parse(sev) : 0;
+	/* what the file gets, at least: a follower reads the file's history beside it (query --since) */
+	fl->tap.min_severity = f->d->o.min_severity_output;
+	if (sev && eg_severity_parse(sev) > fl->tap.min_severity)
+		fl->tap.min_severity = eg_severity_parse(sev);
 	f->v[f->n++] = fl;
 	f->served++;
 	ctl_hold(c, on_close, fl);
