@@ -94,6 +94,10 @@ def test_lifetimes_query_and_shipping(ctx):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     ctx.on_cleanup(fol.kill)
     wait(lambda: stats(ctx, d)["followers"] == 1, what="the follower connected")
+    # the text view shows the sinks' and the followers' counts, as -j does
+    txt = ctx.run([ctx.execgate, "stats", "-p", d.pin_path]).stdout.decode()
+    for row in ("syslog sent", "syslog dropped", "journal sent", "journal dropped", "followers ", "written exit"):
+        assert row in txt, (row, txt)
     run("exit 7; %s" % t)
     run("kill -9 $$; %s" % t)
     # PATH's misses are no audited command: one record for the one setpriv that ran
