@@ -409,6 +409,27 @@ static void test_syslog_cut(void)
 		json_decref(j);
 	}
 	ASSERT_EQ(sink_cut_argv(&out, rec.data, rec.len, 100), -E2BIG, "no room even for an empty argv");
+	/* many short arguments: only the array's insides count against the room */
+	sbuf_reset(&rec);
+	sbuf_puts(&rec, "{\"v\":1,\"type\":\"exec\",\"argv\":[\"/bin/true\"");
+	for (i = 0; i < 3000; i++)
+		sbuf_printf(&rec, ",\"%zu\"", i);
+	sbuf_puts(&rec, "],\"action\":\"allowed\"}");
+	sbuf_reset(&out);
+	ASSERT_OK(sink_cut_argv(&out, rec.data, rec.len, 8000), "3000 short arguments cut to 8000 bytes");
+	ASSERT_TRUE(out.len <= 8000 && out.len > 7000, "most of the room used");
+	/* a record with no argv to cut: its stub */
+	sbuf_reset(&out);
+	{
+		static const char stub_in[] = "{\"v\":1,\"type\":\"exec\",\"exec_id\":\"5:6\",\"pid\":5,\"cwd\":\"/x\","
+					      "\"decision\":\"deny\",\"action\":\"killed\"}";
+		char want[256];
+
+		ASSERT_OK(sink_stub_record(&out, stub_in, sizeof(stub_in) - 1), "stub");
+		snprintf(want, sizeof(want), "{\"v\":1,\"type\":\"exec\",\"exec_id\":\"5:6\",\"pid\":5,\"decision\":\"deny\","
+			 "\"action\":\"killed\",\"syslog_cut\":{\"bytes\":%zu,\"stub\":true}}", sizeof(stub_in) - 1);
+		ASSERT_STREQ(sbuf_cstr(&out), want, "the record's own fields");
+	}
 	sbuf_free(&rec);
 	sbuf_free(&out);
 }

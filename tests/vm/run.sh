@@ -200,6 +200,9 @@ build_initramfs() {
 		bins+=("$f")
 	done
 	copy_libs "${bins[@]}"
+	# the kernel's config, where a daemon looks for its preemption model (docs/enforcement.md)
+	mkdir -p "$ROOT/boot"
+	cp "$(dirname "$KERNEL")"/config-* "$ROOT/boot/" 2>/dev/null || true
 	# the 32-bit loader (libc6-i386), for the case that runs it as a command
 	if [ -f /lib32/ld-linux.so.2 ]; then
 		mkdir -p "$ROOT/lib32"

@@ -182,14 +182,16 @@ static void on_flushed(struct eg_tap *t)
 	pump((struct eg_sink *)t);
 }
 
-static void enqueue(struct eg_sink *s)
+/* The datagram in msg behind what waits; false: dropped (counted). */
+static bool enqueue(struct eg_sink *s)
 {
 	uint32_t len = s->msg.len;
+	size_t before;
 
 	if (s->q.len - s->q_off + 4 + len > BACKLOG_MAX) {
 		s->st.dropped++;
 		s->st.last_error = -ENOBUFS;
-		return;
+		return false;
 	}
 	/*
 	 * A listener that keeps up, but never with all of it, never empties
@@ -202,19 +204,25 @@ static void enqueue(struct eg_sink *s)
 		s->q.len -= s->q_off;
 		s->q_off = 0;
 	}
+	before = s->q.len;
 	sbuf_put(&s->q, (const char *)&len, 4);
 	sbuf_put(&s->q, s->msg.data, len);
 	if (s->q.oom) {
-		/* nothing half queued stays: the queue starts over, its datagrams counted lost */
-		pump(s);
+		/* nothing half queued stays (a length with no datagram behind it would be read past) */
+		s->q.len = before;
+		s->q.oom = false;
 		s->st.dropped++;
+		s->st.last_error = -ENOMEM;
+		return false;
 	}
 	arm(s, true);
+	return true;
 }
 
 static void on_record(struct eg_tap *t, const char *line, size_t len, enum eg_rec_kind kind, int severity)
 {
 	struct eg_sink *s = (struct eg_sink *)t;
+	bool cut = false, queued;
 	int rc;
 
 	(void)kind;
@@ -229,10 +237,17 @@ static void on_record(struct eg_tap *t, const char *line, size_t len, enum eg_re
 
 		sbuf_reset(&s->cut);
 		rc = header < s->max ? sink_cut_argv(&s->cut, line, len, s->max - header) : -E2BIG;
+		if (rc) {
+			/* its path and working directory alone are too long: what it was, where the file has it */
+			sbuf_reset(&s->cut);
+			rc = sink_stub_record(&s->cut, line, len);
+			if (!rc && header + s->cut.len > s->max)
+				rc = -EMSGSIZE;
+		}
 		if (!rc) {
 			sbuf_reset(&s->msg);
 			rc = sink_format_syslog(&s->msg, s->cut.data, s->cut.len, severity, s->host, s->pid);
-			s->st.cut++;
+			cut = true;
 		} else {
 			rc = -EMSGSIZE;
 		}
@@ -242,19 +257,22 @@ static void on_record(struct eg_tap *t, const char *line, size_t len, enum eg_re
 	if (!rc)
 		rc = sink_connect(s);
 	if (!rc && s->q_off < s->q.len) {
-		enqueue(s);	/* in order, behind what waits */
+		queued = enqueue(s);	/* in order, behind what waits */
+		s->st.cut += cut && queued;
 		return;
 	}
 	if (!rc)
 		rc = send_one(s, s->msg.data, s->msg.len);
 	if (rc == -EAGAIN) {
-		enqueue(s);
+		queued = enqueue(s);
+		s->st.cut += cut && queued;
 		return;
 	}
 	if (rc)
 		failed(s, rc);
 	else {
 		s->st.sent++;
+		s->st.cut += cut;
 		s->st.last_error = 0;
 	}
 }

@@ -68,6 +68,13 @@ void sink_set_max_bytes(struct eg_sink *s, size_t max);
  * argument; -EINVAL: not a record with an argv.
  */
 int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max);
+/*
+ * A record that cannot be cut to fit (its path and working directory are
+ * long): the record's own v, type, time, exec_id, pid, uid, session,
+ * decision, rule, action, layer and reason (strings up to 256 bytes), and
+ * "syslog_cut":{"bytes":the record's length,"stub":true}.
+ */
+int sink_stub_record(struct sbuf *out, const char *line, size_t len);
 
 /* Formatting, for tests: the datagram for one JSON record (no '\n'). */
 int sink_format_syslog(struct sbuf *b, const char *line, size_t len, int rule_severity, const char *host,

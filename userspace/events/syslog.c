@@ -72,7 +72,7 @@ static size_t cut_at(const char *p, size_t n, size_t room)
 
 		u = c == '\\' ? (i + 1 < n && p[i + 1] == 'u' ? 6 : 2) :
 		    c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
-		if (i + u > room)
+		if (i + u > room || i + u > n)
 			break;
 		i += u;
 	}
@@ -83,7 +83,7 @@ int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max)
 {
 	static const char key[] = "\"argv\":[";
 	const char *end = line + len, *a = memmem(line, len, key, sizeof(key) - 1), *p, *q, *close;
-	size_t body = 0, fixed, room, kept = 0, n, total = 0;
+	size_t fixed, room, kept = 0, n, total = 0;
 	char tail[96];
 	int tl;
 
@@ -96,7 +96,6 @@ int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max)
 			p++;
 		if (p >= end || *p != '"' || !(q = string_end(p + 1, end)))
 			return -EINVAL;
-		body += q - p - 1;
 		total++;
 		p = q + 1;
 	}
@@ -104,7 +103,8 @@ int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max)
 		return -EINVAL;
 	close = p;
 	tl = snprintf(tail, sizeof(tail), ",\"syslog_cut\":{\"bytes\":%zu,\"argc\":%zu,\"argv_kept\":", len, total);
-	fixed = len - body + (size_t)tl + 24;	/* argv_kept's digits, "}" */
+	/* all but the array's insides, and the note (argv_kept's digits, "}}") */
+	fixed = (size_t)(a - line) + (size_t)(end - close) + (size_t)tl + 24;
 	if (fixed >= max)
 		return -E2BIG;
 	room = max - fixed;
@@ -134,6 +134,44 @@ int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max)
 	sbuf_put(out, close, end - close - 1);
 	sbuf_put(out, tail, tl);
 	sbuf_printf(out, "%zu}}", kept);
+	return out->oom ? -ENOMEM : 0;
+}
+
+int sink_stub_record(struct sbuf *out, const char *line, size_t len)
+{
+	static const char *const keys[] = { "v", "type", "time", "exec_id", "pid", "uid", "session", "decision",
+					     "rule", "action", "layer", "reason" };
+	const char *end = line + len;
+	size_t i, n = 0;
+
+	sbuf_putc(out, '{');
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		char k[32];
+		const char *p, *q;
+		int kl = snprintf(k, sizeof(k), "\"%s\":", keys[i]);
+
+		/* the first of its name is the record's own (nested objects come after these) */
+		p = memmem(line, len, k, kl);
+		if (!p)
+			continue;
+		p += kl;
+		if (p < end && *p == '"') {
+			q = string_end(p + 1, end);
+			if (!q)
+				continue;
+			sbuf_printf(out, "%s%s\"", n++ ? "," : "", k);
+			sbuf_put(out, p + 1, cut_at(p + 1, q - p - 1, 256));
+			sbuf_putc(out, '"');
+		} else {
+			for (q = p; q < end && *q != ',' && *q != '}' && q - p < 32; q++)
+				;
+			if (q == p || q - p >= 32)
+				continue;
+			sbuf_printf(out, "%s%s", n++ ? "," : "", k);
+			sbuf_put(out, p, q - p);
+		}
+	}
+	sbuf_printf(out, "%s\"syslog_cut\":{\"bytes\":%zu,\"stub\":true}}", n ? "," : "", len);
 	return out->oom ? -ENOMEM : 0;
 }
 

@@ -21,6 +21,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
+#include <sys/utsname.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -137,6 +139,69 @@ static uint32_t pinned_kseq(const char *dir)
 		st.seq = 0;
 	close(fd);
 	return st.seq;
+}
+
+/* The running kernel's version is at least major.minor. */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int a = 0, b = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &a, &b) != 2)
+		return false;
+	return a > major || (a == major && b >= minor);
+}
+
+/*
+ * Whether the kernel may preempt kernel code (preempt=full, PREEMPT_RT):
+ * 1 yes, 0 no (Debian's default: voluntary), -1 unknown. A fentry program
+ * runs with only migration off, and the programs' per-CPU buffers assume
+ * one user at a time: where a task can be preempted inside one, another
+ * task's exec on that CPU would write into what it is reading.
+ */
+static int kernel_preempts(void)
+{
+	int cfg_rt = 0, cfg_dyn = 0, cfg_full = 0, seen = 0, mode = -1;
+	char path[320], line[512];
+	struct utsname u;
+	gzFile z = NULL;
+	FILE *f;
+
+	f = fopen("/proc/cmdline", "re");
+	if (f) {
+		if (fgets(line, sizeof(line), f)) {
+			const char *p = strstr(line, "preempt=");
+
+			if (p && (p == line || p[-1] == ' '))
+				mode = !strncmp(p + 8, "none", 4) || !strncmp(p + 8, "voluntary", 9) ? 0 : 1;
+		}
+		fclose(f);
+	}
+	if (uname(&u))
+		return -1;
+	snprintf(path, sizeof(path), "/boot/config-%s", u.release);
+	f = fopen(path, "re");
+	if (!f)
+		z = gzopen("/proc/config.gz", "rb");
+	while (f ? fgets(line, sizeof(line), f) != NULL : z && gzgets(z, line, sizeof(line)) != NULL) {
+		if (strncmp(line, "CONFIG_PREEMPT", 14))
+			continue;
+		seen = 1;
+		cfg_rt |= !strcmp(line, "CONFIG_PREEMPT_RT=y\n");
+		cfg_dyn |= !strcmp(line, "CONFIG_PREEMPT_DYNAMIC=y\n");
+		cfg_full |= !strcmp(line, "CONFIG_PREEMPT=y\n");
+	}
+	if (f)
+		fclose(f);
+	if (z)
+		gzclose(z);
+	if (!seen)
+		return -1;
+	if (cfg_rt)
+		return 1;
+	if (cfg_dyn && mode >= 0)
+		return mode;
+	return cfg_full;
 }
 
 /* Whether vmlinux BTF names a function (a static inline one it does not: nothing to attach to). */
@@ -307,11 +372,15 @@ static int skel_configure(struct execgate_bpf *skel, const struct tracer_opts *o
 		bpf_program__set_autoload(skel->progs.handle_prepare_exec, false);
 	/*
 	 * Without it, the same at each level of the exec after a script's
-	 * (fentry on security_bprm_check, where the kernel allows it: Debian's
-	 * 6.1 does); EXECGATE_SCRIPTS_BY_LEVELS=1: that way on any kernel that can.
+	 * (fentry on security_bprm_check), where the kernel allows it, is 6.0
+	 * or later (struct file's layout the walk knows) and does not preempt
+	 * kernel code (Debian 12's 6.1: voluntary preemption);
+	 * EXECGATE_SCRIPTS_BY_LEVELS=1: that way on any kernel that can.
 	 */
 	if (!o->fentry || getenv("EXECGATE_NO_PREPARE_EXEC") ||
-	    bpf_program__autoload(skel->progs.handle_prepare_exec) || !kernel_has_func("security_bprm_check"))
+	    bpf_program__autoload(skel->progs.handle_prepare_exec) ||
+	    (!getenv("EXECGATE_SCRIPTS_BY_LEVELS") && (!kernel_at_least(6, 0) || kernel_preempts() != 0)) ||
+	    !kernel_has_func("security_bprm_check"))
 		bpf_program__set_autoload(skel->progs.handle_bprm_level, false);
 	/* BPF LSM: only where asked (and available); the kernel refuses it elsewhere */
 	bpf_program__set_autoload(skel->progs.enforce_bprm, o->lsm);
