@@ -681,12 +681,18 @@ class FakeDaemon:
             except OSError:
                 return
             self.conns.append(c)
-            try:
-                req = json.loads(c.makefile("rb").readline())
-                for line in self.replies[req["op"]]:
-                    c.sendall(json.dumps(line).encode() + b"\n")
-            except OSError:
+            # each connection on its own: one that closes at once, or sends no request, stops no other
+            threading.Thread(target=self.serve, args=(c,), daemon=True).start()
+
+    def serve(self, c):
+        try:
+            line = c.makefile("rb").readline()
+            if not line:
                 return
+            for reply in self.replies[json.loads(line)["op"]]:
+                c.sendall(json.dumps(reply).encode() + b"\n")
+        except (OSError, ValueError, KeyError) as e:
+            print("    fake daemon: %r" % e)
 
     def close(self):
         self.s.close()
@@ -728,6 +734,7 @@ def test_approvals_and_ps_escape_what_an_agent_wrote(ctx):
     lines = [w.stdout.readline() for _ in range(3)]      # the header, the approval, the event
     w.kill()
     assert terminal_safe(b"".join(lines)), lines
+    assert lines[2], (lines, w.stderr.read())
     assert lines[2] == b"a-1 requested s-7f3a pid 42: /bin/rm" + EVIL_SHOWN + b"\n", lines
     r = ctx.run([ctx.execgate, "ps", "-p", fake.pin_path])
     assert terminal_safe(r.stdout), r.stdout
