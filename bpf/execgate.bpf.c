@@ -29,26 +29,31 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-SEC("tp_btf/sched_prepare_exec")
-int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+/*
+ * The scripts of a '#!' exec (bprm's interpreter is not what was named),
+ * kept for its record. Only the exec's record reads them back (and
+ * removes them): out of scope there is none, but for a session's exec.
+ * Kept there, they stayed with the task (40 KiB of slab for a chain) as
+ * long as it lived.
+ */
+static __always_inline void keep_scripts_in_scope(struct task_struct *task, struct linux_binprm *bprm)
 {
 	struct eg_task *st;
 
-	if (!active())
-		return 0;
-	if (bprm->interp == bprm->filename)
-		return 0;
-	/*
-	 * Only the exec's record reads the scripts back (and removes them):
-	 * out of scope there is none, but for a session's exec. Kept there,
-	 * they stayed with the task (40 KiB of slab for a chain) as long as it lived.
-	 */
+	if (bprm->interp == bprm->filename || !active())
+		return;
 	if (!traced_cgroup()) {
 		st = bpf_task_storage_get(&tasks, task, 0, 0);
 		if (!st || !st->session)
-			return 0;
+			return;
 	}
 	keep_scripts(task);
+}
+
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	keep_scripts_in_scope(task, bprm);
 	return 0;
 }
 
@@ -62,20 +67,8 @@ int BPF_PROG(handle_prepare_exec, struct task_struct *task, struct linux_binprm 
 SEC("fentry/security_bprm_check")
 int BPF_PROG(handle_bprm_level, struct linux_binprm *bprm)
 {
-	struct task_struct *task;
-	struct eg_task *st;
-
-	/* the first level (no '#!' or binfmt_misc has changed what runs yet): nothing released */
-	if (bprm->interp == bprm->filename || !active())
-		return 0;
-	task = bpf_get_current_task_btf();
-	/* as at sched_prepare_exec: in scope, or a session's */
-	if (!traced_cgroup()) {
-		st = bpf_task_storage_get(&tasks, task, 0, 0);
-		if (!st || !st->session)
-			return 0;
-	}
-	keep_scripts(task);
+	/* the first level (no '#!' or binfmt_misc has changed what runs yet) released nothing */
+	keep_scripts_in_scope(bpf_get_current_task_btf(), bprm);
 	return 0;
 }
 

@@ -725,18 +725,24 @@ commands:
 
 # ---- other views of a file ------------------------------------------------------------
 
-def test_an_overlay_view_of_a_denied_file_is_the_file(ctx):
-    """overlayfs gives a file another device and inode: the file behind it
-    is the one the literal path names, and the kernel judges that one."""
-    work = files(ctx)
+def overlay_view(ctx, lower):
+    """An overlayfs mount over lower (unmounted at the end): its path. Skips where overlayfs cannot be mounted."""
     view, upper, wd = ctx.tmpdir(), ctx.tmpdir(), ctx.tmpdir()
     r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                        "lowerdir=%s,upperdir=%s,workdir=%s" % (work, upper, wd), view],
+                        "lowerdir=%s,upperdir=%s,workdir=%s" % (lower, upper, wd), view],
                        stderr=subprocess.PIPE)
     if r.returncode:
         ctx.skip("overlayfs cannot be mounted here: %s" % r.stderr.decode().strip())
     ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", view]))
     os.chmod(view, 0o755)
+    return view
+
+
+def test_an_overlay_view_of_a_denied_file_is_the_file(ctx):
+    """overlayfs gives a file another device and inode: the file behind it
+    is the one the literal path names, and the kernel judges that one."""
+    work = files(ctx)
+    view = overlay_view(ctx, work)
     d, rel, cg = enforcing(ctx, policy(work))
     t = token()
     assert in_cg(cg, [os.path.join(view, "denied"), t]).returncode == KILL
@@ -755,14 +761,7 @@ def test_an_overlay_view_whose_file_behind_is_hidden_is_refused(ctx):
     and inode, and a file the policy denies by its path ran through it (most of the tries).
     Not knowing the file behind the view refuses the exec."""
     work = files(ctx)
-    view, upper, wd = ctx.tmpdir(), ctx.tmpdir(), ctx.tmpdir()
-    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                        "lowerdir=%s,upperdir=%s,workdir=%s" % (work, upper, wd), view],
-                       stderr=subprocess.PIPE)
-    if r.returncode:
-        ctx.skip("overlayfs cannot be mounted here: %s" % r.stderr.decode().strip())
-    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", view]))
-    os.chmod(view, 0o755)
+    view = overlay_view(ctx, work)
     d, rel, cg = enforcing(ctx, policy(work))
     t = token()
     r = in_cg(cg, [ctx.helper("clear_refs_race"), "200", "4", os.path.join(view, "denied"), t], timeout=120)
@@ -848,14 +847,7 @@ def test_an_overlay_view_of_the_loader_is_the_loader(ctx):
     is judged."""
     work = files(ctx)
     real = os.path.realpath(LDSO)
-    view, upper, wd = ctx.tmpdir(), ctx.tmpdir(), ctx.tmpdir()
-    r = subprocess.run(["mount", "-t", "overlay", "overlay", "-o",
-                        "lowerdir=%s,upperdir=%s,workdir=%s" % (os.path.dirname(real), upper, wd), view],
-                       stderr=subprocess.PIPE)
-    if r.returncode:
-        ctx.skip("overlayfs cannot be mounted here: %s" % r.stderr.decode().strip())
-    ctx.on_cleanup(lambda: subprocess.run(["umount", "-l", view]))
-    os.chmod(view, 0o755)
+    view = overlay_view(ctx, os.path.dirname(real))
     ldso = os.path.join(view, os.path.basename(real))
     assert os.stat(ldso).st_ino != os.stat(real).st_ino or os.stat(ldso).st_dev != os.stat(real).st_dev
     d, rel, cg = enforcing(ctx, policy(work))

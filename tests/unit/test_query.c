@@ -241,6 +241,16 @@ static void test_text_escapes(void)
 	sbuf_free(&b);
 }
 
+/* An exec of sh with that id and parent into the tree. */
+static void tree_add_sh(struct query_tree *t, const char *id, const char *parent)
+{
+	json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
+			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
+
+	query_tree_add(t, r);
+	json_decref(r);
+}
+
 /* A chain of 100,000 execs, and parent links that loop (a file made up): drawn, bounded, with a marker. */
 static void test_tree_deep(void)
 {
@@ -251,14 +261,9 @@ static void test_tree_deep(void)
 	size_t k;
 
 	for (i = 1; i <= 100000; i++) {
-		json_t *r;
-
 		snprintf(id, sizeof(id), "%u:1", i);
 		snprintf(parent, sizeof(parent), "%u:1", i - 1);
-		r = json_pack("{s:s, s:s, s:s, s:s, s:i, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
-			      "exec_id", id, "parent_exec_id", parent, "uid", 0, "argv", "sh");
-		query_tree_add(t, r);
-		json_decref(r);
+		tree_add_sh(t, id, parent);
 	}
 	ASSERT_OK(query_tree_print(t, "1:1", &b, 0, false), "the tree of the chain's first exec");
 	for (k = 0; k < b.len; k++)
@@ -270,14 +275,9 @@ static void test_tree_deep(void)
 	/* 2 and 3 each the other's parent */
 	t = query_tree_new();
 	for (i = 1; i <= 3; i++) {
-		json_t *r;
-
 		snprintf(id, sizeof(id), "%u:1", i);
 		snprintf(parent, sizeof(parent), "%u:1", i == 1 ? 0 : i == 2 ? 3 : 2);
-		r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
-			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
-		query_tree_add(t, r);
-		json_decref(r);
+		tree_add_sh(t, id, parent);
 	}
 	sbuf_reset(&b);
 	ASSERT_OK(query_tree_print(t, "2:1", &b, 0, false), "a loop of parents");
@@ -296,14 +296,9 @@ static void test_tree_marker_escapes(void)
 	unsigned int i;
 
 	for (i = 1; i <= 202; i++) {
-		json_t *r;
-
 		snprintf(id, sizeof(id), i == 201 ? "%u:\x1b]0;x\x07\xc2\x9b" "2J" : "%u:1", i);
 		snprintf(parent, sizeof(parent), i == 202 ? "%u:\x1b]0;x\x07\xc2\x9b" "2J" : "%u:1", i - 1);
-		r = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "type", "exec", "time", "2026-01-19T14:00:00.000000000Z",
-			      "exec_id", id, "parent_exec_id", parent, "argv", "sh");
-		query_tree_add(t, r);
-		json_decref(r);
+		tree_add_sh(t, id, parent);
 	}
 	ASSERT_OK(query_tree_print(t, "1:1", &b, 0, false), "the tree");
 	m = strstr(sbuf_cstr(&b), "deeper than 200 levels: --tree ");

@@ -32,6 +32,15 @@ static bool same(const struct eg_str *a, const struct eg_str *b)
 	return a->len == b->len && !memcmp(a->p, b->p, a->len);
 }
 
+/* What cannot be judged is an error (the policy's on_error), merged into ret. */
+static void error_verdict(struct eg_verdict *ret, const char *message, const char *error)
+{
+	struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
+				.message = message, .error = error, .rule_index = -1 };
+
+	policy_verdict_merge(ret, &v);
+}
+
 /* One program's verdict: merged into *ret, kept for the event. */
 static void judge_one(struct eg_judge *j, const struct eg_policy *p, struct eg_exec_req *req,
 		      const char *role, struct eg_verdict *ret, bool first)
@@ -141,21 +150,11 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	judge_one(j, p, &req, script ? "interpreter" : (h->flags & EG_F_LOADER) ? "loader" : "program",
 		  ret, true);
 	/* an overlay view whose file behind it the kernel could not read: the file a literal path names may be it */
-	if (h->type == EG_EVENT_EXEC && (h->flags2 & EG_F2_BACKING_UNKNOWN)) {
-		struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
-					.message = "an overlay view whose file behind it could not be read",
-					.error = "backing unknown", .rule_index = -1 };
-
-		policy_verdict_merge(ret, &v);
-	}
+	if (h->type == EG_EVENT_EXEC && (h->flags2 & EG_F2_BACKING_UNKNOWN))
+		error_verdict(ret, "an overlay view whose file behind it could not be read", "backing unknown");
 	/* a 32-bit loader run as the command: what it maps is not seen (compat mmap2) */
-	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER) && (h->flags2 & EG_F2_LOADER_32)) {
-		struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
-					.message = "what a 32-bit dynamic loader maps is not seen",
-					.error = "32-bit loader", .rule_index = -1 };
-
-		policy_verdict_merge(ret, &v);
-	}
+	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER) && (h->flags2 & EG_F2_LOADER_32))
+		error_verdict(ret, "what a 32-bit dynamic loader maps is not seen", "32-bit loader");
 
 	/* a loader run as the command: the program it maps is judged as the program */
 	if (h->type == EG_EVENT_EXEC && (h->flags & EG_F_LOADER)) {
@@ -163,13 +162,9 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 		bool known = t && t < r->argv_kept;
 
 		if (!r->loaded && !known) {
-			if (t == EG_LOADER_ARG_UNKNOWN) {
-				struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
-							.message = "which program the dynamic loader runs cannot be told",
-							.error = "loader program unknown", .rule_index = -1 };
-
-				policy_verdict_merge(ret, &v);
-			}
+			if (t == EG_LOADER_ARG_UNKNOWN)
+				error_verdict(ret, "which program the dynamic loader runs cannot be told",
+					      "loader program unknown");
 			return 0;
 		}
 		req.requested = known ? j->argvp[t] : NULL;
@@ -242,13 +237,8 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 		judge_one(j, p, &req, "chain", ret, false);
 	}
 	/* a chain the record could not hold whole: its missing levels cannot be judged */
-	if (h->flags & EG_F_CHAIN_CUT) {
-		struct eg_verdict v = { .decision = EG_DECISION_ERROR, .rule = "on_error",
-					.message = "a '#!' chain longer than the record holds",
-					.error = "chain cut", .rule_index = -1 };
-
-		policy_verdict_merge(ret, &v);
-	}
+	if (h->flags & EG_F_CHAIN_CUT)
+		error_verdict(ret, "a '#!' chain longer than the record holds", "chain cut");
 	return 0;
 }
 

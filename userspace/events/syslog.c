@@ -91,7 +91,7 @@ int sink_cut_argv(struct sbuf *out, const char *line, size_t len, size_t max)
 		return -EINVAL;
 	a += sizeof(key) - 1;
 	/* the array's strings: their bodies are what may be cut */
-	for (p = a, n = 0; p < end && *p != ']'; n++) {
+	for (p = a; p < end && *p != ']'; ) {
 		if (*p == ',')
 			p++;
 		if (p >= end || *p != '"' || !(q = string_end(p + 1, end)))
