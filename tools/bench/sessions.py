@@ -21,7 +21,10 @@
    address space at each hand-over, which no supervisor of another
    program is. A fourth (D) is that bare supervisor taking as long to
    answer as the daemon's did so far (spawn -S -w P50, a busy spin): what
-   a supervisor's latency costs here, whatever its work.
+   a supervisor's latency costs here, whatever its work. A fifth (F) is
+   the bare supervisor making, once each before it answers, the system
+   calls the daemon makes for an allowed exec (spawn -F): the floor of
+   the same facts, the figure 3a is also shown against.
 2. 50 sessions at once, 200 execs each, with mixed decisions (allowed,
    denied, audited): every verdict right, every exec logged exactly once,
    and the daemon's open file descriptors back to where they were once the
@@ -58,7 +61,7 @@ def overhead(o, work):
     d = eb.Daemon([])
     try:
         pairs, dcpu, scpu, floor, slow, bare, lat, lcpu = [], [], [], [], [], [], [], []
-        bare_thread = []
+        bare_thread, facts = [], []
         for r in range(o.rounds):
             c0, l0 = d.cpu_ns(), d.loop_cpu_ns()
             a = eb.spawn_fields(o.execs)
@@ -68,6 +71,8 @@ def overhead(o, work):
             lcpu.append(((l1 - l0) / o.execs / 1e3, (l2 - l1) / o.execs / 1e3))
             c = eb.spawn_fields(o.execs, args=["-S"])
             t = eb.spawn_fields(o.execs, args=["-s"])
+            f = eb.spawn_fields(o.execs, args=["-F"])
+            facts.append(f.get("sup_cpu_ns", 0) / o.execs / 1e3)
             p50 = d.stats()["counters"]["sessions"]["supervisor_latency_p50_us"]
             e = eb.spawn_fields(o.execs, args=["-S", "-w", str(p50)])
             bare.append(c.get("sup_cpu_ns", 0) / o.execs / 1e3)
@@ -80,12 +85,13 @@ def overhead(o, work):
             scpu.append((a.get("cpu_ns", 0) / o.execs / 1e3, b.get("cpu_ns", 0) / o.execs / 1e3))
             print("  round %2d: A %.1f ms  B %.1f ms  B/A %+.2f%%  C/A %+.2f%%  D/A %+.2f%% (%d us)  "
                   "daemon CPU/exec A %.1f us B %.1f us  bare supervisor CPU/exec %.1f us (a thread "
-                  "of the loop: %.1f us)  spawn CPU/exec A %.0f us B %.0f us"
+                  "of the loop: %.1f us; making the daemon's system calls: %.1f us)  spawn CPU/exec A %.0f us "
+                  "B %.0f us"
                   % (r + 1, a["elapsed_ns"] / 1e6, b["elapsed_ns"] / 1e6,
                      (b["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
                      (c["elapsed_ns"] / a["elapsed_ns"] - 1) * 100,
                      (e["elapsed_ns"] / a["elapsed_ns"] - 1) * 100, p50, dcpu[-1][0], dcpu[-1][1],
-                     bare[-1], bare_thread[-1], scpu[-1][0], scpu[-1][1]))
+                     bare[-1], bare_thread[-1], facts[-1], scpu[-1][0], scpu[-1][1]))
         s = d.stats()["counters"]["sessions"]
         calls = syscalls_per_exec(d, allow, min(o.execs, 300))
     finally:
@@ -117,6 +123,12 @@ def overhead(o, work):
               note="floor: the bare supervisor, a process of its own; the daemon's supervising alone "
               "(B - A) %.1f us; a bare supervising thread of the loop itself (which shares the trapped "
               "task's memory) %.1f us" % (med(b - a for a, b in dcpu), med(bare_thread)))
+    print("  3a against the same facts: the daemon's %.1f us per session exec is x%.2f a bare supervisor "
+          "that makes the daemon's system calls for an allowed exec, once each, before it answers (spawn -F: "
+          "the facts program's run, process_vm_readv, openat2, fstat, readlinkat, close, the ticket: "
+          "%.1f us, x%.2f the bare supervisor); the rest is the daemon's own code and its event loop"
+          % (med(b for _, b in dcpu), med(b for _, b in dcpu) / max(med(facts), 1e-9), med(facts),
+             med(facts) / max(med(bare), 1e-9)))
     eb.target("3b (extra p50 latency of an exec in a session)", med(x for x, _ in lat) * 1e3,
               med(y for _, y in lat) * 1e3, 2.0, note="floor: under the bare supervisor")
     if calls:

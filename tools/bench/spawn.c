@@ -2,7 +2,7 @@
 /*
  * spawn: the exec load of the overhead benchmark (tools/bench/run.sh).
  *
- *   spawn -n N -p P [-q] [-i US] [-s|-S [-w US]]
+ *   spawn -n N -p P [-q] [-i US] [-s|-S|-F [-w US]]
  *
  * P worker threads each run N times posix_spawn("/bin/true", {"true", "a",
  * "b", "c", "d"}) followed by waitpid(), and the whole is timed with
@@ -40,6 +40,17 @@
  * decide: what a given supervisor latency costs the loop here, whatever
  * the work is.
  *
+ * With -F the supervisor (a process of its own, as -S) makes, before each
+ * answer, the system calls the daemon makes for an allowed exec, each once
+ * and with nothing around them: the facts program's run (here a BPF
+ * program that returns at once, run the same way, BPF_PROG_TEST_RUN), the
+ * read of the page that holds the path and argv's array
+ * (process_vm_readv), the program opened from the root with openat2
+ * (RESOLVE_IN_ROOT), its identity (fstat) and its name (readlinkat of
+ * /proc/self/fd), its close, and a ticket written into a hash map. It
+ * judges, logs and remembers nothing: the floor of the same facts, against
+ * which the rest of the daemon's CPU per exec is its own code.
+ *
  * spawn -S [-w US] -- CMD [ARG...] runs one command under that bare
  * supervisor instead of the loop (a real workload: tools/bench/
  * workloads.py runs ./configure so), waits for it, and prints
@@ -74,6 +85,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <linux/bpf.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
 #include "util/seccomp_notif.h"
 
 #define SPAWN_PATH	"/bin/true"
@@ -145,6 +162,76 @@ static volatile bool supervisor_clock_set;
 static bool supervisor_apart;		/* -S: the supervisor is a process of its own */
 static pid_t supervisor_pid;
 static uint64_t *supervisor_count;	/* notifications answered (shared with a -S supervisor) */
+static bool supervisor_facts;		/* -F: the daemon's system calls before each answer */
+
+/* -F: what the supervisor holds to make them (opened in the supervisor, before its loop) */
+struct facts_floor {
+	int prog_fd;	/* a syscall program that returns 0 */
+	int map_fd;	/* tickets: tid -> 32 bytes */
+	int root_fd;	/* / (O_PATH) */
+	int self_fd;	/* /proc/self/fd */
+};
+
+static int facts_floor_open(struct facts_floor *f)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, popts, .prog_flags = BPF_F_SLEEPABLE);
+
+	f->prog_fd = bpf_prog_load(BPF_PROG_TYPE_SYSCALL, "floor_facts", "GPL", insns, 2, &popts);
+	if (f->prog_fd < 0) {
+		fprintf(stderr, "spawn: -F: loading a syscall program: %s\n", strerror(-f->prog_fd));
+		return -1;
+	}
+	f->map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "floor_tickets", 4, 32, 65536, NULL);
+	if (f->map_fd < 0) {
+		fprintf(stderr, "spawn: -F: a hash map: %s\n", strerror(-f->map_fd));
+		return -1;
+	}
+	f->root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	f->self_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (f->root_fd < 0 || f->self_fd < 0) {
+		fprintf(stderr, "spawn: -F: opening / and /proc/self/fd: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* -F: one of each of the daemon's system calls for an allowed execve of req */
+static void facts_floor_run(const struct facts_floor *f, const struct seccomp_notif *req)
+{
+	unsigned char ctx[144] = {}, page[4096], ticket[32] = {};
+	uint64_t addr = req->data.args[0], base = addr & ~4095ull;
+	struct iovec local = { page, sizeof(page) }, remote = { (void *)(uintptr_t)base, sizeof(page) };
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT };
+	LIBBPF_OPTS(bpf_test_run_opts, topts, .ctx_in = ctx, .ctx_size_in = sizeof(ctx));
+	char path[4097], name[16], link[4096];
+	size_t off = addr - base, n;
+	struct stat st;
+	uint32_t key = req->pid;
+	int fd;
+
+	bpf_prog_test_run_opts(f->prog_fd, &topts);
+	if (process_vm_readv(req->pid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(page))
+		return;
+	n = strnlen((char *)page + off, sizeof(page) - off);
+	memcpy(path, page + off, n);
+	path[n] = '\0';
+	fd = syscall(__NR_openat2, f->root_fd, path, &how, sizeof(how));
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st)) {
+		memcpy(ticket, &st.st_dev, sizeof(st.st_dev));
+		memcpy(ticket + 8, &st.st_ino, sizeof(st.st_ino));
+	}
+	snprintf(name, sizeof(name), "%d", fd);
+	if (readlinkat(f->self_fd, name, link, sizeof(link)) < 0)
+		ticket[16] = 1;
+	close(fd);
+	bpf_map_update_elem(f->map_fd, &key, ticket, BPF_ANY);
+}
 
 /* -s, -S: answers every trapped execve at once (after -w); runs until the process exits. */
 static void *supervisor_run(void *arg)
@@ -152,7 +239,10 @@ static void *supervisor_run(void *arg)
 	int fd = (int)(intptr_t)arg;
 	struct seccomp_notif req;
 	struct seccomp_notif_resp resp;
+	struct facts_floor facts;
 
+	if (supervisor_facts && facts_floor_open(&facts))
+		_exit(1);
 	if (!supervisor_apart && !pthread_getcpuclockid(pthread_self(), &supervisor_clock))
 		supervisor_clock_set = true;
 	for (;;) {
@@ -165,6 +255,8 @@ static void *supervisor_run(void *arg)
 			while (now_ns() - t0 < supervisor_work_ns)
 				;
 		}
+		if (supervisor_facts && req.data.nr == __NR_execve)
+			facts_floor_run(&facts, &req);
 		if (supervisor_count)
 			__atomic_add_fetch(supervisor_count, 1, __ATOMIC_RELAXED);
 		memset(&resp, 0, sizeof(resp));
@@ -320,7 +412,7 @@ static int run_command(char **cmd)
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"usage: %s -n N -p P [-q] [-i US] [-s|-S [-w US]]\n"
+		"usage: %s -n N -p P [-q] [-i US] [-s|-S|-F [-w US]]\n"
 		"       %s -s|-S [-w US] -- CMD [ARG...]\n"
 		"  -n N  posix_spawn+waitpid iterations per worker (default 1000)\n"
 		"  -p P  parallel worker threads (default 1, at most %d)\n"
@@ -330,7 +422,9 @@ static void usage(FILE *f, const char *prog)
 		"        and answer CONTINUE at once, the least a supervisor costs\n"
 		"  -S    as -s, the supervisor a process of its own (not a thread\n"
 		"        sharing the trapped tasks' memory before their exec)\n"
-		"  -w US with -s or -S: spin US microseconds before each answer, as a\n"
+		"  -F    as -S, and before each answer make once each the system\n"
+		"        calls the daemon makes for an allowed exec (the same facts)\n"
+		"  -w US with -s, -S or -F: spin US microseconds before each answer, as a\n"
 		"        supervisor that takes that long to decide\n"
 		"  -- CMD  run CMD under the supervisor (-s or -S) instead of the loop:\n"
 		"        its time, the supervisor's CPU and the notifications it answered\n",
@@ -360,7 +454,7 @@ int main(int argc, char **argv)
 	int opt, err, ret = 1;
 	unsigned long started = 0;
 
-	while ((opt = getopt(argc, argv, "n:p:qsSw:i:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:qsSFw:i:h")) != -1) {
 		switch (opt) {
 		case 'n':
 			if (!parse_ulong(optarg, 1, 100000000ul, &iterations)) {
@@ -388,6 +482,9 @@ int main(int argc, char **argv)
 			interval_us = us;
 			break;
 		}
+		case 'F':
+			supervisor_facts = true;
+			/* fall through */
 		case 'S':
 			supervisor_apart = true;
 			/* fall through */
