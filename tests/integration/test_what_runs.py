@@ -692,6 +692,27 @@ def test_a_session_judges_no_more_argv_than_the_kernel_checks(ctx):
     assert "rule on_truncated" in r.stderr.decode(), r.stderr[-300:]
 
 
+def test_a_scripts_argv_past_what_the_ticket_pins_is_judged_as_cut(ctx):
+    """The caller's argv fits the 1 KiB the kernel's check compares, and is
+    read whole; the script's interpreter gets more (its own name and the
+    script's path before it), so the end of the caller's argv was judged
+    and not pinned, and a thread could rewrite it between the read and the
+    exec (an args rule, an approval's wait). Such an argv is judged as cut
+    (on_truncated: refused), as one read in part is; a shorter one runs."""
+    d = ctx.daemon("--max-argv-bytes", "1024", "--policy", write(ctx, "commands: []\n"))
+    work = files(ctx)
+    script = os.path.join(work, "s.sh")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\necho ran\n")
+    os.chmod(script, 0o755)
+    fill = 1018 - len(script)   # the caller's argv: 1020 bytes; the interpreter's: 1028
+    r = session(ctx, d, [script, "x" * fill])
+    assert r.returncode == 126 and b"ran" not in r.stdout, (r.returncode, r.stdout, r.stderr[-300:])
+    assert "rule on_truncated" in r.stderr.decode(), r.stderr[-300:]
+    r = session(ctx, d, [script, "x" * (fill - 20)])
+    assert r.returncode == 0 and r.stdout == b"ran\n", (r.returncode, r.stdout, r.stderr[-300:])
+
+
 # ---- names the system gave ------------------------------------------------------------
 
 def test_an_allow_sees_the_names_root_gave(ctx):

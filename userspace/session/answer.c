@@ -100,6 +100,11 @@ void answer_send(struct eg_sessions *s, const struct eg_answer *a)
 	loop_unlock(s->o.loop);
 }
 
+size_t ticket_argv_room(const struct eg_sessions *s)
+{
+	return s->o.argv_cap < EG_TICKET_ARGV_MAX ? s->o.argv_cap : EG_TICKET_ARGV_MAX;
+}
+
 /* The committed argv of the program that will run, NUL separated, into t. */
 static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg_ticket *t)
 {
@@ -132,12 +137,12 @@ static void fill_ticket(struct eg_sessions *s, struct exec_request *r, struct eg
 		size_t n = strlen(f->argv[i]) + 1;
 
 		full += n;
-		if (stored + n <= s->o.argv_cap && stored + n <= EG_TICKET_ARGV_MAX) {
+		if (stored + n <= ticket_argv_room(s)) {
 			memcpy(t->argv + stored, f->argv[i], n);
 			stored += n;
 		} else {
 			/* the tracer keeps only its cap of argv: check what both have */
-			size_t room = s->o.argv_cap < EG_TICKET_ARGV_MAX ? s->o.argv_cap : EG_TICKET_ARGV_MAX;
+			size_t room = ticket_argv_room(s);
 
 			if (stored < room) {
 				memcpy(t->argv + stored, f->argv[i], room - stored);

@@ -285,6 +285,24 @@ void request_judge(struct eg_sessions *s, struct exec_request *r, struct eg_verd
 			       "(filesystem: execute), where the kernel runs nothing";
 		return;
 	}
+	/*
+	 * The ticket pins the first ticket_argv_room() bytes of the argv the
+	 * kernel hands the program that runs last. A script's interpreter
+	 * gets more than the caller gave (its name, the #! line's argument,
+	 * the script's path), so a caller's argv read whole can end past what
+	 * is pinned, and a thread could rewrite that end between the read and
+	 * the exec, after the judge saw it. Judged as cut (on_truncated), as
+	 * an argv read in part is.
+	 */
+	if (!r->argv_trunc && r->planned && !r->plan.err && r->plan.n > 1) {
+		const struct eg_program *f = exec_plan_final(&r->plan);
+		size_t bytes = 0;
+
+		for (k = 0; k < f->argc; k++)
+			bytes += strlen(f->argv[k]) + 1;
+		if (bytes > ticket_argv_room(s))
+			r->argv_trunc = true;
+	}
 	for (i = 0; i < n; i++) {
 		bool host = *s->o.global && i == 0;
 
