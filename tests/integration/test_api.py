@@ -15,6 +15,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 import eg
@@ -440,6 +441,40 @@ def test_event_stream_sse_and_websocket_with_filters(ctx):
     assert st == 400 and "unknown filter" in j["error"], (st, j)
 
 
+def test_bytes_that_are_not_utf8_reach_the_approver_and_the_stream(ctx):
+    """A command with an argument that is not UTF-8 (a Latin-1 file name):
+    its approval was denied at once with nobody asked (the listing's entry
+    went through jansson, which refuses such bytes), and a filtered event
+    stream left its exec record out. Now the approver sees it (U+FFFD in
+    the API's JSON, the exact bytes in `approvals --json ID`), approves it,
+    and the stream carries the record."""
+    a = Api(ctx)
+    tag = token()
+    f = os.path.join(ctx.tmpdir(), "caf").encode() + b"\xe9-" + tag.encode()
+    p = subprocess.Popen([ctx.execgate.encode(), b"exec", b"-p", a.d.pin_path.encode(), b"--", b"sh", b"-c",
+                          b"touch '" + f + b"'; echo rc=$?"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        ap = eg.wait_until(a.approvals, what="a pending approval")[0]
+    except AssertionError:
+        p.kill()
+        out, err = p.communicate()
+        raise AssertionError("no approval asked: %r %r" % (out, err))
+    assert ap["argv"] == ["touch", f.decode("utf-8", "replace")], ap
+    r = ctx.run([ctx.execgate, "approvals", "--json", "-p", a.d.pin_path, ap["approval_id"]])
+    assert json.loads(r.stdout)["argv"] == ["touch", f.decode("utf-8", "replace")], r.stdout
+    r = ctx.run([ctx.execgate, "approvals", "-p", a.d.pin_path])
+    assert ("caf\ufffd-" + tag).encode() in r.stdout, r.stdout
+    # the record keeps the bytes themselves
+    ev = a.d.wait_for(lambda e: e.get("type") == "approval" and e.get("approval_id") == ap["approval_id"],
+                      what="the requested record")[0]
+    assert ev["argv"] == ["touch", f.decode("utf-8", "surrogateescape")], ev
+    a.ok("POST", "/v1/approvals/%s/approve" % ap["approval_id"])
+    out, err = p.communicate(timeout=20)
+    assert b"rc=0" in out and os.path.exists(f), (out, err)
+    evs = sse_lines(a, "/v1/events?type=exec&comm=touch&since=1h", 1)
+    assert evs and evs[0]["argv"] == ["touch", f.decode("utf-8", "surrogateescape")], evs
+
+
 def test_a_follower_that_does_not_read_is_dropped(ctx):
     """An event stream (SSE, WebSocket) whose client reads nothing while
     records keep coming: past 4 MiB unread the daemon closes it, counted
@@ -582,6 +617,71 @@ def test_bounds(ctx):
         pass
     eg.wait_until(lambda: (a.metric("execgate_api_refused_total", 'reason="too_large"') or 0) >= 2,
                   what="counted")
+
+
+def test_connections_without_a_token_cannot_hold_every_slot(ctx):
+    """Anyone who reaches the port, a process in a session too, needs no
+    token for the page. A GET / that announces a body nobody reads, fed a
+    byte every two seconds, kept its connection for good (each byte put
+    off libwebsockets' timeout), so 70 of them held every slot: the person
+    with the token was locked out and pending approvals ran to their
+    timeout. A body with GET is refused and the connection ends; so is a
+    request head sent a byte at a time past its time."""
+    a = Api(ctx)
+    heads = [b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999\r\n\r\n",
+             b"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+             b"GET /v1/whoami HTTP/1.1\r\nHost: x\r\nContent-Length: 999999\r\n\r\n",
+             b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: "]     # a head that never ends
+    held, kind = [], []
+    t0 = time.monotonic()
+    for i in range(70):
+        try:
+            s = socket.create_connection(("127.0.0.1", a.port), timeout=5)
+            s.sendall(heads[0 if i < 64 else i % len(heads)])
+            held.append(s)
+            kind.append(0 if i < 64 else i % len(heads))
+        except OSError:
+            pass
+    stop = threading.Event()
+
+    def trickle():
+        while not stop.wait(2):
+            for s in held:
+                try:
+                    s.send(b"x")
+                except OSError:
+                    pass
+    t = threading.Thread(target=trickle)
+    t.start()
+    try:
+        time.sleep(8)       # past the API's 5 s to send a request
+
+        def served():
+            try:
+                return a.req("GET", "/v1/whoami")[0] == 200
+            except OSError:
+                return False
+        eg.wait_until(served, timeout=10, what="a request with the token served while 70 trickle")
+        # the server ended them all, the slow head too once its 10 s were up: each reads an
+        # answer or the end, none is still waiting
+        deadline = t0 + 16
+        open_, kinds = 0, {}
+        for s, k in zip(held, kind):
+            s.settimeout(max(0.2, deadline - time.monotonic()))
+            try:
+                while s.recv(65536):
+                    pass
+            except socket.timeout:
+                open_ += 1
+                kinds[k] = kinds.get(k, 0) + 1
+            except OSError:
+                pass
+        assert open_ == 0, "%d of %d connections still held by the server (%s)" % (open_, len(held), kinds)
+    finally:
+        stop.set()
+        t.join()
+        for s in held:
+            s.close()
 
 
 # ---- the page, in headless Chromium ------------------------------------------------

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <libwebsockets.h>
 #include "api/internal.h"
+#include "util/json.h"
 #include "loop/loop.h"
 #include "procs/procs.h"
 #include "util/clock.h"
@@ -62,7 +63,6 @@ json_t *call_ctl(struct eg_api *a, const struct ctl_peer *peer, const json_t *re
 		 char *err, size_t errlen)
 {
 	struct sbuf in = {};
-	json_error_t je;
 	json_t *reply = NULL;
 	char *line;
 	int sv[2], rc, n;
@@ -95,7 +95,13 @@ json_t *call_ctl(struct eg_api *a, const struct ctl_peer *peer, const json_t *re
 		snprintf(err, errlen, "the daemon did not answer: %s", strerror(-n));
 		goto fail;
 	}
-	reply = json_loadb(in.data, n, 0, &je);
+	/*
+	 * Records and approvals carry bytes that are not UTF-8 as \udcXX,
+	 * which jansson refuses: read as U+FFFD, as `query` reads them (one
+	 * such approval made the whole listing fail, and the page showed
+	 * none of them).
+	 */
+	reply = json_load_record(in.data, n);
 	if (!json_is_object(reply)) {
 		snprintf(err, errlen, "the daemon's answer is not a JSON object");
 		json_decref(reply);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
+#include <libwebsockets.h>
 #include "api/api.h"
 #include "ctl/server.h"
 #include "util/sbuf.h"
@@ -24,6 +25,7 @@
 #define API_MAX_QUEUED		(4u << 20)	/* unsent to a client past which it is dropped */
 #define API_END_GRACE_S		10		/* a stream that ended: this long for its client to read the rest */
 #define API_IDLE_S		5		/* to send a request, and between requests */
+#define API_HEAD_S		10		/* a request's head, however slowly it comes */
 #define API_TICK_US		50000		/* streams and terminals look for more this often */
 #define API_CALL_MS		10000		/* the daemon's answer to one call */
 #define API_MAX_TOKENS		64
@@ -51,6 +53,12 @@ struct eg_api {
 	bool started;
 	volatile int stop;
 	unsigned int nconns;
+	/* connections whose request head is not in yet, and since when (heads_sweep) */
+	struct { struct lws *wsi; uint64_t since_ms; } heads[API_MAX_CONNS + 1];
+	unsigned int nheads;
+	lws_sorted_usec_list_t sul_heads;
+	struct lws_context *heads_ctx;	/* where sul_heads is scheduled */
+	bool sweeping;
 	struct eg_api_stats st;
 	/*
 	 * Sends one control request as peer; *ret_fd >= 0 (when ret_fd is

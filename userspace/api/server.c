@@ -4,7 +4,8 @@
  * alive, timeouts) in a thread of its own, one callback for every
  * connection. Bounds: API_MAX_CONNS connections, API_MAX_HEADER bytes of
  * request head, API_MAX_BODY of body, API_MAX_MESSAGE a WebSocket
- * message, API_IDLE_S to send a request; a client that leaves more than
+ * message, API_IDLE_S to send a request (idle) and API_HEAD_S for its
+ * head however slowly it comes (heads_sweep); a client that leaves more than
  * API_MAX_QUEUED unread is dropped. Nothing is answered without a token
  * but the page's own code at / (no data in it).
  */
@@ -19,6 +20,8 @@
 #include <libwebsockets.h>
 #include "api/internal.h"
 #include "query/query.h"
+#include "util/clock.h"
+#include "util/jsonw.h"
 #include "util/listen.h"
 #include "util/log.h"
 
@@ -27,6 +30,76 @@ static unsigned char wbuf[LWS_PRE + 65536];
 static void count(uint64_t *c)
 {
 	__atomic_add_fetch(c, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * A request's head must be in within API_HEAD_S of the connection's start
+ * (or of the last answer on a kept one). libwebsockets' own timeout starts
+ * again with every byte that comes, so a head sent a byte at a time, by
+ * anyone who reaches the port, no token needed, kept its slot for good.
+ * Swept only while a head is awaited: an idle API wakes nobody.
+ */
+static void heads_sweep(lws_sorted_usec_list_t *sul)
+{
+	struct eg_api *a = lws_container_of(sul, struct eg_api, sul_heads);
+	uint64_t now = eg_mono_ms(), next = 0;
+	unsigned int i = 0;
+
+	a->sweeping = false;
+	while (i < a->nheads) {
+		uint64_t due = a->heads[i].since_ms + API_HEAD_S * 1000ull;
+
+		if (now >= due) {
+			count(&a->st.slow_clients);
+			lws_set_timeout(a->heads[i].wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+			a->heads[i] = a->heads[--a->nheads];
+			continue;
+		}
+		if (!next || due < next)
+			next = due;
+		i++;
+	}
+	if (next) {
+		a->sweeping = true;
+		lws_sul_schedule(a->heads_ctx, 0, &a->sul_heads, heads_sweep, (lws_usec_t)(next - now) * 1000);
+	}
+}
+
+/* wsi's next request head is awaited from now on */
+static void head_wait(struct eg_api *a, struct lws *wsi)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nheads && a->heads[i].wsi != wsi; i++)
+		;
+	if (i == a->nheads) {
+		if (a->nheads >= sizeof(a->heads) / sizeof(a->heads[0]))
+			return;	/* cannot be: one per connection */
+		a->nheads++;
+	}
+	a->heads[i].wsi = wsi;
+	a->heads[i].since_ms = eg_mono_ms();
+	if (!a->sweeping) {
+		a->sweeping = true;
+		a->heads_ctx = lws_get_context(wsi);
+		lws_sul_schedule(a->heads_ctx, 0, &a->sul_heads, heads_sweep, API_HEAD_S * LWS_US_PER_SEC);
+	}
+}
+
+/* wsi's head is in, or wsi is gone; no head awaited, no sweep (nor one left in a context that goes) */
+static void head_done(struct eg_api *a, struct lws *wsi)
+{
+	unsigned int i;
+
+	for (i = 0; i < a->nheads; i++)
+		if (a->heads[i].wsi == wsi) {
+			a->heads[i] = a->heads[--a->nheads];
+			break;
+		}
+	if (!a->nheads && a->sweeping) {
+		lws_sul_cancel(&a->sul_heads);
+		a->sweeping = false;
+	}
 }
 
 /* GET /, HEAD /: the page, the one thing served without a token (it holds no data). */
@@ -177,10 +250,12 @@ static int write_http(struct lws *wsi, struct api_conn *c)
 		 * (libwebsockets could spin on a refused request's unread body).
 		 */
 		bool close_after = c->close_after || c->status >= 400;
+		struct eg_api *a = c->a;	/* c may be freed by the completion */
 
 		conn_reset(c);
 		if (close_after || lws_http_transaction_completed(wsi))
 			return -1;
+		head_wait(a, wsi);	/* kept: the next request's head */
 	}
 	return 0;
 }
@@ -231,10 +306,28 @@ static int on_http(struct lws *wsi, struct api_conn *c, const char *uri)
 {
 	char cl[32];
 
+	head_done(c->a, wsi);
 	conn_reset(c);
 	c->kind = CONN_HTTP;
 	snprintf(c->method, sizeof(c->method), "%s", method_of(wsi));
 	snprintf(c->path, sizeof(c->path), "%s", uri ? uri : "/");
+	/*
+	 * A body only with POST, and read only then. Any other request that
+	 * announces one is refused and its connection ends: libwebsockets
+	 * would wait for the body nobody reads, each byte of it putting off
+	 * the timeout, so a client with no token, fed a byte now and then,
+	 * held its slot for good and enough of them every slot.
+	 */
+	if (strcmp(c->method, "POST")) {
+		cl[0] = '\0';
+		lws_hdr_copy(wsi, cl, sizeof(cl), WSI_TOKEN_HTTP_CONTENT_LENGTH);
+		if ((cl[0] && strcmp(cl, "0")) || lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING)) {
+			reply_error(c, 400, "a request body is taken with POST only");
+			c->close_after = true;
+			lws_callback_on_writable(wsi);
+			return 0;
+		}
+	}
 	if (serve_page(c)) {
 		lws_callback_on_writable(wsi);
 		return 0;
@@ -306,14 +399,24 @@ static int on_ws_established(struct eg_api *a, struct lws *wsi, struct api_conn 
 		rc = apty_open(c->a, wsi, c, id, err, sizeof(err));
 	}
 	if (rc) {
-		json_t *o = json_pack("{s:s,s:s}", "type", "error", "error", err);
-		char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		/* jsonw, not jansson: the message may quote bytes of the URL that are not UTF-8 */
+		struct sbuf b = {};
+		struct jsonw w;
 
-		if (s)
-			ws_queue(wsi, c, true, s, strlen(s));
-		free(s);
-		json_decref(o);
+		jsonw_init(&w, &b);
+		jsonw_start_object(&w);
+		jsonw_string_field(&w, "type", "error");
+		jsonw_string_field(&w, "error", err);
+		jsonw_end_object(&w);
+		if (b.oom) {
+			sbuf_free(&b);
+			return -1;	/* nothing to say: the connection ends now, not never */
+		}
+		ws_queue(wsi, c, true, b.data, b.len);
+		sbuf_free(&b);
 		c->done = true;
+		/* and ends once it is sent, or at the grace's end if the client reads nothing */
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, API_END_GRACE_S);
 		return 0;
 	}
 	lws_set_timer_usecs(wsi, API_TICK_US);
@@ -338,8 +441,14 @@ static void accept_all(struct eg_api *a, struct lws_vhost *vh)
 			close(fd);
 			continue;
 		}
-		if (!lws_adopt_socket_vhost(vh, fd))
-			count(&a->st.refused);	/* lws closed it */
+		{
+			struct lws *wsi = lws_adopt_socket_vhost(vh, fd);
+
+			if (!wsi)
+				count(&a->st.refused);	/* lws closed it */
+			else
+				head_wait(a, wsi);
+		}
 	}
 }
 
@@ -409,6 +518,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE: {
 		char h[512];
 
+		head_done(a, wsi);
 		h[0] = '\0';
 		if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) < (int)sizeof(h))
 			lws_hdr_copy(wsi, h, sizeof(h), WSI_TOKEN_HTTP_AUTHORIZATION);
@@ -467,6 +577,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 			conn_reset(c);
 		return 0;
 	case LWS_CALLBACK_WSI_DESTROY:
+		head_done(a, wsi);
 		if (a->nconns)
 			a->nconns--;
 		return 0;

@@ -20,6 +20,7 @@
 #include "api/internal.h"
 #include "query/query.h"
 #include "util/clock.h"
+#include "util/json.h"
 #include "util/severity.h"
 
 #define BACKLOG_MAX	(16u << 20)
@@ -130,7 +131,6 @@ int stream_filter(struct lws *wsi, struct query_filter *qf, char *since, size_t 
 
 static bool matches(const struct query_filter *f, const char *line, size_t len)
 {
-	json_error_t je;
 	json_t *r;
 	bool ok;
 
@@ -138,7 +138,8 @@ static bool matches(const struct query_filter *f, const char *line, size_t len)
 		return false;
 	if (!f->needs_parse && !f->until[0])
 		return query_line_whole(line, len);	/* a cut line in the file is no record */
-	r = json_loadb(line, len, 0, &je);
+	/* a record with bytes that are not UTF-8 (\udcXX) is matched too, as `query` matches it */
+	r = json_load_record(line, len);
 	ok = r && query_match(f, r);
 	json_decref(r);
 	return ok;

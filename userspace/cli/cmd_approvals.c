@@ -15,6 +15,7 @@
 #include "ctl/client.h"
 #include "util/clock.h"
 #include "util/jsonw.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/termsafe.h"
 
@@ -118,7 +119,6 @@ static void print_row(json_t *e)
  */
 static int request(const struct appr_args *a, int fd, struct sbuf *line, bool header)
 {
-	json_error_t je;
 	json_t *reply, *list, *e;
 	struct sbuf req = {};
 	struct jsonw w;
@@ -139,7 +139,8 @@ static int request(const struct appr_args *a, int fd, struct sbuf *line, bool he
 		rc = ctl_read_line(fd, line, 30000, 64u << 20);
 	if (rc)
 		return rc;
-	reply = json_loadb(line->data, line->len, 0, &je);
+	/* an argument that is not UTF-8 (\udcXX) reads as U+FFFD: the listing is shown, not refused */
+	reply = json_load_record(line->data, line->len);
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		p_err("%s", json_string_value(json_object_get(reply, "error")) ?: "refused");
 		json_decref(reply);
@@ -209,7 +210,6 @@ static int do_list(int argc, char **argv)
 	struct argp argp = { list_options, parse_opt, "[ID]", doc, children, NULL, NULL };
 	struct appr_args a = {};
 	struct sbuf line = {};
-	json_error_t je;
 	json_t *e;
 	int fd, rc;
 
@@ -240,7 +240,7 @@ static int do_list(int argc, char **argv)
 		} else {
 			char id[64], ev[32], session[64], file[4096 * 4];
 
-			e = json_loadb(line.data, line.len, 0, &je);
+			e = json_load_record(line.data, line.len);
 			printf("%s %s s-%s pid %" JSON_INTEGER_FORMAT ": %s\n", field(e, "approval_id", id, sizeof(id)),
 			       field(e, "event", ev, sizeof(ev)), session_of(e, session, sizeof(session)),
 			       json_integer_value(json_object_get(e, "pid")), field(e, "filename", file, sizeof(file)));

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctl/client.h"
+#include "util/json.h"
 #include "util/paths.h"
 
 int ctl_connect(const char *pin_path)
@@ -169,7 +170,6 @@ int ctl_call_timeout(const char *pin_path, const char *json, int timeout_ms, jso
 		     char *err, size_t errlen)
 {
 	struct sbuf line = {};
-	json_error_t je;
 	json_t *reply = NULL;
 	int fd, rc;
 
@@ -195,7 +195,8 @@ int ctl_call_timeout(const char *pin_path, const char *json, int timeout_ms, jso
 			 rc == -ETIMEDOUT ? "it did not answer in time (stopped or overloaded?)" : strerror(-rc));
 		goto out;
 	}
-	reply = json_loadb(line.data ? line.data : "", line.len, 0, &je);
+	/* bytes that are not UTF-8 (\udcXX, in argv and paths) read as U+FFFD: jansson refuses them */
+	reply = json_load_record(line.data ? line.data : "", line.len);
 	if (!json_is_object(reply)) {
 		snprintf(err, errlen, "the daemon's reply is not a JSON object");
 		rc = -EPROTO;

@@ -9,6 +9,7 @@
  * session: an agent cannot approve its own request, whatever its uid.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ struct approval {
 	bool allow_on_timeout;
 	struct eg_watch *timer;
 	struct eg_watch *gone;		/* the process's pidfd: readable when it exits */
-	json_t *brief;			/* its entry in a listing, argv shortened (brief()) */
+	char *brief;			/* its entry in a listing, argv shortened, no closing brace (make_brief) */
 	uid_t uid;			/* the session's user: whose share it takes */
 	struct approval *next;
 };
@@ -192,19 +193,79 @@ static void entry_json(struct jsonw *w, const struct approval *a)
 	jsonw_end_object(w);
 }
 
-static json_t *make_brief(const struct approval *a)
+/*
+ * a's entry in a listing, argv shortened as brief_argv() shortens a
+ * watcher's record, written from the request's own bytes: a round trip
+ * through jansson would refuse an argument that is not UTF-8 (the request
+ * was then denied at once, nobody asked). The object's text without its
+ * closing brace (the listing adds seconds_left), or NULL (out of memory).
+ */
+static char *make_brief(const struct approval *a)
 {
+	const struct exec_request *r = a->r;
+	char **argv = calloc(r->argc ? r->argc : 1, sizeof(*argv));
+	size_t bytes = 0, kept = 0;
+	unsigned int i, n = 0;
 	struct sbuf b = {};
 	struct jsonw w;
-	json_t *o;
+	char *ret = NULL;
+	bool cut = false;
 
+	if (!argv)
+		return NULL;
+	for (i = 0; i < r->argc; i++) {
+		const char *str = r->argv[i];
+		size_t len = strlen(str), k = len, back = 0;
+
+		bytes += len + 1;
+		if (i >= BRIEF_ARGS || kept >= BRIEF_BYTES) {
+			cut = true;
+			continue;
+		}
+		if (len > BRIEF_ARG || kept + len > BRIEF_BYTES) {
+			k = len > BRIEF_ARG ? BRIEF_ARG : BRIEF_BYTES - kept;
+			/* whole UTF-8 characters where they are (a byte that is not UTF-8 is one of its own) */
+			while (k && back < 3 && ((unsigned char)str[k] & 0xc0) == 0x80) {
+				k--;
+				back++;
+			}
+			if (back == 3 && ((unsigned char)str[k] & 0xc0) == 0x80)
+				k += back;
+			cut = true;
+		}
+		argv[n] = malloc(k + 4);
+		if (!argv[n])
+			goto out;
+		memcpy(argv[n], str, k);
+		memcpy(argv[n] + k, "...", 4);
+		argv[n][k < len ? k + 3 : k] = '\0';
+		kept += k < len ? k + 3 : k;
+		n++;
+	}
 	jsonw_init(&w, &b);
-	entry_json(&w, a);
-	o = b.oom ? NULL : json_loadb(b.data, b.len, 0, NULL);
+	jsonw_start_object(&w);
+	jsonw_string_field(&w, "approval_id", a->id);
+	request_json_argv(&w, r, argv, n);
+	jsonw_string_field(&w, "rule", a->rule);
+	jsonw_string_field(&w, "message", a->message);
+	if (cut) {
+		jsonw_uint_field(&w, "argv_bytes", bytes);
+		jsonw_bool_field(&w, "argv_shortened", true);
+	}
+	jsonw_end_object(&w);
+	if (!b.oom && b.len > 1) {
+		ret = malloc(b.len);
+		if (ret) {
+			memcpy(ret, b.data, b.len - 1);	/* all but the closing brace */
+			ret[b.len - 1] = '\0';
+		}
+	}
 	sbuf_free(&b);
-	if (o)
-		brief_argv(o);
-	return o;
+out:
+	while (n)
+		free(argv[--n]);
+	free(argv);
+	return ret;
 }
 
 static void unlink_approval(struct eg_sessions *s, struct approval *a)
@@ -223,7 +284,7 @@ static void unlink_approval(struct eg_sessions *s, struct approval *a)
 	if (a->r)
 		session_put(s, a->r->session);
 	request_free(a->r);
-	json_decref(a->brief);
+	free(a->brief);
 	free(a->rule);
 	free(a->message);
 	free(a);
@@ -603,24 +664,25 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 		if (id && strcmp(a->id, id))
 			continue;
 		if (id) {
-			/* one, whole */
+			/* one, whole: its bytes as they are, as in brief */
 			struct sbuf e = {};
 			struct jsonw ew;
-			json_t *o;
 
 			jsonw_init(&ew, &e);
 			entry_json(&ew, a);
-			o = e.oom ? NULL : json_loadb(e.data, e.len, 0, NULL);
+			if (!e.oom && e.len > 1) {
+				e.len--;	/* the closing brace */
+				sbuf_printf(&e, ",\"argv_bytes\":%" PRIu64 ",\"seconds_left\":%" PRIu64 "}",
+					    (uint64_t)a->r->argv_bytes, left);
+			}
+			d = e.oom ? NULL : strndup(e.data, e.len);
 			sbuf_free(&e);
-			if (!o)
-				continue;
-			json_object_set_new(o, "argv_bytes", json_integer(a->r->argv_bytes));
-			json_object_set_new(o, "seconds_left", json_integer(left));
-			d = json_dumps(o, JSON_COMPACT);
-			json_decref(o);
 		} else {
-			json_object_set_new(a->brief, "seconds_left", json_integer(left));
-			d = json_dumps(a->brief, JSON_COMPACT);
+			struct sbuf e = {};
+
+			sbuf_printf(&e, "%s,\"seconds_left\":%" PRIu64 "}", a->brief, left);
+			d = e.oom ? NULL : strndup(e.data, e.len);
+			sbuf_free(&e);
 		}
 		if (d)
 			jsonw_raw(&w, d, strlen(d));

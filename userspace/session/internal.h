@@ -419,6 +419,10 @@ void refusal_note(struct eg_sessions *s, const struct exec_request *r, const cha
 		  const char *message, const char *action);
 /* Adds the common exec fields of r to an open JSON object. */
 void request_json(struct jsonw *w, const struct exec_request *r);
+/* answer.c: the bytes of argv a ticket pins (the tracer's cap, the ticket's room) */
+size_t ticket_argv_room(const struct eg_sessions *s);
+/* The same, with argv given (a listing's shortened copy): its bytes as they are, escaped as in records. */
+void request_json_argv(struct jsonw *w, const struct exec_request *r, char *const *argv, unsigned int argc);
 
 /*
  * peek.c: bounded reads of a trapped task's memory; -errno, -ESRCH when it

@@ -53,9 +53,16 @@ static void request_view(const struct exec_request *r, struct eg_request_view *v
 
 void request_json(struct jsonw *w, const struct exec_request *r)
 {
+	request_json_argv(w, r, r->argv, r->argc);
+}
+
+void request_json_argv(struct jsonw *w, const struct exec_request *r, char *const *argv, unsigned int argc)
+{
 	struct eg_request_view v;
 
 	request_view(r, &v);
+	v.argv = argv;
+	v.argc = argc;
 	format_request_fields(w, &v);
 }
 
