@@ -106,6 +106,19 @@ def test_sessions_redirect_their_command_and_path_names(ctx):
                                if x.startswith("%d-" % d.proc.pid)], what="the redirect directories gone: %s" % left)
 
 
+def test_a_deny_of_another_policy_wins_over_a_redirect(ctx):
+    """The daemon's policy redirects grep; a session's own policy denies
+    it. Deny wins, as everywhere policies stack: the PATH entry of the
+    redirect is refused, the redirect does not run."""
+    d = ctx.daemon("--policy", write(ctx, POLICY))
+    own = write(ctx, "commands:\n  - {name: no-grep, basenames: [grep], decision: deny}\n")
+    t = token()
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--policy", own, "--", "sh", "-c",
+                        "grep %s; echo rc=$?" % t], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.stdout.decode() == "rc=126\n", (r.stdout, r.stderr)
+    assert "rule no-grep" in r.stderr.decode(), r.stderr
+
+
 def test_run_and_shell_redirect_too(ctx):
     """execgate run and execgate shell start their sessions through the launcher."""
     d = ctx.daemon("--policy", write(ctx, POLICY))

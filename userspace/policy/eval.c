@@ -549,7 +549,14 @@ int policy_decision_rank(enum eg_decision d)
 
 void policy_verdict_merge(struct eg_verdict *into, const struct eg_verdict *other)
 {
-	if (policy_decision_rank(other->decision) > policy_decision_rank(into->decision))
+	int a = policy_decision_rank(other->decision), b = policy_decision_rank(into->decision);
+
+	/*
+	 * A redirect ranks with a deny (where it cannot run, it is one), but
+	 * a deny of another policy or program wins over it: the daemon's
+	 * redirect of a name a session's policy denies ran the redirect.
+	 */
+	if (a > b || (other->decision == EG_DECISION_DENY && into->decision == EG_DECISION_REDIRECT))
 		*into = *other;
 }
 
