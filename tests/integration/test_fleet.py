@@ -5,6 +5,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import time
 
@@ -87,6 +88,15 @@ def test_daemonset_structure(ctx):
     vols = {v["name"]: v for v in spec["volumes"]}
     for path in ("/sys/fs/bpf", "/sys/fs/cgroup", "/run/execgate"):
         assert path in mounts and vols[mounts[path]]["hostPath"]["path"] == path, path
+    # the records name the node, not the pod: its name (the pod's hostname is the pod's) and
+    # its machine id (the image has none), read-only
+    env = {e["name"]: e for e in c.get("env", [])}
+    var = [a for a in c["args"] if a.startswith("--hostname=")]
+    assert var and var[0].startswith("--hostname=$(") and var[0].endswith(")"), c["args"]
+    assert env[var[0][len("--hostname=$("):-1]]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName", env
+    mid = [m for m in c["volumeMounts"] if m["mountPath"] == "/etc/machine-id"]
+    assert mid and mid[0].get("readOnly") is True, mid
+    assert vols[mid[0]["name"]]["hostPath"] == {"path": "/etc/machine-id", "type": "File"}, vols[mid[0]["name"]]
     # the policy comes from the ConfigMap, and is the shipped one that loads
     pol = [m for m in c["volumeMounts"] if vols[m["name"]].get("configMap")][0]
     assert vols[pol["name"]]["configMap"]["name"] == kinds["ConfigMap"]["metadata"]["name"]
@@ -113,3 +123,41 @@ def test_daemonset_structure(ctx):
     r = ctx.run([ctx.execgate, "daemon", "--help"])
     for a in c["args"][1:]:
         assert a.split("=")[0].encode() in r.stdout, a
+
+
+def test_the_records_name_the_node(ctx):
+    """As in the DaemonSet's pod: a UTS namespace named like a pod, and --hostname the node's
+    name. The start record, the first record of a file after SIGHUP, and the syslog datagrams
+    name the node; machine_id is /etc/machine-id's (the DaemonSet mounts the node's there)."""
+    import socket
+    sock = os.path.join(ctx.tmpdir(), "syslog.sock")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(sock)
+    s.settimeout(0.2)
+    ctx.on_cleanup(s.close)
+    pod = "execgate-x7k2p"
+    wrap = os.path.join(ctx.tmpdir(), "in-a-pod")
+    with open(wrap, "w") as f:
+        f.write('#!/bin/sh\nexec unshare --uts sh -c \'hostname %s && exec "$0" "$@"\' %s "$@"\n' % (pod, ctx.execgate))
+    os.chmod(wrap, 0o755)
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--hostname=node-7.example", "--syslog=" + sock, exe=wrap)
+    r = ctx.run(["nsenter", "--uts=/proc/%d/ns/uts" % d.proc.pid, "hostname"])
+    assert r.stdout.decode().strip() == pod, ("the daemon runs under the pod's name", r.stdout)
+    with open("/etc/machine-id") as f:
+        machine = f.read().strip()
+    start = d.events()[0]
+    assert start["event"] == "start" and start["hostname"] == "node-7.example", start
+    assert start["machine_id"] == machine, start
+    d.proc.send_signal(signal.SIGHUP)
+    reopened = d.wait_for(lambda e: e.get("event") == "reopened", what="the reopened record")[0]
+    assert reopened["hostname"] == "node-7.example" and reopened["machine_id"] == machine, reopened
+    # RFC 5424: <PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID ...
+    got, deadline = [], time.monotonic() + 10
+    while time.monotonic() < deadline and not any(b'"event":"reopened"' in m for m in got):
+        try:
+            got.append(s.recv(1 << 20))
+        except socket.timeout:
+            pass
+    assert got and all(m.split(b" ")[2] == b"node-7.example" for m in got), [m[:80] for m in got]
+    assert d.stop() == 0

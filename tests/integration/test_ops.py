@@ -452,6 +452,63 @@ def test_more_files_than_fds(ctx):
     assert q.returncode == 0 and q.stdout == want, (q.returncode, q.stderr[-500:], len(q.stdout), len(want))
 
 
+def test_a_logrotate_during_a_query_past_the_fd_limit(ctx):
+    """More rotated files than the fd limit: the oldest are opened at their turn, and a
+    logrotate meanwhile (every .N renamed .N+1, one compressed to a .gz, another file removed)
+    changes nothing in what is read: each file as listed, once, in order, found under its new
+    name; the removed one is named on stderr and the exit status is 1, no other file is read in
+    its place."""
+    import gzip
+    d = ctx.daemon()
+    live = d.output
+    assert d.stop() == 0     # its record of its output stays in /run/execgate: query finds the files through it
+    base = os.path.dirname(live)
+
+    def at(minute, n):
+        return b"".join(b'{"v":1,"type":"daemon","time":"2026-01-19T10:%02d:%02d.%09dZ","event":"policy_error",'
+                        b'"rules":%d,"error":"x"}\n' % (minute, i, i, i) for i in range(n))
+    for remove in (False, True):
+        for n in os.listdir(base):
+            if n.startswith("events.jsonl"):
+                os.unlink(os.path.join(base, n))
+        # .30 the oldest (large: the query waits on its full pipe in it), .1 the newest
+        gens = {k: records(9, 4000, 1000) if k == 30 else at(30 - k, 20) for k in range(1, 31)}
+        for k, data in gens.items():
+            with open("%s.%d" % (live, k), "wb") as f:
+                f.write(data)
+        c = records(12, 5)
+        with open(live, "wb") as f:
+            f.write(c)
+        q = subprocess.Popen(["sh", "-c", 'ulimit -n 64; exec "$0" "$@"', ctx.execgate, "query", "--json",
+                              "-p", d.pin_path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ctx.on_cleanup(q.kill)
+        first = q.stdout.read(4096)
+        assert first.startswith(b'{"v":1,"type":"daemon","time":"2026-01-19T09:'), first[:200]
+        # logrotate: each .N becomes .N+1, the live file .1, a new live file; then .21 (the .20
+        # listed) is compressed, and (the second time) .26 (the .25 listed) removed
+        for k in range(30, 0, -1):
+            os.rename("%s.%d" % (live, k), "%s.%d" % (live, k + 1))
+        os.rename(live, live + ".1")
+        with open(live, "wb") as f:
+            f.write(records(13, 5))
+        with open(live + ".21", "rb") as f, gzip.open(live + ".21.gz", "wb") as g:
+            g.write(f.read())
+        os.unlink(live + ".21")
+        if remove:
+            os.unlink(live + ".26")
+        out, err = q.communicate(timeout=60)
+        out = first + out
+        want = b"".join(gens[k] for k in range(30, 0, -1) if not (remove and k == 25)) + c
+        got = [out.count(b'"time":"2026-01-19T10:%02d:00.' % (30 - k)) for k in range(1, 30)]
+        assert out == want, (remove, len(out), len(want), got, err[-300:])
+        if remove:
+            assert q.returncode == 1, (q.returncode, err)
+            assert err.decode().count("was renamed, compressed or removed since the query listed it") == 1, err
+            assert "events.jsonl.25 was" in err.decode(), err
+        else:
+            assert q.returncode == 0 and not err, (q.returncode, err)
+
+
 def test_a_crlf_file(ctx):
     """A file with CRLF line ends (copied through Windows): its records are records, copied
     unparsed (--json) as parsed (--json --type), each line as it is."""

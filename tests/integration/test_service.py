@@ -1544,3 +1544,110 @@ def test_rotation_failure_keeps_rotated_files(ctx):
     assert now[1:] == kept[:2], (now, kept)
     wait(lambda: "rotates again" in d.err(), what="the end of the streak said")
     assert d.stop() == 0
+
+
+def daemon_records(first, n, pad=0):
+    """n records from the time first ("2026-01-19T10"), in order, of a kind the schema takes in
+    a daemon's file; pad random bytes each (base64: gzip cannot shrink them much)."""
+    import base64
+    return b"".join(b'{"v":1,"type":"daemon","time":"%s:%02d:%02d.%09dZ","event":"policy_error","rules":%d,'
+                    b'"error":"%s"}\n' % (first.encode(), i // 60 % 60, i % 60, i, i,
+                                          base64.b64encode(os.urandom(pad)) if pad else b"x")
+                    for i in range(n))
+
+
+def own(path, data):
+    """A file as the daemon makes them: root's, 0640."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def test_a_compression_cut_short_is_finished_at_the_next_start(ctx):
+    """What a compressor killed with its daemon leaves (a handover's exec, kill -9): a plain
+    rotated file with a half-written .gz.tmp beside it, a plain one whose .gz was renamed into
+    place just before, a plain one never started, a .gz.tmp whose plain file is gone. The next
+    daemon on the output finishes it in the background: the newest --output-keep generations
+    compressed, every .gz whole, no .gz.tmp left; a plain file goes only once its .gz is in
+    place. query reads each record once throughout, never a .gz.tmp."""
+    out = ctx.tmpdir()
+    path = os.path.join(out, "events.jsonl")
+    d0 = ctx.daemon(output=path)
+    assert d0.stop() == 0       # its record in /run/execgate: query finds the files through it
+    gen = {h: path + ".20260119T%s0000.000Z" % h for h in ("09", "10", "11", "12", "13")}
+    data = {h: daemon_records("2026-01-19T" + h, 300, 100) for h in gen}
+    own(gen["09"] + ".gz.tmp", gzip.compress(data["09"])[:500])    # its plain file pruned since
+    own(gen["10"], data["10"])                                      # beyond --output-keep 3
+    own(gen["10"] + ".gz.tmp", gzip.compress(data["10"])[:700])
+    own(gen["11"], data["11"])
+    own(gen["11"] + ".gz.tmp", gzip.compress(data["11"])[:900])    # cut mid-way
+    own(gen["12"], data["12"])
+    own(gen["12"] + ".gz", gzip.compress(data["12"]))              # killed between rename and unlink
+    own(gen["13"], data["13"])                                      # killed before it began
+    want = data["10"] + data["11"] + data["12"] + data["13"]
+
+    def query():
+        q = ctx.run([ctx.execgate, "query", "--json", "-p", d0.pin_path], check=False)
+        assert q.returncode == 0 and not q.stderr, (q.returncode, q.stderr)
+        return b"".join(l + b"\n" for l in q.stdout.splitlines() if b'"event":"policy_error"' in l)
+    got = query()
+    assert got == want, (len(got), len(want), [got.count(b"T%s:" % h.encode()) for h in gen])
+    d = ctx.daemon("--output-max-size", "16M", "--output-keep", "3", output=path)
+
+    def state():
+        return sorted(n[len("events.jsonl.20260119T"):] for n in os.listdir(out) if n.startswith("events.jsonl.2"))
+    done = ["100000.000Z", "110000.000Z.gz", "120000.000Z.gz", "130000.000Z.gz"]
+    try:
+        wait(lambda: state() == done, timeout=30, what="the leftovers finished")
+    except AssertionError as e:
+        raise AssertionError("%s: %s" % (e, state()))
+    for h in ("11", "12", "13"):
+        with gzip.open(gen[h] + ".gz") as g:
+            assert g.read() == data[h], h
+    with open(gen["10"], "rb") as f:
+        assert f.read() == data["10"], "left plain, whole"
+    assert query() == want
+    assert d.stop() == 0 and d.proc.returncode == 0
+
+
+def test_a_handover_a_stop_or_a_kill_during_a_compression(ctx):
+    """A rotated file being compressed when the daemon hands over (the exec ends the
+    compressor), is killed, or stops: nothing is lost or left half-done. The new daemon, or the
+    next one, compresses the file again; a stop finishes the compression first. No .gz.tmp is
+    left, and the plain file goes only once its .gz is whole."""
+    import hashlib
+    big = daemon_records("2026-01-19T10", 150000, 300)     # 80 MB: seconds of gzip -6
+    for how in ("handover", "kill", "stop"):
+        out = ctx.tmpdir()
+        path = os.path.join(out, "events.jsonl")
+        own(path, big)
+        # past --output-max-size already: the start record's flush rotates it, the compressor takes it
+        d = ctx.daemon("--output-max-size", "16M", "--output-keep", "3", output=path)
+
+        def names():
+            return sorted(n for n in os.listdir(out) if n.startswith("events.jsonl.") and not n.endswith(".stderr"))
+        tmp = wait(lambda: [n for n in names() if n.endswith(".gz.tmp")], what="the compression under way")[0]
+        gz = os.path.join(out, tmp[:-len(".tmp")])
+        if how == "handover":
+            pid = d.proc.pid
+            d.proc.send_signal(signal.SIGUSR2)
+
+            def taken_over():
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    return b"--takeover" in f.read().split(b"\0")
+            wait(lambda: d.proc.poll() is not None or taken_over(), what="the re-exec")
+            assert d.proc.poll() is None, d.err()
+        elif how == "kill":
+            d.kill()
+            d = ctx.daemon("--output-max-size", "16M", "--output-keep", "3", output=path)
+        else:
+            assert d.stop() == 0
+            assert names() == [os.path.basename(gz)], names()
+        try:
+            wait(lambda: names() == [os.path.basename(gz)], timeout=60, what="the compression finished")
+        except AssertionError as e:
+            raise AssertionError("%s (%s): %s" % (e, how, names()))
+        with gzip.open(gz) as g:
+            assert hashlib.sha256(g.read()).digest() == hashlib.sha256(big).digest(), how
+        if d.proc.poll() is None:
+            assert d.stop() == 0

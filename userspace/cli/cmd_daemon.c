@@ -64,6 +64,7 @@ enum {
 	OPT_SYSLOG_MAX,
 	OPT_JOURNAL,
 	OPT_MIN_SEVERITY,
+	OPT_HOSTNAME,
 };
 
 static const struct argp_option options[] = {
@@ -76,6 +77,7 @@ static const struct argp_option options[] = {
 	{ "syslog-max-bytes", OPT_SYSLOG_MAX, "BYTES", 0, "A syslog datagram longer than BYTES (default 8000, under rsyslog's default message size of 8096; 0: no limit but the socket's) carries its record with argv cut to fit, said by \"syslog_cut\"; the file keeps it whole", 1 },
 	{ "journal", OPT_JOURNAL, "SOCKET", OPTION_ARG_OPTIONAL, "Also send every record to journald's native protocol at SOCKET (default /run/systemd/journal/socket): MESSAGE a summary, the fields as EXECGATE_*", 1 },
 	{ "min-severity", OPT_MIN_SEVERITY, "[OUT=]LEVEL", 0, "Leave out exec, exec_failed and exit records whose rule's severity is below LEVEL (info, low, medium, high, critical; a record of no rule is below info): on every output, or on one (OUT: output, syslog, journal; repeatable)", 1 },
+	{ "hostname", OPT_HOSTNAME, "NAME", 0, "The host's name in the records (hostname) and syslog datagrams (default: gethostname(); in a pod, the pod's: give the node's, as dist/kubernetes/execgate.yaml does)", 1 },
 	{ "exit-events", OPT_EXIT_EVENTS, "all|none", 0, "Exit records, one at the end of every exec'd process (all, default), or none (no record is built in the kernel)", 2 },
 	{ NULL, 0, NULL, 0, "Tracing:", 2 },
 	{ "max-argv-bytes", OPT_MAX_ARGV, "N", 0,
@@ -290,6 +292,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--state-dir takes an absolute path");
 		o->state_dir = arg;
 		break;
+	case OPT_HOSTNAME: {
+		size_t i, n = strlen(arg);
+
+		/* syslog's HOSTNAME field: 1 to 255 printable ASCII characters, no space */
+		for (i = 0; i < n && arg[i] > ' ' && arg[i] < 0x7f; i++)
+			;
+		if (!n || n > 255 || i < n)
+			argp_error(state, "--hostname takes 1 to 255 printable ASCII characters, no space");
+		o->hostname = arg;
+		break;
+	}
 	case OPT_WORKSPACE:
 		if (arg[0] != '/')
 			argp_error(state, "--workspace takes an absolute path");

@@ -72,32 +72,12 @@ static uint32_t ns_inode(const char *kind)
 
 /* ---- daemon records ----------------------------------------------------- */
 
-/* One line of a small file, without its newline; "" when unreadable. */
-static void read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-
-	buf[0] = '\0';
-	if (!f)
-		return;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 /* Which host this is, and which cgroup hierarchy cgroup paths come from. */
-static void host_facts(struct jsonw *w)
+static void host_facts(const struct daemon *d, struct jsonw *w)
 {
-	char buf[256], mnt[PATH_MAX];
+	char mnt[PATH_MAX];
 
-	if (gethostname(buf, sizeof(buf)))
-		buf[0] = '\0';
-	buf[sizeof(buf) - 1] = '\0';
-	jsonw_string_field(w, "hostname", buf);
-	read_line("/proc/sys/kernel/random/boot_id", buf, sizeof(buf));
-	jsonw_string_field(w, "boot_id", buf[0] ? buf : NULL);
-	read_line("/etc/machine-id", buf, sizeof(buf));
-	jsonw_string_field(w, "machine_id", buf[0] ? buf : NULL);
+	service_host(d, w);
 	jsonw_key(w, "cgroup_hierarchy");
 	jsonw_start_object(w);
 	jsonw_string_field(w, "version", "v2");
@@ -156,7 +136,7 @@ static void emit_start(struct daemon *d)
 	jsonw_end_object(&w);
 	jsonw_bool_field(&w, "takeover", d->o.takeover_fd >= 0);
 	jsonw_bool_field(&w, "ended_cut_line", output_ended_cut_line(d->out));
-	host_facts(&w);
+	host_facts(d, &w);
 	jsonw_uint_field(&w, "max_argv_bytes", d->o.max_argv_bytes);
 	jsonw_uint_field(&w, "ringbuf_size", d->o.ringbuf_size);
 	jsonw_key(&w, "cgroup");

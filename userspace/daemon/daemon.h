@@ -48,6 +48,7 @@ struct daemon_opts {
 	unsigned int metrics_interval;	/* seconds between --metrics-textfile writes */
 	const char *state_dir;		/* NULL: /var/lib/execgate */
 	const char *workspace;		/* NULL: run --cwd unbounded */
+	const char *hostname;		/* --hostname: the host's name in records and syslog; NULL: gethostname() */
 	bool no_exits;			/* --exit-events=none */
 	const char *syslog;		/* --syslog[=SOCKET]: the socket, NULL: off */
 	uint64_t syslog_max_bytes;	/* --syslog-max-bytes (when syslog_max_set; else SYSLOG_MAX_DEFAULT) */

@@ -234,6 +234,8 @@ void service_start_facts(struct daemon *d, struct jsonw *w);
 void service_on_rotated(struct eg_output *o, const char *prev, void *arg);
 void service_check_rotation(struct daemon *d);
 void service_header(struct daemon *d, struct jsonw *w);
+/* hostname (--hostname, else this host's), boot_id, machine_id: the start record's and service_header()'s */
+void service_host(const struct daemon *d, struct jsonw *w);
 void service_on_reopened(struct daemon *d);
 void service_check_cut_line(const struct eg_output *o);
 

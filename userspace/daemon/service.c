@@ -115,9 +115,22 @@ static void first_line(const char *path, char *buf, size_t len)
  */
 void service_header(struct daemon *d, struct jsonw *w)
 {
+	service_host(d, w);
+	jsonw_string_field(w, "policy_sha256", d->policy ? policy_sha256(d->policy) : NULL);
+}
+
+/*
+ * In a pod the UTS namespace's name is the pod's: --hostname gives the
+ * node's (the DaemonSet passes spec.nodeName), and the node's
+ * /etc/machine-id is mounted where the daemon reads it.
+ */
+void service_host(const struct daemon *d, struct jsonw *w)
+{
 	char buf[256];
 
-	if (gethostname(buf, sizeof(buf)))
+	if (d->o.hostname)
+		snprintf(buf, sizeof(buf), "%s", d->o.hostname);
+	else if (gethostname(buf, sizeof(buf)))
 		buf[0] = '\0';
 	buf[sizeof(buf) - 1] = '\0';
 	jsonw_string_field(w, "hostname", buf);
@@ -125,7 +138,6 @@ void service_header(struct daemon *d, struct jsonw *w)
 	jsonw_string_field(w, "boot_id", buf[0] ? buf : NULL);
 	first_line("/etc/machine-id", buf, sizeof(buf));
 	jsonw_string_field(w, "machine_id", buf[0] ? buf : NULL);
-	jsonw_string_field(w, "policy_sha256", d->policy ? policy_sha256(d->policy) : NULL);
 }
 
 /* A cut last line the output could not end (a full disk): said once an open, counted by the output. */

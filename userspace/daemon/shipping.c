@@ -151,6 +151,8 @@ int daemon_shipping_start(struct daemon *d)
 			return err;
 		}
 		sink_set_max_bytes(d->syslog, d->o.syslog_max_set ? d->o.syslog_max_bytes : SYSLOG_MAX_DEFAULT);
+		if (d->o.hostname)
+			sink_set_host(d->syslog, d->o.hostname);
 		output_add_tap(d->out, sink_tap(d->syslog));
 	}
 	if (d->o.journal) {

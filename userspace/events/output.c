@@ -3,11 +3,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,6 +41,9 @@ struct eg_output {
 	pthread_t zthread;
 	bool zrunning;
 	char *zpath;			/* the file the compressor works on */
+	pthread_t rthread;		/* the start's recovery (recover()) */
+	bool rrunning;
+	atomic_bool zstop;		/* the daemon stops: the recovery begins no other file */
 	uint64_t rotate_after_ms;	/* after a failure: no rotation before this (monotonic) */
 	char rotate_err[PATH_MAX + 256];	/* the last failure; "" once a rotation worked */
 	uint64_t rotate_streaks;	/* runs of failures begun */
@@ -47,6 +52,8 @@ struct eg_output {
 	char cut_line_err[PATH_MAX + 128];	/* or why it could not be ended; "" */
 	struct eg_tap *taps;
 };
+
+static void *recover_main(void *arg);
 
 static int check_existing(int fd, const char *path, char *err, size_t errlen)
 {
@@ -191,6 +198,9 @@ int output_open(const struct eg_output_opts *opts, struct eg_output **ret, char 
 			free(o);
 			return rc;
 		}
+		/* what a compressor killed with its daemon left, finished beside the event loop */
+		if (!pthread_create(&o->rthread, NULL, recover_main, o))
+			o->rrunning = true;
 	}
 	*ret = o;
 	return 0;
@@ -320,19 +330,78 @@ static void sync_dir(const char *path)
 	}
 }
 
-static void *compress_main(void *arg)
+/* "20260119T143000.123Z" or the same + ".gz": a name rotated_name() gives */
+static bool is_rotated(const char *base, const char *name)
 {
-	struct eg_output *o = arg;
+	size_t bl = strlen(base), i;
+	const char *t = name + bl + 1;
+	static const char shape[] = "DDDDDDDDTDDDDDD.DDDZ";
+
+	if (strncmp(name, base, bl) || name[bl] != '.')
+		return false;
+	for (i = 0; shape[i]; i++)
+		if (shape[i] == 'D' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i])
+			return false;
+	return !t[i] || !strcmp(t + i, ".gz");
+}
+
+/*
+ * A .gz that our compressor renamed into place is whole (it was written
+ * and synced first); one left beside its plain file (a compressor killed
+ * between the rename and the unlink) is checked against it cheaply before
+ * the plain file goes: gzip's trailer holds the plain size modulo 2^32.
+ */
+static bool gz_matches(const char *gz, const struct stat *plain)
+{
+	unsigned char m[2], t[4];
+	struct stat st;
+	bool ok = false;
+	int fd;
+
+	fd = open(gz, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size >= 18 && pread(fd, m, 2, 0) == 2 &&
+	    m[0] == 0x1f && m[1] == 0x8b && pread(fd, t, 4, st.st_size - 4) == 4)
+		ok = ((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24) ==
+		     (uint32_t)plain->st_size;
+	close(fd);
+	return ok;
+}
+
+/*
+ * path to path.gz through path.gz.tmp. The plain file is locked (flock)
+ * for the whole of it, so that no second compressor (the start's
+ * recovery, another daemon's) works on it at once, and a .gz.tmp whose
+ * plain file nobody holds is known to be left over. Only a complete .gz
+ * replaces the plain file.
+ */
+static void compress_one(struct eg_output *o, const char *path)
+{
 	char gz[PATH_MAX + 8], tmp[PATH_MAX + 16], buf[65536];
+	struct stat in_st, st;
 	gzFile out = NULL;
 	ssize_t n;
 	int in, fd, zfd = -1, ok = 0;
 
-	snprintf(gz, sizeof(gz), "%s.gz", o->zpath);
-	snprintf(tmp, sizeof(tmp), "%s.gz.tmp", o->zpath);
-	in = open(o->zpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	snprintf(gz, sizeof(gz), "%s.gz", path);
+	snprintf(tmp, sizeof(tmp), "%s.gz.tmp", path);
+	in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (in < 0)
-		return NULL;
+		return;
+	/* held by another compressor; or compressed and removed since it was named */
+	if (flock(in, LOCK_EX | LOCK_NB) || fstat(in, &in_st) || lstat(path, &st) ||
+	    st.st_dev != in_st.st_dev || st.st_ino != in_st.st_ino || !S_ISREG(in_st.st_mode)) {
+		close(in);
+		return;
+	}
+	if (gz_matches(gz, &in_st)) {
+		/* a compressor killed after its rename: the .gz is in place, the plain file goes */
+		unlink(tmp);
+		unlink(path);
+		close(in);
+		return;
+	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
 	/* best effort: the plain file had the same owner */
 	if (fd >= 0 && o->o.gid != (gid_t)-1 && fchown(fd, 0, o->o.gid)) {
@@ -344,13 +413,17 @@ static void *compress_main(void *arg)
 		close(zfd);
 	if (out) {
 		ok = 1;
-		while ((n = read(in, buf, sizeof(buf))) > 0)
+		for (;;) {
+			n = read(in, buf, sizeof(buf));
+			if (n <= 0) {
+				ok = n == 0;
+				break;
+			}
 			if (gzwrite(out, buf, (unsigned)n) != (int)n) {
 				ok = 0;
 				break;
 			}
-		if (n < 0)
-			ok = 0;
+		}
 		if (gzclose(out) != Z_OK)
 			ok = 0;
 	}
@@ -359,14 +432,116 @@ static void *compress_main(void *arg)
 		ok = 0;
 	if (fd >= 0)
 		close(fd);
-	close(in);
-	/* Only a complete .gz replaces the plain file; else the plain one stays. */
+	/* removed meanwhile (past --output-keep after a rotation): its .gz would bring it back */
+	if (ok && (lstat(path, &st) || st.st_dev != in_st.st_dev || st.st_ino != in_st.st_ino))
+		ok = 0;
 	if (ok && !rename(tmp, gz)) {
 		sync_dir(gz);
-		unlink(o->zpath);
+		unlink(path);
 	} else {
 		unlink(tmp);
 	}
+	/* the lock goes last: the plain file is gone, or whole with no .gz.tmp beside it */
+	close(in);
+}
+
+struct rotated_file {
+	char *name;
+	bool gz, tmp;
+};
+
+static int cmp_rotated(const void *a, const void *b)
+{
+	/* newest first: the names are times */
+	return -strcmp(((const struct rotated_file *)a)->name, ((const struct rotated_file *)b)->name);
+}
+
+/*
+ * At the start (after a handover too): what a compressor killed with its
+ * daemon left (a handover's exec, kill -9, a crash) is finished here, on a
+ * thread of its own. A .gz.tmp whose plain file no compressor holds is
+ * removed; the plain rotated files of the newest --output-keep generations
+ * are compressed, newest first, one at a time (older ones go at the next
+ * rotation). Rotations go on meanwhile: the locks keep the two
+ * compressors off each other's files. A stop lets it finish the file it
+ * is in, and begin no other.
+ */
+static void recover(struct eg_output *o)
+{
+	char dir[PATH_MAX], full[PATH_MAX * 2 + 16], plain[PATH_MAX * 2];
+	const char *slash = strrchr(o->path, '/'), *base = slash ? slash + 1 : o->path;
+	struct rotated_file *v = NULL;
+	size_t n = 0, cap = 0, i, gens = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == o->path ? 1 : (int)(slash - o->path)) : 1,
+		 slash ? o->path : ".");
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		bool tmp = len > 4 && !strcmp(de->d_name + len - 4, ".tmp");
+		char name[NAME_MAX + 1];
+
+		snprintf(name, sizeof(name), "%.*s", (int)(tmp ? len - 4 : len), de->d_name);
+		if (!is_rotated(base, name) || (tmp && strcmp(name + strlen(name) - 3, ".gz")))
+			continue;
+		if (n == cap) {
+			struct rotated_file *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		len = strlen(name);
+		v[n].gz = len > 3 && !strcmp(name + len - 3, ".gz");
+		v[n].tmp = tmp;
+		if (v[n].gz)
+			name[len - 3] = '\0';
+		if (!(v[n].name = strdup(name)))
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_rotated);
+	for (i = 0; i < n && !atomic_load(&o->zstop); i++) {
+		struct stat st;
+		int fd;
+
+		snprintf(plain, sizeof(plain), "%s/%s", dir, v[i].name);
+		if (i == 0 || strcmp(v[i].name, v[i - 1].name))
+			gens++;
+		if (v[i].tmp) {
+			snprintf(full, sizeof(full), "%s.gz.tmp", plain);
+			fd = open(plain, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			/* no plain file: nothing it could finish; a plain file nobody holds: its compressor is gone */
+			if (fd < 0 ? errno == ENOENT : !flock(fd, LOCK_EX | LOCK_NB))
+				unlink(full);
+			if (fd >= 0)
+				close(fd);
+		} else if (!v[i].gz && gens <= o->o.keep && !lstat(plain, &st) && S_ISREG(st.st_mode)) {
+			compress_one(o, plain);
+		}
+	}
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+}
+
+static void *recover_main(void *arg)
+{
+	recover(arg);
+	return NULL;
+}
+
+static void *compress_main(void *arg)
+{
+	struct eg_output *o = arg;
+
+	compress_one(o, o->zpath);
 	return NULL;
 }
 
@@ -427,21 +602,6 @@ static void rotated_name(const struct eg_output *o, char *buf, size_t len)
 		if (!exists(buf) && !exists(gz))
 			return;
 	}
-}
-
-/* "20260119T143000.123Z" or the same + ".gz": a name rotated_name() gives */
-static bool is_rotated(const char *base, const char *name)
-{
-	size_t bl = strlen(base), i;
-	const char *t = name + bl + 1;
-	static const char shape[] = "DDDDDDDDTDDDDDD.DDDZ";
-
-	if (strncmp(name, base, bl) || name[bl] != '.')
-		return false;
-	for (i = 0; shape[i]; i++)
-		if (shape[i] == 'D' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i])
-			return false;
-	return !t[i] || !strcmp(t + i, ".gz");
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -778,6 +938,10 @@ void output_close(struct eg_output *o)
 	if (!o)
 		return;
 	output_flush(o);
+	/* a stop waits for the compression under way, not for the rest of a recovery: the next start's */
+	atomic_store(&o->zstop, true);
+	if (o->rrunning)
+		pthread_join(o->rthread, NULL);
 	wait_compressor(o);
 	if (o->fd >= 0)
 		close(o->fd);

@@ -12,7 +12,9 @@
  * owned by root and not writable by group or others; new files are 0640
  * (group: --ctl-group). Built-in rotation at max_size bytes keeps `keep`
  * older files, named by the time they were rotated and compressed (gzip
- * format, zlib) in the background.
+ * format, zlib) in the background; what a compressor killed with its
+ * daemon left (a handover, kill -9) is finished after output_open(), in
+ * the background too.
  */
 #ifndef EG_OUTPUT_H
 #define EG_OUTPUT_H

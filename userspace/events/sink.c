@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/epoll.h>
@@ -362,6 +363,11 @@ void sink_free(struct eg_sink *s)
 void sink_set_max_bytes(struct eg_sink *s, size_t max)
 {
 	s->max = max;
+}
+
+void sink_set_host(struct eg_sink *s, const char *host)
+{
+	snprintf(s->host, sizeof(s->host), "%s", host);
 }
 
 struct eg_tap *sink_tap(struct eg_sink *s)

@@ -60,6 +60,8 @@ int sink_syslog_severity(const char *line, size_t len, int rule_severity);
  * to fit is dropped, counted.
  */
 void sink_set_max_bytes(struct eg_sink *s, size_t max);
+/* The syslog HOSTNAME field (--hostname); by default gethostname()'s. */
+void sink_set_host(struct eg_sink *s, const char *host);
 /*
  * The record line (no '\n') into out with its argv's strings cut, in
  * order, so that it is at most max bytes, and

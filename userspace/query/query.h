@@ -80,12 +80,19 @@ bool query_line_whole(const char *line, size_t len);
  * them as they were when it started, whatever a rotation, a compression or
  * logrotate renames meanwhile. Past the fd budget (the soft RLIMIT_NOFILE,
  * raised up to the hard one for them) the oldest are opened by name at
- * their turn. error: why the last scan could not read a file whole (it was
- * skipped, or its rest: a corrupt gzip file), for the caller to say.
+ * their turn, and must then be the file listed: the same device and inode,
+ * looked for under the other names of its directory when a rename moved
+ * it, or a .gz of it (a compression: the same first record); else the
+ * file is not read, and says so. error: why the last scan could not read a
+ * file whole (it was skipped, or its rest: a corrupt gzip file), for the
+ * caller to say.
  */
 struct query_file {
-	char *path;
+	char *path;			/* where it was read last (a rename found it elsewhere) */
 	int fd;				/* -1: opened by its name at its turn */
+	dev_t dev;			/* fd -1: the file listed; ino 0 if unknown */
+	ino_t ino;
+	char first[32];			/* fd -1: its first record's time when listed, "" if none */
 	char *error;
 };
 struct query_files {

@@ -72,6 +72,8 @@ struct file_time {
 	char first[32];			/* the first record's time; "" if none */
 	unsigned long num;		/* path.N: logrotate's generation */
 	bool hold;			/* opened now (within the fd budget) */
+	dev_t dev;			/* not held: the file listed, for its turn */
+	ino_t ino;
 };
 
 /* The first record's time: the order of rotated files, whatever their names */
@@ -133,6 +135,42 @@ static bool is_gz(const char *name)
 	size_t n = strlen(name);
 
 	return n > 3 && !strcmp(name + n - 3, ".gz");
+}
+
+/*
+ * A file past the fd budget, when it is listed: its identity and its first
+ * record's time, from one open (a rename between two looks would mix two
+ * files). Compressed since it was named: the .gz. -errno.
+ */
+static int note_file(struct file_time *f)
+{
+	char gz[PATH_MAX + 4];
+	struct stat st;
+	int fd, rc = 0;
+
+	fd = open_ro(f->path);
+	if (fd < 0 && errno == ENOENT && !is_gz(f->path)) {
+		snprintf(gz, sizeof(gz), "%s.gz", f->path);
+		fd = open_ro(gz);
+		if (fd >= 0) {
+			free(f->path);
+			if (!(f->path = strdup(gz))) {
+				close(fd);
+				return -ENOMEM;
+			}
+		}
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		rc = -errno;
+	} else {
+		f->dev = st.st_dev;
+		f->ino = st.st_ino;
+		first_time(fd, f->path, f->first);
+	}
+	close(fd);
+	return rc;
 }
 
 static void free_list(struct file_time *v, size_t n)
@@ -224,9 +262,20 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 	}
 	budget = fd_budget(n + 1);
 	if (n > budget) {
-		/* more files than fds: the newest are held, the oldest read by name at their turn */
-		for (i = 0; i < n; i++)
-			first_time(-1, v[i].path, v[i].first);
+		/* more files than fds: the newest are held, the oldest read at their turn (open_listed()) */
+		for (i = 0; i < n; i++) {
+			rc = note_file(&v[i]);
+			if (rc == -ENOENT || (!rc && live >= 0 && v[i].dev == live_st.st_dev &&
+					      v[i].ino == live_st.st_ino)) {
+				/* removed since it was named (past --output-keep); or the live file, rotated since */
+				free(v[i].path);
+				v[i--] = v[--n];
+				rc = 0;
+				continue;
+			}
+			if (rc)
+				goto fail;
+		}
 		qsort(v, n, sizeof(*v), by_time);
 	}
 	for (i = 0; i < n; i++)
@@ -271,7 +320,8 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 			rc = -ENOMEM;
 			goto fail;
 		}
-		first_time(v[i].fd, v[i].path, v[i].first);
+		if (v[i].fd >= 0)
+			first_time(v[i].fd, v[i].path, v[i].first);
 	}
 	if (live >= 0) {
 		snprintf(full, sizeof(full), "%s/%s", dir, base);
@@ -308,6 +358,9 @@ static int files_from(struct file_time *v, size_t n, struct query_files **ret)
 	for (i = 0; i < n; i++) {
 		f->v[i].path = v[i].path;
 		f->v[i].fd = v[i].fd;
+		f->v[i].dev = v[i].dev;
+		f->v[i].ino = v[i].ino;
+		memcpy(f->v[i].first, v[i].first, sizeof(f->v[i].first));
 	}
 	f->n = n;
 	free(v);
@@ -370,8 +423,15 @@ int query_open_files(char *const *paths, size_t n, struct query_files **ret, cha
 			free_list(v, i);
 			return rc;
 		}
-		/* more operands than fds: the last ones are held, the first (read first) opened by name at their turn */
+		/* more operands than fds: the last ones are held, the first (read first) opened at their turn */
 		if (n > budget && i < n - budget) {
+			struct stat st;
+
+			if (!fstat(v[i].fd, &st)) {
+				v[i].dev = st.st_dev;
+				v[i].ino = st.st_ino;
+			}
+			first_time(v[i].fd, paths[i], v[i].first);
 			close(v[i].fd);
 			v[i].fd = -1;
 		}
@@ -453,6 +513,109 @@ static void file_error(struct query_file *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool is_listed(const struct query_file *f, const struct stat *st)
+{
+	return st->st_dev == f->dev && st->st_ino == f->ino;
+}
+
+/* Found under another name: read there from now on (the tree's second pass too). */
+static int moved_to(struct query_file *f, const char *path, int fd)
+{
+	struct stat st;
+	char *p = strdup(path);
+
+	if (!p || fstat(fd, &st)) {
+		free(p);
+		close(fd);
+		return -1;
+	}
+	free(f->path);
+	f->path = p;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	return fd;
+}
+
+/*
+ * The file listed, in its directory under another name: renamed (the same
+ * inode), or compressed (a .gz whose first record is the one it began
+ * with). An fd, or -1.
+ */
+static int find_listed(struct query_file *f)
+{
+	char dir[PATH_MAX], full[PATH_MAX * 2], first[32];
+	const char *slash = strrchr(f->path, '/');
+	struct dirent *de;
+	struct stat st;
+	int pass, fd = -1;
+	DIR *d;
+
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == f->path ? 1 : (int)(slash - f->path), f->path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	for (pass = 0; pass < 2 && fd < 0; pass++) {
+		if (pass == 1 && !f->first[0])
+			break;
+		rewinddir(d);
+		while (fd < 0 && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || (pass == 1 && !is_gz(de->d_name)))
+				continue;
+			snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+			if (lstat(full, &st) || !S_ISREG(st.st_mode) || (pass == 0 && !is_listed(f, &st)))
+				continue;
+			fd = open_ro(full);
+			if (fd < 0)
+				continue;
+			if (pass == 0 ? fstat(fd, &st) || !is_listed(f, &st)
+				      : (first_time(fd, full, first), strcmp(first, f->first))) {
+				close(fd);
+				fd = -1;
+				continue;
+			}
+			fd = moved_to(f, full, fd);
+		}
+	}
+	closedir(d);
+	return fd;
+}
+
+/*
+ * A file past the fd budget, at its turn: opened by its name, it must be
+ * the file listed, else it is looked for (find_listed()). A logrotate
+ * meanwhile renames (events.jsonl.1 to .2) and compresses: by its name
+ * alone the query would read another file, one twice and one not at all.
+ */
+static int open_listed(struct query_file *f)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open_ro(f->path);
+	if (!f->ino)
+		goto out;
+	if (fd >= 0 && !fstat(fd, &st) && is_listed(f, &st))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	/* twice: a directory read while names change may miss one */
+	fd = find_listed(f);
+	if (fd < 0)
+		fd = find_listed(f);
+	if (fd < 0)
+		file_error(f, "%s was renamed, compressed or removed since the query listed it (a rotation?), "
+			   "and is not in its directory under another name: left out", f->path);
+	return fd;
+out:
+	err = errno;
+	if (fd < 0)
+		file_error(f, "cannot open %s: %s", f->path, strerror(err));
+	return fd;
+}
+
 /*
  * Reads a whole file's lines in blocks; gzip is read through zlib, plain
  * files with read(2). A file that cannot be read whole gets its error and
@@ -470,17 +633,16 @@ static int scan_one(struct query_file *f, query_line_fn fn, void *arg, struct sb
 
 	free(f->error);
 	f->error = NULL;
-	fd = f->fd >= 0 ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : open_ro(f->path);
-	if (fd < 0 && f->fd < 0 && errno == ENOENT && !is_gz(f->path)) {
-		/* past the fd budget, and compressed since it was listed */
-		char gzp[PATH_MAX + 4];
-
-		snprintf(gzp, sizeof(gzp), "%s.gz", f->path);
-		fd = open_ro(gzp);
-	}
-	if (fd < 0) {
-		file_error(f, "cannot open %s: %s", f->path, strerror(errno));
-		return 0;
+	if (f->fd < 0) {
+		fd = open_listed(f);
+		if (fd < 0)
+			return 0;
+	} else {
+		fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0) {
+			file_error(f, "cannot open %s: %s", f->path, strerror(errno));
+			return 0;
+		}
 	}
 	/* from its start: the tree reads the files twice */
 	if (f->fd >= 0 && lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE) {
