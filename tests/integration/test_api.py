@@ -475,6 +475,23 @@ def test_bytes_that_are_not_utf8_reach_the_approver_and_the_stream(ctx):
     assert evs and evs[0]["argv"] == ["touch", f.decode("utf-8", "surrogateescape")], evs
 
 
+def test_a_websocket_refused_with_odd_bytes_is_told_and_closed(ctx):
+    """A WebSocket whose filter holds a byte that is not UTF-8 is refused:
+    the message quoting it could not be built with jansson, so nothing was
+    sent, and the connection, with no timer and no timeout, stayed open
+    for good (a slot held). Now it gets the error and is closed."""
+    a = Api(ctx)
+    ws = WS(a.port, "/v1/events?uid=%ff")
+    assert ws.status == 101, ws.status
+    op, data = until_frame(ws, lambda op, d: op == 1, "the error message")
+    assert json.loads(data)["type"] == "error", data
+    try:
+        until_frame(ws, lambda op, d: op == 8, "a close", timeout=15)
+    except EOFError:
+        pass
+    ws.close()
+
+
 def test_a_follower_that_does_not_read_is_dropped(ctx):
     """An event stream (SSE, WebSocket) whose client reads nothing while
     records keep coming: past 4 MiB unread the daemon closes it, counted
