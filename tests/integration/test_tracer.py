@@ -651,6 +651,41 @@ def test_lost_records_exact_accounting(ctx):
     assert all(e["cgroup_id"] == cgid for e in evs if e["type"] == "exec")
 
 
+def test_losses_after_a_handover_to_new_counters_are_reported(ctx):
+    """A handover whose new daemon cannot take the kernel's counters over
+    (an older version's layout; here their pin is gone) starts them at 0.
+    It took the old daemon's reported losses as its own figure, so new
+    losses stayed unreported until they passed it (and their difference
+    could wrap). They are reported now."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--ringbuf-size", "32K", "--max-argv-bytes", "1024", "--cgroup", cg)
+    tok = token()
+
+    def flood(n):
+        d.proc.send_signal(signal.SIGSTOP)
+        try:
+            ctx.run([ctx.helper("burst"), cg, str(n), tok])
+        finally:
+            d.proc.send_signal(signal.SIGCONT)
+    flood(400)
+    first = d.wait_for(lambda e: e["type"] == "lost", what="the first losses")[0]
+    assert first["count"] > 50, first
+    os.unlink(os.path.join(d.pin_path, "counters"))
+    d.proc.send_signal(signal.SIGUSR2)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "start" and e.get("takeover"),
+               timeout=60, what="the new daemon's start")
+    n = len(d.events())
+    flood(200)
+    try:
+        evs = eg.wait_until(lambda: [e for e in d.events()[n:] if e["type"] == "lost"], timeout=15,
+                            what="the losses after the handover reported")
+    except AssertionError:
+        st = ctx.run([ctx.execgate, "stats", "--json", "-p", d.pin_path], check=False).stdout
+        raise AssertionError("no lost record after the handover; stats %s; records after it %s"
+                             % (st[-600:], [e["type"] for e in d.events()[n:]][:20]))
+    assert 0 < evs[0]["count"] <= 2 * 200 + 1 and evs[0]["total"] <= 2 * 200 + 1, (first, evs[0])
+
+
 def test_stats_while_running(ctx):
     d = ctx.daemon()
     tok = token()

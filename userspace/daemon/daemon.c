@@ -464,12 +464,22 @@ static void retire_previous(struct daemon *d, json_t *state)
 		close(d->reuse.old_events_fd);
 		d->reuse.old_events_fd = -1;
 	}
-	/* losses the previous daemon reported are not reported again */
-	if (json_is_integer(json_object_get(state, "lost_reported")))
-		d->lost_reported = json_integer_value(json_object_get(state, "lost_reported"));
-	else if (d->reuse.counters) {
+	/*
+	 * Losses the previous daemon reported are not reported again, where
+	 * its counters go on here. Counters of another layout (an older
+	 * version's) are not taken over: the new map starts at 0 and every
+	 * loss in it is new (its figure taken as reported hid the losses
+	 * until they passed it, and the difference could wrap).
+	 */
+	if (d->reuse.counters) {
+		json_t *saved = json_object_get(state, "lost_reported");
+		uint64_t total;
+
 		daemon_read_counters(d, &c);
-		d->lost_reported = c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit;
+		total = c.lost_exec + c.lost_exec_failed + c.lost_other + c.lost_exit;
+		d->lost_reported = total;
+		if (json_is_integer(saved) && (uint64_t)json_integer_value(saved) < total)
+			d->lost_reported = json_integer_value(saved);
 	}
 }
 

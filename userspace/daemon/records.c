@@ -474,6 +474,12 @@ static const struct eg_counters *counters_now(struct daemon *d, bool force)
 	return &d->counted;
 }
 
+/* what a counter gained since it was last reported (never a wrap: a counter that went back counts 0) */
+static uint64_t since(uint64_t now, uint64_t reported)
+{
+	return now > reported ? now - reported : 0;
+}
+
 /* A "lost" record for whatever was lost since the last one. */
 static void report_lost_now(struct daemon *d, bool force)
 {
@@ -494,11 +500,11 @@ static void report_lost_now(struct daemon *d, bool force)
 	if (d->text) {
 		emit_comment(d, "lost %" PRIu64 " records (ring buffer full), %" PRIu64 " in all; "
 			     "%" PRIu64 " not written (output errors); %" PRIu64 " BPF recursion misses",
-			     lost - d->lost_reported, lost, dropped, rec);
+			     since(lost, d->lost_reported), lost, dropped, rec);
 	} else {
 		meta_open(&w, output_buf(d->out), "lost");
-		jsonw_uint_field(&w, "count", (lost - d->lost_reported) + (dropped - d->dropped_reported) +
-				 (rec - d->recursion_reported) + (sinks - d->sinks_reported));
+		jsonw_uint_field(&w, "count", since(lost, d->lost_reported) + since(dropped, d->dropped_reported) +
+				 since(rec, d->recursion_reported) + since(sinks, d->sinks_reported));
 		jsonw_uint_field(&w, "total", lost + dropped + rec + sinks);
 		jsonw_uint_field(&w, "exec", c.lost_exec);
 		jsonw_uint_field(&w, "exec_failed", c.lost_exec_failed);
