@@ -751,11 +751,26 @@ class Chromium:
         assert "exceptionDetails" not in r, r
         return r["result"].get("value")
 
+    def center(self, selector):
+        """Where the middle of selector's element is on the screen."""
+        return self.js("(function(){var r=document.querySelector(%s).getBoundingClientRect();"
+                       "return [r.x + r.width / 2, r.y + r.height / 2];})()" % json.dumps(selector))
+
     def click(self, selector):
-        box = self.js("(function(){var r=document.querySelector(%s).getBoundingClientRect();"
-                      "return [r.x + r.width / 2, r.y + r.height / 2];})()" % json.dumps(selector))
+        self.click_at(*self.center(selector))
+
+    def click_at(self, x, y):
+        """A person's click there, whatever is there now."""
         for t in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", type=t, x=box[0], y=box[1], button="left", clickCount=1)
+            self.call("Input.dispatchMouseEvent", type=t, x=x, y=y, button="left", clickCount=1)
+
+    def ids(self):
+        """The ids of the table's rows, top to bottom."""
+        return self.js("Array.from(document.querySelectorAll('#approvals tr.pending')).map("
+                       "function(r){return r.dataset.id;})")
+
+    def status(self):
+        return self.js("document.getElementById('status').textContent")
 
     def screenshot(self, path):
         data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
@@ -767,6 +782,87 @@ class Chromium:
         if self.p.poll() is None:
             os.killpg(self.p.pid, 9)
             self.p.wait()
+
+
+# the page ignores a click for this long after its table changed (page.c's SETTLE)
+SETTLE = 1.0
+
+
+def open_page(ctx, a):
+    """Chromium on a's page, connected with alice's token."""
+    br = Chromium(ctx, "http://127.0.0.1:%d/#token=%s" % (a.port, TOKENS["alice"]))
+    eg.wait_until(lambda: br.js("document.body && document.body.dataset.ready") == "1", timeout=20,
+                  what="the page connected")
+    return br
+
+
+def ask(a, sh):
+    """A session whose shell runs sh (which should ask for an approval), then
+    prints rc=$?: its process."""
+    p = subprocess.Popen([a.ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", sh + "; echo rc=$?"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    a.ctx.on_cleanup(lambda: p.poll() is None and os.killpg(p.pid, 9))
+    return p
+
+
+def new_approval(a, known):
+    """The pending approval whose id is not in known (waits for it)."""
+    return eg.wait_until(lambda: [x for x in a.approvals() if x["approval_id"] not in known],
+                         what="a new pending approval")[0]
+
+
+def answered(a, aid):
+    """The record of aid's answer, or None."""
+    ev = [e for e in a.d.events() if e.get("type") == "approval" and e.get("approval_id") == aid and
+          e["event"] != "requested"]
+    return ev[0] if ev else None
+
+
+def test_page_rows_stay_put(ctx):
+    """The table keeps its rows where they are: the oldest request first and a
+    new one appended (the daemon lists the newest first), a click within a
+    second of a row coming or going does nothing, and each button answers the
+    id of its own row. A click aimed at a row that just moved never answers
+    another request."""
+    a = Api(ctx)
+    br = open_page(ctx, a)
+    tmp = ctx.tmpdir()
+    fa, fb = os.path.join(tmp, "a-" + token()), os.path.join(tmp, "b-" + token())
+    pa = ask(a, "touch " + fa)
+    ida = new_approval(a, set())["approval_id"]
+    eg.wait_until(lambda: br.ids() == [ida], what="A on the page")
+    time.sleep(SETTLE + 0.2)
+    assert br.js("document.querySelector('#approvals tr.pending button.approve').closest('tr').dataset.id") == ida
+    # the person aims at A's Approve; B comes while the pointer is there
+    xy = br.center("#approvals tr.pending button.approve")
+    pb = ask(a, "touch " + fb)
+    idb = new_approval(a, {ida})["approval_id"]
+    eg.wait_until(lambda: idb in br.ids(), timeout=5, what="B on the page")
+    br.click_at(*xy)
+    time.sleep(0.8)
+    assert answered(a, idb) is None, ("a click aimed at A answered B", answered(a, idb))
+    assert answered(a, ida) is None, ("a click just after the table changed answered A", answered(a, ida))
+    assert "just changed" in br.status(), br.status()
+    assert br.ids() == [ida, idb], ("oldest first, the new one appended", br.ids(), [ida, idb])
+    # once the table has stood still, the same spot is still A's Approve, and answers A alone
+    time.sleep(SETTLE)
+    br.click_at(*xy)
+    out = pa.stdout.readline()
+    assert out == b"rc=0\n" and os.path.exists(fa), out
+    assert eg.wait_until(lambda: answered(a, ida), what="A's answer")["event"] == "approved"
+    eg.wait_until(lambda: br.status() == "approved " + ida, what="the page naming what it approved")
+    # A's row leaves and B's moves up under the pointer: a click at once does nothing
+    eg.wait_until(lambda: br.ids() == [idb], what="A's row gone")
+    br.click_at(*xy)
+    time.sleep(0.8)
+    assert answered(a, idb) is None and pb.poll() is None, answered(a, idb)
+    assert [x["approval_id"] for x in a.approvals()] == [idb]
+    # B's own Deny answers B
+    time.sleep(SETTLE)
+    br.click("#approvals tr.pending[data-id='%s'] button.deny" % idb)
+    out = pb.stdout.readline()
+    assert out == b"rc=126\n" and not os.path.exists(fb), out
+    assert eg.wait_until(lambda: answered(a, idb), what="B's answer")["event"] == "denied"
 
 
 def test_page_in_chromium_approves(ctx):
@@ -791,9 +887,9 @@ def test_page_in_chromium_approves(ctx):
                                       "function(c){return c.textContent;}));})()"),
                         timeout=5, what="the request on the page")
     assert time.monotonic() - t0 < 2, "the page showed the request after %.1fs" % (time.monotonic() - t0)
-    assert row[0] == ap["approval_id"], row
-    assert row[1] == "touch %s '%s two'" % (f, f) and row[2] == ap["session"], row
-    assert row[3] == "ask-touch" and row[4] == "touch needs a yes" and 0 < int(row[5]) <= 20, row
+    assert row[0] == ap["approval_id"] and row[1] == ap["approval_id"], row
+    assert row[2] == "touch %s '%s two'" % (f, f) and row[3] == ap["session"], row
+    assert row[4] == "ask-touch" and row[5] == "touch needs a yes" and 0 < int(row[6]) <= 20, row
     # the session's tree shows its shell (allowed) while touch waits
     eg.wait_until(lambda: ap["session"] in (br.js("document.getElementById('tree').textContent") or ""),
                   what="the session on the page")
@@ -801,6 +897,7 @@ def test_page_in_chromium_approves(ctx):
     os.makedirs(os.path.dirname(shot), exist_ok=True)
     assert br.screenshot(shot)[:8] == b"\x89PNG\r\n\x1a\n"
     print("    screenshot: %s" % shot)
+    time.sleep(SETTLE)
     br.click("#approvals tr.pending button.approve")
     p.stdout.flush()
     out = p.stdout.readline()
