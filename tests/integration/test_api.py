@@ -865,6 +865,96 @@ def test_page_rows_stay_put(ctx):
     assert eg.wait_until(lambda: answered(a, idb), what="B's answer")["event"] == "denied"
 
 
+POLICY_WHAT = POLICY.replace("approval_timeout: 20s", "approval_timeout: 20s, max_argc: 100, on_truncated: approval") + \
+    """  - {name: ask-what, basenames: [payload, ask-script], context: [nested], decision: approval, message: "what runs?"}
+"""
+
+
+def cell(br, aid, sel):
+    """The text of sel in the command cell of aid's row ('' for the cell itself), None when it is not there."""
+    return br.js("(function(){var e=document.querySelector(\"#approvals tr[data-id='%s'] td.cmd %s\");"
+                 "return e && e.textContent;})()" % (aid, sel))
+
+
+def test_page_shows_what_runs(ctx):
+    """A row shows the program that runs (filename, not the argv[0] the caller
+    chose) and a script's interpreter; a shortened argv (the listing keeps 32
+    arguments, 2 KiB) is marked, and Approve on it does not approve: it
+    fetches the whole request (GET /v1/approvals/ID) and shows it, and only
+    a click after that approves. argv's strings stay text (markup is not
+    made into elements) and bytes that are not UTF-8 show as escapes."""
+    a = Api(ctx, policy=POLICY_WHAT)
+    br = open_page(ctx, a)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    known = set()
+    # execve("/tmp/.../payload", ["ls", f]): the page says payload runs
+    payload = os.path.join(tmp, "payload")
+    shutil.copy(shutil.which("touch"), payload)
+    f1 = os.path.join(tmp, "f1-" + token())
+    ask(a, "bash -c 'exec -a ls %s %s'" % (payload, f1))
+    e1 = new_approval(a, known)
+    known.add(e1["approval_id"])
+    assert e1["argv"] == ["ls", f1] and e1["filename"] == payload, e1
+    eg.wait_until(lambda: cell(br, e1["approval_id"], ""), timeout=5, what="the payload on the page")
+    assert cell(br, e1["approval_id"], ".argv") == "ls " + f1, cell(br, e1["approval_id"], "")
+    assert cell(br, e1["approval_id"], ".file") == payload, ("the program that runs", cell(br, e1["approval_id"], ""))
+    # a script: the page names it and its interpreter
+    script = os.path.join(tmp, "ask-script")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n:\n")
+    os.chmod(script, 0o755)
+    ask(a, script + " one")
+    e2 = new_approval(a, known)
+    known.add(e2["approval_id"])
+    assert e2["filename"] == script and e2.get("interpreter"), e2
+    eg.wait_until(lambda: cell(br, e2["approval_id"], ""), timeout=5, what="the script on the page")
+    assert cell(br, e2["approval_id"], ".file") == script, cell(br, e2["approval_id"], "")
+    assert cell(br, e2["approval_id"], ".interp") == e2["interpreter"], cell(br, e2["approval_id"], "")
+    # what would not show as itself is an escape: a byte that is not UTF-8 (it comes as \udcXX,
+    # docs/events.md), a control character, a right-to-left override
+    q = br.js("cmdline(['x\\udcffy', 'a\\nb', '\\u202eevil', \"it's\", '\\ud83d\\ude00'])")
+    assert q == "$'x\\xffy' $'a\\nb' $'\\u202eevil' 'it'\\''s' '\U0001F600'", q
+    # 44 arguments: the listing keeps the first 32, the last one hides behind them
+    d = os.path.join(tmp, "many")
+    os.mkdir(d)
+    last = os.path.join(d, "LAST-" + token())
+    p3 = ask(a, "touch '%s/<b>bold' %s %s" % (d, " ".join("%s/s%02d" % (d, i) for i in range(41)), last))
+    e3 = new_approval(a, known)
+    i3 = e3["approval_id"]
+    assert e3.get("argv_shortened") and e3["argc"] == 44 and last not in e3["argv"], e3
+    eg.wait_until(lambda: cell(br, i3, ""), timeout=5, what="the long one on the page")
+    text = cell(br, i3, "")
+    assert last not in text and cell(br, i3, ".note.shortened"), ("marked as shortened", text)
+    assert "'%s/<b>bold'" % d in text, text
+    assert br.js("document.querySelectorAll('#approvals td.cmd b').length") == 0, "markup made into an element"
+    time.sleep(SETTLE + 0.2)
+    br.click("#approvals tr[data-id='%s'] button.approve" % i3)
+    time.sleep(0.8)
+    assert answered(a, i3) is None and p3.poll() is None, ("approved a shortened command unseen", answered(a, i3))
+    # it shows the whole request: every argument
+    eg.wait_until(lambda: last in (cell(br, i3, ".argv") or ""), timeout=5, what="the whole command shown")
+    assert cell(br, i3, ".note.whole") and not cell(br, i3, ".note.shortened"), cell(br, i3, "")
+    assert cell(br, i3, ".argv").endswith("%s/s40 %s" % (d, last)), cell(br, i3, ".argv")
+    br.screenshot(os.path.join(eg.OUT, "test-output", "api-page-whole.png"))
+    # the row grew: a click at once does nothing, one after a second approves
+    br.click("#approvals tr[data-id='%s'] button.approve" % i3)
+    time.sleep(0.5)
+    assert answered(a, i3) is None, "approved right after the row changed"
+    time.sleep(SETTLE)
+    br.click("#approvals tr[data-id='%s'] button.approve" % i3)
+    out = p3.stdout.readline()
+    assert out == b"rc=0\n" and os.path.exists(last), out
+    assert eg.wait_until(lambda: answered(a, i3), what="its answer")["event"] == "approved"
+    # an argv the daemon itself read only part of (max_argc 100, on_truncated: approval): the row says so
+    known.add(i3)
+    ask(a, "/bin/echo %s >/dev/null" % " ".join(str(i) for i in range(120)))
+    e4 = new_approval(a, known)
+    assert e4["truncated"] and e4["rule"] == "on_truncated", e4
+    eg.wait_until(lambda: cell(br, e4["approval_id"], ""), timeout=5, what="the truncated one on the page")
+    assert "TRUNCATED" in (cell(br, e4["approval_id"], ".note.truncated") or ""), cell(br, e4["approval_id"], "")
+
+
 def test_page_in_chromium_approves(ctx):
     a = Api(ctx)
     # the page itself needs no token (it holds no data), and names no file of another host
@@ -884,7 +974,8 @@ def test_page_in_chromium_approves(ctx):
     t0 = time.monotonic()
     row = eg.wait_until(lambda: br.js("(function(){var r=document.querySelector('#approvals tr.pending');"
                                       "return r && [r.dataset.id].concat(Array.from(r.cells).map("
-                                      "function(c){return c.textContent;}));})()"),
+                                      "function(c){var a=c.querySelector('.argv');"
+                                      "return (a || c).textContent;}));})()"),
                         timeout=5, what="the request on the page")
     assert time.monotonic() - t0 < 2, "the page showed the request after %.1fs" % (time.monotonic() - t0)
     assert row[0] == ap["approval_id"] and row[1] == ap["approval_id"], row
