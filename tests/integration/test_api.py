@@ -882,7 +882,8 @@ def test_page_shows_what_runs(ctx):
     arguments, 2 KiB) is marked, and Approve on it does not approve: it
     fetches the whole request (GET /v1/approvals/ID) and shows it, and only
     a click after that approves. argv's strings stay text (markup is not
-    made into elements) and bytes that are not UTF-8 show as escapes."""
+    made into elements), a byte that is not UTF-8 shows as an escape, and
+    a row whose JSON carries one as U+FFFD says what it stands for."""
     a = Api(ctx, policy=POLICY_WHAT)
     br = open_page(ctx, a)
     tmp = ctx.tmpdir()
@@ -904,29 +905,36 @@ def test_page_shows_what_runs(ctx):
     with open(script, "w") as f:
         f.write("#!/bin/sh\n:\n")
     os.chmod(script, 0o755)
-    ask(a, script + " one")
+    ask(a, "/bin/true \"$(printf 'x\\377y')\" && " + script + " one")
     e2 = new_approval(a, known)
     known.add(e2["approval_id"])
     assert e2["filename"] == script and e2.get("interpreter"), e2
     eg.wait_until(lambda: cell(br, e2["approval_id"], ""), timeout=5, what="the script on the page")
     assert cell(br, e2["approval_id"], ".file") == script, cell(br, e2["approval_id"], "")
     assert cell(br, e2["approval_id"], ".interp") == e2["interpreter"], cell(br, e2["approval_id"], "")
-    # what would not show as itself is an escape: a byte that is not UTF-8 (it comes as \udcXX,
-    # docs/events.md), a control character, a right-to-left override
+    # what would not show as itself is an escape: a byte that is not UTF-8 (the event stream
+    # carries it as \udcXX, docs/events.md), a control character, a right-to-left override
+    eg.wait_until(lambda: "/bin/true $'x\\xffy'" in (br.js("document.getElementById('tree').textContent") or ""),
+                  what="the tree's escape of a byte that is not UTF-8")
     q = br.js("cmdline(['x\\udcffy', 'a\\nb', '\\u202eevil', \"it's\", '\\ud83d\\ude00'])")
     assert q == "$'x\\xffy' $'a\\nb' $'\\u202eevil' 'it'\\''s' '\U0001F600'", q
     # 44 arguments: the listing keeps the first 32, the last one hides behind them
     d = os.path.join(tmp, "many")
     os.mkdir(d)
     last = os.path.join(d, "LAST-" + token())
-    p3 = ask(a, "touch '%s/<b>bold' %s %s" % (d, " ".join("%s/s%02d" % (d, i) for i in range(41)), last))
+    p3 = ask(a, "touch '%s/<b>bold' \"%s/$(printf 'caf\\351')\" %s %s" %
+             (d, d, " ".join("%s/s%02d" % (d, i) for i in range(40)), last))
     e3 = new_approval(a, known)
     i3 = e3["approval_id"]
-    assert e3.get("argv_shortened") and e3["argc"] == 44 and last not in e3["argv"], e3
+    assert e3.get("argv_shortened") and last not in e3["argv"], e3
     eg.wait_until(lambda: cell(br, i3, ""), timeout=5, what="the long one on the page")
     text = cell(br, i3, "")
     assert last not in text and cell(br, i3, ".note.shortened"), ("marked as shortened", text)
+    # (the listing's argc is that of the arguments it lists: the note never says "32 of 32")
+    assert not re.search(r"\b(\d+) of \1\b", cell(br, i3, ".note.shortened")), cell(br, i3, ".note.shortened")
     assert "'%s/<b>bold'" % d in text, text
+    # the API's JSON carries a byte that is not UTF-8 as U+FFFD: the row says what it stands for
+    assert "%s/caf\ufffd" % d in text and cell(br, i3, ".note.replaced"), text
     assert br.js("document.querySelectorAll('#approvals td.cmd b').length") == 0, "markup made into an element"
     time.sleep(SETTLE + 0.2)
     br.click("#approvals tr[data-id='%s'] button.approve" % i3)
@@ -935,7 +943,7 @@ def test_page_shows_what_runs(ctx):
     # it shows the whole request: every argument
     eg.wait_until(lambda: last in (cell(br, i3, ".argv") or ""), timeout=5, what="the whole command shown")
     assert cell(br, i3, ".note.whole") and not cell(br, i3, ".note.shortened"), cell(br, i3, "")
-    assert cell(br, i3, ".argv").endswith("%s/s40 %s" % (d, last)), cell(br, i3, ".argv")
+    assert cell(br, i3, ".argv").endswith("%s/s39 %s" % (d, last)), cell(br, i3, ".argv")
     br.screenshot(os.path.join(eg.OUT, "test-output", "api-page-whole.png"))
     # the row grew: a click at once does nothing, one after a second approves
     br.click("#approvals tr[data-id='%s'] button.approve" % i3)
@@ -944,7 +952,7 @@ def test_page_shows_what_runs(ctx):
     time.sleep(SETTLE)
     br.click("#approvals tr[data-id='%s'] button.approve" % i3)
     out = p3.stdout.readline()
-    assert out == b"rc=0\n" and os.path.exists(last), out
+    assert out == b"rc=0\n" and os.path.exists(last) and os.path.exists(d.encode() + b"/caf\xe9"), out
     assert eg.wait_until(lambda: answered(a, i3), what="its answer")["event"] == "approved"
     # an argv the daemon itself read only part of (max_argc 100, on_truncated: approval): the row says so
     known.add(i3)
