@@ -3,8 +3,9 @@
 counted), runs as --api-run-as, approvals answered with the token's name
 recorded, a peer inside a session refused, the event stream (SSE and
 WebSocket) with query's filters, a run's terminal over WebSocket, the
-bounds, the page at / in headless Chromium, and docs/api.md's curl
-examples run as written."""
+bounds, the page at / in headless Chromium (the token typed into its
+form, rows that stay put, what runs shown, whole before it is approved),
+and docs/api.md's curl examples run as written."""
 import base64
 import hashlib
 import http.client
@@ -788,12 +789,43 @@ class Chromium:
 SETTLE = 1.0
 
 
-def open_page(ctx, a):
-    """Chromium on a's page, connected with alice's token."""
-    br = Chromium(ctx, "http://127.0.0.1:%d/#token=%s" % (a.port, TOKENS["alice"]))
+def open_page(ctx, a, tok="alice"):
+    """Chromium on a's bare address, the token typed into the page's form as docs/api.md says."""
+    br = Chromium(ctx, "http://127.0.0.1:%d/" % a.port)
+    eg.wait_until(lambda: br.js("(function(){var e=document.getElementById('login');"
+                                "return e && getComputedStyle(e).display;})()") == "block",
+                  timeout=20, what="the page asking for a token")
+    br.js("document.getElementById('tok').focus()")
+    br.call("Input.insertText", text=TOKENS[tok])
+    br.click("#login button[type=submit]")
     eg.wait_until(lambda: br.js("document.body && document.body.dataset.ready") == "1", timeout=20,
                   what="the page connected")
     return br
+
+
+def test_page_token_typed_into_its_form(ctx):
+    """docs/api.md has a person open the page's bare address and type or
+    paste the token into its form, not open /#token=TOKEN: a browser
+    started with that address carries the token in its argv, which every
+    user reads in /proc/PID/cmdline and execgate writes in its exec
+    records. Done as the docs say, the page connects and no record the
+    daemon wrote holds the token."""
+    with open(os.path.join(eg.ROOT, "docs", "api.md")) as f:
+        doc = f.read()
+    assert not re.search(r"open\s+`?https?://\S*#token=", doc), "docs/api.md has the token put in the address"
+    page = doc[doc.index("\n## The page\n"):]
+    assert re.search(r"type\s+or\s+paste\s+it", page) and "/proc/PID/cmdline" in page and \
+        "records every exec's argv" in page, "docs/api.md says where the token goes, and why"
+    a = Api(ctx)
+    br = open_page(ctx, a)
+    assert br.status() == "connected as alice", br.status()
+    assert br.js("location.href") == "http://127.0.0.1:%d/" % a.port
+    assert br.js("sessionStorage.getItem('execgate-token')") == TOKENS["alice"]
+    time.sleep(0.5)
+    held = [e for e in a.d.events() if TOKENS["alice"] in json.dumps(e)]
+    assert not held, held[:1]
+    assert [e for e in a.d.events() if e.get("type") == "exec" and "chromium" in (e.get("filename") or "")], \
+        "the daemon recorded chromium's execs"
 
 
 def ask(a, sh):

@@ -3,8 +3,9 @@
  * The page at / (docs/api.md): the pending approvals with Approve and Deny,
  * and the live tree of each active session with each exec's verdict. It
  * holds no data and needs nothing from the internet: its script asks the
- * API with the token the person gives (the URL's #token=, which is never
- * sent to the server, or the form; kept in sessionStorage), polls
+ * API with the token the person types or pastes into its form (or the
+ * URL's #token=, which is never sent to the server, but is in the argv of a
+ * browser started with it, docs/api.md; kept in sessionStorage), polls
  * /v1/approvals and /v1/sessions, and reads /v1/events as a stream. Every
  * string from the daemon goes into the page as text, never as markup.
  *
