@@ -3,8 +3,9 @@
 counted), runs as --api-run-as, approvals answered with the token's name
 recorded, a peer inside a session refused, the event stream (SSE and
 WebSocket) with query's filters, a run's terminal over WebSocket, the
-bounds, the page at / in headless Chromium, and docs/api.md's curl
-examples run as written."""
+bounds, the page at / in headless Chromium (the token typed into its
+form, rows that stay put, what runs shown, whole before it is approved),
+and docs/api.md's curl examples run as written."""
 import base64
 import hashlib
 import http.client
@@ -751,11 +752,26 @@ class Chromium:
         assert "exceptionDetails" not in r, r
         return r["result"].get("value")
 
+    def center(self, selector):
+        """Where the middle of selector's element is on the screen."""
+        return self.js("(function(){var r=document.querySelector(%s).getBoundingClientRect();"
+                       "return [r.x + r.width / 2, r.y + r.height / 2];})()" % json.dumps(selector))
+
     def click(self, selector):
-        box = self.js("(function(){var r=document.querySelector(%s).getBoundingClientRect();"
-                      "return [r.x + r.width / 2, r.y + r.height / 2];})()" % json.dumps(selector))
+        self.click_at(*self.center(selector))
+
+    def click_at(self, x, y):
+        """A person's click there, whatever is there now."""
         for t in ("mousePressed", "mouseReleased"):
-            self.call("Input.dispatchMouseEvent", type=t, x=box[0], y=box[1], button="left", clickCount=1)
+            self.call("Input.dispatchMouseEvent", type=t, x=x, y=y, button="left", clickCount=1)
+
+    def ids(self):
+        """The ids of the table's rows, top to bottom."""
+        return self.js("Array.from(document.querySelectorAll('#approvals tr.pending')).map("
+                       "function(r){return r.dataset.id;})")
+
+    def status(self):
+        return self.js("document.getElementById('status').textContent")
 
     def screenshot(self, path):
         data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
@@ -767,6 +783,216 @@ class Chromium:
         if self.p.poll() is None:
             os.killpg(self.p.pid, 9)
             self.p.wait()
+
+
+# the page ignores a click for this long after its table changed (page.c's SETTLE)
+SETTLE = 1.0
+
+
+def open_page(ctx, a, tok="alice"):
+    """Chromium on a's bare address, the token typed into the page's form as docs/api.md says."""
+    br = Chromium(ctx, "http://127.0.0.1:%d/" % a.port)
+    eg.wait_until(lambda: br.js("(function(){var e=document.getElementById('login');"
+                                "return e && getComputedStyle(e).display;})()") == "block",
+                  timeout=20, what="the page asking for a token")
+    br.js("document.getElementById('tok').focus()")
+    br.call("Input.insertText", text=TOKENS[tok])
+    br.click("#login button[type=submit]")
+    eg.wait_until(lambda: br.js("document.body && document.body.dataset.ready") == "1", timeout=20,
+                  what="the page connected")
+    return br
+
+
+def test_page_token_typed_into_its_form(ctx):
+    """docs/api.md has a person open the page's bare address and type or
+    paste the token into its form, not open /#token=TOKEN: a browser
+    started with that address carries the token in its argv, which every
+    user reads in /proc/PID/cmdline and execgate writes in its exec
+    records. Done as the docs say, the page connects and no record the
+    daemon wrote holds the token."""
+    with open(os.path.join(eg.ROOT, "docs", "api.md")) as f:
+        doc = f.read()
+    assert not re.search(r"open\s+`?https?://\S*#token=", doc), "docs/api.md has the token put in the address"
+    page = doc[doc.index("\n## The page\n"):]
+    assert re.search(r"type\s+or\s+paste\s+it", page) and "/proc/PID/cmdline" in page and \
+        "records every exec's argv" in page, "docs/api.md says where the token goes, and why"
+    a = Api(ctx)
+    br = open_page(ctx, a)
+    assert br.status() == "connected as alice", br.status()
+    assert br.js("location.href") == "http://127.0.0.1:%d/" % a.port
+    assert br.js("sessionStorage.getItem('execgate-token')") == TOKENS["alice"]
+    time.sleep(0.5)
+    held = [e for e in a.d.events() if TOKENS["alice"] in json.dumps(e)]
+    assert not held, held[:1]
+    assert [e for e in a.d.events() if e.get("type") == "exec" and "chromium" in (e.get("filename") or "")], \
+        "the daemon recorded chromium's execs"
+
+
+def ask(a, sh):
+    """A session whose shell runs sh (which should ask for an approval), then
+    prints rc=$?: its process."""
+    p = subprocess.Popen([a.ctx.execgate, "exec", "-p", a.d.pin_path, "--", "sh", "-c", sh + "; echo rc=$?"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    a.ctx.on_cleanup(lambda: p.poll() is None and os.killpg(p.pid, 9))
+    return p
+
+
+def new_approval(a, known):
+    """The pending approval whose id is not in known (waits for it)."""
+    return eg.wait_until(lambda: [x for x in a.approvals() if x["approval_id"] not in known],
+                         what="a new pending approval")[0]
+
+
+def answered(a, aid):
+    """The record of aid's answer, or None."""
+    ev = [e for e in a.d.events() if e.get("type") == "approval" and e.get("approval_id") == aid and
+          e["event"] != "requested"]
+    return ev[0] if ev else None
+
+
+def test_page_rows_stay_put(ctx):
+    """The table keeps its rows where they are: the oldest request first and a
+    new one appended (the daemon lists the newest first), a click within a
+    second of a row coming or going does nothing, and each button answers the
+    id of its own row. A click aimed at a row that just moved never answers
+    another request."""
+    a = Api(ctx)
+    br = open_page(ctx, a)
+    tmp = ctx.tmpdir()
+    fa, fb = os.path.join(tmp, "a-" + token()), os.path.join(tmp, "b-" + token())
+    pa = ask(a, "touch " + fa)
+    ida = new_approval(a, set())["approval_id"]
+    eg.wait_until(lambda: br.ids() == [ida], what="A on the page")
+    time.sleep(SETTLE + 0.2)
+    assert br.js("document.querySelector('#approvals tr.pending button.approve').closest('tr').dataset.id") == ida
+    # the person aims at A's Approve; B comes while the pointer is there
+    xy = br.center("#approvals tr.pending button.approve")
+    pb = ask(a, "touch " + fb)
+    idb = new_approval(a, {ida})["approval_id"]
+    eg.wait_until(lambda: idb in br.ids(), timeout=5, what="B on the page")
+    br.click_at(*xy)
+    time.sleep(0.8)
+    assert answered(a, idb) is None, ("a click aimed at A answered B", answered(a, idb))
+    assert answered(a, ida) is None, ("a click just after the table changed answered A", answered(a, ida))
+    assert "just changed" in br.status(), br.status()
+    assert br.ids() == [ida, idb], ("oldest first, the new one appended", br.ids(), [ida, idb])
+    # once the table has stood still, the same spot is still A's Approve, and answers A alone
+    time.sleep(SETTLE)
+    br.click_at(*xy)
+    out = pa.stdout.readline()
+    assert out == b"rc=0\n" and os.path.exists(fa), out
+    assert eg.wait_until(lambda: answered(a, ida), what="A's answer")["event"] == "approved"
+    eg.wait_until(lambda: br.status() == "approved " + ida, what="the page naming what it approved")
+    # A's row leaves and B's moves up under the pointer: a click at once does nothing
+    eg.wait_until(lambda: br.ids() == [idb], what="A's row gone")
+    br.click_at(*xy)
+    time.sleep(0.8)
+    assert answered(a, idb) is None and pb.poll() is None, answered(a, idb)
+    assert [x["approval_id"] for x in a.approvals()] == [idb]
+    # B's own Deny answers B
+    time.sleep(SETTLE)
+    br.click("#approvals tr.pending[data-id='%s'] button.deny" % idb)
+    out = pb.stdout.readline()
+    assert out == b"rc=126\n" and not os.path.exists(fb), out
+    assert eg.wait_until(lambda: answered(a, idb), what="B's answer")["event"] == "denied"
+
+
+POLICY_WHAT = POLICY.replace("approval_timeout: 20s", "approval_timeout: 20s, max_argc: 100, on_truncated: approval") + \
+    """  - {name: ask-what, basenames: [payload, ask-script], context: [nested], decision: approval, message: "what runs?"}
+"""
+
+
+def cell(br, aid, sel):
+    """The text of sel in the command cell of aid's row ('' for the cell itself), None when it is not there."""
+    return br.js("(function(){var e=document.querySelector(\"#approvals tr[data-id='%s'] td.cmd %s\");"
+                 "return e && e.textContent;})()" % (aid, sel))
+
+
+def test_page_shows_what_runs(ctx):
+    """A row shows the program that runs (filename, not the argv[0] the caller
+    chose) and a script's interpreter; a shortened argv (the listing keeps 32
+    arguments, 2 KiB) is marked, and Approve on it does not approve: it
+    fetches the whole request (GET /v1/approvals/ID) and shows it, and only
+    a click after that approves. argv's strings stay text (markup is not
+    made into elements), a byte that is not UTF-8 shows as an escape, and
+    a row whose JSON carries one as U+FFFD says what it stands for."""
+    a = Api(ctx, policy=POLICY_WHAT)
+    br = open_page(ctx, a)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o755)
+    known = set()
+    # execve("/tmp/.../payload", ["ls", f]): the page says payload runs
+    payload = os.path.join(tmp, "payload")
+    shutil.copy(shutil.which("touch"), payload)
+    f1 = os.path.join(tmp, "f1-" + token())
+    ask(a, "bash -c 'exec -a ls %s %s'" % (payload, f1))
+    e1 = new_approval(a, known)
+    known.add(e1["approval_id"])
+    assert e1["argv"] == ["ls", f1] and e1["filename"] == payload, e1
+    eg.wait_until(lambda: cell(br, e1["approval_id"], ""), timeout=5, what="the payload on the page")
+    assert cell(br, e1["approval_id"], ".argv") == "ls " + f1, cell(br, e1["approval_id"], "")
+    assert cell(br, e1["approval_id"], ".file") == payload, ("the program that runs", cell(br, e1["approval_id"], ""))
+    # a script: the page names it and its interpreter
+    script = os.path.join(tmp, "ask-script")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\n:\n")
+    os.chmod(script, 0o755)
+    ask(a, "/bin/true \"$(printf 'x\\377y')\" && " + script + " one")
+    e2 = new_approval(a, known)
+    known.add(e2["approval_id"])
+    assert e2["filename"] == script and e2.get("interpreter"), e2
+    eg.wait_until(lambda: cell(br, e2["approval_id"], ""), timeout=5, what="the script on the page")
+    assert cell(br, e2["approval_id"], ".file") == script, cell(br, e2["approval_id"], "")
+    assert cell(br, e2["approval_id"], ".interp") == e2["interpreter"], cell(br, e2["approval_id"], "")
+    # what would not show as itself is an escape: a byte that is not UTF-8 (the event stream
+    # carries it as \udcXX, docs/events.md), a control character, a right-to-left override
+    eg.wait_until(lambda: "/bin/true $'x\\xffy'" in (br.js("document.getElementById('tree').textContent") or ""),
+                  what="the tree's escape of a byte that is not UTF-8")
+    q = br.js("cmdline(['x\\udcffy', 'a\\nb', '\\u202eevil', \"it's\", '\\ud83d\\ude00'])")
+    assert q == "$'x\\xffy' $'a\\nb' $'\\u202eevil' 'it'\\''s' '\U0001F600'", q
+    # 44 arguments: the listing keeps the first 32, the last one hides behind them
+    d = os.path.join(tmp, "many")
+    os.mkdir(d)
+    last = os.path.join(d, "LAST-" + token())
+    p3 = ask(a, "touch '%s/<b>bold' \"%s/$(printf 'caf\\351')\" %s %s" %
+             (d, d, " ".join("%s/s%02d" % (d, i) for i in range(40)), last))
+    e3 = new_approval(a, known)
+    i3 = e3["approval_id"]
+    assert e3.get("argv_shortened") and last not in e3["argv"], e3
+    eg.wait_until(lambda: cell(br, i3, ""), timeout=5, what="the long one on the page")
+    text = cell(br, i3, "")
+    assert last not in text and cell(br, i3, ".note.shortened"), ("marked as shortened", text)
+    # (the listing's argc is that of the arguments it lists: the note never says "32 of 32")
+    assert not re.search(r"\b(\d+) of \1\b", cell(br, i3, ".note.shortened")), cell(br, i3, ".note.shortened")
+    assert "'%s/<b>bold'" % d in text, text
+    # the API's JSON carries a byte that is not UTF-8 as U+FFFD: the row says what it stands for
+    assert "%s/caf\ufffd" % d in text and cell(br, i3, ".note.replaced"), text
+    assert br.js("document.querySelectorAll('#approvals td.cmd b').length") == 0, "markup made into an element"
+    time.sleep(SETTLE + 0.2)
+    br.click("#approvals tr[data-id='%s'] button.approve" % i3)
+    time.sleep(0.8)
+    assert answered(a, i3) is None and p3.poll() is None, ("approved a shortened command unseen", answered(a, i3))
+    # it shows the whole request: every argument
+    eg.wait_until(lambda: last in (cell(br, i3, ".argv") or ""), timeout=5, what="the whole command shown")
+    assert cell(br, i3, ".note.whole") and not cell(br, i3, ".note.shortened"), cell(br, i3, "")
+    assert cell(br, i3, ".argv").endswith("%s/s39 %s" % (d, last)), cell(br, i3, ".argv")
+    br.screenshot(os.path.join(eg.OUT, "test-output", "api-page-whole.png"))
+    # the row grew: a click at once does nothing, one after a second approves
+    br.click("#approvals tr[data-id='%s'] button.approve" % i3)
+    time.sleep(0.5)
+    assert answered(a, i3) is None, "approved right after the row changed"
+    time.sleep(SETTLE)
+    br.click("#approvals tr[data-id='%s'] button.approve" % i3)
+    out = p3.stdout.readline()
+    assert out == b"rc=0\n" and os.path.exists(last) and os.path.exists(d.encode() + b"/caf\xe9"), out
+    assert eg.wait_until(lambda: answered(a, i3), what="its answer")["event"] == "approved"
+    # an argv the daemon itself read only part of (max_argc 100, on_truncated: approval): the row says so
+    known.add(i3)
+    ask(a, "/bin/echo %s >/dev/null" % " ".join(str(i) for i in range(120)))
+    e4 = new_approval(a, known)
+    assert e4["truncated"] and e4["rule"] == "on_truncated", e4
+    eg.wait_until(lambda: cell(br, e4["approval_id"], ""), timeout=5, what="the truncated one on the page")
+    assert "TRUNCATED" in (cell(br, e4["approval_id"], ".note.truncated") or ""), cell(br, e4["approval_id"], "")
 
 
 def test_page_in_chromium_approves(ctx):
@@ -788,12 +1014,13 @@ def test_page_in_chromium_approves(ctx):
     t0 = time.monotonic()
     row = eg.wait_until(lambda: br.js("(function(){var r=document.querySelector('#approvals tr.pending');"
                                       "return r && [r.dataset.id].concat(Array.from(r.cells).map("
-                                      "function(c){return c.textContent;}));})()"),
+                                      "function(c){var a=c.querySelector('.argv');"
+                                      "return (a || c).textContent;}));})()"),
                         timeout=5, what="the request on the page")
     assert time.monotonic() - t0 < 2, "the page showed the request after %.1fs" % (time.monotonic() - t0)
-    assert row[0] == ap["approval_id"], row
-    assert row[1] == "touch %s '%s two'" % (f, f) and row[2] == ap["session"], row
-    assert row[3] == "ask-touch" and row[4] == "touch needs a yes" and 0 < int(row[5]) <= 20, row
+    assert row[0] == ap["approval_id"] and row[1] == ap["approval_id"], row
+    assert row[2] == "touch %s '%s two'" % (f, f) and row[3] == ap["session"], row
+    assert row[4] == "ask-touch" and row[5] == "touch needs a yes" and 0 < int(row[6]) <= 20, row
     # the session's tree shows its shell (allowed) while touch waits
     eg.wait_until(lambda: ap["session"] in (br.js("document.getElementById('tree').textContent") or ""),
                   what="the session on the page")
@@ -801,6 +1028,7 @@ def test_page_in_chromium_approves(ctx):
     os.makedirs(os.path.dirname(shot), exist_ok=True)
     assert br.screenshot(shot)[:8] == b"\x89PNG\r\n\x1a\n"
     print("    screenshot: %s" % shot)
+    time.sleep(SETTLE)
     br.click("#approvals tr.pending button.approve")
     p.stdout.flush()
     out = p.stdout.readline()
