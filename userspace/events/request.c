@@ -7,7 +7,7 @@
 void format_request_fields(struct jsonw *w, const struct eg_request_view *v)
 {
 	char sid[16];
-	unsigned int i;
+	unsigned int i, n = v->argv_listed_set ? v->argv_listed : v->argc;
 
 	jsonw_int_field(w, "pid", v->pid);
 	jsonw_int_field(w, "tid", v->tid);
@@ -21,7 +21,7 @@ void format_request_fields(struct jsonw *w, const struct eg_request_view *v)
 	}
 	jsonw_key(w, "argv");
 	jsonw_start_array(w);
-	for (i = 0; i < v->argc; i++)
+	for (i = 0; i < n; i++)
 		jsonw_string(w, v->argv[i]);
 	jsonw_end_array(w);
 	jsonw_uint_field(w, "argc", v->argc);

@@ -23,6 +23,9 @@ struct eg_request_view {
 	const char *interpreter_requested;
 	char *const *argv;
 	unsigned int argc;
+	/* a listing's shortened copy: this many of argv are written (argc stays the whole's count) */
+	bool argv_listed_set;
+	unsigned int argv_listed;
 	bool truncated;
 	int depth;			/* the host's */
 	bool depth_known;

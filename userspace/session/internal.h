@@ -421,7 +421,7 @@ void refusal_note(struct eg_sessions *s, const struct exec_request *r, const cha
 void request_json(struct jsonw *w, const struct exec_request *r);
 /* answer.c: the bytes of argv a ticket pins (the tracer's cap, the ticket's room) */
 size_t ticket_argv_room(const struct eg_sessions *s);
-/* The same, with argv given (a listing's shortened copy): its bytes as they are, escaped as in records. */
+/* The same, with argc of argv written (a listing's shortened copy; "argc" stays the whole's count): its bytes as they are. */
 void request_json_argv(struct jsonw *w, const struct exec_request *r, char *const *argv, unsigned int argc);
 
 /*

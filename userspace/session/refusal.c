@@ -62,7 +62,8 @@ void request_json_argv(struct jsonw *w, const struct exec_request *r, char *cons
 
 	request_view(r, &v);
 	v.argv = argv;
-	v.argc = argc;
+	v.argv_listed = argc;
+	v.argv_listed_set = true;
 	format_request_fields(w, &v);
 }
 
