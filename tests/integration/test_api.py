@@ -375,6 +375,57 @@ def test_a_run_from_inside_a_session_is_refused(ctx):
     assert a.metric("execgate_api_refused_total", 'reason="in_session"') >= 5
 
 
+# a session's process hides its own copy of its API connection (a thread with a file table of its
+# own) and hands the connection to the daemon (a control request it never ends): the daemon alone
+# held it, and a holder outside every session placed the client outside
+HAND_TO_DAEMON = r"""
+import array, ctypes, os, socket, sys, threading
+port, ctl, tok = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+t = socket.create_connection(("127.0.0.1", port))
+u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+u.connect(ctl)
+u.sendmsg([b"{"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [t.fileno()]))])
+fd = t.detach()
+unshared, closed, out = threading.Event(), threading.Event(), []
+def worker():
+    if ctypes.CDLL(None, use_errno=True).unshare(0x400):      # CLONE_FILES
+        out.append("unshare failed")
+        unshared.set()
+        return
+    unshared.set()
+    closed.wait()
+    os.write(fd, ("GET /v1/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                  "Connection: close\r\n\r\n" % tok).encode())
+    data = b""
+    while True:
+        b = os.read(fd, 4096)
+        if not b:
+            break
+        data += b
+    out.append(data.split(b" ", 2)[1].decode() if data else "none")
+th = threading.Thread(target=worker)
+th.start()
+unshared.wait()
+os.close(fd)            # gone from the process's own table; the worker's copy remains
+closed.set()
+th.join()
+print(out[0])
+"""
+
+
+def test_a_connection_handed_to_the_daemon_is_not_placed_outside(ctx):
+    a = Api(ctx)
+    ctl = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", a.d.pin_path]).stdout)["socket"]
+    code = os.path.join(ctx.tmpdir(), "hand.py")
+    with open(code, "w") as f:
+        f.write(HAND_TO_DAEMON)
+    os.chmod(os.path.dirname(code), 0o755)
+    os.chmod(code, 0o644)
+    r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "python3", code, str(a.port), ctl,
+                        TOKENS["alice"]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.stdout.strip() == b"403", (r.stdout, r.stderr[-500:])
+
+
 def sse_lines(a, path, n, timeout=10):
     """The first n data lines of an SSE stream."""
     c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=timeout)

@@ -6,7 +6,9 @@
  * addresses, every process holding that socket is found in /proc, and
  * each one's session is read from the task storage, as for a control
  * socket peer. One in a session is enough to count as inside; a socket
- * that is on this host but held by no process found cannot be placed.
+ * that is on this host but held by no process found, or held by the
+ * daemon itself (handed over by a process that hid its own copy), cannot
+ * be placed.
  * A client whose socket is in no table here is outside only when its
  * address is not one of this host's: a client here that closed its end
  * right after its request (its socket orphaned, inode 0, or gone after a
@@ -176,6 +178,7 @@ int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session
 	char want[64], path[300], link[64];
 	struct dirent *de, *fe;
 	unsigned int owners = 0;
+	bool ours = false;
 	uint32_t in = 0;
 	DIR *proc;
 	int rc;
@@ -220,6 +223,17 @@ int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session
 			link[n] = '\0';
 			if (strcmp(link, want))
 				continue;
+			if (pid == getpid()) {
+				/*
+				 * The client's own end, held by the daemon: handed
+				 * over (SCM_RIGHTS in a control request never
+				 * ended) by a process that hid its own copy (a
+				 * thread with a file table of its own). Nothing of
+				 * the daemon's is an API client: cannot be placed.
+				 */
+				ours = true;
+				break;
+			}
 			{
 				uint32_t s = 0;
 
@@ -234,7 +248,7 @@ int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session
 		closedir(fds);
 	}
 	closedir(proc);
-	*ret_placed = owners > 0;
+	*ret_placed = owners > 0 && !ours;
 	*ret_session = in;
 	return 0;
 }
