@@ -230,6 +230,11 @@ static int op_policy_reload(struct ctl_conn *c, const json_t *req, void *arg)
 	int err;
 
 	(void)req;
+	/* an operator's act: an agent whose user may reload could apply a file half edited */
+	if (daemon_peer_in_session(d, c)) {
+		ctl_reply_err(c, "policy_reload: a process inside a supervised session cannot reload the policy");
+		return 0;
+	}
 	if (!d->o.policy_path) {
 		ctl_reply_err(c, "the daemon runs without --policy: nothing to reload");
 		return 0;

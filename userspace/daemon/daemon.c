@@ -526,12 +526,16 @@ static int start_sessions(struct daemon *d)
 }
 
 /* A peer the kernel cannot place (its connecting process has exited) counts as inside. */
-static bool procs_in_session(void *arg, const struct ctl_conn *c)
+bool daemon_peer_in_session(struct daemon *d, const struct ctl_conn *c)
 {
-	struct daemon *d = arg;
 	uint32_t in = 0;
 
 	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
+}
+
+static bool procs_in_session(void *arg, const struct ctl_conn *c)
+{
+	return daemon_peer_in_session(arg, c);
 }
 
 /* The daemon's policy's environment.deny, besides the run's own list. */

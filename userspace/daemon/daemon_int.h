@@ -263,4 +263,8 @@ int daemon_api_start(struct daemon *d);
 int daemon_api_check(struct daemon *d);
 void daemon_api_stop(struct daemon *d);
 
+struct ctl_conn;
+/* daemon.c: whether c's process is inside a supervised session (or cannot be placed) */
+bool daemon_peer_in_session(struct daemon *d, const struct ctl_conn *c);
+
 #endif

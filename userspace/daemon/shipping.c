@@ -107,6 +107,11 @@ static int op_follow(struct ctl_conn *c, const json_t *req, void *arg)
 	const char *sev = json_string_value(json_object_get(req, "min_severity"));
 	char extra[512];
 
+	/* every session's records, argv and all: not for a process inside one */
+	if (daemon_peer_in_session(f->d, c)) {
+		ctl_reply_err(c, "follow: a process inside a supervised session cannot read the daemon's records");
+		return 0;
+	}
 	if (f->d->text) {
 		ctl_reply_err(c, "follow: the daemon writes a text table (its output is a terminal); "
 				 "follow needs JSON records (--format json)");

@@ -78,9 +78,23 @@ static uint64_t put_chunk(struct jsonw *w, struct proc *p, uint64_t off, uint64_
 	return r;
 }
 
+/*
+ * A process inside a supervised session drives no run: not with input,
+ * and not with a signal (sent as root, past the session's Landlock signal
+ * scope) or a poll (which moves the reading point of the run's caller)
+ * either. Said on c (true) when it is one.
+ */
+static bool refused_in_session(struct eg_procs *ps, struct ctl_conn *c, const char *op)
+{
+	if (!ps->o.in_session || !ps->o.in_session(ps->o.arg, c))
+		return false;
+	ctl_reply_err(c, "%s: a process inside a supervised session cannot drive other processes", op);
+	return true;
+}
+
 static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
 {
-	struct proc *p = proc_find(arg, c, req);
+	struct proc *p = refused_in_session(arg, c, "poll") ? NULL : proc_find(arg, c, req);
 	struct sbuf b = {};
 	struct jsonw w;
 	uint64_t got, skipped = 0;
@@ -110,7 +124,7 @@ static int op_poll(struct ctl_conn *c, const json_t *req, void *arg)
 
 static int op_log(struct ctl_conn *c, const json_t *req, void *arg)
 {
-	struct proc *p = proc_find(arg, c, req);
+	struct proc *p = refused_in_session(arg, c, "log") ? NULL : proc_find(arg, c, req);
 	int64_t tail = -1, off = 0, max = CHUNK_MAX;
 	struct sbuf b = {};
 	struct jsonw w;
@@ -185,10 +199,8 @@ static int op_write(struct ctl_conn *c, const json_t *req, void *arg)
 	bool eof = false;
 	char err[256];
 
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
-		ctl_reply_err(c, "write: a process inside a supervised session cannot drive other processes");
+	if (refused_in_session(ps, c, "write"))
 		return 0;
-	}
 	if (!(p = proc_find(ps, c, req)))
 		return 0;
 	if (ctl_get_str(req, "data", false, 128 * 1024, &data, err, sizeof(err)) == -EINVAL ||
@@ -220,10 +232,8 @@ static int op_send_keys(struct ctl_conn *c, const json_t *req, void *arg)
 	size_t n = 0, i;
 	char err[256];
 
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
-		ctl_reply_err(c, "send-keys: a process inside a supervised session cannot drive other processes");
+	if (refused_in_session(ps, c, "send-keys"))
 		return 0;
-	}
 	if (!(p = proc_find(ps, c, req)))
 		return 0;
 	if (ctl_get_strv(req, "keys", true, 1024, 4096, &keys, &n, err, sizeof(err))) {
@@ -243,7 +253,7 @@ static int op_send_keys(struct ctl_conn *c, const json_t *req, void *arg)
 
 static int op_kill(struct ctl_conn *c, const json_t *req, void *arg)
 {
-	struct proc *p = proc_find(arg, c, req);
+	struct proc *p = refused_in_session(arg, c, "kill") ? NULL : proc_find(arg, c, req);
 	const char *s = NULL;
 	char err[256], name[16], extra[64];
 	int sig = SIGTERM, e;
@@ -284,10 +294,8 @@ static int op_wait(struct ctl_conn *c, const json_t *req, void *arg)
 	struct proc *p;
 	char extra[64];
 
-	if (ps->o.in_session && ps->o.in_session(ps->o.arg, c)) {
-		ctl_reply_err(c, "wait: a process inside a supervised session cannot drive other processes");
+	if (refused_in_session(ps, c, "wait"))
 		return 0;
-	}
 	if (!(p = proc_find(ps, c, req)))
 		return 0;
 	if (p->fg) {
