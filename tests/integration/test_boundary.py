@@ -244,6 +244,47 @@ def test_session_cannot_reach_an_outside_process(ctx):
     assert nested["parent"] in [e["session"] for e in started(d)], nested
 
 
+LIMITS = r"""
+import errno, json, os, resource, sys
+pid = int(sys.argv[1])
+out = {}
+def name(e): return errno.errorcode.get(e, str(e))
+for k, f in (("prlimit", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE, (64, 64))),
+             ("prlimit_read", lambda: resource.prlimit(pid, resource.RLIMIT_NOFILE)),
+             ("nice", lambda: os.setpriority(os.PRIO_PROCESS, pid, 19)),
+             ("sched", lambda: os.sched_setscheduler(pid, os.SCHED_IDLE, os.sched_param(0))),
+             ("own_nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),
+             ("own_limit", lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))):
+    try:
+        f()
+        out[k] = "ok"
+    except OSError as e:
+        out[k] = name(e.errno)
+print(json.dumps(out))
+"""
+
+
+def test_session_cannot_set_an_outside_process_limits_or_priority(ctx):
+    """Landlock scopes ptrace and signals, not prlimit, setpriority or the
+    scheduler, which the kernel allows on any process of the same user: from
+    inside a session `prlimit --pid $PPID --cpu=1` killed the harness. Each
+    is refused for another process now (reading its limits still works);
+    the session's own stay its own. From outside any session, all work."""
+    d = ctx.daemon()
+    cmd = ["/usr/bin/python3", "-c", LIMITS]
+    v, _ = victim(ctx)
+    r = subprocess.run(cmd + [str(v.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, **ME)
+    outside = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert set(outside.values()) == {"ok"}, outside
+    v, _ = victim(ctx)
+    r = exec_(ctx, d, cmd + [str(v.pid)])
+    inside = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert inside == {"prlimit": "EPERM", "prlimit_read": "ok", "nice": "EPERM", "sched": "EPERM",
+                      "own_nice": "ok", "own_limit": "ok"}, inside
+    with open("/proc/%d/limits" % v.pid) as f:
+        assert "Max open files            64 " not in f.read()
+
+
 FS_POLICY = """
 filesystem:
   read: [/]

@@ -179,6 +179,42 @@ static int deny_user_namespaces(scmp_filter_ctx ctx)
 }
 
 /*
+ * Landlock scopes ptrace and signals, not the calls that set another
+ * process's limits or scheduling, which the kernel allows on any process
+ * of the same user: `prlimit --pid $PPID --cpu=1` killed the harness that
+ * started the session (SIGXCPU), `--nofile=3` made its next shim fail,
+ * `renice`, `chrt --idle -p` and `ionice -p` starved it. Each is refused
+ * for anything but the caller itself (pid 0; a thread's own tid is
+ * refused too: EPERM, as an unprivileged user gets for most of these);
+ * prlimit only when it sets, so reading another's limits still works.
+ * The pid is compared whole (64 bits): high bits set are refused, never
+ * let through.
+ */
+static int deny_reaching_others(scmp_filter_ctx ctx)
+{
+	static const int by_pid[] = { SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_setparam),
+				      SCMP_SYS(sched_setattr) };
+	size_t i;
+	int rc;
+
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_NE, 0),
+			      SCMP_A2(SCMP_CMP_NE, 0));
+	for (i = 0; !rc && i < sizeof(by_pid) / sizeof(by_pid[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), by_pid[i], 1, SCMP_A0(SCMP_CMP_NE, 0));
+	/* setpriority(which, who): only PRIO_PROCESS (0) of itself (0); PRIO_USER 0 is every process of the user */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpriority), 1, SCMP_A0(SCMP_CMP_NE, 0));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpriority), 1, SCMP_A1(SCMP_CMP_NE, 0));
+	/* ioprio_set(which, who): only IOPRIO_WHO_PROCESS (1) of itself (0) */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, SCMP_A0(SCMP_CMP_NE, 1));
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, SCMP_A1(SCMP_CMP_NE, 0));
+	return rc;
+}
+
+/*
  * Landlock's TCP rules look at plain TCP sockets only: a connection of
  * another transport (Multipath TCP, SCTP, DCCP, SMC) would go anywhere.
  * Those sockets are refused (EPROTONOSUPPORT, EAFNOSUPPORT for SMC's
@@ -259,6 +295,8 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 		rc = deny_signals_to(ctx, daemon_pid);
 	if (!rc)
 		rc = deny_user_namespaces(ctx);
+	if (!rc)
+		rc = deny_reaching_others(ctx);
 	if (rc)
 		goto out;
 	/* libseccomp 2.5 cannot ask for WAIT_KILLABLE_RECV: export and load by hand */
