@@ -86,6 +86,7 @@ static void put_counters(struct daemon *d, struct jsonw *w)
 	jsonw_uint_field(w, "loaders_full", d->st.loaders_full);
 	jsonw_uint_field(w, "exits", c.exits);
 	jsonw_uint_field(w, "lost_exit", c.lost_exit);
+	jsonw_uint_field(w, "exits_repeated", d->st.exits_repeated);
 	daemon_shipping_counters(d, w);
 	jsonw_uint_field(w, "filtered", filter_total(&d->filter));
 	jsonw_uint_field(w, "filtered_uid", d->filter.n[EG_FILTER_UID]);

@@ -50,6 +50,7 @@ struct daemon_stats {
 	uint64_t malformed;		/* records that did not decode */
 	uint64_t shutdown_dropped;	/* still queued when the bounded stop drain ended */
 	uint64_t loaders_full;		/* a root's loaders that did not fit the map (loaders.c) */
+	uint64_t exits_repeated;	/* a process's end reported by two of its last threads: one kept */
 };
 
 /* --enforce (daemon/kernel.c) */
@@ -149,6 +150,8 @@ struct daemon {
 	uint64_t textfile_writes, textfile_errors;
 	/* process lifetimes, containers, shipping (daemon/exits.c, trace/containers.c, events/sinks.h) */
 	struct eg_lineage *lineage;
+	/* the processes whose exit was written last (exits.c), by a hash of their exec id */
+	struct { uint32_t pid; uint64_t exec_ktime_ns; } exits_seen[256];
 	struct eg_containers *containers;
 	struct eg_sink *syslog, *journal;
 	struct eg_follow *follow;

@@ -29,6 +29,25 @@ void daemon_on_exit(struct daemon *d, const void *data, size_t size)
 		d->st.malformed++;
 		return;
 	}
+	/*
+	 * One end per process. The kernel's program reports it from the
+	 * thread that finds no thread left alive, and before Linux 6.16
+	 * do_exit() counts a thread down well before that tracepoint: two
+	 * threads leaving at once (exit_group of a busy process) can both find
+	 * none left (3 in 400 runs of 8 spinning threads here). The second
+	 * comes right after the first: a slot per exec id remembers it.
+	 */
+	{
+		unsigned int slot = (unsigned int)((x.pid * 0x9e3779b1u) ^ (uint32_t)(x.exec_ktime_ns >> 7)) &
+				    (sizeof(d->exits_seen) / sizeof(d->exits_seen[0]) - 1);
+
+		if (d->exits_seen[slot].pid == x.pid && d->exits_seen[slot].exec_ktime_ns == x.exec_ktime_ns) {
+			d->st.exits_repeated++;
+			return;
+		}
+		d->exits_seen[slot].pid = x.pid;
+		d->exits_seen[slot].exec_ktime_ns = x.exec_ktime_ns;
+	}
 	e = lineage_get(d->lineage, x.pid, x.exec_ktime_ns);
 	/* the volume filters thin exits as they thin execs: by uid, comm and program */
 	if (filter_active(&d->filter)) {
