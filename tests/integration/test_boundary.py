@@ -476,8 +476,10 @@ def test_refusals_counted_across_a_handover(ctx):
     sid = started(d, lambda e: e["boundary"].get("workspace") == ws)[-1]["session"]
     wait(lambda: [e for e in session_records(d, sid) if e["type"] == "boundary"], what="the first refusal")
     d.proc.send_signal(signal.SIGUSR2)
+    # the new binary's check and its start each load the programs: up to a minute on a busy machine,
+    # as the other handover tests allow
     wait(lambda: [e for e in d.events() if e.get("type") == "daemon" and e.get("event") == "start" and
-                  e.get("takeover")], what="the new daemon's start record")
+                  e.get("takeover")], timeout=60, what="the new daemon's start record")
     with open(go, "w") as f:
         f.write("go\n")
     denied = wait(lambda: (lambda v: v if len(v) >= 2 else None)(

@@ -382,6 +382,36 @@ def test_long_filename_and_deep_cwd(ctx):
     e2 = wait_execs(d, tok2)[0]
     assert e2["cwd_truncated"] is True
     assert deep.endswith(e2["cwd"]), "the kept part is the leaf side"
+    # a script that deep: its own path (the record's filename) is flagged, not rebuilt as if whole;
+    # an interpreter that deep, and a middle script: their own flags
+    script = os.path.join(deep, "s")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\ntrue\n")
+    os.chmod(script, 0o755)
+    tok3 = token()
+    subprocess.run([script, tok3])
+    e3 = wait_execs(d, tok3)[0]
+    assert e3["filename_truncated"] is True and deep.endswith(os.path.dirname(e3["filename"])), e3
+    assert e3["interpreter"] == "/usr/bin/dash" and "interpreter_truncated" not in e3, e3
+    sh = os.path.join(deep, "sh")
+    shutil.copy("/bin/dash", sh)
+    mid = os.path.join(base, "mid")
+    with open(mid, "w") as f:
+        f.write("#!%s\ntrue\n" % sh)
+    os.chmod(mid, 0o755)
+    top = os.path.join(base, "top")
+    with open(top, "w") as f:
+        f.write("#!%s\n" % script)
+    os.chmod(top, 0o755)
+    tok4 = token()
+    subprocess.run([mid, tok4])
+    e4 = wait_execs(d, tok4)[0]
+    assert e4["filename"] == mid and e4["filename_truncated"] is False, e4
+    assert e4["interpreter_truncated"] is True and sh.endswith(e4["interpreter"]), e4
+    tok5 = token()
+    subprocess.run([top, tok5])
+    e5 = wait_execs(d, tok5)[0]
+    assert e5["filename"] == top and e5["script_chain_truncated"] is True, e5
 
 
 # ---- depth ----------------------------------------------------------------
@@ -684,6 +714,32 @@ def test_losses_after_a_handover_to_new_counters_are_reported(ctx):
         raise AssertionError("no lost record after the handover; stats %s; records after it %s"
                              % (st[-600:], [e["type"] for e in d.events()[n:]][:20]))
     assert 0 < evs[0]["count"] <= 2 * 200 + 1 and evs[0]["total"] <= 2 * 200 + 1, (first, evs[0])
+
+
+def test_a_busy_process_ends_once(ctx):
+    """A process whose threads all leave at once (exit_group while 7 spin):
+    two of its last threads could both find none left alive and report
+    its end (3 in 400 runs here before). Each exec has one exit record,
+    with the status; a repeat is counted, not written."""
+    d = ctx.daemon()
+    tok = token()
+    helper = ctx.helper("exit_race")
+    for _ in range(500):
+        subprocess.run([helper, tok])
+    evs = wait_execs(d, tok, n=500)
+    ids = {e["exec_id"] for e in evs}
+
+    def exits():
+        return [e for e in d.events() if e["type"] == "exit" and e["exec_id"] in ids]
+    eg.wait_until(lambda: len({e["exec_id"] for e in exits()}) == len(ids), what="an exit for each")
+    time.sleep(0.5)
+    got = exits()
+    per = {}
+    for e in got:
+        per[e["exec_id"]] = per.get(e["exec_id"], 0) + 1
+    twice = [k for k, v in per.items() if v > 1]
+    assert not twice, "%d processes ended twice: %s" % (len(twice), twice[:3])
+    assert all(e["exit_code"] == 3 for e in got), [e for e in got if e["exit_code"] != 3][:2]
 
 
 def test_stats_while_running(ctx):

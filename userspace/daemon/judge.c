@@ -110,7 +110,9 @@ int judge_record(struct eg_judge *j, const struct eg_policy *p, const struct eg_
 	req.cgroup = cgroup;
 	req.euid = h->euid;
 	req.foreign_ns = j->host_mnt_ns && h->mnt_ns && h->mnt_ns != j->host_mnt_ns;
-	req.truncated = r->argv_truncated || r->filename_truncated ||
+	/* any path judged that lost its leading part: a deny glob on that part would miss it */
+	req.truncated = r->argv_truncated || r->filename_truncated || r->script_truncated ||
+			r->requested_truncated || r->chain_truncated ||
 			(h->flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT));
 	req.apply_on_truncated = session;
 	req.budget = &budget;

@@ -106,6 +106,13 @@ struct eg_str record_program(const struct eg_record *r)
 	return r->filename;
 }
 
+bool record_filename_truncated(const struct eg_record *r)
+{
+	if (r->h.type == EG_EVENT_EXEC && (r->h.flags & EG_F_SCRIPT) && r->script.len)
+		return r->script_truncated;
+	return r->filename_truncated;
+}
+
 bool record_user_mount(const struct eg_record *r)
 {
 	if (r->h.type == EG_EVENT_EXEC && (r->h.flags & EG_F_SCRIPT))
@@ -379,6 +386,13 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		}
 		if (h->flags & EG_F_CHAIN_CUT)
 			sbuf_puts(b, ",\"script_chain_cut\":true");
+		/* paths that keep only their last components (deeper than 64 levels, longer than 4 KiB) */
+		if (r->requested_truncated)
+			sbuf_puts(b, ",\"path_requested_truncated\":true");
+		if ((h->flags & EG_F_SCRIPT) && r->filename_truncated)
+			sbuf_puts(b, ",\"interpreter_truncated\":true");
+		if (r->chain_truncated)
+			sbuf_puts(b, ",\"script_chain_truncated\":true");
 		/* a path through a mount a user made: no allow by path trusts it */
 		if (record_user_mount(r))
 			sbuf_puts(b, ",\"user_mount\":true");
@@ -431,7 +445,8 @@ void format_record_json(struct sbuf *b, const struct eg_record *r, const struct 
 		json_u64(b, ",\"argv_bytes\":", h->argv_bytes);
 		json_bool(b, ",\"truncated\":", r->argv_truncated);
 	}
-	json_bool(b, ",\"filename_truncated\":", r->filename_truncated);
+	/* of "filename": the script's own path where it is the script */
+	json_bool(b, ",\"filename_truncated\":", record_filename_truncated(r));
 	if (!loaded)
 		json_bool(b, ",\"cwd_truncated\":", r->cwd_truncated);
 	if (h->flags & (EG_F_ARGV_FAULT | EG_F_FILENAME_FAULT | EG_F_CWD_FAULT)) {

@@ -73,6 +73,8 @@ void format_container_json(struct sbuf *b, const struct eg_format_ctx *fc, uint6
 
 /* The file the exec named: the script for a script, else the file that runs. */
 struct eg_str record_program(const struct eg_record *r);
+/* Whether that path (record_program's) keeps only its last components. */
+bool record_filename_truncated(const struct eg_record *r);
 /* Whether record_program()'s path passes a mount a user made (EG_F2_USER_MOUNT, execgate.h). */
 bool record_user_mount(const struct eg_record *r);
 /* Whether the program was named by a file descriptor (execveat AT_EMPTY_PATH, /dev/fd/N). */

@@ -99,6 +99,8 @@ int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg
 		ret->filename = plain(fn, h.filename_len);
 	}
 	ret->filename_truncated = h.flags & EG_F_FILENAME_TRUNC;
+	ret->script_truncated = h.flags & EG_F_SCRIPT_TRUNC;
+	ret->requested_truncated = h.flags & EG_F_REQUESTED_TRUNC;
 	ret->requested = plain(rq, h.requested_len);
 	ret->interp = plain(in, h.interp_len);
 	if (h.flags & EG_F_SCRIPT_FOUND) {
@@ -120,6 +122,8 @@ int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg
 		v->dev = ent.dev;
 		v->ino = ent.ino;
 		v->flags = ent.flags;
+		if (ent.flags & EG_CE_TRUNC)
+			ret->chain_truncated = true;
 		if (ent.flags & EG_CE_ANON) {
 			v->path = plain(ch + i, ent.len);
 		} else {

@@ -41,7 +41,10 @@ struct eg_record {
 	bool argv_truncated;		/* argv cut (at an argument boundary) */
 	/* a loader run as the command: the kernel's record of the program it mapped, or NULL */
 	const struct eg_record *loaded;
-	bool filename_truncated;
+	bool filename_truncated;	/* the file that runs (a script's interpreter, for a script) */
+	bool script_truncated;		/* the script's own path (EG_F_SCRIPT_TRUNC) */
+	bool requested_truncated;	/* the path as spelled (EG_F_REQUESTED_TRUNC) */
+	bool chain_truncated;		/* a middle script's path (EG_CE_TRUNC) */
 	bool cwd_truncated;
 };
 
