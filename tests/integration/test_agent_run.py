@@ -344,6 +344,35 @@ def test_workspace_and_nproc(ctx):
     assert e.wait_status(pid, "exited 0") == "300\nexited 0\n"
 
 
+def test_a_stateful_runs_workspace_stays_where_it_began(ctx):
+    """With no daemon --workspace, a stateful run's workspace is where its
+    first command ran. The launcher took its directory instead, which the
+    last command's `cd` had moved: `cd /tmp/elsewhere`, and the policy's
+    `write: [workspace]` let the next command write there."""
+    ws, other = ctx.tmpdir(), ctx.tmpdir()
+    os.chmod(ws, 0o755)
+    os.chmod(other, 0o755)
+    pol = os.path.join(ctx.tmpdir(), "policy.yaml")
+    with open(pol, "w") as f:
+        f.write("filesystem:\n  read: [/]\n  write: [workspace, /dev/null]\n"
+                "  execute: [/usr, /bin, /lib, /lib64, /sbin]\ncommands: []\n")
+    d = ctx.daemon("--policy", pol, "--state-dir", ctx.tmpdir())
+    s = "ws-" + token()
+
+    def st(cmd):
+        return subprocess.run([ctx.execgate, "run", "-p", d.pin_path, "--stateful", "--session", s, "--", cmd],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, cwd=ws)
+    r = st("touch in-ws; echo rc=$?")
+    assert r.stdout == b"rc=0\n" and os.path.exists(os.path.join(ws, "in-ws")), r
+    r = st("cd %s; touch moved; echo rc=$?" % other)
+    assert r.stdout != b"rc=0\n" and not os.path.exists(os.path.join(other, "moved")), r
+    r = st("pwd; touch moved-later; echo rc=$?")
+    assert r.stdout.decode().split("\n")[0] == other, r
+    assert not os.path.exists(os.path.join(other, "moved-later")), "the workspace followed the cd: %r" % r.stdout
+    r = st("cd %s; touch again; echo rc=$?" % ws)
+    assert r.stdout == b"rc=0\n" and os.path.exists(os.path.join(ws, "again")), r
+
+
 def test_stateful_runs(ctx):
     e = Env(ctx)
     home = os.path.join(e.ws, "home")

@@ -26,6 +26,7 @@ static const struct eg_hfield state_fields[] = {
 	EG_HF(struct shstate, name, EG_HF_STR, "name"),
 	EG_HF(struct shstate, cwd, EG_HF_B64, "cwd"),
 	EG_HF(struct shstate, oldpwd, EG_HF_B64, "oldpwd"),
+	EG_HF(struct shstate, ws, EG_HF_B64, "workspace"),
 	EG_HF(struct shstate, last, EG_HF_INT, "last"),
 	EG_HF(struct shstate, used_ms, EG_HF_UINT, "used_ms"),
 };

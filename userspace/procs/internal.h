@@ -49,6 +49,8 @@ struct shstate {
 	size_t n;
 	char cwd[PATH_MAX];
 	char oldpwd[PATH_MAX];
+	/* the word workspace for its commands, with no daemon --workspace: its first command's directory */
+	char ws[PATH_MAX];
 	char **dirs;
 	size_t nd;
 	int last;

@@ -239,6 +239,15 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 			sp.cwd_ino = sb.st_ino;
 			if (st)
 				snprintf(st->cwd, sizeof(st->cwd), "%s", cwd);
+			/*
+			 * Without a daemon --workspace, a state's workspace is
+			 * where its first command ran (as `execgate shell`
+			 * pins it): the launcher would take its directory,
+			 * which a command's `cd` moves, and the policies'
+			 * `write: [workspace]` with it.
+			 */
+			if (st && !st->ws[0] && ps->ws_fd < 0)
+				snprintf(st->ws, sizeof(st->ws), "%s", cwd);
 		}
 	}
 	/* the environment */
@@ -291,6 +300,9 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	if (ps->ws_fd >= 0) {
 		launch[k++] = "--workspace";
 		launch[k++] = ps->ws_path;
+	} else if (st && st->ws[0]) {
+		launch[k++] = "--workspace";
+		launch[k++] = st->ws;
 	}
 	if (r.pty && !r.background)
 		launch[k++] = "--pty";
