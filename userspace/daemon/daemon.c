@@ -525,14 +525,6 @@ static int start_sessions(struct daemon *d)
 	return sessions_new(&so, &d->sessions);
 }
 
-/* A peer the kernel cannot place (its connecting process has exited) counts as inside. */
-bool daemon_peer_in_session(struct daemon *d, const struct ctl_conn *c)
-{
-	uint32_t in = 0;
-
-	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
-}
-
 static bool procs_in_session(void *arg, const struct ctl_conn *c)
 {
 	return daemon_peer_in_session(arg, c);

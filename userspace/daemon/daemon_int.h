@@ -16,6 +16,7 @@
 #include "events/format.h"
 #include "events/output.h"
 #include "policy/policy.h"
+#include "session/session.h"
 #include "trace/probe.h"
 #include "trace/record.h"
 #include "trace/running.h"
@@ -266,8 +267,12 @@ int daemon_api_start(struct daemon *d);
 int daemon_api_check(struct daemon *d);
 void daemon_api_stop(struct daemon *d);
 
-struct ctl_conn;
-/* daemon.c: whether c's process is inside a supervised session (or cannot be placed) */
-bool daemon_peer_in_session(struct daemon *d, const struct ctl_conn *c);
+/* Whether c's process is inside a supervised session; one the kernel cannot place (gone) counts as inside. */
+static inline bool daemon_peer_in_session(struct daemon *d, const struct ctl_conn *c)
+{
+	uint32_t in = 0;
+
+	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
+}
 
 #endif
