@@ -1896,6 +1896,54 @@ def test_restricted_everywhere(ctx):
 
 # ---- fail closed -----------------------------------------------------------------
 
+HOLD_CTL = r"""
+import resource, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+held = []
+for _ in range(1100):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.connect(sys.argv[1])
+    except OSError:
+        break
+    held.append(s)
+time.sleep(0.5)
+# the server closes those it refused: what is left open is what it gave
+alive = 0
+for s in held:
+    s.setblocking(False)
+    try:
+        alive += s.recv(1) != b""
+    except BlockingIOError:
+        alive += 1
+print(alive, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_session_cannot_take_every_control_connection(ctx):
+    """A session's process (root here, who is never held to a user's share)
+    opened every connection the control socket takes: the harness, another
+    session, an operator were locked out, and a shim installed with
+    --fail-open ran the next command unsupervised. A session gets 64."""
+    d = ctx.daemon()
+    sock = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path]).stdout)["socket"]
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", "-c", HOLD_CTL, sock],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = p.stdout.readline()
+        assert line.strip().isdigit() and int(line) <= 64, (line, p.stderr.read1(2000) if not line else b"")
+        r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "true"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+        r = subprocess.run([ctx.execgate, "status", "-p", d.pin_path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, timeout=30)
+        assert r.returncode == 0, r.stderr
+    finally:
+        p.stdin.close()
+        p.wait(timeout=30)
+
+
 def test_session_cannot_signal_the_daemon(ctx):
     """A (root) session process cannot signal the daemon or open a pidfd
     on it by its pid, however it spells the pid: the kernel reads 32 bits

@@ -67,6 +67,8 @@ struct ctl_conn {
 	size_t out_off;
 	uint64_t deadline;
 	struct ctl_peer peer;
+	bool in_session;		/* its process was in a session at accept (or could not be placed) */
+	uint32_t session;		/* which (UINT32_MAX: not placed) */
 	struct ctl_fd fds[CTL_MAX_FDS * 4];
 	int nfds;
 	bool held;
@@ -95,6 +97,8 @@ struct ctl_server {
 	struct ctl_conn *conns;
 	unsigned int nconns;
 	struct ctl_conn *ready, **ready_tail;	/* served in turn, after the loop's events */
+	int (*placer)(void *arg, const struct ctl_conn *c, uint32_t *ret_session);
+	void *placer_arg;
 	uint64_t round;				/* serve_ready() calls */
 	struct ctl_server_stats st;
 };
@@ -615,11 +619,20 @@ static bool peer_is_admin(const struct ctl_server *s, int fd, const struct ucred
  * and more (up to CTL_MAX_CONNS_PER_UID) only while more than
  * CTL_UID_SLACK places stay free for the others.
  */
-static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool admin)
+static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool admin, bool in_session,
+		     uint32_t session)
 {
 	const struct ctl_conn *c;
-	unsigned int mine = 0;
+	unsigned int mine = 0, same = 0, all = 0;
 
+	if (in_session) {
+		for (c = s->conns; c; c = c->next) {
+			all += c->in_session;
+			same += c->in_session && c->session == session;
+		}
+		if (same >= CTL_SESSION_CONNS || all >= CTL_SESSIONS_CONNS)
+			return false;
+	}
 	if (admin)
 		return true;
 	if (s->nconns >= CTL_MAX_CONNS - CTL_ADMIN_RESERVE)
@@ -659,6 +672,7 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		socklen_t len = sizeof(cr);
 		struct ctl_conn *c;
 		bool admin = false;
+		uint32_t session;
 		int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
 		if (cfd < 0) {
@@ -666,13 +680,11 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 				pause_accept(s);
 			return;
 		}
-		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len) ||
-		    !room_for(s, &cr, (admin = peer_is_admin(s, cfd, &cr)))) {
+		if (s->nconns >= CTL_MAX_CONNS || getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cr, &len)) {
 			s->st.refused++;
 			close(cfd);
 			continue;
 		}
-		s->st.accepted++;
 		c = calloc(1, sizeof(*c));
 		if (!c) {
 			close(cfd);
@@ -683,7 +695,19 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		c->peer.pid = cr.pid;
 		c->peer.uid = cr.uid;
 		c->peer.gid = cr.gid;
+		session = 0;
+		if (s->placer && s->placer(s->placer_arg, c, &session))
+			session = UINT32_MAX;	/* gone already, or unknown: a share of its own, inside */
+		if (!room_for(s, &cr, (admin = peer_is_admin(s, cfd, &cr)), session != 0, session)) {
+			s->st.refused++;
+			close(cfd);
+			free(c);
+			continue;
+		}
+		s->st.accepted++;
 		c->peer.admin = admin;
+		c->in_session = session != 0;
+		c->session = session;
 		c->deadline = eg_mono_ms() + CTL_IDLE_MS;
 		c->events = EPOLLIN | EPOLLRDHUP;
 		if (loop_add_fd(s->loop, cfd, c->events, on_conn, c, &c->w)) {
@@ -700,6 +724,13 @@ static void on_listen(struct eg_watch *w, int fd, uint32_t events, void *arg)
 		if (!s->ticking && !loop_timer_set(s->tick, 1000, 1000))
 			s->ticking = true;
 	}
+}
+
+void ctl_server_set_placer(struct ctl_server *s,
+			   int (*placer)(void *arg, const struct ctl_conn *c, uint32_t *ret_session), void *arg)
+{
+	s->placer = placer;
+	s->placer_arg = arg;
 }
 
 int ctl_server_adopt(struct ctl_server *s, int fd, const struct ctl_peer *peer)

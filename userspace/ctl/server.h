@@ -39,6 +39,15 @@
 #define CTL_UID_FLOOR		16
 #define CTL_UID_SLACK		240
 #define CTL_MAX_FDS		4
+/*
+ * Connections of processes inside supervised sessions (placer): at most
+ * CTL_SESSION_CONNS of one session and CTL_SESSIONS_CONNS of all, root's
+ * too. An agent that held every connection its user may have (or, as
+ * root, every one) locked its harness out, and a shim installed with
+ * --fail-open then ran the harness's next command unsupervised.
+ */
+#define CTL_SESSION_CONNS	64
+#define CTL_SESSIONS_CONNS	256
 
 struct ctl_server;
 struct ctl_conn;
@@ -85,6 +94,13 @@ int ctl_server_new(struct eg_loop *loop, const char *path, gid_t ctl_gid, int ad
  * not what SO_PEERCRED says: the HTTP API's calls (api/). Takes fd.
  */
 int ctl_server_adopt(struct ctl_server *s, int fd, const struct ctl_peer *peer);
+/*
+ * Tells the server which session a connecting process is in (0: none; an
+ * error: it cannot be placed, which counts as inside one of its own), for
+ * the bounds on sessions' connections. Without it none are told apart.
+ */
+void ctl_server_set_placer(struct ctl_server *s,
+			   int (*placer)(void *arg, const struct ctl_conn *c, uint32_t *ret_session), void *arg);
 /* The listening socket (kept open across a re-exec). */
 int ctl_server_fd(const struct ctl_server *s);
 void ctl_server_free(struct ctl_server *s);

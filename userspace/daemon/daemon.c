@@ -525,6 +525,15 @@ static int start_sessions(struct daemon *d)
 	return sessions_new(&so, &d->sessions);
 }
 
+/* The control server's placer: which session a connecting process is in (ctl/server.h) */
+static int place_conn(void *arg, const struct ctl_conn *c, uint32_t *ret_session)
+{
+	struct daemon *d = arg;
+
+	*ret_session = 0;
+	return d->sessions ? sessions_of_peer(d->sessions, c, ret_session) : 0;
+}
+
 static bool procs_in_session(void *arg, const struct ctl_conn *c)
 {
 	return daemon_peer_in_session(arg, c);
@@ -822,6 +831,8 @@ int daemon_run(const struct daemon_opts *o)
 		err = ctl_ops_register(&d);
 	if (!err)
 		err = start_sessions(&d);
+	if (!err)
+		ctl_server_set_placer(d.ctl, place_conn, &d);
 	if (!err)
 		err = start_procs(&d, state);
 	if (!err && d.sessions && state)
