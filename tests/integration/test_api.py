@@ -826,6 +826,7 @@ class Chromium:
 
     def screenshot(self, path):
         data = base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"])
+        os.makedirs(os.path.dirname(path), exist_ok=True)    # a clean clone has no test-output yet
         with open(path, "wb") as f:
             f.write(data)
         return data
