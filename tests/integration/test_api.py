@@ -385,6 +385,8 @@ t = socket.create_connection(("127.0.0.1", port))
 u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 u.connect(ctl)
 u.sendmsg([b"{"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [t.fileno()]))])
+if len(sys.argv) > 4:
+    u.recv(1)           # an outside holder: it has taken the fd
 fd = t.detach()
 unshared, closed, out = threading.Event(), threading.Event(), []
 def worker():
@@ -414,6 +416,10 @@ print(out[0])
 
 
 def test_a_connection_handed_to_the_daemon_is_not_placed_outside(ctx):
+    """A session's process hides its copy of its API connection in a thread's own file table and
+    hands the connection over: to the daemon, or to a process outside every session. Either was
+    the only holder found, and placed the client outside (200). Now the daemon's own hold cannot
+    be placed, and the thread's table is read too: 403 both ways."""
     a = Api(ctx)
     ctl = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", a.d.pin_path]).stdout)["socket"]
     code = os.path.join(ctx.tmpdir(), "hand.py")
@@ -423,6 +429,28 @@ def test_a_connection_handed_to_the_daemon_is_not_placed_outside(ctx):
     os.chmod(code, 0o644)
     r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "python3", code, str(a.port), ctl,
                         TOKENS["alice"]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.stdout.strip() == b"403", (r.stdout, r.stderr[-500:])
+    # handed to a process outside every session (here this test, over a unix socket of its own):
+    # the copy in the thread's own file table is found all the same
+    path = os.path.join(ctx.tmpdir(), "holder.sock")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+    os.chmod(path, 0o777)
+    kept = []
+
+    def holder():
+        c, _ = srv.accept()
+        msg, anc, _, _ = c.recvmsg(16, socket.CMSG_SPACE(4))
+        kept.extend(anc)
+        c.send(b"k")
+        kept.append(c)
+    th = threading.Thread(target=holder)
+    th.start()
+    r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "python3", code, str(a.port), path,
+                        TOKENS["alice"], "outside"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    th.join(10)
+    assert kept, "the holder took no fd"
     assert r.stdout.strip() == b"403", (r.stdout, r.stderr[-500:])
 
 

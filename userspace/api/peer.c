@@ -5,10 +5,10 @@
  * kernel's socket table (sock_diag) names the client's socket by its four
  * addresses, every process holding that socket is found in /proc, and
  * each one's session is read from the task storage, as for a control
- * socket peer. One in a session is enough to count as inside; a socket
- * that is on this host but held by no process found, or held by the
- * daemon itself (handed over by a process that hid its own copy), cannot
- * be placed.
+ * socket peer, the file tables of threads that have their own read too
+ * (a copy hidden there is found). One in a session is enough to count as
+ * inside; a socket that is on this host but held by no process found, or
+ * held by the daemon itself, cannot be placed.
  * A client whose socket is in no table here is outside only when its
  * address is not one of this host's: a client here that closed its end
  * right after its request (its socket orphaned, inode 0, or gone after a
@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/inet_diag.h>
+#include <linux/kcmp.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
@@ -169,14 +170,71 @@ static int session_of(int tasks_fd, pid_t pid, uint32_t *ret)
 	return rc;
 }
 
+/* Whether the fd directory dir (/proc/PID/fd, /proc/PID/task/TID/fd) holds want ("socket:[N]"). */
+static bool holds(const char *dir, const char *want)
+{
+	char path[300], link[64];
+	struct dirent *fe;
+	bool found = false;
+	DIR *fds = opendir(dir);
+
+	if (!fds)
+		return false;
+	while (!found && (fe = readdir(fds))) {
+		ssize_t n;
+
+		if (fe->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, fe->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = !strcmp(link, want);
+	}
+	closedir(fds);
+	return found;
+}
+
+/*
+ * Whether a thread of pid with a file table of its own holds want: a
+ * thread that called unshare(CLONE_FILES), or every thread once the
+ * leader has exited (its table is gone from /proc/PID/fd). A process
+ * could hide its copy of a connection there and hand the connection to
+ * a process outside every session, the only holder /proc/PID/fd shows.
+ * Threads that share the leader's table (kcmp) are not read again.
+ */
+static bool held_by_a_thread(pid_t pid, const char *want)
+{
+	char path[300];
+	struct dirent *te;
+	bool found = false;
+	DIR *tasks;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	tasks = opendir(path);
+	if (!tasks)
+		return false;
+	while (!found && (te = readdir(tasks))) {
+		pid_t tid = atoi(te->d_name);
+
+		if (tid <= 0 || tid == pid || syscall(SYS_kcmp, pid, tid, KCMP_FILES, 0, 0) == 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/fd", (int)pid, (int)tid);
+		found = holds(path, want);
+	}
+	closedir(tasks);
+	return found;
+}
+
 int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session)
 {
 	struct sockaddr_storage peer, self;
 	socklen_t pl = sizeof(peer), sl = sizeof(self);
 	unsigned long inode = 0;
 	bool found = false;
-	char want[64], path[300], link[64];
-	struct dirent *de, *fe;
+	char want[64], path[300];
+	struct dirent *de;
 	unsigned int owners = 0;
 	bool ours = false;
 	uint32_t in = 0;
@@ -203,49 +261,28 @@ int peer_place(int tasks_fd, int sockfd, bool *ret_placed, uint32_t *ret_session
 		return -errno;
 	while ((de = readdir(proc))) {
 		pid_t pid = atoi(de->d_name);
-		DIR *fds;
+		uint32_t s = 0;
 
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-		fds = opendir(path);
-		if (!fds)
+		if (!holds(path, want) && !held_by_a_thread(pid, want))
 			continue;
-		while ((fe = readdir(fds))) {
-			ssize_t n;
-
-			if (fe->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid, fe->d_name);
-			n = readlink(path, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			if (strcmp(link, want))
-				continue;
-			if (pid == getpid()) {
-				/*
-				 * The client's own end, held by the daemon: handed
-				 * over (SCM_RIGHTS in a control request never
-				 * ended) by a process that hid its own copy (a
-				 * thread with a file table of its own). Nothing of
-				 * the daemon's is an API client: cannot be placed.
-				 */
-				ours = true;
-				break;
-			}
-			{
-				uint32_t s = 0;
-
-				owners++;
-				if (session_of(tasks_fd, pid, &s))
-					owners--;	/* gone meanwhile: it holds nothing now */
-				else if (s && !in)
-					in = s;
-			}
-			break;
+		if (pid == getpid()) {
+			/*
+			 * The client's own end, held by the daemon: handed over
+			 * (SCM_RIGHTS in a control request never ended) by a
+			 * process that hid its own copy. Nothing of the
+			 * daemon's is an API client: cannot be placed.
+			 */
+			ours = true;
+			continue;
 		}
-		closedir(fds);
+		owners++;
+		if (session_of(tasks_fd, pid, &s))
+			owners--;	/* gone meanwhile: it holds nothing now */
+		else if (s && !in)
+			in = s;
 	}
 	closedir(proc);
 	*ret_placed = owners > 0 && !ours;
