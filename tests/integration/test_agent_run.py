@@ -134,17 +134,19 @@ def test_a_process_in_a_session_drives_no_run_and_reloads_nothing(ctx):
     """A session's process asked the daemon to signal a run of its user
     (sent as root, past the session's Landlock signal scope), to read or
     poll its output (moving its caller's reading point), to reload the
-    policy and to follow every session's records: each is refused now, as
-    starting a run or writing to one was."""
+    policy, to follow every session's records and to list every session's
+    pending approvals: each is refused now, as starting a run or writing
+    to one was."""
     e = Env(ctx)
     pid = e.bg("sleep", "100")
     script = "; ".join("%s %s; echo rc=$?" % (e.ctx.execgate, args % e.d.pin_path)
                        for args in ("kill -p %s " + pid + " --signal STOP", "poll -p %s " + pid,
-                                    "log -p %s " + pid, "policy reload -p %s", "query -p %s --follow --since 1h"))
+                                    "log -p %s " + pid, "policy reload -p %s", "query -p %s --follow --since 1h",
+                                    "approvals -p %s"))
     r = e.run("exec", "--", "sh", "-c", "timeout 10 sh -c '%s'" % script.replace("'", "'\\''"))
     out, err = r.stdout.decode(), r.stderr.decode()
-    assert out.count("rc=0") == 0 and out.count("rc=") == 5, (out, err)
-    for verb in ("kill", "poll", "log", "policy_reload", "follow"):
+    assert out.count("rc=0") == 0 and out.count("rc=") == 6, (out, err)
+    for verb in ("kill", "poll", "log", "policy_reload", "follow", "approvals"):
         assert "%s: a process inside a supervised session cannot" % verb in err, (verb, err)
     st = e.ok("ps", "--json")
     run = [p for p in json.loads(st) if p["id"] == pid][0]

@@ -41,13 +41,15 @@
 #define CTL_MAX_FDS		4
 /*
  * Connections of processes inside supervised sessions (placer): at most
- * CTL_SESSION_CONNS of one session and CTL_SESSIONS_CONNS of all, root's
- * too. An agent that held every connection its user may have (or, as
- * root, every one) locked its harness out, and a shim installed with
- * --fail-open then ran the harness's next command unsupervised.
+ * CTL_SESSION_CONNS of one session with all those started inside it, and
+ * CTL_SESSIONS_CONNS of all, root's too. An agent that held every
+ * connection its user may have (or, as root, every one) locked its
+ * harness out, and a shim installed with --fail-open then ran the
+ * harness's next command unsupervised. A refused connection is closed at
+ * once; the shim asks again for a while (a burst of shells, make -j).
  */
-#define CTL_SESSION_CONNS	64
-#define CTL_SESSIONS_CONNS	256
+#define CTL_SESSION_CONNS	128
+#define CTL_SESSIONS_CONNS	512
 
 struct ctl_server;
 struct ctl_conn;

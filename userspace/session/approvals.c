@@ -639,7 +639,13 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 	uint64_t now = clock_real_ns();
 	unsigned int i;
 	char err[128];
+	uint32_t in = 0;
 
+	/* every session's pending command lines, streamed with --watch: not for a process inside one */
+	if (sessions_of_peer(s, c, &in) || in) {
+		ctl_reply_err(c, "approvals: a process inside a supervised session cannot list the approvals");
+		return 0;
+	}
 	if (ctl_get_bool(req, "watch", &watch, err, sizeof(err)) == -EINVAL ||
 	    ctl_get_str(req, "id", false, 23, &id, err, sizeof(err)) == -EINVAL) {
 		ctl_reply_err(c, "%s", err);

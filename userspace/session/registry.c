@@ -116,6 +116,15 @@ int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint
 
 /* ---- registry ------------------------------------------------------------ */
 
+uint32_t sessions_outermost(struct eg_sessions *s, uint32_t id)
+{
+	struct eg_session *se = session_find(s, id);
+
+	while (se && se->parent)
+		se = se->parent;
+	return se ? se->id : id;
+}
+
 struct eg_session *session_find(struct eg_sessions *s, uint32_t id)
 {
 	struct eg_session *se;

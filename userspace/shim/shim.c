@@ -38,8 +38,8 @@ static int die(const char *what)
 	return EXIT_REFUSED;
 }
 
-/* 1: in a session, 0: not, -errno: the daemon could not be asked. */
-static int in_session(const char *sock)
+/* 1: in a session, 0: not, -errno: the daemon could not be asked; -ECONNRESET: it closed at once. */
+static int ask_in_session(const char *sock)
 {
 	static const char req[] = "{\"op\":\"whoami\"}\n";
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -73,6 +73,8 @@ static int in_session(const char *sock)
 	}
 	close(fd);
 	buf[got] = 0;
+	if (!got)
+		return -ECONNRESET;	/* closed before any answer: no room for us now */
 	if (!memchr(buf, '\n', got) || !strstr(buf, "\"ok\":true"))
 		return -EPROTO;
 	if (strstr(buf, "\"in_session\":true"))
@@ -80,6 +82,27 @@ static int in_session(const char *sock)
 	if (strstr(buf, "\"in_session\":false"))
 		return 0;
 	return -EPROTO;
+}
+
+/*
+ * The daemon closes a connection at once when it has no room for it (its
+ * bounds: a session's share, a user's): a burst of shells (make -j) may
+ * meet that for a moment. Asked again for up to about 3 s before the
+ * answer counts as "no daemon".
+ */
+static int in_session(const char *sock)
+{
+	unsigned int i, ms = 5;
+	int rc;
+
+	for (i = 0;; i++) {
+		rc = ask_in_session(sock);
+		if (rc != -ECONNRESET || i == 16)
+			return rc;
+		usleep(ms * 1000);
+		if (ms < 250)
+			ms *= 2;
+	}
 }
 
 static int read_conf(struct shim_conf *c, char *err, size_t errlen)
