@@ -284,10 +284,31 @@ static int op_metrics(struct ctl_conn *c, const json_t *req, void *arg)
 	return 0;
 }
 
+/*
+ * The control server's placer (ctl/server.h): the outermost session of a
+ * connecting process's, so that sessions started one inside another share
+ * one bound. Runs in the loop's thread.
+ */
+static int place_conn(void *arg, const struct ctl_conn *c, uint32_t *ret_session)
+{
+	struct daemon *d = arg;
+	int rc;
+
+	*ret_session = 0;
+	if (!d->sessions)
+		return 0;
+	rc = sessions_of_peer(d->sessions, c, ret_session);
+	if (!rc && *ret_session)
+		*ret_session = sessions_outermost(d->sessions, *ret_session);
+	return rc;
+}
+
 int ctl_ops_register(struct daemon *d)
 {
 	int err;
 
+	/* which session a connecting process is in, for the bounds on sessions' connections */
+	ctl_server_set_placer(d->ctl, place_conn, d);
 	err = ctl_register(d->ctl, "status", CTL_ADMIN, op_status, d);
 	if (!err)
 		err = ctl_register(d->ctl, "stats", CTL_ADMIN, op_stats, d);

@@ -525,25 +525,6 @@ static int start_sessions(struct daemon *d)
 	return sessions_new(&so, &d->sessions);
 }
 
-/*
- * The control server's placer (ctl/server.h): the outermost session of a
- * connecting process's, so that sessions started one inside another share
- * one bound. Runs in the loop's thread.
- */
-static int place_conn(void *arg, const struct ctl_conn *c, uint32_t *ret_session)
-{
-	struct daemon *d = arg;
-	int rc;
-
-	*ret_session = 0;
-	if (!d->sessions)
-		return 0;
-	rc = sessions_of_peer(d->sessions, c, ret_session);
-	if (!rc && *ret_session)
-		*ret_session = sessions_outermost(d->sessions, *ret_session);
-	return rc;
-}
-
 static bool procs_in_session(void *arg, const struct ctl_conn *c)
 {
 	return daemon_peer_in_session(arg, c);
@@ -841,8 +822,6 @@ int daemon_run(const struct daemon_opts *o)
 		err = ctl_ops_register(&d);
 	if (!err)
 		err = start_sessions(&d);
-	if (!err)
-		ctl_server_set_placer(d.ctl, place_conn, &d);
 	if (!err)
 		err = start_procs(&d, state);
 	if (!err && d.sessions && state)
