@@ -728,7 +728,8 @@ def test_connections_without_a_token_cannot_hold_every_slot(ctx):
     heads = [b"GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999999\r\n\r\n",
              b"GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
              b"GET /v1/whoami HTTP/1.1\r\nHost: x\r\nContent-Length: 999999\r\n\r\n",
-             b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: "]     # a head that never ends
+             b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ",     # a head that never ends
+             b"POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n"]   # no token, slow body
     held, kind = [], []
     t0 = time.monotonic()
     for i in range(70):
