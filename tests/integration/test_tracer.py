@@ -414,6 +414,21 @@ def test_long_filename_and_deep_cwd(ctx):
     assert e5["filename"] == top and e5["script_chain_truncated"] is True, e5
 
 
+def test_a_container_older_than_the_daemon_counts_its_own_depth(ctx):
+    """A process in a pid namespace root made (a container's) that ran
+    before the daemon: its children's execs were at container depth 0,
+    each of them "direct" to a rule's context (the start's seeding left
+    the container's count out). Its first process is 0, what it starts 1."""
+    tok = token()
+    p = subprocess.Popen(["unshare", "-pf", "--mount-proc", "sh", "-c",
+                          "while :; do /bin/true %s; sleep 0.1; done" % tok], start_new_session=True)
+    ctx.on_cleanup(lambda: (os.killpg(p.pid, signal.SIGKILL), p.wait()))
+    time.sleep(0.5)
+    d = ctx.daemon()
+    e = wait_execs(d, tok)[0]
+    assert e.get("container_depth") == 1, {k: e.get(k) for k in ("pid", "ns_pid", "depth", "container_depth")}
+
+
 # ---- depth ----------------------------------------------------------------
 
 def chain(d, leaf):

@@ -28,9 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/nsfs.h>
 #include <bpf/bpf.h>
 #include "execgate.h"
 #include "trace/running.h"
@@ -47,6 +49,8 @@ struct sproc {
 	uint64_t start_ns;		/* CLOCK_BOOTTIME, from /proc/PID/stat */
 	unsigned int threads;		/* when read */
 	bool kthread;
+	uint32_t pidns;			/* its pid namespace (inode), 0: not read */
+	bool pidns_root;		/* one root made (owned by the initial user namespace): a container's */
 	bool known;			/* the kernel has its storage */
 	bool done;			/* depth and context computed */
 	bool visiting;
@@ -66,6 +70,7 @@ struct seeder {
 	char *buf;			/* cmdline */
 	struct task_amender *amender;	/* opened at its first use */
 	int amender_err;
+	uint32_t host_pidns, host_userns;	/* ours, the host's */
 };
 
 static int by_pid(const void *a, const void *b)
@@ -125,6 +130,39 @@ static int read_stat(struct seeder *s, struct sproc *pr)
 	pr->kthread = (flags & 0x00200000) || pr->pid == 2 || ppid == 2;	/* PF_KTHREAD */
 	pr->start_ns = s->hz > 0 ? start * (1000000000ull / (uint64_t)s->hz) : 0;
 	return 0;
+}
+
+static uint32_t ns_ino(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) ? 0 : (uint32_t)st.st_ino;
+}
+
+/*
+ * pr's pid namespace, and whether root made it (its owner is the initial
+ * user namespace), as the kernel tells a container's (bpf/execgate.bpf.h,
+ * task_pid_ns_by_root).
+ */
+static void read_pidns(struct seeder *s, struct sproc *pr)
+{
+	char path[64];
+	struct stat st;
+	int fd, ufd;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pr->pid);
+	pr->pidns = ns_ino(path);
+	if (!pr->pidns || pr->pidns == s->host_pidns)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ufd = ioctl(fd, NS_GET_USERNS);
+	if (ufd >= 0) {
+		pr->pidns_root = !fstat(ufd, &st) && (uint32_t)st.st_ino == s->host_userns;
+		close(ufd);
+	}
+	close(fd);
 }
 
 static int pidfd_of(pid_t pid)
@@ -226,6 +264,18 @@ static void settle(struct seeder *s, struct sproc *pr, unsigned int level)
 		pr->t.depth = pa && pa->done && !pa->kthread ? pa->t.depth + 1 : 0;
 		pr->t.exec_tgid = (uint32_t)pr->pid;
 		pr->t.exec_ktime = pr->start_ns;
+		/*
+		 * A container's processes count their own depth from its first
+		 * (0), as the kernel counts them from an exec it saw: a task with
+		 * no container count is judged at container depth 0 at each exec,
+		 * so every process of a container older than the daemon ran
+		 * everything "direct".
+		 */
+		if (pr->pidns_root) {
+			pr->t.cont_pidns = pr->pidns;
+			pr->t.container_depth = pa && pa->done && !pa->kthread && pa->t.cont_pidns == pr->pidns ?
+						pa->t.container_depth + 1 : 0;
+		}
 	}
 	if (s->p && policy_context_count(s->p)) {
 		own = pr->known && pr->t.context ? 0 : identity_of(s, pr);
@@ -266,6 +316,7 @@ static int scan(struct seeder *s)
 		pr.pid = (pid_t)pid;
 		if (read_stat(s, &pr) || pr.kthread)
 			continue;
+		read_pidns(s, &pr);
 		if (s->n == s->cap) {
 			size_t cap = s->cap ? s->cap * 2 : 1024;
 			struct sproc *v = cap <= SEED_MAX_PROCS ? realloc(s->v, cap * sizeof(*v)) : NULL;
@@ -435,6 +486,8 @@ static int seed_pass(int map_fd, const struct eg_policy *p, struct seed_stats *r
 
 	memset(ret, 0, sizeof(*ret));
 	s.hz = sysconf(_SC_CLK_TCK);
+	s.host_pidns = ns_ino("/proc/self/ns/pid");
+	s.host_userns = ns_ino("/proc/self/ns/user");
 	s.buf = malloc(SEED_ARGV_MAX);
 	if (!s.buf)
 		return -ENOMEM;
