@@ -91,6 +91,18 @@ commands:
 """
 
 
+def test_the_root_cgroup_glob_is_every_cgroup_in_the_kernel(ctx):
+    """`cgroups: ["/"]` is every cgroup to the daemon's judge and sessions;
+    in the kernel it met only the root cgroup's own tasks, so a deny the
+    record said was in force let the exec run."""
+    t = token()
+    d, rel, cg = enforcing(ctx, "commands:\n  - {name: no-t, cgroups: [\"/\"], basenames: [true], "
+                                "args: [%s], decision: deny}\n" % t)
+    r = in_cg(cg, ["/bin/true", t])
+    assert r.returncode == -signal.SIGKILL, (r.returncode, r.stderr)
+    assert in_cg(cg, ["/bin/true", "other"]).returncode == 0
+
+
 def test_denied_exec_is_killed_and_reported(ctx):
     d, rel, cg = enforcing(ctx, DENY_CAT)
     start = d.events()[0]
@@ -812,7 +824,7 @@ def gen_policy(rng, work, rel):
         if "uids" in kinds:
             m.append("uids: [%s]" % rng.choice(["0", "65534", "0, 65534"]))
         if "cgroups" in kinds:
-            m.append("cgroups: ['%s']" % rng.choice([rel + "/a", rel, rel + "/*", "/egtest-*/b"]))
+            m.append("cgroups: ['%s']" % rng.choice([rel + "/a", rel, rel + "/*", "/egtest-*/b", "/"]))
         dec = rng.choice(["deny", "deny", "allow", "audit", "approval"])
         rules.append("  - {name: r%d, %s, decision: %s}" % (i, ", ".join(m), dec))
     return "default_decision: %s\ncommands:\n%s\n" % (rng.choice(["allow", "audit", "deny"]),

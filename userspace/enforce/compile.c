@@ -173,7 +173,7 @@ static const char *rule_problem(const struct eg_policy *p, size_t i, const struc
 		}
 	}
 	/* a rule's globs are counted in 16 bits (eg_krule.n_globs, n_cgroups) */
-	if (ri->n_paths > UINT16_MAX || ri->n_cgroups > UINT16_MAX) {
+	if (ri->n_paths > UINT16_MAX || ri->n_cgroups > UINT16_MAX / 2) {
 		snprintf(why, len, "more than %u paths or cgroups in one rule: split it", UINT16_MAX);
 		return why;
 	}
@@ -484,6 +484,17 @@ static int compile_rule(const struct eg_policy *p, size_t i, const struct eg_rul
 			err = add_glob(globs, ri->cgroups[k], 0, &id);
 			if (!k)
 				r->cg_first = id;
+			/*
+			 * "/" is every cgroup, as the daemon and sessions match it
+			 * (match/glob.c); the kernel tries a glob against the path
+			 * and its ancestors below the root, so "/" alone met only
+			 * the root cgroup's own tasks: "/" followed by a star meets
+			 * the others.
+			 */
+			if (!err && !strcmp(ri->cgroups[k], "/")) {
+				err = add_glob(globs, "/*", 0, &id);
+				r->n_cgroups++;
+			}
 		}
 	}
 	if (ri->n_args) {
