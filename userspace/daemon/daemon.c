@@ -80,7 +80,8 @@ static void host_facts(const struct daemon *d, struct jsonw *w)
 	service_host(d, w);
 	jsonw_key(w, "cgroup_hierarchy");
 	jsonw_start_object(w);
-	jsonw_string_field(w, "version", "v2");
+	/* "none": cgroup v1 alone (no v2 tree in use): every task is at the v2 root */
+	jsonw_string_field(w, "version", cgroup2_mount(mnt, sizeof(mnt)) ? "none" : "v2");
 	jsonw_string_field(w, "mount", cgroup2_mount(mnt, sizeof(mnt)) ? NULL : mnt);
 	/* a hybrid host (v1 controllers beside a v2 tree at .../unified) */
 	jsonw_bool_field(w, "hybrid", !access("/sys/fs/cgroup/unified/cgroup.controllers", F_OK));
@@ -580,6 +581,18 @@ static int load_policy(struct daemon *d)
 		p_err("policy %s does not load; fix the errors above ('execgate policy check %s')",
 		      d->o.policy_path, d->o.policy_path);
 		return err;
+	}
+	{
+		struct eg_rule_info ri;
+		char mnt[PATH_MAX];
+		size_t i;
+
+		for (i = 0; i < policy_rule_count(d->policy); i++)
+			if (!policy_rule_info(d->policy, i, &ri) && ri.n_cgroups && cgroup2_mount(mnt, sizeof(mnt))) {
+				p_warn("policy %s: rule '%s' has cgroups, but no cgroup v2 hierarchy is mounted here "
+				       "(cgroup v1 alone): rules with cgroups never apply", d->o.policy_path, ri.name);
+				break;
+			}
 	}
 	return 0;
 }
