@@ -65,6 +65,11 @@ static int ask_in_session(const char *sock)
 	while (got < sizeof(buf) - 1) {
 		ssize_t n = read(fd, buf + got, sizeof(buf) - 1 - got);
 
+		if (n < 0 && !got) {
+			rc = -errno;	/* no answer in time (EAGAIN): not a refusal, not asked again */
+			close(fd);
+			return rc;
+		}
 		if (n <= 0)
 			break;
 		got += n;
@@ -74,7 +79,7 @@ static int ask_in_session(const char *sock)
 	close(fd);
 	buf[got] = 0;
 	if (!got)
-		return -ECONNRESET;	/* closed before any answer: no room for us now */
+		return -ECONNRESET;	/* closed (EOF) before any answer: no room for us now */
 	if (!memchr(buf, '\n', got) || !strstr(buf, "\"ok\":true"))
 		return -EPROTO;
 	if (strstr(buf, "\"in_session\":true"))
