@@ -150,6 +150,20 @@ class Daemon:
             time.sleep(0.05)
         raise AssertionError("no %s within %ss" % (what, timeout))
 
+    def reexec(self, timeout=20):
+        """SIGUSR2 (a handover), and waits until the daemon has re-executed itself with --takeover
+        (or has exited: the caller looks at that)."""
+        pid = self.proc.pid
+        self.proc.send_signal(signal.SIGUSR2)
+
+        def taken_over():
+            try:
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    return b"--takeover" in f.read().split(b"\0")
+            except OSError:
+                return False
+        wait_until(lambda: self.proc.poll() is not None or taken_over(), timeout, what="the re-exec")
+
     def stop(self, sig=signal.SIGTERM, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(sig)

@@ -1370,18 +1370,12 @@ def test_handover_on_a_full_disk(ctx):
         subprocess.run(["/bin/true", tok, str(i), "x" * 2000], preexec_fn=in_cgroup(cg))
     before = wait(lambda: (lambda c: c["output_dropped"] > 0 and c["written_exec"] + c["output_dropped"] >= 30 and c)(
         stats(ctx, d)), what="drops counted")
-    pid = d.proc.pid
-    d.proc.send_signal(signal.SIGUSR2)
-
-    def taken_over():
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return b"--takeover" in f.read().split(b"\0")
-    wait(lambda: d.proc.poll() is not None or taken_over(), what="the re-exec")
+    d.reexec()
     st = wait(lambda: d.proc.poll() is not None or (lambda st: "pid" in st and st)(
         json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path], check=False).stdout)),
         what="status from the new daemon")
     assert d.proc.poll() is None, "the daemon died at the handover: %s" % d.err()
-    assert st["pid"] == pid and st["uptime_ms"] < 20000, (st, d.err())
+    assert st["pid"] == d.proc.pid and st["uptime_ms"] < 20000, (st, d.err())
     c = stats(ctx, d)
     assert c["output_dropped"] > before["output_dropped"], ("the drops carried over, and the start record's", c)
     assert "cannot write the start record" in d.err() and "--metrics-textfile" in d.err(), d.err()
@@ -1629,13 +1623,7 @@ def test_a_handover_a_stop_or_a_kill_during_a_compression(ctx):
         tmp = wait(lambda: [n for n in names() if n.endswith(".gz.tmp")], what="the compression under way")[0]
         gz = os.path.join(out, tmp[:-len(".tmp")])
         if how == "handover":
-            pid = d.proc.pid
-            d.proc.send_signal(signal.SIGUSR2)
-
-            def taken_over():
-                with open("/proc/%d/cmdline" % pid, "rb") as f:
-                    return b"--takeover" in f.read().split(b"\0")
-            wait(lambda: d.proc.poll() is not None or taken_over(), what="the re-exec")
+            d.reexec()
             assert d.proc.poll() is None, d.err()
         elif how == "kill":
             d.kill()

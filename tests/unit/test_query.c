@@ -546,6 +546,19 @@ static void test_line_whole(void)
 	ASSERT_FALSE(query_line_whole("", 0), "empty");
 }
 
+/* Each record (a JSON line) into g, as `policy generate` reads them. */
+static void generate_add_all(struct eg_generate *g, const char *const *recs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *r = json_loads(recs[i], 0, NULL);
+
+		generate_add(g, r);
+		json_decref(r);
+	}
+}
+
 static void test_generate_tokens(void)
 {
 	struct sbuf b = {};
@@ -576,15 +589,9 @@ static void test_generate_policy(void)
 	struct eg_generate *g = generate_new();
 	struct sbuf out = {};
 	const char *y;
-	size_t i;
 
 	ASSERT_EQ(generate_write(g, "nothing", &out), -ENOENT, "no exec: nothing to write");
-	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
-		json_t *r = json_loads(recs[i], 0, NULL);
-
-		generate_add(g, r);
-		json_decref(r);
-	}
+	generate_add_all(g, recs, sizeof(recs) / sizeof(recs[0]));
 	ASSERT_OK(generate_write(g, "a test", &out), "write");
 	y = sbuf_cstr(&out);
 	ASSERT_TRUE(strstr(y, "default_decision: deny\n") != NULL, y);
@@ -615,12 +622,7 @@ static void test_generate_escapes(void)
 	const char *y;
 	size_t i;
 
-	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
-		json_t *r = json_loads(recs[i], 0, NULL);
-
-		generate_add(g, r);
-		json_decref(r);
-	}
+	generate_add_all(g, recs, sizeof(recs) / sizeof(recs[0]));
 	ASSERT_OK(generate_write(g, "a test", &out), "write");
 	y = sbuf_cstr(&out);
 	ASSERT_TRUE(strstr(y, "\ndefault_decision: allow") == NULL, y);

@@ -456,6 +456,16 @@ static int cmp_rotated(const void *a, const void *b)
 	return -strcmp(((const struct rotated_file *)a)->name, ((const struct rotated_file *)b)->name);
 }
 
+/* The directory the rotated files of o are in, into dir; returns their names' base (o's file name). */
+static const char *output_dir(const struct eg_output *o, char *dir, size_t len)
+{
+	const char *slash = strrchr(o->path, '/');
+
+	snprintf(dir, len, "%.*s", slash ? (slash == o->path ? 1 : (int)(slash - o->path)) : 1,
+		 slash ? o->path : ".");
+	return slash ? slash + 1 : o->path;
+}
+
 /*
  * At the start (after a handover too): what a compressor killed with its
  * daemon left (a handover's exec, kill -9, a crash) is finished here, on a
@@ -469,14 +479,12 @@ static int cmp_rotated(const void *a, const void *b)
 static void recover(struct eg_output *o)
 {
 	char dir[PATH_MAX], full[PATH_MAX * 2 + 16], plain[PATH_MAX * 2];
-	const char *slash = strrchr(o->path, '/'), *base = slash ? slash + 1 : o->path;
+	const char *base = output_dir(o, dir, sizeof(dir));
 	struct rotated_file *v = NULL;
 	size_t n = 0, cap = 0, i, gens = 0;
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == o->path ? 1 : (int)(slash - o->path)) : 1,
-		 slash ? o->path : ".");
 	d = opendir(dir);
 	if (!d)
 		return;
@@ -613,14 +621,12 @@ static int cmp_names(const void *a, const void *b)
 static void prune(struct eg_output *o)
 {
 	char dir[PATH_MAX], full[PATH_MAX * 2];
-	const char *slash = strrchr(o->path, '/'), *base = slash ? slash + 1 : o->path;
+	const char *base = output_dir(o, dir, sizeof(dir));
 	char **v = NULL;
 	size_t n = 0, cap = 0, i, j, gens;
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (slash == o->path ? 1 : (int)(slash - o->path)) : 1,
-		 slash ? o->path : ".");
 	d = opendir(dir);
 	if (!d)
 		return;
