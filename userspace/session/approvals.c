@@ -50,6 +50,33 @@ struct approval {
 #define BRIEF_ARGS	32
 #define BRIEF_BYTES	2048
 
+/*
+ * What a brief keeps of argument i (len bytes of str), kept bytes before
+ * it: len (whole), fewer ("..." follows; whole UTF-8 characters where they
+ * are, a byte that is not UTF-8 being one of its own), or -1 (left out).
+ * *cut is set when it is not whole.
+ */
+static ssize_t brief_keep(const char *str, size_t len, size_t i, size_t kept, bool *cut)
+{
+	size_t k, back = 0;
+
+	if (i >= BRIEF_ARGS || kept >= BRIEF_BYTES) {
+		*cut = true;
+		return -1;
+	}
+	if (len <= BRIEF_ARG && kept + len <= BRIEF_BYTES)
+		return (ssize_t)len;
+	k = len > BRIEF_ARG ? BRIEF_ARG : BRIEF_BYTES - kept;
+	while (k && back < 3 && ((unsigned char)str[k] & 0xc0) == 0x80) {
+		k--;
+		back++;
+	}
+	if (back == 3 && ((unsigned char)str[k] & 0xc0) == 0x80)
+		k += back;
+	*cut = true;
+	return (ssize_t)k;
+}
+
 /* Cuts the "argv" of o in place; true if anything was cut. */
 static bool brief_argv(json_t *o)
 {
@@ -66,23 +93,23 @@ static bool brief_argv(json_t *o)
 		const char *str = json_string_value(v);
 		size_t n = json_string_length(v);
 
+		ssize_t k;
+
 		bytes += n + 1;
-		if (!str || i >= BRIEF_ARGS || kept >= BRIEF_BYTES) {
+		if (!str) {
 			cut = true;
 			continue;
 		}
-		if (n > BRIEF_ARG || kept + n > BRIEF_BYTES) {
-			size_t k = n > BRIEF_ARG ? BRIEF_ARG : BRIEF_BYTES - kept;
+		k = brief_keep(str, n, i, kept, &cut);
+		if (k < 0)
+			continue;
+		if ((size_t)k < n) {
 			char buf[BRIEF_ARG + 4];
 
-			/* whole UTF-8 characters: the JSON writer would escape a cut one */
-			while (k && ((unsigned char)str[k] & 0xc0) == 0x80)
-				k--;
 			memcpy(buf, str, k);
 			memcpy(buf + k, "...", 4);
 			json_array_append_new(out, json_stringn(buf, k + 3));
 			kept += k + 3;
-			cut = true;
 			continue;
 		}
 		json_array_append(out, v);
@@ -215,24 +242,14 @@ static char *make_brief(const struct approval *a)
 		return NULL;
 	for (i = 0; i < r->argc; i++) {
 		const char *str = r->argv[i];
-		size_t len = strlen(str), k = len, back = 0;
+		size_t len = strlen(str);
+		ssize_t sk = brief_keep(str, len, i, kept, &cut);
+		size_t k;
 
 		bytes += len + 1;
-		if (i >= BRIEF_ARGS || kept >= BRIEF_BYTES) {
-			cut = true;
+		if (sk < 0)
 			continue;
-		}
-		if (len > BRIEF_ARG || kept + len > BRIEF_BYTES) {
-			k = len > BRIEF_ARG ? BRIEF_ARG : BRIEF_BYTES - kept;
-			/* whole UTF-8 characters where they are (a byte that is not UTF-8 is one of its own) */
-			while (k && back < 3 && ((unsigned char)str[k] & 0xc0) == 0x80) {
-				k--;
-				back++;
-			}
-			if (back == 3 && ((unsigned char)str[k] & 0xc0) == 0x80)
-				k += back;
-			cut = true;
-		}
+		k = (size_t)sk;
 		argv[n] = malloc(k + 4);
 		if (!argv[n])
 			goto out;
