@@ -270,9 +270,7 @@ void daemon_api_stop(struct daemon *d);
 /* Whether c's process is inside a supervised session; one the kernel cannot place (gone) counts as inside. */
 static inline bool daemon_peer_in_session(struct daemon *d, const struct ctl_conn *c)
 {
-	uint32_t in = 0;
-
-	return d->sessions && (sessions_of_peer(d->sessions, c, &in) || in);
+	return d->sessions && sessions_peer_inside(d->sessions, c);
 }
 
 #endif

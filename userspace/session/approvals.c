@@ -656,10 +656,9 @@ static int op_approvals(struct ctl_conn *c, const json_t *req, void *arg)
 	uint64_t now = clock_real_ns();
 	unsigned int i;
 	char err[128];
-	uint32_t in = 0;
 
 	/* every session's pending command lines, streamed with --watch: not for a process inside one */
-	if (sessions_of_peer(s, c, &in) || in) {
+	if (sessions_peer_inside(s, c)) {
 		ctl_reply_err(c, "approvals: a process inside a supervised session cannot list the approvals");
 		return 0;
 	}

@@ -116,6 +116,13 @@ int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint
 
 /* ---- registry ------------------------------------------------------------ */
 
+bool sessions_peer_inside(const struct eg_sessions *s, const struct ctl_conn *c)
+{
+	uint32_t in = 0;
+
+	return sessions_of_peer(s, c, &in) || in;
+}
+
 uint32_t sessions_outermost(struct eg_sessions *s, uint32_t id)
 {
 	struct eg_session *se = session_find(s, id);

@@ -644,10 +644,9 @@ static int op_sessions(struct ctl_conn *c, const json_t *req, void *arg)
 	struct jsonw w;
 	uint64_t now = eg_mono_ns();
 	char sid[16];
-	uint32_t in = 0;
 
 	(void)req;
-	if (sessions_of_peer(s, c, &in) || in) {
+	if (sessions_peer_inside(s, c)) {
 		ctl_reply_err(c, "sessions: a process inside a supervised session cannot list the sessions");
 		return 0;
 	}

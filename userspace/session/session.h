@@ -122,6 +122,8 @@ void sessions_resume(struct eg_sessions *s);
  */
 struct ctl_conn;
 int sessions_of_peer(const struct eg_sessions *s, const struct ctl_conn *c, uint32_t *ret_session);
+/* Whether c's process is inside a session; one that cannot be placed (gone) counts as inside. */
+bool sessions_peer_inside(const struct eg_sessions *s, const struct ctl_conn *c);
 /* The outermost session of session id (itself when it has no parent, or is not known). */
 uint32_t sessions_outermost(struct eg_sessions *s, uint32_t id);
 
