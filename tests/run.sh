@@ -19,16 +19,36 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-passed=0 failed=0 skipped=0 times=""
+passed=0 failed=0 skipped=0 times="" fails=""
 log=$(mktemp -d /tmp/execgate-tests.XXXXXX)
+
+# budget NAME: the seconds a suite may take before it is stopped (SIGTERM, then SIGKILL a
+# minute later), several times what it takes on a loaded 2-core machine, so that a hang
+# fails the suite, names where (the integration runner fails a test after
+# EG_TEST_TIMEOUT and prints its stack) and make test still ends in CI's 90 minutes.
+# EG_SUITE_BUDGET=SECONDS sets them all.
+budget() {
+	[ -n "${EG_SUITE_BUDGET:-}" ] && { echo "$EG_SUITE_BUDGET"; return; }
+	case $1 in
+	integration) echo 2400 ;;		# about 570 s
+	integration-asan|integration-lane2) echo 900 ;;	# about 170 s each
+	vm) echo 1500 ;;			# about 130 s; a hung guest is booted once more
+	*) echo 600 ;;				# fuzz about 40 s, a unit suite a few
+	esac
+}
 
 # exec_suite NAME CMD...: runs it, its output, status and seconds into $log.
 exec_suite() {
-	local name=$1 start; shift
+	local name=$1 start secs rc; shift
 	local out=$log/${name//\//_}
+	secs=$(budget "$name")
 	start=$(date +%s)
-	"$@" > "$out.out" 2>&1
-	echo $? > "$out.rc"
+	# a session of its own, with no terminal and nothing to read: as on a machine where nobody
+	# typed `make test` (a CI runner may hold a terminal or a pipe that never ends)
+	setsid -w timeout -k 60 "$secs" "$@" < /dev/null > "$out.out" 2>&1
+	rc=$?
+	{ [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && echo "FAIL (budget): the suite was stopped after $secs s (tests/run.sh)" >> "$out.out"
+	echo $rc > "$out.rc"
 	echo $(( $(date +%s) - start )) > "$out.secs"
 }
 
@@ -46,9 +66,14 @@ report_suite() {
 		return
 	fi
 	grep -E '^(PASS|FAIL|SKIP) |^    ' "$out.out"
+	fails="$fails$(grep -E '^FAIL ' "$out.out" | cut -c1-200 | sed "s|^FAIL |  $name: |")"
+	[ -n "$fails" ] && fails="$fails
+"
 	p=$(grep -c '^PASS ' "$out.out"); f=$(grep -c '^FAIL ' "$out.out"); s=$(grep -c '^SKIP ' "$out.out")
 	if { [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; } || [ $((p + f + s)) -eq 0 ]; then
 		echo "FAIL $name: suite exited with status $rc and $f failures out of $((p + f + s)) tests; its output:"
+		fails="$fails  $name: exited with status $rc and no FAIL line
+"
 		tail -n 30 "$out.out" | sed 's/^/    /'
 		f=1
 	fi
@@ -144,5 +169,7 @@ fi
 echo "logs in $log"
 echo "time per suite:"
 printf '%s' "$times"
+# the failures once more, last, where a CI log's tail shows them
+[ -n "$fails" ] && { echo "failed:"; printf '%s' "$fails" | sed '/^$/d' | head -n 20; }
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

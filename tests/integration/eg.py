@@ -24,6 +24,16 @@ class Skip(Exception):
     pass
 
 
+class Timeout(BaseException):
+    """Raised in the main thread by run.py's alarm: a test (or one of its cleanups) that does not end.
+    A BaseException, so a test's own `except Exception` does not swallow it."""
+    pass
+
+
+# seconds one cleanup step may take before run.py's alarm cuts it short (0: no alarm, outside run.py)
+CLEANUP_S = 0
+
+
 _validator = None
 
 
@@ -214,12 +224,23 @@ class Ctx:
         self._cleanups.append(fn)
 
     def cleanup(self):
+        """Runs the cleanups, last first. One that hangs is cut short by the alarm
+        (CLEANUP_S) and the others still run; the hung ones are returned, named."""
+        hung = []
         while self._cleanups:
             fn = self._cleanups.pop()
+            if CLEANUP_S:
+                signal.alarm(CLEANUP_S)
             try:
                 fn()
             except Exception:
                 pass
+            except Timeout:
+                hung.append(getattr(fn, "__qualname__", repr(fn)))
+            finally:
+                if CLEANUP_S:
+                    signal.alarm(0)
+        return hung
 
     def tmpdir(self):
         d = tempfile.mkdtemp(prefix="egtest.")

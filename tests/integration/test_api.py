@@ -445,8 +445,10 @@ def test_a_connection_handed_to_the_daemon_is_not_placed_outside(ctx):
         kept.extend(anc)
         c.send(b"k")
         kept.append(c)
-    th = threading.Thread(target=holder)
+    th = threading.Thread(target=holder, daemon=True)
     th.start()
+    # an accept() that is never met ends with the test (shutdown wakes it; close alone does not)
+    ctx.on_cleanup(lambda: (srv.shutdown(socket.SHUT_RDWR), srv.close()))
     r = subprocess.run([ctx.execgate, "exec", "-p", a.d.pin_path, "--", "python3", code, str(a.port), path,
                         TOKENS["alice"], "outside"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     th.join(10)
