@@ -786,6 +786,10 @@ def test_connections_without_a_token_cannot_hold_every_slot(ctx):
 
 # ---- the page, in headless Chromium ------------------------------------------------
 
+class Navigated(Exception):
+    """The page was navigating (the login form reloads it) while a call was made."""
+
+
 class Chromium:
     """Headless Chromium driven over its DevTools protocol (a WebSocket: the WS client above)."""
 
@@ -826,6 +830,8 @@ class Chromium:
                 continue
             m = json.loads(d)
             if m.get("id") == self.n:
+                if "navigated or closed" in m.get("error", {}).get("message", ""):
+                    raise Navigated(m["error"]["message"])
                 assert "error" not in m, m
                 return m["result"]
 
@@ -881,8 +887,13 @@ def open_page(ctx, a, tok="alice"):
     br.js("document.getElementById('tok').focus()")
     br.call("Input.insertText", text=TOKENS[tok])
     br.click("#login button[type=submit]")
-    eg.wait_until(lambda: br.js("document.body && document.body.dataset.ready") == "1", timeout=20,
-                  what="the page connected")
+
+    def ready():
+        try:    # the form reloads the page: a call made meanwhile is told so
+            return br.js("document.body && document.body.dataset.ready") == "1"
+        except Navigated:
+            return False
+    eg.wait_until(ready, timeout=20, what="the page connected")
     return br
 
 
@@ -1030,7 +1041,7 @@ def test_page_shows_what_runs(ctx):
     # what would not show as itself is an escape: a byte that is not UTF-8 (the event stream
     # carries it as \udcXX, docs/events.md), a control character, a right-to-left override
     eg.wait_until(lambda: "/bin/true $'x\\xffy'" in (br.js("document.getElementById('tree').textContent") or ""),
-                  what="the tree's escape of a byte that is not UTF-8")
+                  timeout=30, what="the tree's escape of a byte that is not UTF-8")
     q = br.js("cmdline(['x\\udcffy', 'a\\nb', '\\u202eevil', \"it's\", '\\ud83d\\ude00'])")
     assert q == "$'x\\xffy' $'a\\nb' $'\\u202eevil' 'it'\\''s' '\U0001F600'", q
     # 44 arguments: the listing keeps the first 32, the last one hides behind them

@@ -1604,6 +1604,21 @@ def test_a_compression_cut_short_is_finished_at_the_next_start(ctx):
     assert d.stop() == 0 and d.proc.returncode == 0
 
 
+def test_a_fifo_among_the_leftovers_holds_no_stop(ctx):
+    """A FIFO named like a rotated file, with a .gz.tmp beside it, is no leftover to finish:
+    the start's recovery opened it to see whether a compressor held it, and that open waited
+    for a writer for good, so the daemon's stop (which waits for the recovery) never ended."""
+    out = ctx.tmpdir()
+    path = os.path.join(out, "events.jsonl")
+    fifo = path + ".20260119T090000.000Z"
+    os.mkfifo(fifo)
+    own(fifo + ".gz.tmp", gzip.compress(b"x" * 100)[:20])
+    d = ctx.daemon("--output-max-size", "16M", "--output-keep", "3", output=path)
+    wait(lambda: not os.path.exists(fifo + ".gz.tmp"), timeout=10, what="the .gz.tmp beside no held file gone")
+    assert d.stop(timeout=10) == 0
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the FIFO is no file of the daemon's"
+
+
 def test_a_handover_a_stop_or_a_kill_during_a_compression(ctx):
     """A rotated file being compressed when the daemon hands over (the exec ends the
     compressor), is killed, or stops: nothing is lost or left half-done. The new daemon, or the

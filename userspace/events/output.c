@@ -386,7 +386,7 @@ static void compress_one(struct eg_output *o, const char *path)
 
 	snprintf(gz, sizeof(gz), "%s.gz", path);
 	snprintf(tmp, sizeof(tmp), "%s.gz.tmp", path);
-	in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	in = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (in < 0)
 		return;
 	/* held by another compressor; or compressed and removed since it was named */
@@ -524,7 +524,8 @@ static void recover(struct eg_output *o)
 			gens++;
 		if (v[i].tmp) {
 			snprintf(full, sizeof(full), "%s.gz.tmp", plain);
-			fd = open(plain, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			/* O_NONBLOCK: a FIFO by that name would hold the open, and the stop with it */
+			fd = open(plain, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 			/* no plain file: nothing it could finish; a plain file nobody holds: its compressor is gone */
 			if (fd < 0 ? errno == ENOENT : !flock(fd, LOCK_EX | LOCK_NB))
 				unlink(full);
