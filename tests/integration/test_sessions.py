@@ -107,6 +107,33 @@ def test_exit_status_depth_and_argv0(ctx):
         assert st["sync_wakeups"] >= 1, st
 
 
+def test_a_failed_exec_left_unrecorded_lends_no_verdict(ctx):
+    """A verdict whose record never comes (a failed exec with --exec-failed=none) is no later
+    exec's. The daemon matched a record with its thread's oldest waiting verdict of the same
+    file: the next exec of that file, allowed by no rule, was written with the failed exec's
+    audit rule. Now a record takes its thread's newest verdict issued before it."""
+    pol = POLICY + "  - {name: audit-marker-x, basenames: [marker], args: [X], decision: audit}\n"
+    d = daemon(ctx, pol, "--exec-failed", "none")
+    t = token()
+    # one thread: the exec that fails, then the one that runs
+    code = ("import os, sys\n"
+            "m, t = sys.argv[1], sys.argv[2]\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    try:\n"
+            "        os.execve(m, [m, 'X', t], {'A': 'y' * 200000})\n"
+            "    except OSError as e:\n"
+            "        print('failed', e.errno, flush=True)\n"
+            "    os.execv(m, [m, t])\n"
+            "os.waitpid(pid, 0)\n")
+    m = ctx.helper("marker")
+    r = session(ctx, d, ["python3", "-c", code, m, t], check_rc=0)
+    assert r.stdout.decode().strip() == "failed 7", r.stdout     # E2BIG: one string past 128 KiB
+    rec = wait(lambda: [e for e in evs(d, t, "exec") if e["argv"] == [m, t]], what="the exec of marker")[0]
+    assert rec["decision"] == "allow" and rec["action"] == "allowed" and not rec.get("rule"), rec
+    assert not [e for e in evs(d, t) if "X" in e["argv"]], "--exec-failed=none writes no failed exec"
+
+
 def test_no_daemon_is_one_line_exit_2(ctx):
     r = subprocess.run([ctx.execgate, "exec", "-p", "/sys/fs/bpf/egtest-nodaemon", "--", "true"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -354,7 +354,8 @@ static void process_record(struct daemon *d, struct eg_record *rp)
 	struct eg_record r = *rp;
 	uint64_t t = stage_clock();
 
-	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a)) {
+	if (r.h.session && d->sessions && sessions_annotate(d->sessions, &r.h, &a,
+							     d->hold && hold_count(d->hold))) {
 		ap = &a;
 		/* a session's redirect (redirected, or blocked where it could not be): where to */
 		if (a.decision && !strcmp(a.decision, "redirect") && a.rule)

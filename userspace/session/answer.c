@@ -246,7 +246,8 @@ void request_let_fail(struct eg_sessions *s, struct exec_request *r, int rc)
 	s->ticket->issued_ns = eg_boot_ns();
 	err = ticket_continue(s, r);
 	if (!err) {
-		uint64_t seq = verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0);
+		uint64_t seq = verdict_put(s, r->tid, r->session->id, "allow", "allowed", NULL, NULL, NULL, 0, 0,
+					   s->ticket->issued_ns);
 
 		if (request_held(r))
 			request_held(r)->verdict_seq = seq;

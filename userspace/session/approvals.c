@@ -347,7 +347,7 @@ static void finish(struct eg_sessions *s, struct approval *a, enum outcome o, ui
 			r->session->denied++;
 		} else {
 			verdict_put(s, r->tid, r->session->id, "approval", action, a->rule, a->message, a->id,
-				    s->ticket->dev, s->ticket->ino);
+				    s->ticket->dev, s->ticket->ino, s->ticket->issued_ns);
 			s->st.allowed++;
 		}
 	} else if (o != OUT_CANCELLED) {

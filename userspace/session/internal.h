@@ -101,6 +101,7 @@ struct verdict {
 	uint32_t tid;
 	uint32_t session;
 	uint64_t at_ns;
+	uint64_t issued_ns;		/* CLOCK_BOOTTIME: its ticket's issue (before the exec goes on), a refusal's put */
 	uint64_t seq;			/* order of the verdicts: a thread's records come in it */
 	uint64_t dev, ino;		/* an allowed exec: the file that will run; 0 for a refusal */
 	char decision[16];
@@ -320,7 +321,7 @@ void verdicts_shrink(struct eg_sessions *s);
 /* Returns the verdict's sequence number (verdict_forget), 0 when there was no slot. */
 uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
 		     const char *action, const char *rule, const char *message, const char *approval_id,
-		     uint64_t dev, uint64_t ino);
+		     uint64_t dev, uint64_t ino, uint64_t issued_ns);
 void verdict_forget(struct eg_sessions *s, uint32_t tid, uint64_t seq);
 
 /* supervisor.c */

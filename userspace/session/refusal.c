@@ -218,7 +218,7 @@ void request_deny_with(struct eg_sessions *s, struct exec_request *r, const stru
 	request_deny(s, r, line);
 	refusal_note(s, r, v->rule, v->message, "blocked");
 	verdict_put(s, r->tid, r->session->id, eg_decision_name(v->decision), "blocked", v->rule,
-		    v->message, NULL, 0, 0);
+		    v->message, NULL, 0, 0, 0);
 	emit_blocked(s, r, v, "blocked", NULL);
 	s->st.denied++;
 	r->session->denied++;

@@ -311,7 +311,7 @@ static void verdict_drop(struct verdict *v)
 
 uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, const char *decision,
 		     const char *action, const char *rule, const char *message, const char *approval_id,
-		     uint64_t dev, uint64_t ino)
+		     uint64_t dev, uint64_t ino, uint64_t issued_ns)
 {
 	struct verdict *v = verdict_free_slot(s, tid);
 	static uint64_t seq;
@@ -324,6 +324,7 @@ uint64_t verdict_put(struct eg_sessions *s, uint32_t tid, uint32_t session, cons
 	v->tid = tid;
 	v->session = session;
 	v->at_ns = eg_mono_ns();
+	v->issued_ns = issued_ns ? issued_ns : eg_boot_ns();
 	v->seq = ++seq;
 	v->dev = dev;
 	v->ino = ino;
@@ -357,15 +358,32 @@ static bool verdict_refused(const struct verdict *v)
 	return !strcmp(v->decision, "deny") || !strcmp(v->decision, "error");
 }
 
+/* An allow of no file (a failed exec let through) or a refusal: only a failed exec's record could take it. */
+static bool verdict_fileless(const struct verdict *v)
+{
+	return !v->ino || verdict_refused(v);
+}
+
 /*
- * The verdict of a record: the thread's oldest waiting one. An exec record
- * (the exec happened) skips, and drops, refusals and verdicts for another
- * file: their execs left no record of their own (a failed exec not
- * reported, an exec out of the tracing scope). A failed exec's record
- * skips and drops refusals.
+ * The verdict of a record made at t (CLOCK_BOOTTIME): the thread's newest
+ * one issued before t. A thread makes one exec at a time and each exec's
+ * ticket is issued before the exec goes on, so an older verdict's exec
+ * ended before this one began, and a later one's began after: with no
+ * record of its own (a failed exec not reported, or its record lost) an
+ * older verdict is never another exec's. An exec record takes an allowed
+ * exec of its file, a failed exec's record anything but a refusal; other
+ * than that, no verdict is the record's. The older ones go: their
+ * records came before this one, or never will. While records may be held
+ * back (a loader's exec, hold.c: read after later ones), an older allowed
+ * exec of a file may be a held record's, and stays; only what a failed
+ * exec's record could take goes (those are never held).
+ *
+ * t == 0 (no time): the thread's oldest waiting one, an exec record
+ * skipping (and dropping) refusals and verdicts for another file, a
+ * failed exec's record refusals.
  */
 static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t session, bool exec,
-				   uint64_t dev, uint64_t ino)
+				   uint64_t dev, uint64_t ino, uint64_t t, bool held)
 {
 	struct verdict *best;
 	unsigned int i;
@@ -375,21 +393,33 @@ static struct verdict *verdict_for(struct eg_sessions *s, uint32_t tid, uint32_t
 		for (i = 0; i < VERDICT_PROBES; i++) {
 			struct verdict *v = verdict_at(s, tid, i);
 
-			if (v->tid == tid && v->session == session && !v->used &&
-			    (!best || v->seq < best->seq))
+			if (v->tid != tid || v->session != session || v->used || (t && v->issued_ns > t))
+				continue;
+			if (!best || (t ? v->seq > best->seq : v->seq < best->seq))
 				best = v;
 		}
 		if (!best || (exec ? best->ino && best->dev == dev && best->ino == ino
 				   : !verdict_refused(best)))
-			return best;
+			break;
+		if (t)
+			return NULL;
 		verdict_drop(best);
 	}
+	for (i = 0; best && t && i < VERDICT_PROBES; i++) {
+		struct verdict *v = verdict_at(s, tid, i);
+
+		if (v->tid == tid && v->session == session && !v->used && v->seq < best->seq &&
+		    (!held || verdict_fileless(v)))
+			verdict_drop(v);
+	}
+	return best;
 }
 
-bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a)
+bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a, bool held)
 {
 	bool killed = h->flags & EG_F_KILLED;
-	struct verdict *v = verdict_for(s, h->tid, h->session, h->type == EG_EVENT_EXEC, h->dev, h->ino);
+	struct verdict *v = verdict_for(s, h->tid, h->session, h->type == EG_EVENT_EXEC, h->dev, h->ino,
+					h->ktime_ns, held);
 
 	memset(a, 0, sizeof(*a));
 	a->layer = "seccomp";

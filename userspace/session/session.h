@@ -78,10 +78,11 @@ bool sessions_free(struct eg_sessions *s);
  * What a supervisor said about an exec, for the tracer's record of it
  * (one record per exec: the record carries the session's verdict). Fills a
  * and returns true when a verdict for (tid, session) is waiting; the strings
- * live until the next call.
+ * live until the next call. held: records of execs may be held back (a
+ * loader's, hold.c), read after later ones: their verdicts are kept.
  */
 struct eg_event;
-bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a);
+bool sessions_annotate(struct eg_sessions *s, const struct eg_event *h, struct eg_annotation *a, bool held);
 
 /* Counters for status and metrics. */
 struct eg_sessions_stats {

@@ -323,7 +323,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 				same.decision = EG_DECISION_REDIRECT;
 
 			request_deny(s, r, NULL);
-			verdict_put(s, r->tid, r->session->id, "deny", f->action, f->rule, f->message, NULL, 0, 0);
+			verdict_put(s, r->tid, r->session->id, "deny", f->action, f->rule, f->message, NULL, 0, 0, 0);
 			emit_blocked(s, r, &same, f->action, NULL);
 			s->st.denied++;
 			r->session->denied++;
@@ -363,7 +363,7 @@ void request_finish(struct eg_sessions *s, struct exec_request *r)
 		if (request_allow(s, r) == 0) {
 			uint64_t seq = verdict_put(s, r->tid, r->session->id, eg_decision_name(v.decision),
 						   verdict_action(v.decision), v.rule, v.message, NULL,
-						   s->ticket->dev, s->ticket->ino);
+						   s->ticket->dev, s->ticket->ino, s->ticket->issued_ns);
 			struct eg_answer *held = request_held(r);
 
 			s->st.allowed++;
