@@ -18,11 +18,30 @@
 #include "kexec.bpf.h"
 #include "tickets.bpf.h"
 
-/* Remembers why bprm_check refused, for the exec_failed record. */
+/*
+ * A 32-bit system call (int $0x80, or a 32-bit process's): on x86 the
+ * syscall tracepoints ignore it, so no exit of its exec comes to read or
+ * clear a note (failed.bpf.h).
+ */
+static __always_inline bool compat_syscall(struct task_struct *task)
+{
+#if defined(__TARGET_ARCH_x86)
+	return BPF_CORE_READ(task, thread_info.status) & 0x0002;	/* TS_COMPAT */
+#else
+	return false;
+#endif
+}
+
+/*
+ * Remembers why bprm_check refused, for the exec_failed record. Not for a
+ * compat exec: nothing would take the note, and the thread's next native
+ * exec that fails with EPERM (a seccomp filter's, say) would be told to
+ * be this refusal.
+ */
 static __always_inline void lsm_note(struct eg_task *st, __u32 reason, __u32 kd, __u32 rule,
 				     __u32 seq, __u32 kflags)
 {
-	if (!st)
+	if (!st || compat_syscall(bpf_get_current_task_btf()))
 		return;
 	st->flags |= EG_TASK_LSM_DENIED;
 	st->lsm_reason = reason;
