@@ -17,6 +17,7 @@ import socket
 import struct
 import subprocess
 import threading
+import select
 import time
 
 import eg
@@ -1938,14 +1939,22 @@ def test_restricted_everywhere(ctx):
 
 # ---- fail closed -----------------------------------------------------------------
 
+# argv: the control socket, a file the nested holder makes when it starts (the outer one waits
+# for it: the nested launcher needs its own connection first), and a file whose making lets go
 HOLD_CTL = r"""
-import resource, socket, sys, time
+import os, resource, socket, sys, time
+sock, ready, release, nested = sys.argv[1], sys.argv[2], sys.argv[3], len(sys.argv) > 4
 resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+deadline = time.monotonic() + 60
+if nested:
+    open(ready, "w").close()
+while not nested and not os.path.exists(ready) and time.monotonic() < deadline:
+    time.sleep(0.02)
 held = []
 for _ in range(1100):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        s.connect(sys.argv[1])
+        s.connect(sock)
     except OSError:
         break
     held.append(s)
@@ -1959,7 +1968,9 @@ for s in held:
     except BlockingIOError:
         alive += 1
 print(alive, flush=True)
-sys.stdin.read()
+# held until the test has read both counts (not stdin: a shell's background job reads /dev/null)
+while not os.path.exists(release) and time.monotonic() < deadline:
+    time.sleep(0.05)
 """
 
 
@@ -1972,13 +1983,34 @@ def test_a_session_cannot_take_every_control_connection(ctx):
     second share)."""
     d = ctx.daemon()
     sock = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path]).stdout)["socket"]
-    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
-                          'python3 -c "$0" "$1" & "$2" exec -p "$3" -- python3 -c "$0" "$1"; wait',
-                          HOLD_CTL, sock, ctx.execgate, d.pin_path],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o777)
+    err, ready, release = (os.path.join(tmp, n) for n in ("stderr", "ready", "release"))
+    # both hold at once, whatever the order they get to the socket in: the outer holder starts
+    # once the nested session runs, and neither lets go before the test has read both counts
+    with open(err, "wb") as ef:
+        p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "sh", "-c",
+                              'python3 -c "$0" "$1" "$4" "$5" & '
+                              '"$2" exec -p "$3" -- python3 -c "$0" "$1" "$4" "$5" nested; wait',
+                              HOLD_CTL, sock, ctx.execgate, d.pin_path, ready, release],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=ef, start_new_session=True)
+    ctx.on_cleanup(lambda: open(release, "w").close())
+    # what is left of the session, should an assertion fail before the holders were let go
+    ctx.on_cleanup(lambda: p.poll() is None and os.killpg(p.pid, signal.SIGKILL))
     try:
-        lines = [p.stdout.readline(), p.stdout.readline()]
-        assert all(x.strip().isdigit() for x in lines), (lines, p.stderr.read1(2000))
+        # the two holders' counts (a line each), or what ended them: never a read that waits for good
+        lines, buf, deadline = [], b"", time.monotonic() + 60
+        while len(lines) < 2 and time.monotonic() < deadline:
+            if select.select([p.stdout], [], [], 0.5)[0]:
+                b = os.read(p.stdout.fileno(), 4096)
+                if not b:
+                    break
+                buf += b
+                while b"\n" in buf and len(lines) < 2:
+                    line, buf = buf.split(b"\n", 1)
+                    lines.append(line)
+        with open(err, "rb") as ef:
+            assert len(lines) == 2 and all(x.strip().isdigit() for x in lines), (lines, buf, ef.read()[-2000:])
         assert sum(int(x) for x in lines) <= 128, lines
         r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", "true"], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, timeout=30)
@@ -1987,7 +2019,7 @@ def test_a_session_cannot_take_every_control_connection(ctx):
                            stderr=subprocess.PIPE, timeout=30)
         assert r.returncode == 0, r.stderr
     finally:
-        p.stdin.close()
+        open(release, "w").close()
         p.wait(timeout=30)
 
 
