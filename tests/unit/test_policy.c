@@ -818,6 +818,53 @@ static void test_error_rules(void)
 		      "contains a NUL byte");
 }
 
+/*
+ * Errors the load goes on past, to report more, leave nothing half made for
+ * what comes after: a context with no name (a rule naming a context then
+ * compared every context's name, NULL included: the daemon, which loads a
+ * session's policy from any user, crashed), an identity with a name (its
+ * index went into the rules' name table, and a rule of the same name read
+ * the message's line past the rules).
+ */
+static void test_errors_leave_nothing_half_made(void)
+{
+	load_fails_at("contexts:\n  - identities: [{basenames: [x]}]\ncommands:\n"
+		      "  - {name: r, contexts: [foo], decision: deny}\n", 2, 5, "context has no 'name'");
+	load_fails_at("contexts:\n  - identities: [{basenames: [x]}]\ncommands:\n"
+		      "  - {name: r, contexts: [foo], decision: deny}\n", 4, 26, "names context 'foo'");
+	load_fails_at("contexts:\n  - name: c\n    identities: [{name: twin, basenames: [x]}]\ncommands:\n"
+		      "  - {name: twin, basenames: [y], decision: deny}\n", 3, 19, "does not belong in an identity");
+	/* the names verdicts carry when no rule decided them */
+	load_fails_at("commands:\n  - name: on_error\n    decision: allow\n", 2, 11, "rule name 'on_error' is reserved");
+	load_fails_at("commands:\n  - name: ticket\n    decision: allow\n", 2, 11, "rule name 'ticket' is reserved");
+}
+
+/* A session's policy (POLICY_LOAD_NO_FILES): no contexts (its rules are judged outside any), no file looked at. */
+static void test_session_policy_limits(void)
+{
+	static const char ctx[] = "contexts:\n  - name: c\n    identities: [{basenames: [x]}]\ncommands: []\n";
+	static const char redirect[] = "commands:\n  - {name: r, basenames: [grep], decision: redirect, "
+				       "redirect_to: /root/.nothing-here}\n";
+	struct eg_policy *p = NULL;
+	struct eg_diags d = {};
+
+	ASSERT_ERR(policy_load_buf_flags(ctx, strlen(ctx), "s.yaml", POLICY_LOAD_NO_FILES, &p, &d), "contexts refused");
+	ASSERT_OK_PTR(find_diag(&d, false, "'contexts' belongs in the daemon's policy"), "said why");
+	eg_diags_free(&d);
+	p = load(ctx);
+	ASSERT_OK_PTR(p, "the daemon's own policy has them");
+	policy_free(p);
+	p = NULL;
+	/* the daemon says nothing of a file a session's policy names: not whether it is there */
+	ASSERT_OK(policy_load_buf_flags(redirect, strlen(redirect), "s.yaml", POLICY_LOAD_NO_FILES, &p, &d),
+		  "a session's redirect_to is not looked at");
+	policy_free(p);
+	eg_diags_free(&d);
+	p = NULL;
+	ASSERT_ERR(policy_load_buf(redirect, strlen(redirect), "t.yaml", &p, &d), "the daemon's own is");
+	eg_diags_free(&d);
+}
+
 static void test_error_yaml(void)
 {
 	load_fails_at("", 1, 1, "the policy is empty");
@@ -1907,6 +1954,8 @@ int main(void)
 	RUN(test_boundary_sections);
 	RUN(test_error_rules);
 	RUN(test_error_yaml);
+	RUN(test_errors_leave_nothing_half_made);
+	RUN(test_session_policy_limits);
 	RUN(test_diag_format);
 	RUN(test_lint_shadowed);
 	RUN(test_lint_other);

@@ -68,7 +68,8 @@ uint32_t policy_context_id(const struct eg_policy *p, const char *name)
 	if (!p || !name)
 		return 0;
 	for (i = 0; i < p->n_contexts; i++)
-		if (!strcmp(p->contexts[i].name, name))
+		/* a context with no name (an error, reported; the load goes on to report more) */
+		if (p->contexts[i].name && !strcmp(p->contexts[i].name, name))
 			return i + 1;
 	return 0;
 }

@@ -336,11 +336,30 @@ static int parse_redirect(struct loader *l, struct eg_rule *r)
 		return -EINVAL;
 	if (rd->command && rd->command[0] != '/')
 		yr_err(&l->y, pos, "redirect_to '%.200s' must be an absolute path (/usr/bin/...)", rd->command);
-	else if (rd->command && (errno = 0, stat(rd->command, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & 0111) ||
+	/* a session's policy (no_files): the daemon looks at no file for someone it does not trust */
+	else if (rd->command && !l->top->no_files && (errno = 0, stat(rd->command, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & 0111) ||
 				 access(rd->command, X_OK)))
 		yr_err(&l->y, pos, "redirect_to '%.200s' is not an executable file here: %s", rd->command,
 		       errno ? strerror(errno) : "not a file with an execute bit");
 	return 0;
+}
+
+/*
+ * The rule names a verdict carries when no rule of the policy decided it
+ * (policy/README.md): a rule so named could not be told from them.
+ * ("restricted", a restricted session's refusal, is the shipped
+ * policy/restricted.yaml's rule of the same meaning.)
+ */
+static bool reserved_rule_name(const char *n)
+{
+	static const char *const names[] = { "default", "internal_bypass", "on_truncated", "context_limit",
+					     "on_error", "loader", "ticket", "unsupported" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(n, names[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -370,11 +389,11 @@ static int parse_rule(struct loader *l, uint32_t ident)
 			r->name = yr_get_string(&l->y, "name", true);
 			if (r->name && !r->name[0]) {
 				yr_err(&l->y, r->name_pos, "rule name is empty");
-			} else if (r->name && (!strcmp(r->name, "default") || !strcmp(r->name, "internal_bypass") ||
-					       !strcmp(r->name, "on_truncated") || !strcmp(r->name, "context_limit"))) {
+			} else if (r->name && reserved_rule_name(r->name)) {
 				/* Verdicts that no rule decided carry these names. */
 				yr_err(&l->y, r->name_pos, "rule name '%s' is reserved; choose another", r->name);
-			} else if (r->name) {
+			} else if (r->name && !ident) {
+				/* (an identity's name is an error, said below; its index is not a rule's) */
 				struct eg_bucket *b = eg_htab_find(&l->names, r->name, strlen(r->name),
 								   eg_hash(r->name, strlen(r->name)));
 
@@ -618,6 +637,12 @@ int load_contexts(struct loader *l)
 {
 	if (l->y.ev.type != YAML_SEQUENCE_START_EVENT)
 		return yr_wrong_type(&l->y, "contexts", "a list of contexts (- name: ...)");
+	if (l->top->no_files) {
+		/* a session's policy judges every exec of the session at context none: its contexts never match */
+		yr_err(&l->y, yr_ev_pos(&l->y), "'contexts' belongs in the daemon's policy, not a session's "
+		       "(every process of a session is in the session; its rules are judged outside any context)");
+		return yr_skip(&l->y) ? -EINVAL : 0;
+	}
 	if (!l->top->idents) {
 		struct eg_policy *q = calloc(1, sizeof(*q));
 
