@@ -601,6 +601,7 @@ enum eg_kkind {
 	EG_KK_DIR,		/* s: a path glob's literal directory ("/opt/x/"): index */
 	EG_KK_SUFFIX,		/* s: a path glob's literal tail (".sh"): index */
 	EG_KK_ALIAS,		/* a, b: a file an allow's basename names through root's own links */
+	EG_KK_DIRCUT,		/* index: rules an EG_KK_DIR key finds: a path cut short (its front gone) is theirs */
 };
 
 /*

@@ -422,8 +422,20 @@ __noinline int kjudge_run(__u32 slot)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c)
 		return EG_KD_ERROR;
-	if (c->dir_slashes)
+	if (c->dir_slashes) {
 		kwalk_dirs(slot, c->dir_slashes);
+		/*
+		 * A path cut short (deeper than a walk reads) has lost its front,
+		 * and with it the directories the rules are found by: each such
+		 * rule is a candidate, its path cannot be told (KF_PATH_CUT), and
+		 * where the rest of it matches the exec is refused as an error.
+		 */
+		f = kf_get(slot);
+		if (!f)
+			return EG_KD_ERROR;
+		if (f->flags & KF_PATH_CUT)
+			kwalk(slot, EG_KK_DIRCUT, 0, 0, 0, 0);
+	}
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c)
 		return EG_KD_ERROR;

@@ -656,6 +656,43 @@ commands:
     assert st["kernel_errors"] >= 4, st
 
 
+def test_a_path_cut_short_is_refused_by_a_directory_glob(ctx):
+    """A rule of paths alone (`/dir/*`) is found by its literal directory;
+    a program deeper than a path walk reads has its path cut from the
+    front, so that directory was never looked up, the rule never judged,
+    and the exec ran where the rule denies. Now such a rule is the cut
+    path's candidate: it cannot be told, so the exec is refused (an error),
+    as docs/enforcement.md says; a program as deep that no rule is at stake
+    for still runs when the policy has no such rule."""
+    work = ctx.tmpdir()
+    os.chmod(work, 0o755)
+    u = os.path.join(work, "u")
+    shallow, deep = os.path.join(u, "y"), os.path.join(u, *(["d"] * 70 + ["y"]))
+    for p in (shallow, deep):
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        shutil.copy("/bin/true", p)
+    for root, dirs, _ in os.walk(work):
+        for x in dirs:
+            os.chmod(os.path.join(root, x), 0o755)
+    d, rel, cg = enforcing(ctx, "default_decision: allow\ncommands:\n"
+                                "  - {name: nothing-from-u, paths: ['%s/*'], decision: deny}\n" % u)
+    KILL = -signal.SIGKILL
+    tk = token()
+    assert in_cg(cg, [shallow, tk]).returncode == KILL
+    e = one(d, tk)
+    assert e["action"] == "killed" and e["reason"] == "kernel-rule", e
+    tk = token()
+    r = in_cg(cg, [deep, tk])
+    assert r.returncode == KILL, ("the deep program ran", r.returncode)
+    e = one(d, tk)
+    assert e["action"] == "killed" and e["reason"] == "kernel-error" and e["filename_truncated"] is True, e
+    # with a rule found by name alone, the same depth elsewhere is not at stake
+    d2, rel2, cg2 = enforcing(ctx, "default_decision: allow\ncommands:\n"
+                                   "  - {name: no-z, basenames: [z], decision: deny}\n")
+    tk = token()
+    assert in_cg(cg2, [deep, tk]).returncode == 0
+
+
 def test_reload_refused_when_partial_keeps_everything(ctx):
     d, rel, cg = enforcing(ctx, DENY_CAT)
     write(ctx, "commands: [{name: x, basenames: [cat], args_patterns: [a], decision: deny}]",

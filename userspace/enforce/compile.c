@@ -385,6 +385,9 @@ static bool glob_index(struct kc_prog *k, struct vec *ix, const char *g, __u32 k
 			return false;
 		k->conf.dir_slashes |= 1ull << (slashes - 1);
 		*err = add_index(ix, mkkey(EG_KK_DIR, 0, key, 0, 0), knum);
+		/* a path cut short has lost the directory this key is: the rule is its candidate all the same */
+		if (!*err)
+			*err = add_index(ix, mkkey(EG_KK_DIRCUT, 0, NULL, 0, 0), knum);
 		return true;
 	case EG_KEY_SUFFIX:
 		if (!len || len > 64 || len >= EG_KSTR_MAX)
