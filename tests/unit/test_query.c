@@ -609,6 +609,33 @@ static void test_generate_policy(void)
 	generate_free(g);
 }
 
+/*
+ * paths: entries are globs: a program named like one (/tmp/ and a star,
+ * run once while the records were made) was written as that glob, a rule
+ * for every program under /tmp. It gets a comment, and no rule.
+ */
+static void test_generate_glob_named_program(void)
+{
+	static const char *const recs[] = {
+		"{\"type\":\"exec\",\"exec_id\":\"1:1\",\"filename\":\"/tmp/*\",\"argv\":[\"/tmp/*\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"2:2\",\"filename\":\"/opt/x[1]\",\"argv\":[\"x\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"3:3\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\"],\"depth\":1,\"depth_known\":true}",
+	};
+	struct eg_generate *g = generate_new();
+	struct sbuf out = {};
+	const char *y;
+
+	generate_add_all(g, recs, sizeof(recs) / sizeof(recs[0]));
+	ASSERT_OK(generate_write(g, "a test", &out), "write");
+	y = sbuf_cstr(&out);
+	ASSERT_TRUE(strstr(y, "paths: ['/tmp/*']") == NULL, y);
+	ASSERT_TRUE(strstr(y, "paths: ['/opt/x[1]']") == NULL, y);
+	ASSERT_TRUE(strstr(y, "no rule written for it\n  #   /tmp/*\n") != NULL, y);
+	ASSERT_TRUE(strstr(y, "paths: ['/usr/bin/cc']") != NULL, y);
+	sbuf_free(&out);
+	generate_free(g);
+}
+
 /* A generated policy's comments quote records: a '\n' in them would end the comment, a control byte reach the terminal. */
 static void test_generate_escapes(void)
 {
@@ -654,5 +681,6 @@ int main(void)
 	RUN(test_generate_tokens);
 	RUN(test_generate_policy);
 	RUN(test_generate_escapes);
+	RUN(test_generate_glob_named_program);
 	return UNIT_DONE();
 }

@@ -302,6 +302,20 @@ static void write_rule(struct sbuf *out, const char *path, const json_t *p, json
 	struct sbuf pat = {};
 	char name[96];
 
+	/*
+	 * paths: entries are globs: a program whose own name holds a glob's
+	 * characters (/tmp/ and a star, run once) would be a rule for every program
+	 * the glob matches. It gets no rule (the policy denies by default);
+	 * the comment says so.
+	 */
+	if (strpbrk(path, "*?[\\")) {
+		sbuf_puts(out, "\n  # ran, but its path has a glob's characters (* ? [ \\) and a paths: entry would "
+			  "be a glob: no rule written for it\n  #   ");
+		eg_put_safe(out, path);
+		sbuf_putc(out, '\n');
+		json_decref(shapes);
+		return;
+	}
 	rule_name(name, sizeof(name), path, used);
 	json_object_foreach((json_t *)json_object_get(p, "depths"), k, t)
 		if (nd < 256)
