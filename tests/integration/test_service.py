@@ -1604,6 +1604,30 @@ def test_a_compression_cut_short_is_finished_at_the_next_start(ctx):
     assert d.stop() == 0 and d.proc.returncode == 0
 
 
+def test_a_query_beside_a_compression_in_place_and_a_fifo(ctx):
+    """logrotate's compress writes the .gz under its own name while gzip fills it, and removes
+    the plain file after: a query in between took the .gz for whole (the daemon's own compressor
+    renames a whole one into place) and left the plain file out, so every record past what gzip
+    had flushed was missing, exit 0, nothing said. A FIFO named like a rotated file held the
+    query in open() for good. Now the plain file is read while it is there, and only files are
+    listed."""
+    out = ctx.tmpdir()
+    path = os.path.join(out, "events.jsonl")
+    d0 = ctx.daemon(output=path)
+    assert d0.stop() == 0       # its record in /run/execgate: query finds the files through it
+    gen = path + ".20260119T090000.000Z"
+    data = daemon_records("2026-01-19T09", 400, 100)
+    own(gen, data)
+    z = gzip.compress(data)
+    own(gen + ".gz", z[:len(z) // 3])                          # gzip half way
+    os.mkfifo(path + ".20260119T080000.000Z")
+    q = subprocess.run([ctx.execgate, "query", "--json", "-p", d0.pin_path], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=30)
+    assert q.returncode == 0, (q.returncode, q.stderr)
+    got = b"".join(l + b"\n" for l in q.stdout.splitlines() if b'"event":"policy_error"' in l)
+    assert got == data, (len(got), len(data))
+
+
 def test_a_fifo_among_the_leftovers_holds_no_stop(ctx):
     """A FIFO named like a rotated file, with a .gz.tmp beside it, is no leftover to finish:
     the start's recovery opened it to see whether a compressor held it, and that open waited

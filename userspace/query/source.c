@@ -38,9 +38,13 @@ void query_files_free(struct query_files *f)
 	free(f);
 }
 
+/*
+ * O_NONBLOCK: a FIFO named like a rotated file would hold the open (and
+ * the query) for good; a read of a regular file is not changed by it.
+ */
 static int open_ro(const char *path)
 {
-	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 }
 
 /*
@@ -229,6 +233,9 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 			v = nv;
 		}
 		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+		/* the daemon's and logrotate's are files: not a FIFO, a symlink or a directory so named */
+		if (lstat(full, &st) || !S_ISREG(st.st_mode))
+			continue;
 		v[n] = (struct file_time){ .path = strdup(full), .fd = -1, .num = num };
 		if (!v[n].path) {
 			rc = -ENOMEM;
@@ -248,14 +255,23 @@ static int list_once(const char *dir, const char *base, struct file_time **ret, 
 	}
 	if (rc)
 		goto fail;
-	/* a rotated file being compressed: its .gz is whole once it exists, and holds the same records */
+	/*
+	 * A rotated file being compressed: the daemon's compressor renames a
+	 * whole .gz into place, then removes the plain file; logrotate's
+	 * (compress, delaycompress) writes the .gz under its own name while
+	 * gzip fills it, and a truncated gzip stream reads as a short file.
+	 * The plain file is whole while it is there: it is read, and a plain
+	 * file gone by its turn is read from its .gz (note_file, below).
+	 */
 	for (i = 0; i < n; i++) {
-		if (is_gz(v[i].path))
+		size_t len = strlen(v[i].path);
+
+		if (!is_gz(v[i].path) || len - 3 >= sizeof(full))
 			continue;
-		snprintf(full, sizeof(full), "%s.gz", v[i].path);
+		snprintf(full, sizeof(full), "%.*s", (int)(len - 3), v[i].path);
 		for (j = 0; j < n && strcmp(v[j].path, full); j++)
 			;
-		if (j < n || !stat(full, &st)) {
+		if (j < n) {
 			free(v[i].path);
 			v[i--] = v[--n];
 		}
