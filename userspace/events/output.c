@@ -402,9 +402,17 @@ static void compress_one(struct eg_output *o, const char *path)
 		close(in);
 		return;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	/* best effort: the plain file had the same owner */
-	if (fd >= 0 && o->o.gid != (gid_t)-1 && fchown(fd, 0, o->o.gid)) {
+	/*
+	 * A .gz.tmp of our own making, new: one left by a compressor killed
+	 * midway is removed first (the lock above is ours, so no compressor
+	 * is writing it), and one another user made in the directory is not
+	 * written into (its owner and mode would stay theirs, the records
+	 * readable by them).
+	 */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
+	/* best effort: the plain file had the same owner; the mode whatever the umask */
+	if (fd >= 0 && ((o->o.gid != (gid_t)-1 && fchown(fd, 0, o->o.gid)) || fchmod(fd, 0640))) {
 	}
 	/* zlib closes its own copy; ours is for the fsync */
 	if (fd >= 0)
