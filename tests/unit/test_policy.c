@@ -966,6 +966,13 @@ static void test_lint_shadowed(void)
 
 static void test_lint_other(void)
 {
+	/* matchers that never match, silently: a basename compared whole, a path that is a directory */
+	ASSERT_TRUE(has_warning("commands:\n  - {name: py, basenames: [\"python*\"], decision: deny}\n",
+				"basename 'python*' in rule 'py' is compared whole, not as a glob"), "glob in basenames");
+	ASSERT_TRUE(has_warning("commands:\n  - {name: t, paths: [/opt/tools/], decision: deny}\n",
+				"path '/opt/tools/' in rule 't' ends with '/'"), "a directory in paths");
+	ASSERT_FALSE(has_warning("commands:\n  - {name: t, paths: [/opt/tools/*], basenames: [python3], decision: deny}\n",
+				 "never matches"), "a glob under a directory, a plain basename");
 	ASSERT_TRUE(has_warning("commands:\n  - {name: all, decision: deny}\n", "rule 'all' has no matcher"),
 		    "no matcher");
 	ASSERT_TRUE(has_warning("commands:\n  - {name: all, context: [direct, nested], decision: deny}\n",

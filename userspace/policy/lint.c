@@ -263,6 +263,11 @@ static void lint_path(struct lint *l, const struct eg_rule *r, uint32_t i)
 			     "their resolved absolute path, so it never matches", g, r->name);
 		return;
 	}
+	if (strlen(g) > 1 && g[strlen(g) - 1] == '/') {
+		warn(l, r->paths.pos[i], "path '%.100s' in rule '%s' ends with '/': a program is a file, so it "
+		     "never matches; for what is under the directory write '%.100s*'", g, r->name, g);
+		return;
+	}
 	if (strstr(g, "//") || strstr(g, "/./") || strstr(g, "/../") ||
 	    (strlen(g) >= 2 && !strcmp(g + strlen(g) - 2, "/.")) ||
 	    (strlen(g) >= 3 && !strcmp(g + strlen(g) - 3, "/.."))) {
@@ -316,10 +321,15 @@ static void lint_rule(struct lint *l, const struct eg_rule *r)
 		     looks_like_glob(re->src) ? " (args_patterns are regular expressions: '*' repeats "
 						"what is before it; it is not a glob)" : "");
 	}
-	for (i = 0; i < r->basenames.n; i++)
+	for (i = 0; i < r->basenames.n; i++) {
 		if (strchr(r->basenames.v[i], '/'))
 			warn(l, r->basenames.pos[i], "basename '%.100s' contains '/', so it never matches; "
 			     "put paths under 'paths'", r->basenames.v[i]);
+		else if (strpbrk(r->basenames.v[i], "*?["))
+			warn(l, r->basenames.pos[i], "basename '%.100s' in rule '%s' is compared whole, not as a "
+			     "glob: it matches only a file of that very name; for a glob write paths: ['*/%.100s']",
+			     r->basenames.v[i], r->name, r->basenames.v[i]);
+	}
 	for (i = 0; i < r->paths.n; i++)
 		lint_path(l, r, i);
 	for (i = 0; i < r->cgroups.n; i++)
