@@ -604,6 +604,25 @@ static void test_internal_bypass_first(void)
 		unlink(copy);
 		rmdir(dir);
 	}
+	/*
+	 * ... nor in a directory only root can write, outside the system
+	 * directories: a bare name covers those only, whatever else the list
+	 * holds (the check was made only when every entry was a bare name)
+	 */
+	if (geteuid() == 0) {
+		char rdir[] = "/var/lib/egbypass.XXXXXX";
+
+		if (ASSERT_TRUE(mkdtemp(rdir) != NULL, "root's tmpdir")) {
+			chmod(rdir, 0755);
+			snprintf(copy, sizeof(copy), "%s/false", rdir);
+			snprintf(cmd, sizeof(cmd), "cp /usr/bin/false %s", copy);
+			ASSERT_EQ(system(cmd), 0, "copy");
+			r.filename = copy;
+			ASSERT_STREQ(eval_v(p, &r, ARGV("false")).rule, "no", "a bare name outside the system directories");
+			unlink(copy);
+			rmdir(rdir);
+		}
+	}
 	/* the real file, but seen in another mount namespace: no bypass */
 	{
 		struct eg_exec_req req = { .filename = "/usr/bin/true", .argv = ARGV("true"), .argc = 1,

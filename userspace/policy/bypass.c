@@ -138,10 +138,14 @@ void eg_bypass_refresh(struct eg_policy *p)
 	}
 }
 
-static bool path_matches(const struct eg_policy *p, const char *filename, size_t len)
+/* Which entry names filename: BY_PATH a path or path glob, BY_NAME only a bare name (0: none). */
+enum { BY_PATH = 1, BY_NAME };
+
+static int path_matches(const struct eg_policy *p, const char *filename, size_t len)
 {
 	const char *slash = strrchr(filename, '/');
 	const char *base = slash ? slash + 1 : filename;
+	int by = 0;
 	uint32_t i;
 
 	for (i = 0; i < p->bypass.n; i++) {
@@ -149,12 +153,12 @@ static bool path_matches(const struct eg_policy *p, const char *filename, size_t
 
 		if (strchr(e, '/')) {
 			if (eg_glob_match(e, &p->bypass_glob[i], filename, len))
-				return true;
+				return BY_PATH;
 		} else if (!fnmatch(e, base, 0)) {
-			return true;
+			by = BY_NAME;
 		}
 	}
-	return false;
+	return by;
 }
 
 bool policy_bypass_allowed(const struct eg_policy *cp, const char *filename, uint64_t dev,
@@ -163,10 +167,12 @@ bool policy_bypass_allowed(const struct eg_policy *cp, const char *filename, uin
 	struct eg_policy *p = (struct eg_policy *)cp;	/* the identity cache may learn */
 	struct stat st;
 	size_t i;
+	int by;
 
 	if (!p || !p->bypass.n || p->no_files || foreign_ns || !filename || filename[0] != '/')
 		return false;
-	if (!path_matches(p, filename, strlen(filename)))
+	by = path_matches(p, filename, strlen(filename));
+	if (!by)
 		return false;
 	if (stat(filename, &st) || !S_ISREG(st.st_mode))
 		return false;
@@ -181,10 +187,8 @@ bool policy_bypass_allowed(const struct eg_policy *cp, const char *filename, uin
 	/* A miss: the same path on the host must lead to this very file, in a trusted place. */
 	if (eg_kdev(st.st_dev) != dev || st.st_ino != ino || !trusted_chain(filename))
 		return false;
-	/* a bare-name entry covers the system directories only */
-	for (i = 0; i < p->bypass.n && !strchr(p->bypass.v[i], '/'); i++)
-		;
-	if (i == p->bypass.n) {
+	/* a bare-name entry covers the system directories only (whatever other entries the list has) */
+	if (by == BY_NAME) {
 		int k;
 		size_t n;
 
