@@ -233,6 +233,27 @@ def test_exit_events_none_and_a_slow_follower(ctx):
     assert d.proc.poll() is None
 
 
+def test_a_dropped_follower_that_never_reads_is_let_go(ctx):
+    """A follower dropped for being too slow is told so in a last line, and its connection
+    ended once that line was sent; one that never read again kept it (and its place among the
+    64 followers, and its buffer) for good: 64 pagers left open locked every later follow out.
+    Now the last line has the control socket's idle time to go out."""
+    rel, cg, cgid = ctx.cgroup()
+    d = ctx.daemon("--cgroup", cg, "--exit-events=none")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(d.wait_ready()["socket"])
+    ctx.on_cleanup(s.close)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.sendall(b'{"op":"follow"}\n')
+    t, big = token(), "y" * 60000
+    deadline = time.monotonic() + 60
+    while stats(ctx, d)["followers_dropped"] == 0:
+        assert time.monotonic() < deadline, "the slow follower was never dropped"
+        subprocess.run(["/bin/true", t, big], preexec_fn=lambda: open(
+            os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+    wait(lambda: stats(ctx, d)["followers"] == 0, timeout=20, what="the end of the dropped follower")
+
+
 def test_follow_since_reads_the_stream_beside_a_long_history(ctx):
     """query --follow --since reads the history while the daemon streams new records to it;
     a follower more than 4 MiB behind is dropped, which a long history on a busy host reached

@@ -272,6 +272,8 @@ void ctl_send_last(struct ctl_conn *c, const char *json, size_t len)
 	sbuf_put(&c->out, json, len);
 	sbuf_putc(&c->out, '\n');
 	c->closing = true;
+	/* its last line has this long to go out: a peer that reads nothing more is not kept for good */
+	c->deadline = eg_mono_ms() + CTL_IDLE_MS;
 	if (!c->in_dispatch)
 		flush_out(c);
 	else
@@ -779,7 +781,8 @@ static void on_tick(struct eg_watch *w, uint64_t n, void *arg)
 	(void)n;
 	for (c = s->conns; c; c = next) {
 		next = c->next;
-		if (!c->held && now > c->deadline) {
+		/* held ones are their owner's, but for one closing whose last line was never read */
+		if ((!c->held || c->closing) && now > c->deadline) {
 			s->st.timed_out++;
 			conn_free(c);
 		}
