@@ -1628,6 +1628,32 @@ def test_a_query_beside_a_compression_in_place_and_a_fifo(ctx):
     assert got == data, (len(got), len(data))
 
 
+def test_a_rotation_after_the_clock_went_back_keeps_what_it_rotated(ctx):
+    """Rotated files are named by the time of their rotation, and the oldest names go past
+    --output-keep. After the wall clock went back (NTP, a VM resumed), the file just rotated
+    took the smallest name and was the one removed, its records lost. Here a rotated file
+    named in 2099 stands for the clock being behind: the next rotation is named after it, and
+    the 2099 file is the one that goes."""
+    rel, cg, cgid = ctx.cgroup()
+    out = ctx.tmpdir()
+    path = os.path.join(out, "events.jsonl")
+    ahead = path + ".20990101T000000.000Z"
+    own(ahead, daemon_records("2099-01-01T00", 5))
+    d = ctx.daemon("--cgroup", cg, "--output-max-size", "4096", "--output-keep", "1", output=path)
+    tok = token()
+    for i in range(2000):
+        subprocess.run(["/bin/true", tok, str(i), "y" * 300], preexec_fn=in_cgroup(cg))
+        if i % 10 == 9 and stats(ctx, d)["output_rotations"] >= 1:
+            break
+    assert d.stop() == 0
+    names = sorted(n for n in os.listdir(out) if ROTATED.match(n))
+    assert len(names) == 1 and names[0] > os.path.basename(ahead), names
+    with gzip.open(os.path.join(out, names[0])) if names[0].endswith(".gz") else \
+            open(os.path.join(out, names[0]), "rb") as f:
+        first = json.loads(f.readline())
+    assert first["event"] == "rotated", first
+
+
 def test_a_fifo_among_the_leftovers_holds_no_stop(ctx):
     """A FIFO named like a rotated file, with a .gz.tmp beside it, is no leftover to finish:
     the start's recovery opened it to see whether a compressor held it, and that open waited

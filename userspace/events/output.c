@@ -596,18 +596,58 @@ static bool exists(const char *path)
 	return !lstat(path, &st);
 }
 
+/* The time a rotated file's name says, in ms since the epoch (0: not one). */
+static uint64_t rotated_ms(const char *base, const char *name)
+{
+	const char *t = name + strlen(base) + 1;
+	struct tm tm = {};
+	time_t s;
+
+	if (!is_rotated(base, name) ||
+	    sscanf(t, "%4d%2d%2dT%2d%2d%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+		   &tm.tm_sec) != 6)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	s = timegm(&tm);
+	return s < 0 ? 0 : (uint64_t)s * 1000 + (uint64_t)strtoul(t + 16, NULL, 10);
+}
+
+/* The newest rotated file's time by its name (0: none). */
+static uint64_t newest_rotated_ms(const struct eg_output *o)
+{
+	char dir[PATH_MAX];
+	const char *base = output_dir(o, dir, sizeof(dir));
+	struct dirent *de;
+	uint64_t newest = 0, ms;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if ((ms = rotated_ms(base, de->d_name)) > newest)
+			newest = ms;
+	closedir(d);
+	return newest;
+}
+
 /*
  * A rotated file is named by the time it was rotated, in UTC:
  * events.jsonl.20260119T143000.123Z (.gz once compressed), so names sort
  * as the files' ages and a name never changes. Two rotations in one
- * millisecond take the next free one.
+ * millisecond take the next free one, and so does one made after the
+ * clock went back (NTP, a VM resumed): a name just after the newest, so
+ * that the oldest by name is still the oldest (prune() removes the
+ * first names; it removed the file just rotated).
  */
 static void rotated_name(const struct eg_output *o, char *buf, size_t len)
 {
-	uint64_t ms = eg_clock_ns(CLOCK_REALTIME) / 1000000;
+	uint64_t ms = eg_clock_ns(CLOCK_REALTIME) / 1000000, newest = newest_rotated_ms(o);
 	char gz[PATH_MAX + 48];
 	int tries;
 
+	if (newest >= ms)
+		ms = newest + 1;
 	for (tries = 0; tries < 1000; tries++, ms++) {
 		time_t t = ms / 1000;
 		struct tm tm;
