@@ -645,7 +645,9 @@ static int scan_one(struct query_file *f, query_line_fn fn, void *arg, struct sb
 	size_t start;
 	ssize_t n;
 	int fd, stop = 0;
-	bool gz;
+	bool gz, past = false, limited = false;
+	uint64_t limit = 0, got = 0;
+	struct stat st;
 
 	free(f->error);
 	f->error = NULL;
@@ -676,15 +678,30 @@ static int scan_one(struct query_file *f, query_line_fn fn, void *arg, struct sb
 		gzbuffer(g, 256 * 1024);
 	}
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	/*
+	 * A file as it was when its read began (query.h): what the daemon
+	 * appends meanwhile is left to a later query, or to the stream of
+	 * --follow, which began before (a read that chased the appends met
+	 * the stream past what its overlap check keeps, and wrote records
+	 * twice). The line under way at that size is read to its end.
+	 */
+	if (!gz && !fstat(fd, &st) && S_ISREG(st.st_mode))
+		limit = (uint64_t)st.st_size, limited = true;
 	sbuf_reset(buf);
 	for (;;) {
+		size_t want = BLOCK;
 		char *nl, *p;
 
+		/* up to the limit; past it, only the rest of the line under way there */
+		if (past && !buf->len)
+			break;
+		if (limited && !past && limit - got < want)
+			want = (size_t)(limit - got);
 		if (sbuf_reserve(buf, BLOCK)) {
 			stop = -ENOMEM;
 			break;
 		}
-		n = gz ? gzread(g, buf->data + buf->len, BLOCK) : read(fd, buf->data + buf->len, BLOCK);
+		n = gz ? gzread(g, buf->data + buf->len, BLOCK) : read(fd, buf->data + buf->len, want);
 		if (n < 0 && !gz && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -695,14 +712,21 @@ static int scan_one(struct query_file *f, query_line_fn fn, void *arg, struct sb
 		if (n == 0)
 			break;
 		buf->len += n;
+		got += (uint64_t)n;
 		/* whole lines only; a last line with no '\n' is one being written: left out */
 		for (p = buf->data, start = 0; (nl = memchr(p, '\n', buf->data + buf->len - p)); p = nl + 1) {
 			start = nl + 1 - buf->data;
 			if (nl > p && (stop = fn(p, nl - p, arg)))
 				break;
+			/* past the limit, the line that crossed it was the last */
+			if (past) {
+				start = buf->len;
+				break;
+			}
 		}
 		if (stop)
 			break;
+		past = limited && got >= limit;
 		if (start) {
 			memmove(buf->data, buf->data + start, buf->len - start);
 			buf->len -= start;
