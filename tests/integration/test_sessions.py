@@ -135,6 +135,22 @@ def test_a_failed_exec_left_unrecorded_lends_no_verdict(ctx):
     assert not [e for e in evs(d, t) if "X" in e["argv"]], "--exec-failed=none writes no failed exec"
 
 
+def test_a_session_policy_is_bounded(ctx):
+    """A session's own policy comes from any user and is read in the thread that serves every
+    session: up to the daemon's own bound (16 MiB) it held every supervised exec for seconds.
+    A session's policy is at most 1 MiB, said in one line; one under it starts."""
+    d = daemon(ctx)
+    rule = "  - {name: no-curl, basenames: [curl], decision: deny}\n"
+    small = write(ctx, "commands:\n" + rule, "small.yaml")
+    big = write(ctx, "commands:\n" + rule + "# padding\n" * 120000, "big.yaml")
+    assert os.path.getsize(big) > 1 << 20
+    r = session(ctx, d, ["true"], "--policy", big)
+    err = r.stderr.decode()
+    assert r.returncode != 0 and "a session's policy is at most 1048576" in err, (r.returncode, err)
+    assert len(err.strip().splitlines()) == 1, err
+    session(ctx, d, ["true"], "--policy", small, check_rc=0)
+
+
 def test_no_daemon_is_one_line_exit_2(ctx):
     r = subprocess.run([ctx.execgate, "exec", "-p", "/sys/fs/bpf/egtest-nodaemon", "--", "true"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -51,6 +51,12 @@ _Static_assert(sizeof(struct eg_pidfd_info) == 64, "PIDFD_INFO_SIZE_VER0");
 
 #define SESSIONS_MAX		4096	/* live sessions, all users */
 #define SESSIONS_PER_UID	256
+/*
+ * A session's own policy, from any user, is read in the thread that serves
+ * every session: its size is bounded far below the daemon's own (16 MiB:
+ * seconds of parsing and rules, every supervised exec waiting meanwhile).
+ */
+#define SESSION_POLICY_MAX_BYTES	(1u << 20)
 #define APPROVALS_MAX		1024	/* pending at once */
 #define APPROVALS_PER_TREE	64	/* ... of them for one session tree */
 #define APPROVALS_PER_UID	256	/* ... for one user's sessions, */

@@ -349,6 +349,7 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 		struct eg_diags d = {};
 		int fd = ctl_take_fd(c);
 		char line[600];
+		struct stat st = {};
 		int seals;
 
 		if (fd < 0) {
@@ -368,6 +369,13 @@ static int op_session_open(struct ctl_conn *c, const json_t *req, void *arg)
 			close(fd);
 			ctl_reply_err(c, "session_open: the session policy must come as a sealed memfd "
 				      "(execgate exec copies the file into one)");
+			return 0;
+		}
+		if (fstat(fd, &st) || st.st_size > SESSION_POLICY_MAX_BYTES) {
+			close(fd);
+			ctl_reply_err(c, "session_open: the session policy is %lld bytes; a session's policy is at "
+				      "most %u (the daemon's own policy takes more)", (long long)st.st_size,
+				      SESSION_POLICY_MAX_BYTES);
 			return 0;
 		}
 		lseek(fd, 0, SEEK_SET);
