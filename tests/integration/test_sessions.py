@@ -2039,6 +2039,50 @@ def test_a_session_cannot_take_every_control_connection(ctx):
         p.wait(timeout=30)
 
 
+def test_a_users_sessions_leave_the_user_room_outside_them(ctx):
+    """Connections from a user's sessions counted against the user's own share (320): a
+    harness's shims each start an outermost session, and three agents' background processes
+    holding 110 each locked the harness (the same user, outside sessions) out of the control
+    socket; a --fail-open shim then ran its next command unsupervised. Sessions have their own
+    shares now, one user's sessions at most 256 of all, and the user outside them keeps theirs."""
+    d = ctx.daemon()
+    sock = json.loads(ctx.run([ctx.execgate, "status", "--json", "-p", d.pin_path]).stdout)["socket"]
+    tmp = ctx.tmpdir()
+    os.chmod(tmp, 0o777)
+    release = os.path.join(tmp, "release")
+    ctx.on_cleanup(lambda: open(release, "w").close())
+    holders = []
+    for i in range(3):
+        p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "python3", "-c", HOLD_CTL, sock,
+                              os.path.join(tmp, "ready%d" % i), release, "x"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             user="nobody", group="nogroup", extra_groups=[], start_new_session=True)
+        ctx.on_cleanup(lambda p=p: p.poll() is None and os.killpg(p.pid, signal.SIGKILL))
+        holders.append(p)
+    counts = []
+    for p in holders:
+        if select.select([p.stdout], [], [], 60)[0]:
+            line = p.stdout.readline()
+            counts.append(int(line) if line.strip().isdigit() else line)
+    assert len(counts) == 3 and all(isinstance(n, int) for n in counts), counts
+    assert 128 < sum(counts) <= 256, counts
+    # the same user, outside any session: still let in
+    code = ("import socket, sys\n"
+            "s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+            "s.connect(sys.argv[1])\n"
+            "s.settimeout(1)\n"
+            "try:\n"
+            "    print('closed' if s.recv(1) == b'' else 'data')\n"
+            "except socket.timeout:\n"
+            "    print('open')\n")
+    r = subprocess.run(["python3", "-c", code, sock], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=30,
+                       user="nobody", group="nogroup", extra_groups=[])
+    assert r.stdout.strip() == b"open", (r.stdout, r.stderr[-300:], counts)
+    open(release, "w").close()
+    for p in holders:
+        p.wait(timeout=30)
+
+
 def test_session_cannot_signal_the_daemon(ctx):
     """A (root) session process cannot signal the daemon or open a pidfd
     on it by its pid, however it spells the pid: the kernel reads 32 bits

@@ -619,7 +619,8 @@ static bool peer_is_admin(const struct ctl_server *s, int fd, const struct ucred
  * --ctl-group always find room (the last CTL_ADMIN_RESERVE are theirs);
  * any other user gets their first CTL_UID_FLOOR whenever there is room,
  * and more (up to CTL_MAX_CONNS_PER_UID) only while more than
- * CTL_UID_SLACK places stay free for the others.
+ * CTL_UID_SLACK places stay free for the others. Processes in sessions
+ * have the sessions' shares instead (server.h), apart from these.
  */
 static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool admin, bool in_session,
 		     uint32_t session)
@@ -631,16 +632,18 @@ static bool room_for(const struct ctl_server *s, const struct ucred *cr, bool ad
 		for (c = s->conns; c; c = c->next) {
 			all += c->in_session;
 			same += c->in_session && c->session == session;
+			mine += c->in_session && c->peer.uid == cr->uid;
 		}
-		if (same >= CTL_SESSION_CONNS || all >= CTL_SESSIONS_CONNS)
-			return false;
+		/* the sessions' shares; apart from what the user has outside sessions */
+		return same < CTL_SESSION_CONNS && all < CTL_SESSIONS_CONNS && mine < CTL_SESSIONS_CONNS_PER_UID &&
+		       (admin || s->nconns < CTL_MAX_CONNS - CTL_ADMIN_RESERVE);
 	}
 	if (admin)
 		return true;
 	if (s->nconns >= CTL_MAX_CONNS - CTL_ADMIN_RESERVE)
 		return false;
 	for (c = s->conns; c; c = c->next)
-		mine += c->peer.uid == cr->uid;
+		mine += !c->in_session && c->peer.uid == cr->uid;
 	if (mine >= CTL_MAX_CONNS_PER_UID)
 		return false;
 	return mine < CTL_UID_FLOOR || CTL_MAX_CONNS - CTL_ADMIN_RESERVE - s->nconns > CTL_UID_SLACK;

@@ -47,9 +47,14 @@
  * harness out, and a shim installed with --fail-open then ran the
  * harness's next command unsupervised. A refused connection is closed at
  * once; the shim asks again for a while (a burst of shells, make -j).
+ * Those shares are apart from the user's own (CTL_MAX_CONNS_PER_UID counts
+ * connections from outside sessions only: a harness's shims each start an
+ * outermost session, and three of them held 320 between them), and one
+ * user's sessions take at most CTL_SESSIONS_CONNS_PER_UID of all.
  */
 #define CTL_SESSION_CONNS	128
 #define CTL_SESSIONS_CONNS	512
+#define CTL_SESSIONS_CONNS_PER_UID	256
 
 struct ctl_server;
 struct ctl_conn;
