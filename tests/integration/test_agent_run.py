@@ -375,6 +375,30 @@ def test_a_stateful_runs_workspace_stays_where_it_began(ctx):
     assert r.stdout == b"rc=0\n" and os.path.exists(os.path.join(ws, "again")), r
 
 
+def test_a_state_that_would_break_the_next_command_is_cut(ctx):
+    """A state is the next command's environment and its launcher's: one pushd a command,
+    never popped, made the carried directory stack (one variable) longer than an exec takes,
+    and EXECGATE_LANDLOCK_ABI=0 exported once had the next launcher refuse its session; either
+    failed every later command of the state, for good. The stack is bounded (64 entries, 64
+    KiB) and execgate's own settings are not carried."""
+    e = Env(ctx)
+    s = "st-" + token()
+
+    def st(cmd, rc=0):
+        r = e.run("run", "--stateful", "--session", s, "--", cmd)
+        assert r.returncode == rc, (cmd, r.returncode, r.stderr[-400:])
+        return r.stdout.decode()
+
+    long_dir = os.path.join(e.ws, "d" * 200)
+    os.mkdir(long_dir)
+    st("for i in $(seq 800); do pushd -n %s >/dev/null; done" % long_dir)
+    assert st("pwd") == e.ws + "\n"
+    n = int(st("dirs -p | wc -l"))
+    assert 2 <= n <= 65, n
+    st("export EXECGATE_LANDLOCK_ABI=0 EXECGATE_NO_WAIT_KILLABLE=1 KEEP=yes")
+    assert st('echo "${EXECGATE_LANDLOCK_ABI-unset} $KEEP"') == "unset yes\n"
+
+
 def test_stateful_runs(ctx):
     e = Env(ctx)
     home = os.path.join(e.ws, "home")

@@ -38,9 +38,14 @@ static const char *const secrets[] = {
 	"*_API_KEY", "*_TOKEN", "*PASSWORD*", "*SECRET*", "*PRIVATE_KEY*", "DATABASE_URL",
 };
 
-/* what a carried shell state drops besides: the next command's pager, editor and cd's search */
+/*
+ * what a carried shell state drops besides: the next command's pager, editor
+ * and cd's search, and execgate's own settings (the state becomes the next
+ * launcher's environment: EXECGATE_LANDLOCK_ABI=0 exported once made every
+ * later command's launcher refuse its session, for good)
+ */
 static const char *const blocked_state[] = {
-	"CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER",
+	"CDPATH", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER", "MANPAGER", "EXECGATE_*",
 };
 
 static bool match_any(const char *const *v, size_t n, const char *name)

@@ -11,6 +11,8 @@
 #define STATE_VAR_MAX	(32u * 4096 - 1)	/* MAX_ARG_STRLEN less the NUL: execve's E2BIG past it */
 #define STATE_ENV_MAX	(1u << 20)		/* the carried variables in all (ARG_MAX is 2 MiB or less) */
 #define STATE_VARS_MAX	1024			/* variables kept (a run's environment holds as many) */
+#define STATE_DIRS_MAX	64			/* the pushd stack, entries kept (it goes as one variable) */
+#define STATE_DIRS_BYTES	(64u << 10)		/* ... and bytes in all, under STATE_VAR_MAX */
 
 /*
  * Whatever the command left of the shell's settings, the dump must still
@@ -69,7 +71,7 @@ void eg_state_out_free(struct eg_state_out *out)
 int eg_state_parse(const char *buf, size_t len, struct eg_state_out *out,
 		   void (*dropped)(void *arg, const char *kv, size_t len, const char *why), void *arg)
 {
-	size_t off = 0, total = 0;
+	size_t off = 0, total = 0, dirs = 0;
 
 	memset(out, 0, sizeof(*out));
 	while (off < len) {
@@ -85,8 +87,19 @@ int eg_state_parse(const char *buf, size_t len, struct eg_state_out *out,
 		} else if (!strncmp(s, "__EG_OLDPWD=", 12)) {
 			snprintf(out->oldpwd, sizeof(out->oldpwd), "%s", s + 12);
 		} else if (!strncmp(s, "__EG_DIR=", 9)) {
+			/*
+			 * the stack goes to the next command in one variable: one
+			 * pushd a command, never popped, made it longer than an exec
+			 * takes (E2BIG), and every command after failed
+			 */
+			if (out->nd >= STATE_DIRS_MAX || dirs + l > STATE_DIRS_BYTES) {
+				if (dropped)
+					dropped(arg, s, l, "past the directory stack's bound (64 entries, 64 KiB)");
+				continue;
+			}
 			if (eg_argv_add(&out->dirs, &out->nd, s + 9, l - 9))
 				goto fail;
+			dirs += l;
 		} else if (eg_state_carries(s)) {
 			/* one the next exec cannot take would fail every command after it */
 			if (l > STATE_VAR_MAX || total + l + 1 > STATE_ENV_MAX || out->n >= STATE_VARS_MAX) {
