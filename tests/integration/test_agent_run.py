@@ -734,6 +734,21 @@ def test_one_user_cannot_take_the_registry(ctx):
     # finished: they make room for the same user's next runs
     for i in range(8):
         e.ok("run", "--", "true", pre=USER)
+    # ... but not a finished one that left a process behind: it keeps its timeout and its kill
+    keep = []
+    ctx.on_cleanup(lambda: [e.run("kill", i, "--signal", "KILL") for i in keep])
+    for i in range(32):
+        keep.append(e.ok("run", "--background", "--timeout", "10m", "--", "sh", "-c",
+                         "sleep 600 >/dev/null 2>&1 & exit 0", pre=USER).strip().split()[-1])
+    for i in keep:
+        e.wait_status(i, "exited 0")
+    r = e.run("run", "--", "true", pre=USER)
+    assert r.returncode == 1 and b"32 runs" in r.stderr, (r, keep[:2])
+    assert all(i in e.ok("ps", pre=USER) for i in keep)
+    for i in keep:
+        e.ok("kill", i, "--signal", "KILL", pre=USER)
+    eg.wait_until(lambda: e.run("run", "--", "true", pre=USER).returncode == 0, timeout=20,
+                  what="room again once what the runs left is killed")
     r = e.run("poll", ids[0], pre=USER)
     assert r.returncode == 1 and b"no process" in r.stderr, r
     assert "victim-output" in e.ok("log", victim, pre=other)

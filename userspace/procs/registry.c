@@ -140,7 +140,9 @@ void proc_release(struct proc *p)
 
 /*
  * A registry entry for uid: a free one unless uid has PROCS_PER_UID
- * entries already; else uid's own oldest finished entry (and its log) goes.
+ * entries already; else uid's own oldest finished entry (and its log)
+ * goes, one whose leader exited and whose processes are all gone (a
+ * finished run that left a server behind keeps its timeout and its kill).
  * Another user's entries never do. NULL: no room (-ENOSPC, or -EUSERS when
  * uid's own share is running).
  */
@@ -167,7 +169,8 @@ struct proc *proc_slot(struct eg_procs *ps, uid_t uid, int *ret_err)
 		if (p->uid != uid)
 			continue;
 		mine++;
-		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
+		/* finished, and nothing of it still runs: its timeout and kill go with the entry */
+		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms) && !proc_alive(p))
 			oldest = p;
 	}
 	if (free_slot && (!uid || mine < PROCS_PER_UID))
@@ -176,7 +179,8 @@ struct proc *proc_slot(struct eg_procs *ps, uid_t uid, int *ret_err)
 		/* root: anyone's oldest finished entry, as before the shares */
 		struct proc *p = &ps->p[i];
 
-		if (p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms))
+		if (p->used && p->exited && !p->fg && !p->ow && (!oldest || p->end_ms < oldest->end_ms) &&
+		    !proc_alive(p))
 			oldest = p;
 	}
 	if (oldest)
