@@ -1485,6 +1485,30 @@ def test_policy_on_a_stalled_file_system_stalls_nobody(ctx):
 
 
 
+def test_a_session_not_attached_at_a_handover_ends(ctx):
+    """A launcher between its two requests (its session opened, no listener attached yet) when
+    the daemon is handed over: its connection goes with the old daemon, and the new one carried
+    the session on with nothing that would ever end it (it counted among the user's sessions,
+    and a later process with the launcher's pid could attach to it). It ends at the import."""
+    if os.environ.get("EG_ASAN"):
+        ctx.skip("an ASan build takes no LD_PRELOAD helper (its runtime must come first)")
+    d = daemon(ctx)
+    sock = json.loads(open(d.output).readline())["socket"]
+    env = dict(os.environ, LD_PRELOAD=ctx.helper("preload_session_hold"), EG_TEST_SOCKET=sock)
+    p = subprocess.Popen([ctx.execgate, "exec", "-p", d.pin_path, "--", "true"], env=env,
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    ctx.on_cleanup(lambda: p.poll() is None and (os.killpg(p.pid, signal.SIGKILL), p.wait()))
+    assert select.select([p.stdout], [], [], 30)[0], "no reply to the session_open"
+    reply = json.loads(p.stdout.readline())
+    assert reply["ok"] and reply["session"], reply
+    sid = reply["session"]
+    d.reexec()
+    end = wait(lambda: [e for e in d.events() if e.get("type") == "session" and e.get("event") == "end" and
+                        e.get("session") == sid], timeout=20, what="the end of the session never attached")
+    assert "not attached" in json.dumps(end[-1]), end[-1]
+
+
 def test_a_launcher_that_execs_while_it_is_answered_gets_no_session(ctx):
     """A launcher is the caller's code (LD_PRELOAD reaches it): one that asks for a session and
     execs while the daemon answers gets none. Its session id is written in the kernel only while it

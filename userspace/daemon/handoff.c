@@ -38,7 +38,8 @@
 #include "util/jsonw.h"
 #include "util/log.h"
 
-#define MAX_KEEP 4096
+/* fds a handover keeps: every session's listener and policy (SESSIONS_MAX each), the runs', the daemon's own */
+#define MAX_KEEP 16384
 
 static void keep(int fd, bool on)
 {

@@ -144,9 +144,16 @@ int sessions_export(struct eg_sessions *s, struct jsonw *w, int *fds, int *nfds,
 			jsonw_string_field(w, "redirect_dir", se->redirect_dir);
 		refusals_export(s, se, w);
 		denials_export(s->denials, se->id, w);
-		jsonw_int_field(w, "listener", se->listener);
-		if (se->listener >= 0 && *nfds < max)
+		/* a listener that cannot go along is said so (its number would be another fd's) */
+		if (se->listener >= 0 && *nfds < max) {
+			jsonw_int_field(w, "listener", se->listener);
 			fds[(*nfds)++] = se->listener;
+		} else {
+			jsonw_key(w, "listener");
+			jsonw_null(w);
+			if (se->listener >= 0)
+				jsonw_bool_field(w, "listener_lost", true);
+		}
 		if (se->policy) {
 			size_t len;
 			const char *src = policy_source(se->policy, &len);
@@ -237,6 +244,29 @@ int sessions_import(struct eg_sessions *s, json_t *arr)
 			se->parent = pa;
 			pa->refs++;
 		}
+	}
+	/*
+	 * A top-level session with no listener here ends, with the sessions
+	 * started inside it: one whose listener could not be handed over (its
+	 * execs fail with ENOSYS), or one opened but not yet attached (its
+	 * launcher's connection is gone with the old daemon): nothing would
+	 * ever end it, and it held its place among the user's sessions.
+	 */
+	json_array_foreach(arr, i, e) {
+		struct eg_session *se = session_find(s, json_integer_value(json_object_get(e, "id")));
+
+		if (se && !se->parent && se->listener < 0 && !se->ended)
+			session_end(s, se, json_is_true(json_object_get(e, "listener_lost")) ?
+				    "its listener could not be handed to this daemon" :
+				    "not attached when the daemon was restarted");
+	}
+	json_array_foreach(arr, i, e) {
+		struct eg_session *se = session_find(s, json_integer_value(json_object_get(e, "id"))), *up;
+
+		for (up = se ? se->parent : NULL; up && up->parent; up = up->parent)
+			;
+		if (se && up && up->ended && !se->ended)
+			session_end(s, se, "the session it was started in ended");
 	}
 	return rc;
 }
