@@ -55,10 +55,25 @@ bool proc_alive(const struct proc *p)
 	return pop >= 0 ? pop > 0 : !kill(-p->pid, 0);
 }
 
-/* sig to everything the run started: its cgroup, and its process group. 0 if anything got it. */
+/*
+ * sig to everything the run started: its cgroup, and its process group. 0
+ * if anything got it. Once its leader is reaped, the cgroup alone where
+ * there is one: a group whose members all left (setsid) frees its number,
+ * and kill(-pid) from root would reach whatever group took it since.
+ */
 int proc_signal(struct proc *p, int sig)
 {
-	int a = runcg_signal(&p->cg, sig), b = kill(-p->pid, sig) ? -errno : 0;
+	int pop = p->exited ? runcg_populated(&p->cg) : -ENOENT, a, b;
+
+	if (pop >= 0) {
+		if (!pop)
+			return -ESRCH;
+		a = runcg_signal(&p->cg, sig);
+		/* it had members: they got it (cgroup.kill may have emptied it before the look after) */
+		return a == -ESRCH ? 0 : a;
+	}
+	a = runcg_signal(&p->cg, sig);
+	b = kill(-p->pid, sig) ? -errno : 0;
 
 	if (b && !p->exited)
 		b = kill(p->pid, sig) ? -errno : 0;
