@@ -399,6 +399,18 @@ def test_a_state_that_would_break_the_next_command_is_cut(ctx):
     assert st('echo "${EXECGATE_LANDLOCK_ABI-unset} $KEEP"') == "unset yes\n"
 
 
+def test_a_stateful_run_in_the_foreground_on_a_pty_is_refused(ctx):
+    """run --stateful --pty in the foreground: the launcher's relay runs the shell in a child of
+    its own, whose state the daemon throws away (it takes a state from the process it started
+    only): 'cd' and 'export' were lost while the run said it succeeded. Refused, saying why."""
+    e = Env(ctx)
+    s = "st-" + token()
+    r = e.run("run", "--stateful", "--pty", "--session", s, "--", "cd /tmp; export A=1")
+    assert r.returncode != 0 and b"--stateful keeps no state with --pty in the foreground" in r.stderr, r
+    r = e.run("run", "--stateful", "--session", s, "--", "pwd")
+    assert r.returncode == 0 and r.stdout.decode().strip() == e.ws, r
+
+
 def test_stateful_runs(ctx):
     e = Env(ctx)
     home = os.path.join(e.ws, "home")

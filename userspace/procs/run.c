@@ -131,6 +131,16 @@ int procs_op_run(struct ctl_conn *c, const json_t *req, void *arg)
 	}
 	if (!json_object_get(req, "timeout_ms"))
 		r.timeout_ms = r.background ? 0 : PROCS_TIMEOUT_MS;
+	if (r.stateful && r.pty && !r.background) {
+		/*
+		 * The launcher's relay runs the shell in a child of its own on the
+		 * pty: the state comes from a process the daemon did not start, and
+		 * was thrown away, the run reported a success all the same.
+		 */
+		ctl_reply_err(c, "run: --stateful keeps no state with --pty in the foreground (the shell runs on "
+			      "the relay's side of the pty); leave out --pty, or add --background; nothing was started");
+		goto out;
+	}
 	if (r.stateful) {
 		if (ctl_get_str(req, "command", true, 128 * 1024, &r.command, err, sizeof(err))) {
 			ctl_reply_err(c, "run: %s", err);
