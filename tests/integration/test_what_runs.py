@@ -64,6 +64,30 @@ commands:
 
 # ---- the dynamic loader ---------------------------------------------------------
 
+def test_loaders_an_earlier_daemon_registered_are_forgotten(ctx):
+    """The loaders map is pinned and kept across a handover, kill -9 and --persist, and nothing
+    removed an entry: those of images long gone filled it (64 entries), and no new image's
+    loader could be registered after (ld.so DENIED in a new container judged as ld.so alone).
+    A start keeps what it finds now and forgets the rest."""
+    def entries(pin):
+        r = ctx.run(["bpftool", "map", "dump", "pinned", os.path.join(pin, "loaders"), "-j"])
+        return json.loads(r.stdout)
+    d = ctx.daemon()
+    pin = d.pin_path
+    found = entries(pin)
+    assert found, "the host's loaders registered"
+    d.proc.kill()           # kill -9: the pins stay
+    d.proc.wait()
+    for i in range(64 - len(found)):
+        key = struct.pack("=QQ", 0xdead0000 + i, 0xbeef0000 + i)
+        ctx.run(["bpftool", "map", "update", "pinned", os.path.join(pin, "loaders"), "key", "hex"] +
+                ["%02x" % b for b in key] + ["value", "hex", "01", "00", "00", "00"])
+    assert len(entries(pin)) == 64
+    d2 = ctx.daemon(pin_path=pin)
+    assert len(entries(pin)) == len(found), entries(pin)
+    assert "no longer found: forgotten" in d2.err(), d2.err()[-500:]
+
+
 def test_a_32_bit_loader_run_as_the_command_is_refused(ctx):
     """A 32-bit loader maps its program with mmap2, a compat call that fires no syscall
     tracepoint, so what it maps is never judged: `ld-linux.so.2 DENIED` ran a 32-bit program

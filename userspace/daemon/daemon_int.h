@@ -99,6 +99,7 @@ struct daemon {
 	struct eg_hold *hold;		/* loader execs waiting for the program they map (hold.h) */
 	struct eg_loaders loaders;	/* the dynamic loaders registered (util/loaders.h, loaders.c) */
 	struct ns_seen *ns_seen;	/* mount namespaces whose root was searched for loaders (loaders.c) */
+	bool loaders_started;		/* the start's loaders registered: a new one at once */
 	struct eg_format_ctx fc;
 	bool text;
 	struct tracer_reuse reuse;	/* what an earlier daemon left and we picked up */

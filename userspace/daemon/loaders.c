@@ -109,9 +109,16 @@ static void search(struct daemon *d, pid_t pid, uint32_t mnt_ns)
 			       "judged as themselves when run as a command", EG_LOADERS_MAX, mnt_ns);
 		d->ns_seen->warned = true;
 	}
+	if (!d->loaders_started)
+		return;		/* the start registers them all at once (daemon_loaders_start) */
 	if (register_from(d, before) == 0 && d->loaders.n > before)
 		for (size_t i = before; i < d->loaders.n; i++)
 			p_info("dynamic loader %s registered", d->loaders.l[i].path);
+}
+
+static bool found_now(void *arg, uint64_t dev, uint64_t ino)
+{
+	return loaders_has(arg, dev, ino);
 }
 
 void daemon_loaders_on_exec(struct daemon *d, pid_t pid, uint32_t mnt_ns)
@@ -128,17 +135,16 @@ int daemon_loaders_start(struct daemon *d)
 
 	if (loaders_find("/", &d->loaders))
 		p_warn("no dynamic loader found on this host: `ld.so PROGRAM` is judged as ld.so alone");
-	err = register_from(d, 0);
-	if (err)
-		return err;
 	d->ns_seen = calloc(1, sizeof(*d->ns_seen));
 	if (!d->ns_seen)
 		return -ENOMEM;
-	/* the roots of the mount namespaces running now (containers started before us) */
+	/*
+	 * The host's and the roots of the mount namespaces running now
+	 * (containers started before us) are found first, then what the map
+	 * holds beyond them goes, then they are registered.
+	 */
 	proc = opendir("/proc");
-	if (!proc)
-		return 0;
-	while ((de = readdir(proc))) {
+	while (proc && (de = readdir(proc))) {
 		char path[64];
 		struct stat st;
 		char *end;
@@ -150,8 +156,14 @@ int daemon_loaders_start(struct daemon *d)
 		if (!stat(path, &st))
 			search(d, (pid_t)pid, (uint32_t)st.st_ino);
 	}
-	closedir(proc);
-	return 0;
+	if (proc)
+		closedir(proc);
+	err = tracer_prune_loaders(d->skel, found_now, &d->loaders);
+	if (err > 0)
+		p_info("%d dynamic loader(s) of an earlier daemon no longer found: forgotten", err);
+	d->loaders_started = true;
+	err = register_from(d, 0);
+	return err;
 }
 
 void daemon_loaders_free(struct daemon *d)

@@ -402,13 +402,7 @@ static void compress_one(struct eg_output *o, const char *path)
 		close(in);
 		return;
 	}
-	/*
-	 * A .gz.tmp of our own making, new: one left by a compressor killed
-	 * midway is removed first (the lock above is ours, so no compressor
-	 * is writing it), and one another user made in the directory is not
-	 * written into (its owner and mode would stay theirs, the records
-	 * readable by them).
-	 */
+	/* a new .gz.tmp of our own (a leftover goes: the lock is ours), never a user's made first */
 	unlink(tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0640);
 	/* best effort: the plain file had the same owner; the mode whatever the umask */
@@ -619,15 +613,13 @@ static uint64_t newest_rotated_ms(const struct eg_output *o)
 	char dir[PATH_MAX];
 	const char *base = output_dir(o, dir, sizeof(dir));
 	struct dirent *de;
-	uint64_t newest = 0, ms;
+	uint64_t newest = 0;
 	DIR *d = opendir(dir);
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if ((ms = rotated_ms(base, de->d_name)) > newest)
-			newest = ms;
-	closedir(d);
+	while (d && (de = readdir(d)))
+		newest = rotated_ms(base, de->d_name) > newest ? rotated_ms(base, de->d_name) : newest;
+	if (d)
+		closedir(d);
 	return newest;
 }
 

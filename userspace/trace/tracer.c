@@ -582,6 +582,34 @@ int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.launchers), &k, &one, BPF_ANY) ? -errno : 0;
 }
 
+/*
+ * The loaders map as the daemon finds the loaders now: it is pinned, kept
+ * across a handover, kill -9 and --persist, and nothing else removes an
+ * entry. Those of images long gone filled it (64), and then no new
+ * image's loader could be registered, nor the host's after a libc update
+ * (E2BIG failed every start). Only entries not in keep go: the ones kept
+ * are never missing meanwhile. The number removed, or -errno.
+ */
+int tracer_prune_loaders(struct execgate_bpf *skel, bool (*keep)(void *arg, uint64_t dev, uint64_t ino),
+			 void *arg)
+{
+	int fd = bpf_map__fd(skel->maps.loaders), n = 0;
+	struct eg_file_key k, next, gone[EG_LOADERS_MAX];
+	int ngone = 0;
+	void *prev = NULL;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!keep(arg, next.dev, next.ino) && ngone < EG_LOADERS_MAX)
+			gone[ngone++] = next;
+		k = next;
+		prev = &k;
+	}
+	for (int i = 0; i < ngone; i++)
+		if (!bpf_map_delete_elem(fd, &gone[i]))
+			n++;
+	return n;
+}
+
 int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 {
 	struct eg_file_key k = { dev, ino };

@@ -96,6 +96,8 @@ int tracer_scope_add(struct execgate_bpf *skel, uint64_t cgroup_id);
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
 /* Registers a dynamic loader (its dev/ino): run as a command, the program it maps is judged. */
 int tracer_add_loader(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
+int tracer_prune_loaders(struct execgate_bpf *skel, bool (*keep)(void *arg, uint64_t dev, uint64_t ino),
+			 void *arg);
 /*
  * Pins every link (the programs attached, and lsm_cgroup links) under
  * dir/links, replacing an earlier daemon's: those programs then detach.
