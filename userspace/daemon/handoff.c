@@ -433,6 +433,26 @@ int daemon_handoff(struct daemon *d)
 	return err;
 }
 
+/*
+ * The memfds a handover made (its policy's, the sessions' policies'),
+ * fds[made..n), not the daemon's own fds before them nor the sessions'
+ * listeners, which go on: closed when the handover does not happen.
+ */
+static void close_made(const int *fds, int made, int n)
+{
+	char path[64], target[64];
+
+	for (int i = made < 0 ? n : made; i < n; i++) {
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fds[i]);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0 && (target[len] = '\0', !strncmp(target, "/memfd:execgate-", 16)) &&
+		    strncmp(target, "/memfd:execgate-handoff", 23))
+			close(fds[i]);
+	}
+}
+
 /* The check passed: the state written out, and the new binary exec'd in our place. */
 static void handoff_now(struct daemon *d, const struct stat *exe)
 {
@@ -441,8 +461,19 @@ static void handoff_now(struct daemon *d, const struct stat *exe)
 	struct sbuf b = {};
 	bool recheck = false;
 	struct jsonw w;
-	int n = 0, nlinks, i, state, argc = 0;
+	int n = 0, nlinks, i, state = -1, argc = 0, made = -1;
 
+	/*
+	 * Replaced again since its check: that one is checked first, before
+	 * anything that cannot be taken back (the sessions' export refuses
+	 * every approval waiting for a person, "the daemon restarted").
+	 */
+	if (exe_changed(d, exe)) {
+		p_info("%s changed after its check: checking it again", d->self);
+		if (check_start(d))
+			check_failed(d, "its check cannot start");
+		return;
+	}
 	/* what is queued now reaches the output first */
 	daemon_drain_all(d);
 	jsonw_init(&w, &b);
@@ -471,6 +502,7 @@ static void handoff_now(struct daemon *d, const struct stat *exe)
 		if (pfd < 0)
 			goto fail;
 		jsonw_int_field(&w, "policy_fd", pfd);
+		made = n;		/* from here on, fds[] holds memfds made for the handover (closed if it fails) */
 		fds[n++] = pfd;
 	}
 	/*
@@ -487,6 +519,8 @@ static void handoff_now(struct daemon *d, const struct stat *exe)
 			jsonw_null(&w);
 	}
 	jsonw_end_array(&w);
+	if (made < 0)
+		made = n;
 	jsonw_key(&w, "sessions");
 	if (d->sessions)
 		sessions_export(d->sessions, &w, fds, &n, MAX_KEEP - 1);
@@ -539,6 +573,7 @@ restore:
 	for (i = 0; i < n; i++)
 		keep(fds[i], false);
 	close(state);
+	close_made(fds, made, n - 1);	/* the state is fds[n - 1], closed above */
 	sbuf_free(&b);
 	if (d->sessions)
 		sessions_resume(d->sessions);
@@ -549,10 +584,14 @@ restore:
 	}
 	return;
 fail:
+	i = errno;
+	if (state >= 0)
+		close(state);
+	close_made(fds, made, n);
 	sbuf_free(&b);
 	if (d->sessions)
 		sessions_resume(d->sessions);
-	p_err("cannot prepare the handover: %s", strerror(errno));
+	p_err("cannot prepare the handover: %s", strerror(i));
 }
 
 int handoff_read(int fd, json_t **ret)
