@@ -522,9 +522,17 @@ static void handoff_now(struct daemon *d, const struct stat *exe)
 	if (made < 0)
 		made = n;
 	jsonw_key(&w, "sessions");
-	if (d->sessions)
+	if (d->sessions) {
 		sessions_export(d->sessions, &w, fds, &n, MAX_KEEP - 1);
-	else {
+		/*
+		 * The export answered what its receivers held: those execs' records
+		 * take their verdicts here, which do not go along (the next daemon
+		 * would write them without the session's rule): a moment for the
+		 * execs to happen, and their records are read now.
+		 */
+		usleep(50 * 1000);
+		daemon_drain_all(d);
+	} else {
 		jsonw_start_array(&w);
 		jsonw_end_array(&w);
 	}
