@@ -226,6 +226,27 @@ static void test_cli_check_boundary(void)
 	unsetenv("EXECGATE_LANDLOCK_ABI");
 }
 
+/*
+ * Rules scoped to a context: policy test judged every exec outside any
+ * context, so it disagreed with the daemon, the sessions and the kernel on
+ * them. --context NAME puts the task in one.
+ */
+static void test_cli_test_context(void)
+{
+	const char *f = write_file("ctx.yaml", "contexts:\n"
+				   "  - {name: claude, identities: [{basenames: [claude]}]}\n"
+				   "commands:\n"
+				   "  - {name: no-curl-in-claude, basenames: [curl], contexts: [claude], decision: deny}\n");
+
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--", "curl", "x"), 0, "outside any context: allowed");
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--context", "claude", "--depth", "2", "--", "curl", "x"), 1,
+		  "in claude: denied");
+	ASSERT_TRUE(!strncmp(out, "decision: deny\nrule: no-curl-in-claude\n", 39), out);
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--context", "none", "--", "curl", "x"), 0, "none: outside");
+	ASSERT_EQ(RUN_EG("policy", "test", f, "--context", "aider", "--", "curl", "x"), 2, "no such context");
+	ASSERT_TRUE(strstr(err, "defines no such context") != NULL, err);
+}
+
 static void test_cli_test(void)
 {
 	const char *f = write_file("t.yaml", seedish);
@@ -342,6 +363,7 @@ int main(void)
 	RUN(test_cli_check_json);
 	RUN(test_cli_check_boundary);
 	RUN(test_cli_test);
+	RUN(test_cli_test_context);
 	RUN(test_cli_reload_without_daemon);
 	RUN(test_cli_usage);
 	RUN(test_cli_example_policies);

@@ -45,6 +45,7 @@ struct test_opts {
 	bool truncated;
 	bool session;
 	bool json;
+	const char *context;		/* --context NAME: the task is in that context */
 };
 
 static const struct argp_option test_options[] = {
@@ -55,6 +56,8 @@ static const struct argp_option test_options[] = {
 	{ "uid", 'u', "USER", 0, "Effective user of the task, a name or a uid (default: you)", 0 },
 	{ "session", 's', NULL, 0, "Decide as a session supervisor would: on_truncated and on_error apply", 0 },
 	{ "truncated", 't', NULL, 0, "Pretend argv was cut (implies --session: on_truncated applies)", 0 },
+	{ "context", 'C', "NAME", 0, "The task is in the policy's context NAME (contexts:), --depth execs below "
+	  "its identity's; without it the task is in none, and rules with contexts: [NAME] do not match", 0 },
 	{ "json", 'j', NULL, 0, "One JSON object instead of lines", 0 },
 	{},
 };
@@ -101,6 +104,9 @@ static error_t test_parse(int key, char *arg, struct argp_state *state)
 	case 'j':
 		o->json = true;
 		eg_json_errors = true;
+		break;
+	case 'C':
+		o->context = arg;
 		break;
 	case ARGP_KEY_ARG:
 		if (!o->file) {
@@ -185,6 +191,11 @@ int do_test(int argc, char **argv)
 		eg_diags_free(&d);
 		return EXIT_POLICY_INVALID;
 	}
+	if (o.context && strcmp(o.context, "none") && !policy_context_id(p, o.context)) {
+		fprintf(stderr, "execgate policy test: --context %s: %s defines no such context\n", o.context, o.file);
+		policy_free(p);
+		return EXIT_USAGE;
+	}
 	/* the program a shell would run, and every interpreter after it */
 	path_lookup(o.cmd[0], getenv("PATH"), filename, sizeof(filename));
 	spec.cwd_fd = AT_FDCWD;
@@ -214,6 +225,8 @@ int do_test(int argc, char **argv)
 		req.euid = (uint32_t)o.uid;
 		req.truncated = o.truncated;
 		req.apply_on_truncated = o.session;
+		req.context = o.context ? policy_context_id(p, o.context) : 0;
+		req.context_depth = o.depth;
 		req.budget = &budget;
 		policy_eval(p, &req, &pv);
 		verdicts[k] = pv;
