@@ -43,9 +43,10 @@ exec_suite() {
 	local out=$log/${name//\//_}
 	secs=$(budget "$name")
 	start=$(date +%s)
-	# a session of its own, with no terminal and nothing to read: as on a machine where nobody
-	# typed `make test` (a CI runner may hold a terminal or a pipe that never ends)
-	setsid -w timeout -k 60 "$secs" "$@" < /dev/null > "$out.out" 2>&1
+	# nothing to read (a CI runner may hold a pipe that never ends); --foreground: the suite
+	# stays in make's process group, so an interrupt (^C) reaches it, and the budget's
+	# SIGTERM goes to the suite's runner, which ends its test and cleans up
+	timeout --foreground -k 60 "$secs" "$@" < /dev/null > "$out.out" 2>&1
 	rc=$?
 	{ [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; } && echo "FAIL (budget): the suite was stopped after $secs s (tests/run.sh)" >> "$out.out"
 	echo $rc > "$out.rc"
