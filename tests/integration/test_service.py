@@ -1626,19 +1626,31 @@ def test_a_query_beside_a_compression_in_place_and_a_fifo(ctx):
     assert q.returncode == 0, (q.returncode, q.stderr)
     got = b"".join(l + b"\n" for l in q.stdout.splitlines() if b'"event":"policy_error"' in l)
     assert got == data, (len(got), len(data))
+    # ... while a pipe given as the FILE is read to its end, however slowly it is written
+    # (docs/fleet.md: kubectl logs ... | execgate query ... /dev/stdin)
+    p = subprocess.Popen([ctx.execgate, "query", "--json", "/dev/stdin"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    half = data.index(b"\n", len(data) // 2) + 1
+    p.stdin.write(data[:half])
+    p.stdin.flush()
+    time.sleep(0.5)
+    p.stdin.write(data[half:])
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 0 and out == data, (p.returncode, len(out), len(data), err[-300:])
 
 
 def test_a_rotation_after_the_clock_went_back_keeps_what_it_rotated(ctx):
     """Rotated files are named by the time of their rotation, and the oldest names go past
     --output-keep. After the wall clock went back (NTP, a VM resumed), the file just rotated
     took the smallest name and was the one removed, its records lost. Here a rotated file
-    named in 2099 stands for the clock being behind: the next rotation is named after it, and
-    the 2099 file is the one that goes."""
+    named a day ahead stands for the clock having gone back a day: the next rotation is named
+    after it, and that file is the one that goes."""
     rel, cg, cgid = ctx.cgroup()
     out = ctx.tmpdir()
     path = os.path.join(out, "events.jsonl")
-    ahead = path + ".20990101T000000.000Z"
-    own(ahead, daemon_records("2099-01-01T00", 5))
+    day = time.gmtime(time.time() + 86400)
+    ahead = path + "." + time.strftime("%Y%m%dT%H%M%S", day) + ".000Z"
+    own(ahead, daemon_records(time.strftime("%Y-%m-%dT%H", day), 5))
     d = ctx.daemon("--cgroup", cg, "--output-max-size", "4096", "--output-keep", "1", output=path)
     tok = token()
     for i in range(2000):

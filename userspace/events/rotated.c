@@ -308,7 +308,8 @@ void rotated_name(const char *path, char *buf, size_t len)
 	char gz[PATH_MAX + 48];
 	int tries;
 
-	if (newest >= ms)
+	/* a clock gone back, not a name made up years ahead (past 9999 names would not parse) */
+	if (newest >= ms && newest - ms < 366ull * 86400 * 1000)
 		ms = newest + 1;
 	for (tries = 0; tries < 1000; tries++, ms++) {
 		time_t t = ms / 1000;

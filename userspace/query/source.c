@@ -39,12 +39,17 @@ void query_files_free(struct query_files *f)
 }
 
 /*
- * O_NONBLOCK: a FIFO named like a rotated file would hold the open (and
- * the query) for good; a read of a regular file is not changed by it.
+ * Opened O_NONBLOCK: a FIFO named like a rotated file would hold the open
+ * (and the query) for good; then read as before, blocking (a pipe given
+ * as a FILE, /dev/stdin, is read to its end).
  */
 static int open_ro(const char *path)
 {
-	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd >= 0)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
 }
 
 /*
