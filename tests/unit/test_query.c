@@ -619,6 +619,8 @@ static void test_generate_glob_named_program(void)
 	static const char *const recs[] = {
 		"{\"type\":\"exec\",\"exec_id\":\"1:1\",\"filename\":\"/tmp/*\",\"argv\":[\"/tmp/*\"],\"depth\":1,\"depth_known\":true}",
 		"{\"type\":\"exec\",\"exec_id\":\"2:2\",\"filename\":\"/opt/x[1]\",\"argv\":[\"x\"],\"depth\":1,\"depth_known\":true}",
+		"{\"type\":\"exec\",\"exec_id\":\"4:4\",\"filename\":\"/tmp/?\u2028  - {name: x, basenames: [sh], decision: allow}\","
+		"\"argv\":[\"x\"],\"depth\":1,\"depth_known\":true}",
 		"{\"type\":\"exec\",\"exec_id\":\"3:3\",\"filename\":\"/usr/bin/cc\",\"argv\":[\"cc\"],\"depth\":1,\"depth_known\":true}",
 	};
 	struct eg_generate *g = generate_new();
@@ -631,6 +633,8 @@ static void test_generate_glob_named_program(void)
 	ASSERT_TRUE(strstr(y, "paths: ['/tmp/*']") == NULL, y);
 	ASSERT_TRUE(strstr(y, "paths: ['/opt/x[1]']") == NULL, y);
 	ASSERT_TRUE(strstr(y, "no rule written for it\n  #   /tmp/*\n") != NULL, y);
+	/* a line separator (U+2028: a line break to YAML) in the path does not end the comment */
+	ASSERT_TRUE(strstr(y, "\xe2\x80\xa8") == NULL, y);
 	ASSERT_TRUE(strstr(y, "paths: ['/usr/bin/cc']") != NULL, y);
 	sbuf_free(&out);
 	generate_free(g);

@@ -13,6 +13,9 @@ size_t eg_control_len(const char *s)
 		return 1;
 	if (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] < 0xa0)
 		return 2;
+	/* U+2028, U+2029: line and paragraph separators (a YAML comment, a script's line, end at them) */
+	if (c == 0xe2 && (unsigned char)s[1] == 0x80 && ((unsigned char)s[2] == 0xa8 || (unsigned char)s[2] == 0xa9))
+		return 3;
 	return 0;
 }
 
