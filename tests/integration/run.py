@@ -116,9 +116,9 @@ def main():
                 detail = [f"{type(e).__name__}: {e}"] + traceback.format_exc().splitlines()[-8:]
             finally:
                 signal.alarm(0)
+                _in_test[0] = False     # a SIGTERM now ends the suite after the cleanups, not one of them
                 hung = ctx.cleanup()
                 faulthandler.cancel_dump_traceback_later()
-                _in_test[0] = False
             stopped = _why[0] == STOPPED
             if hung:
                 why = f"cleanups that did not end within {eg.CLEANUP_S} s (or were stopped): {', '.join(hung)}"

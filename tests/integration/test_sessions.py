@@ -1998,15 +1998,22 @@ for _ in range(1100):
     except OSError:
         break
     held.append(s)
-time.sleep(0.5)
-# the server closes those it refused: what is left open is what it gave
-alive = 0
-for s in held:
-    s.setblocking(False)
-    try:
-        alive += s.recv(1) != b""
-    except BlockingIOError:
-        alive += 1
+# the server closes those it refused: what is left open is what it gave, once the server has
+# taken every one from its listen queue (a slow daemon: counted until the count stands still)
+def count():
+    alive = 0
+    for s in held:
+        s.setblocking(False)
+        try:
+            alive += s.recv(1) != b""
+        except BlockingIOError:
+            alive += 1
+    return alive
+alive, same, until = -1, 0, time.monotonic() + 20
+while same < 3 and time.monotonic() < until:
+    time.sleep(0.3)
+    n = count()
+    same, alive = same + 1 if n == alive else 0, n
 os.write(1, b"%d\n" % alive)      # one write: the two holders share the pipe (print() may make two)
 # held until the test has read both counts (not stdin: a shell's background job reads /dev/null)
 while not os.path.exists(release) and time.monotonic() < deadline:

@@ -84,7 +84,10 @@ def test_loaders_an_earlier_daemon_registered_are_forgotten(ctx):
                 ["%02x" % b for b in key] + ["value", "hex", "01", "00", "00", "00"])
     assert len(entries(pin)) == 64
     d2 = ctx.daemon(pin_path=pin)
-    assert len(entries(pin)) == len(found), entries(pin)
+    # the made-up ones are gone; the host's stay (a container may come or go meanwhile: not counted)
+    left = [e["formatted"]["key"] for e in entries(pin)]
+    assert not [k for k in left if k["dev"] & 0xffff0000 == 0xdead0000], left
+    assert left and len(left) <= len(found) + 4, (found, left)
     assert "no longer found: forgotten" in d2.err(), d2.err()[-500:]
 
 
