@@ -199,8 +199,9 @@ def test_lifetimes_query_and_shipping(ctx):
     assert "the daemon closed the connection" in err["error"], err
 
 
-def test_exit_events_none_and_a_slow_follower(ctx):
-    """--exit-events=none builds no exit record; a follower that does not read is dropped and told."""
+def dropped_follower(ctx):
+    """A daemon (--exit-events=none) and a follower that does not read, flooded with execs
+    until the daemon has dropped it: (daemon, the follower's socket)."""
     rel, cg, cgid = ctx.cgroup()
     d = ctx.daemon("--cgroup", cg, "--exit-events=none")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -208,13 +209,18 @@ def test_exit_events_none_and_a_slow_follower(ctx):
     ctx.on_cleanup(s.close)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     s.sendall(b'{"op":"follow"}\n')
-    t = token()
-    big = "y" * 60000
+    t, big = token(), "y" * 60000
     deadline = time.monotonic() + 60
     while stats(ctx, d)["followers_dropped"] == 0:
         assert time.monotonic() < deadline, "the slow follower was never dropped"
         subprocess.run(["/bin/true", t, big], preexec_fn=lambda: open(
             os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+    return d, s
+
+
+def test_exit_events_none_and_a_slow_follower(ctx):
+    """--exit-events=none builds no exit record; a follower that does not read is dropped and told."""
+    d, s = dropped_follower(ctx)
     assert stats(ctx, d)["exits"] == 0
     assert not [e for e in d.events() if e.get("type") == "exit"]
     data = b""
@@ -238,19 +244,7 @@ def test_a_dropped_follower_that_never_reads_is_let_go(ctx):
     ended once that line was sent; one that never read again kept it (and its place among the
     64 followers, and its buffer) for good: 64 pagers left open locked every later follow out.
     Now the last line has the control socket's idle time to go out."""
-    rel, cg, cgid = ctx.cgroup()
-    d = ctx.daemon("--cgroup", cg, "--exit-events=none")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(d.wait_ready()["socket"])
-    ctx.on_cleanup(s.close)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    s.sendall(b'{"op":"follow"}\n')
-    t, big = token(), "y" * 60000
-    deadline = time.monotonic() + 60
-    while stats(ctx, d)["followers_dropped"] == 0:
-        assert time.monotonic() < deadline, "the slow follower was never dropped"
-        subprocess.run(["/bin/true", t, big], preexec_fn=lambda: open(
-            os.path.join(cg, "cgroup.procs"), "w").write(str(os.getpid())))
+    d, s = dropped_follower(ctx)
     wait(lambda: stats(ctx, d)["followers"] == 0, timeout=20, what="the end of the dropped follower")
 
 
