@@ -286,6 +286,18 @@ def test_a_run_ends_whole(ctx):
     assert left(2), "the setsid child runs"
     e.ok("kill", pid)
     gone(2)
+    # a run as root may make a cgroup below its own and move there: a kill (SIGTERM) after its
+    # first process exited reaches it there too, and the run's cgroups go once it is gone
+    inner = "echo $$ >%s$d/sub/cgroup.procs && exec sleep %s3" % (eg.CGROUP2, t)
+    pid = e.bg("sh", "-c", "export d=$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir %s$d/sub && "
+               "{ setsid sh -c '%s' >/dev/null 2>&1 & } && sleep 0.3; exit 0" % (eg.CGROUP2, inner))
+    e.wait_status(pid, "exited 0")
+    assert left(3), "the child in the cgroup below runs"
+    sub = [l[3:] for l in open("/proc/%d/cgroup" % int(left(3).split()[0])).read().splitlines()
+           if l.startswith("0::")][0]
+    assert sub.endswith("/sub"), sub
+    e.ok("kill", pid)
+    gone(3)
     # the run's cgroup, and its pids.max: 512 from a caller's RLIMIT_NPROC of 100
     st = json.loads(e.ok("status", "-j"))["runs"]
     assert st["cgroup"] and st["cgroup"].endswith("/execgate-runs"), st
@@ -309,6 +321,52 @@ os.killpg(0, 9)
     r = e.run("run", "--timeout", "60s", "--", "python3", "-c", fork, pre=["prlimit", "--nproc=100:"])
     words = r.stdout.decode().split()
     assert len(words) == 2 and int(words[1]) == 11 and 400 < int(words[0]) < 512, (r.stdout, r.stderr)
+    # the daemon's stop removes its runs' cgroups, and the one a run made below its own
+    assert os.path.isdir(eg.CGROUP2 + sub)
+    e.d.stop()
+    assert not os.path.exists(eg.CGROUP2 + os.path.dirname(sub)), "the run's cgroup is left"
+
+
+def test_the_cgroups_of_a_gone_daemons_runs_are_removed(ctx):
+    """A daemon killed, or stopped while its runs still ran, leaves their cgroups behind: the next
+    daemon's start removes those whose daemon is gone (no such process, or one started since) once
+    they are empty, and keeps a live daemon's, a busy one and a name not of its making."""
+    e = Env(ctx)
+    runs = json.loads(e.ok("status", "-j"))["runs"]["cgroup"]
+    assert runs and os.path.isdir(runs), runs
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    now = int(time.time())
+    made = {
+        "dead": "p-1.%d.%x" % (gone.pid, now),
+        "reused": "p-2.%d.%x" % (os.getpid(), now - 100000),
+        "live": "p-3.%d.%x" % (os.getpid(), now),
+        "busy": "p-4.%d.%x" % (gone.pid, now),
+        "other": "p-other.%d.%x" % (gone.pid, now),
+    }
+    paths = {k: os.path.join(runs, v) for k, v in made.items()}
+    sleeper = []
+
+    def clean():
+        for s in sleeper:
+            s.kill()
+            s.wait()
+        for p in paths.values():
+            for sub in ("/sub/deeper", "/sub", ""):
+                try:
+                    os.rmdir(p + sub)
+                except OSError:
+                    pass
+    ctx.on_cleanup(clean)
+    for p in paths.values():
+        os.mkdir(p)
+    os.makedirs(paths["dead"] + "/sub/deeper")
+    sleeper.append(subprocess.Popen(["sleep", "60"]))
+    with open(paths["busy"] + "/cgroup.procs", "w") as f:
+        f.write(str(sleeper[0].pid))
+    Env(ctx)
+    left = {k for k, p in paths.items() if os.path.isdir(p)}
+    assert left == {"live", "busy", "other"}, left
 
 
 def test_workspace_and_nproc(ctx):

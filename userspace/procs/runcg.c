@@ -156,6 +156,86 @@ static void delegate_pids(const char *base)
 	write_str(path, "+pids");
 }
 
+#define SIGNAL_DEPTH	16	/* cgroups below a run's that are looked into */
+
+/* The empty cgroups below dir, deepest first (a run as root may have made some). */
+static void remove_below(char *dir, size_t len, int depth)
+{
+	size_t n = strlen(dir);
+	struct dirent *de;
+	DIR *d;
+
+	if (depth >= SIGNAL_DEPTH || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || n + 1 + strlen(de->d_name) >= len)
+			continue;
+		dir[n] = '/';
+		strcpy(dir + n + 1, de->d_name);
+		remove_below(dir, len, depth + 1);
+		rmdir(dir);
+		dir[n] = '\0';
+	}
+	closedir(d);
+}
+
+/*
+ * Whether the daemon that made a run's cgroup named "p-N.PID.STAMP" is
+ * gone: no process PID, or one started after STAMP (the daemon's start,
+ * which a handover keeps: the same process). A name of another form is
+ * not ours to judge.
+ */
+static bool maker_gone(const char *name)
+{
+	unsigned long long stamp, start, btime = 0;
+	char path[64], buf[1024], *p;
+	unsigned int seq;
+	long ticks = sysconf(_SC_CLK_TCK);
+	int pid, n = 0;
+	FILE *f;
+
+	if (sscanf(name, "p-%u.%d.%llx%n", &seq, &pid, &stamp, &n) != 3 || name[n] || pid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = read_str(path, buf, sizeof(buf));
+	if (n)
+		return n == -ENOENT || n == -ESRCH;
+	p = strrchr(buf, ')');
+	/* after the command's ")": state is field 3, starttime field 22 */
+	if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			 &start) != 1 || ticks <= 0)
+		return false;
+	f = fopen("/proc/stat", "re");
+	while (f && fgets(buf, sizeof(buf), f) && sscanf(buf, "btime %llu", &btime) != 1)
+		;
+	if (f)
+		fclose(f);
+	return btime && btime + start / (unsigned long long)ticks > stamp + 1;
+}
+
+/*
+ * The cgroups of runs whose daemon is gone (killed, or stopped while they
+ * still ran: the stop could not remove them), once they are empty. The
+ * kernel refuses to remove one that still has a process.
+ */
+static void sweep(const char *runs)
+{
+	char path[PATH_MAX + 128];
+	struct dirent *de;
+	DIR *d = opendir(runs);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || strncmp(de->d_name, "p-", 2) || !maker_gone(de->d_name) ||
+		    (size_t)snprintf(path, sizeof(path), "%s/%s", runs, de->d_name) >= sizeof(path))
+			continue;
+		remove_below(path, sizeof(path), 0);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
 int runcg_open(struct eg_runcg **ret)
 {
 	struct eg_runcg *cg = calloc(1, sizeof(*cg));
@@ -200,14 +280,17 @@ int runcg_open(struct eg_runcg **ret)
 		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", cg->runs);
 		cg->v2_pids = has_word(path, "pids") || !write_str(path, "+pids");
 	}
+	sweep(cg->runs);
 	if (!cg->v2_pids) {
 		/* a hybrid host: the pids controller on a v1 hierarchy of its own */
 		char mnt[PATH_MAX];
 
 		if (!cgroup_mount("cgroup", "pids", mnt, sizeof(mnt)) && !own_cgroup(":pids:", own, sizeof(own))) {
 			snprintf(path, sizeof(path), "%s%s/" RUNS_DIR, mnt, strcmp(own, "/") ? own : "");
-			if ((!mkdir(path, 0755) || errno == EEXIST) && strlen(path) < sizeof(cg->v1_runs) - 100)
+			if ((!mkdir(path, 0755) || errno == EEXIST) && strlen(path) < sizeof(cg->v1_runs) - 100) {
 				snprintf(cg->v1_runs, sizeof(cg->v1_runs), "%.4000s", path);
+				sweep(cg->v1_runs);
+			}
 		}
 		if (!cg->v1_runs[0])
 			snprintf(cg->why, sizeof(cg->why), "no pids controller for runs: RLIMIT_NPROC alone bounds them");
@@ -323,8 +406,8 @@ int runcg_populated(const struct eg_run_cg *rc)
 	return p ? p[10] == '1' : -EIO;
 }
 
-/* Whether the process pid is in the run's v2 cgroup, by its /proc entry. */
-static bool member(const struct eg_run_cg *rc, pid_t pid)
+/* Whether pid is in the cgroup at rel (its path from the hierarchy's root). */
+static bool member(const char *rel, pid_t pid)
 {
 	char path[64], want[PATH_MAX + 8], line[PATH_MAX + 64];
 	bool in = false;
@@ -334,16 +417,66 @@ static bool member(const struct eg_run_cg *rc, pid_t pid)
 	f = fopen(path, "re");
 	if (!f)
 		return false;
-	snprintf(want, sizeof(want), "0::%s\n", rc->v2 + rc->v2_root);
+	snprintf(want, sizeof(want), "0::%s\n", rel);
 	while (!in && fgets(line, sizeof(line), f))
 		in = !strcmp(line, want);
 	fclose(f);
 	return in;
 }
 
+/*
+ * sig to each process of the cgroup at dir and of those below it (a run as
+ * root may make some and move into them): each pid is pinned by a pidfd
+ * and then checked to be in the cgroup (a pid reused between the two has
+ * no process behind the pidfd any more), so no other process is
+ * signalled. 0 if one got it.
+ */
+static int signal_tree(char *dir, size_t len, size_t root, int sig, int depth)
+{
+	size_t n = strlen(dir);
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = -ESRCH;
+	struct dirent *de;
+	FILE *f;
+	DIR *d;
+
+	if (n + sizeof("/cgroup.procs") > len)
+		return rc;
+	strcpy(dir + n, "/cgroup.procs");
+	f = fopen(dir, "re");
+	dir[n] = '\0';
+	while (f && getline(&line, &cap, f) > 0) {
+		pid_t pid = (pid_t)atoi(line);
+		int fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+
+		if (fd < 0)
+			continue;
+		if (member(dir + root, pid) && !syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0))
+			rc = 0;
+		close(fd);
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	if (depth >= SIGNAL_DEPTH || !(d = opendir(dir)))
+		return rc;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || n + 1 + strlen(de->d_name) >= len)
+			continue;
+		dir[n] = '/';
+		strcpy(dir + n + 1, de->d_name);
+		if (!signal_tree(dir, len, root, sig, depth + 1))
+			rc = 0;
+		dir[n] = '\0';
+	}
+	closedir(d);
+	return rc;
+}
+
 int runcg_signal(const struct eg_run_cg *rc, int sig)
 {
-	char path[PATH_MAX + 32], buf[16384], *tok, *save;
+	char path[PATH_MAX + 32];
 	int rounds, rc_ = -ESRCH;
 
 	if (!rc->v2[0])
@@ -353,32 +486,23 @@ int runcg_signal(const struct eg_run_cg *rc, int sig)
 		if (!write_str(path, "1"))
 			return runcg_populated(rc) == 0 ? -ESRCH : 0;
 	}
-	/*
-	 * One by one: each pid is pinned by a pidfd and then checked to be in
-	 * the cgroup (a pid reused between the two has no process behind the
-	 * pidfd any more), so no other process is signalled. A few rounds, for
-	 * what forked meanwhile.
-	 */
-	snprintf(path, sizeof(path), "%s/cgroup.procs", rc->v2);
+	/* a few rounds of SIGKILL, for what forked meanwhile */
 	for (rounds = 0; rounds < (sig == SIGKILL ? 8 : 1); rounds++) {
-		if (read_str(path, buf, sizeof(buf)))
-			break;
-		for (tok = strtok_r(buf, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save)) {
-			pid_t pid = (pid_t)atoi(tok);
-			int fd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
-
-			if (fd < 0)
-				continue;
-			if (member(rc, pid) && !syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0))
-				rc_ = 0;
-			close(fd);
-		}
+		snprintf(path, sizeof(path), "%s", rc->v2);
+		if (!signal_tree(path, sizeof(path), rc->v2_root, sig, 0))
+			rc_ = 0;
 	}
 	return rc_;
 }
 
 void runcg_remove(struct eg_run_cg *rc)
 {
+	char path[PATH_MAX + 32];
+
+	if (rc->v2[0]) {
+		snprintf(path, sizeof(path), "%s", rc->v2);
+		remove_below(path, sizeof(path), 0);
+	}
 	if (rc->v2[0] && (!rmdir(rc->v2) || errno == ENOENT))
 		rc->v2[0] = '\0';
 	if (rc->v1_pids[0] && (!rmdir(rc->v1_pids) || errno == ENOENT))
