@@ -78,6 +78,7 @@ class Daemon:
         cmd = [exe or EXECGATE, "daemon", "--output", self.output, "--pin-path", self.pin_path] + list(args)
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.stderr,
                                      env=env, start_new_session=True)
+        ctx.on_cleanup(self._forget)
         ctx.on_cleanup(self.kill)
         if ready:
             self.wait_ready()
@@ -195,6 +196,26 @@ class Daemon:
         self.ctx.schema_failures += schema_errors(self.lines(), self.output)
         if os.path.isdir(self.pin_path):
             shutil.rmtree(self.pin_path, ignore_errors=True)
+
+    def pidfile_and_socket(self):
+        """Its pid file and control socket in /run/execgate (the name from the pin path)."""
+        st = [e for e in self.events() if e.get("type") == "daemon" and e.get("event") == "start"][0]
+        return st["socket"][:-len(".sock")] + ".pid", st["socket"]
+
+    def _forget(self):
+        """After the test, once the daemon is killed: what a killed daemon leaves in
+        /run/execgate, its pid file and socket, and its output's record."""
+        if self.proc.poll() is None:
+            return
+        try:
+            pid, sock = self.pidfile_and_socket()
+        except (IndexError, KeyError, ValueError):
+            return
+        for path in (pid, sock, pid[:-len(".pid")] + ".output"):
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 class Ctx:

@@ -238,6 +238,21 @@ def test_rules_survive_kill9_and_unload_removes_them(ctx):
     assert st["kernel"]["rules_loaded"] is False and not st["kernel"]["links"], st
 
 
+def test_unload_after_a_kill_removes_its_pid_file_and_socket(ctx):
+    """A killed daemon leaves its pid file and socket in /run/execgate; unload removes them (and
+    keeps its output's record, which query reads with no daemon)."""
+    d = ctx.daemon()
+    pid, sock = d.pidfile_and_socket()
+    assert os.path.exists(pid) and os.path.exists(sock), (pid, sock)
+    d.proc.kill()
+    d.proc.wait()
+    assert os.path.exists(pid) and os.path.exists(sock), (pid, sock)
+    r = ctx.run([ctx.execgate, "unload", "-p", d.pin_path])
+    assert r.returncode == 0, r
+    assert not os.path.exists(pid) and not os.path.exists(sock), (pid, sock)
+    assert os.path.exists(pid[:-len(".pid")] + ".output")
+
+
 def pinned_prog_ids(pin):
     """The ids of the programs that the links pinned under pin hold."""
     links = json.loads(subprocess.run(["bpftool", "-j", "-f", "link", "show"], stdout=subprocess.PIPE,

@@ -23,7 +23,8 @@ int do_unload(int argc, char **argv)
 		"Remove everything pinned under --pin-path: the task storage that carries exec\n"
 		"depths across daemon restarts, kernel rules a --persist daemon left (switched\n"
 		"off first), and anything a killed daemon left. Returns once the kernel has let\n"
-		"the programs go. Refuses while a daemon runs there (stop it first).";
+		"the programs go, and a killed daemon's pid file and socket in /run/execgate.\n"
+		"Refuses while a daemon runs there (stop it first).";
 	struct cli_common common = {};
 	struct eg_paths p;
 	uint32_t progs[128];
@@ -46,6 +47,9 @@ int do_unload(int argc, char **argv)
 		p_err("a daemon (pid %d) runs on %s: stop it first", (int)pid, p.pin);
 		return 1;
 	}
+	/* a killed daemon's pid file and socket (its output's record stays for `query`) */
+	unlink(p.pidfile);
+	unlink(p.sock);
 	if (access(p.pin, F_OK)) {
 		if (common.json)
 			printf("{\"pin_path\":\"%s\",\"removed\":false}\n", p.pin);
