@@ -158,17 +158,6 @@ void rotated_compress(const char *path, gid_t gid)
 	close(in);
 }
 
-struct rotated_file {
-	char *name;
-	bool gz, tmp;
-};
-
-static int cmp_rotated(const void *a, const void *b)
-{
-	/* newest first: the names are times */
-	return -strcmp(((const struct rotated_file *)a)->name, ((const struct rotated_file *)b)->name);
-}
-
 /* The directory the rotated files of o are in, into dir; returns their names' base (o's file name). */
 const char *rotated_dir(const char *path, char *dir, size_t len)
 {
@@ -177,6 +166,63 @@ const char *rotated_dir(const char *path, char *dir, size_t len)
 	snprintf(dir, len, "%.*s", slash ? (slash == path ? 1 : (int)(slash - path)) : 1,
 		 slash ? path : ".");
 	return slash ? slash + 1 : path;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The rotated files' names in dir, sorted (as their ages: the names are
+ * times; a generation's plain file, then its .gz, then its .gz.tmp), with
+ * tmp the .gz.tmp files too. The count, or 0 (*ret NULL) for none or no
+ * memory; free with free_names().
+ */
+static size_t list_rotated(const char *dir, const char *base, bool tmp, char ***ret)
+{
+	char **v = NULL, name[NAME_MAX + 1];
+	size_t n = 0, cap = 0, len;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	*ret = NULL;
+	while (d && (de = readdir(d))) {
+		len = strlen(de->d_name);
+		snprintf(name, sizeof(name), "%s", de->d_name);
+		if (tmp && len > 7 && !strcmp(name + len - 7, ".gz.tmp"))
+			name[len - 4] = '\0';
+		if (!is_rotated(base, name))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!(v[n] = strdup(de->d_name)))
+			break;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), cmp_names);
+	if (!n)
+		free(v);
+	else
+		*ret = v;
+	return n;
+}
+
+static void free_names(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
 }
 
 /*
@@ -191,51 +237,26 @@ const char *rotated_dir(const char *path, char *dir, size_t len)
  */
 void rotated_recover(const char *path, unsigned int keep, gid_t gid, atomic_bool *stop)
 {
-	char dir[PATH_MAX], full[PATH_MAX * 2 + 16], plain[PATH_MAX * 2];
+	char dir[PATH_MAX], full[PATH_MAX * 2 + 16], plain[PATH_MAX * 2], prev[NAME_MAX + 1] = "";
 	const char *base = rotated_dir(path, dir, sizeof(dir));
-	struct rotated_file *v = NULL;
-	size_t n = 0, cap = 0, i, gens = 0;
-	struct dirent *de;
-	DIR *d;
+	char **v;
+	size_t n = list_rotated(dir, base, true, &v), i, gens = 0;
 
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		bool tmp = len > 4 && !strcmp(de->d_name + len - 4, ".tmp");
-		char name[NAME_MAX + 1];
-
-		snprintf(name, sizeof(name), "%.*s", (int)(tmp ? len - 4 : len), de->d_name);
-		if (!is_rotated(base, name) || (tmp && strcmp(name + strlen(name) - 3, ".gz")))
-			continue;
-		if (n == cap) {
-			struct rotated_file *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		len = strlen(name);
-		v[n].gz = len > 3 && !strcmp(name + len - 3, ".gz");
-		v[n].tmp = tmp;
-		if (v[n].gz)
-			name[len - 3] = '\0';
-		if (!(v[n].name = strdup(name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), cmp_rotated);
-	for (i = 0; i < n && !atomic_load(stop); i++) {
+	/* newest first */
+	for (i = n; i-- > 0 && !atomic_load(stop);) {
+		size_t len = strlen(v[i]);
+		bool tmp = len > 4 && !strcmp(v[i] + len - 4, ".tmp");
+		bool gz = !tmp && len > 3 && !strcmp(v[i] + len - 3, ".gz");
 		struct stat st;
 		int fd;
 
-		snprintf(plain, sizeof(plain), "%s/%s", dir, v[i].name);
-		if (i == 0 || strcmp(v[i].name, v[i - 1].name))
+		/* the generation's plain name */
+		len -= tmp ? 7 : gz ? 3 : 0;
+		snprintf(plain, sizeof(plain), "%s/%.*s", dir, (int)len, v[i]);
+		if (strlen(prev) != len || strncmp(prev, v[i], len))
 			gens++;
-		if (v[i].tmp) {
+		snprintf(prev, sizeof(prev), "%.*s", (int)len, v[i]);
+		if (tmp) {
 			snprintf(full, sizeof(full), "%s.gz.tmp", plain);
 			/* O_NONBLOCK: a FIFO by that name would hold the open, and the stop with it */
 			fd = open(plain, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
@@ -244,13 +265,11 @@ void rotated_recover(const char *path, unsigned int keep, gid_t gid, atomic_bool
 				unlink(full);
 			if (fd >= 0)
 				close(fd);
-		} else if (!v[i].gz && gens <= keep && !lstat(plain, &st) && S_ISREG(st.st_mode)) {
+		} else if (!gz && gens <= keep && !lstat(plain, &st) && S_ISREG(st.st_mode)) {
 			rotated_compress(plain, gid);
 		}
 	}
-	for (i = 0; i < n; i++)
-		free(v[i].name);
-	free(v);
+	free_names(v, n);
 }
 
 static bool exists(const char *path)
@@ -280,16 +299,12 @@ static uint64_t rotated_ms(const char *base, const char *name)
 /* The newest rotated file's time by its name (0: none). */
 static uint64_t newest_rotated_ms(const char *path)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], **v;
 	const char *base = rotated_dir(path, dir, sizeof(dir));
-	struct dirent *de;
-	uint64_t newest = 0;
-	DIR *d = opendir(dir);
+	size_t n = list_rotated(dir, base, false, &v);
+	uint64_t newest = n ? rotated_ms(base, v[n - 1]) : 0;
 
-	while (d && (de = readdir(d)))
-		newest = rotated_ms(base, de->d_name) > newest ? rotated_ms(base, de->d_name) : newest;
-	if (d)
-		closedir(d);
+	free_names(v, n);
 	return newest;
 }
 
@@ -324,41 +339,13 @@ void rotated_name(const char *path, char *buf, size_t len)
 	}
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The oldest rotated files go until keep are left, the one just rotated among them. */
 void rotated_prune(const char *path, unsigned int keep)
 {
-	char dir[PATH_MAX], full[PATH_MAX * 2];
+	char dir[PATH_MAX], full[PATH_MAX * 2], **v;
 	const char *base = rotated_dir(path, dir, sizeof(dir));
-	char **v = NULL;
-	size_t n = 0, cap = 0, i, j, gens;
-	struct dirent *de;
-	DIR *d;
+	size_t n = list_rotated(dir, base, false, &v), i, j, gens;
 
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (!is_rotated(base, de->d_name))
-			continue;
-		if (n == cap) {
-			char **nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		if (!(v[n] = strdup(de->d_name)))
-			break;
-		n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(v, n, sizeof(*v), cmp_names);
 	/* a generation may be there twice for a moment (plain, and .gz being made) */
 	for (gens = 0, i = 0; i < n; i++)
 		if (!i || strncmp(v[i], v[i - 1], strlen(base) + 21))
@@ -370,7 +357,5 @@ void rotated_prune(const char *path, unsigned int keep)
 		}
 		gens--;
 	}
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
+	free_names(v, n);
 }
