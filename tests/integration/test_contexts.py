@@ -766,3 +766,40 @@ def test_a_run_the_agent_asks_for_stays_in_its_context(ctx):
     e = d.wait_for(lambda x: x.get("type") == "exec_failed" and t_in in x.get("argv", []),
                    what="the refusal")[0]
     assert e["rule"] == "no-denied-in-agent" and e["action"] == "blocked" and e["layer"] == "seccomp", e
+
+
+def test_contexts_without_enforce_do_not_depend_on_the_rules_size(ctx):
+    """Without --enforce only the contexts' identities go to the kernel: a policy whose rules
+    hold more globs than the kernel maps starts and reloads (it was compiled whole, and
+    refused). A reload the kernel cannot take (identities past its maps) keeps the contexts it
+    holds, and a later policy with no contexts still takes them out of the kernel."""
+    def policy(identities, rules):
+        ids = ", ".join("{paths: [%s]}" % ",".join("'/eg-ctx-%d/x%d*'" % (s, i) for i in range(s, min(identities, s + 20000)))
+                        for s in range(0, identities, 20000)) or "{paths: [/eg-ctx/agent]}"
+        text = "contexts:\n  - name: agent\n    identities: [%s]\ncommands:\n" % ids
+        for r in range(0, rules, 25000):
+            text += "  - name: r%d\n    paths: [%s]\n    decision: deny\n" % (
+                r, ",".join("'/eg-rule-%d/x%d*'" % (r, i) for i in range(r, min(rules, r + 25000))))
+        return text if rules else text.replace("commands:\n", "commands: []\n")
+
+    def kernel(d):
+        r = ctx.run([ctx.execgate, "status", "-j", "-p", d.pin_path], check=False)
+        return json.loads(r.stdout)["kernel"]["rules_loaded"]
+
+    def reload(d):
+        return ctx.run([ctx.execgate, "policy", "reload", "-p", d.pin_path], check=False)
+    pf = write(ctx, policy(0, 75000))
+    d = ctx.daemon("--policy", pf)
+    assert kernel(d) is True
+    write(ctx, policy(0, 0), path=pf)
+    assert reload(d).returncode == 0
+    write(ctx, policy(0, 75000), path=pf)
+    assert reload(d).returncode == 0
+    # identities past the kernel's maps: refused, the kernel keeps what it holds
+    write(ctx, policy(70000, 0), path=pf)
+    r = reload(d)
+    assert r.returncode != 0 and b"could not load the policy's contexts" in r.stderr, r
+    assert kernel(d) is True
+    write(ctx, "commands: []\n", path=pf)
+    assert reload(d).returncode == 0
+    assert kernel(d) is False

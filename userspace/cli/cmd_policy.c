@@ -539,7 +539,7 @@ static int do_check(int argc, char **argv)
 	nwarn = d.n - eg_diags_errors(&d);
 	ok = p && !(o.strict && nwarn);
 	/* what the kernel could hold (the daemon's mount namespace decides internal_bypass) */
-	if (p && (err = kcompile(p, 0, &kp)))
+	if (p && (err = kcompile(p, 0, true, &kp)))
 		kp = NULL;
 	/* what 'daemon --enforce' would refuse (kernel.c: compile) */
 	if (p && o.enforce && (!kp || (kp->partial && !o.allow_partial))) {

@@ -70,7 +70,7 @@ static void print_left_out(const struct eg_policy *p, const struct kc_prog *k, b
  */
 static int compile(struct daemon *d, const struct eg_policy *p, struct kc_prog **ret)
 {
-	int err = kcompile(p, d->fc.host_mnt_ns, ret);
+	int err = kcompile(p, d->fc.host_mnt_ns, true, ret);
 
 	if (err) {
 		p_err("--enforce: cannot compile %s for the kernel: %s%s", d->o.policy_path, strerror(-err),
@@ -104,15 +104,16 @@ static int contexts_only(struct daemon *d, const struct eg_policy *p, struct kc_
 	int err;
 
 	*ret = NULL;
-	d->k.ctx_only = false;
-	if (!p || !policy_context_count(p))
+	if (!p || !policy_context_count(p)) {
+		d->k.ctx_only = false;
 		return 0;
-	err = kcompile(p, d->fc.host_mnt_ns, ret);
+	}
+	/* a failure leaves ctx_only as it was: the kernel keeps the contexts it holds */
+	err = kcompile(p, d->fc.host_mnt_ns, false, ret);
 	if (err) {
 		p_err("cannot compile the contexts of %s for the kernel: %s", d->o.policy_path, strerror(-err));
 		return err;
 	}
-	(*ret)->conf.flags &= ~EG_KC_RULES;
 	if ((*ret)->ident_left_out)
 		p_warn("%s: the kernel cannot match every identity, so these tasks do not enter "
 		       "their context: %s", d->o.policy_path, (*ret)->ident_why);

@@ -255,7 +255,8 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 		eg_diags_add_error(dg, d->o.policy_path,
 				  err == -EPERM ? "--enforce: the kernel cannot hold every deny rule "
 						  "(see the daemon's log, or use --allow-partial)"
-						: "--enforce: the kernel rules could not be loaded");
+						: d->k.on ? "--enforce: the kernel rules could not be loaded"
+							  : "the kernel could not load the policy's contexts");
 		if (!d->text) {
 			meta_open_daemon(&w, output_buf(d->out), "policy_error");
 			jsonw_string_field(&w, "path", d->o.policy_path);

@@ -600,7 +600,7 @@ static int compile_contexts(const struct eg_policy *p, __u32 *knum, struct vec *
 	return err;
 }
 
-int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **ret)
+int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, bool with_rules, struct kc_prog **ret)
 {
 	struct vec rules = { .size = sizeof(struct eg_krule) };
 	struct vec ix = { .size = sizeof(struct ipair) };
@@ -621,7 +621,7 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 		return -ENOMEM;
 	}
 	k->n_info = n;
-	for (i = 0; i < n && !err; i++) {
+	for (i = 0; with_rules && i < n && !err; i++) {
 		struct eg_rule_info ri;
 		struct kc_rule *info = &k->info[i];
 
@@ -642,7 +642,7 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 	}
 	if (!err)
 		err = compile_contexts(p, &knum, &rules, &ix, &mem, &globs, k);
-	if (!err)
+	if (!err && with_rules)
 		err = compile_bypass(p, host_mnt_ns, k, &mem, &globs);
 	if (!err && globs.n > EG_KGLOBS_MAX / EG_KSETS)
 		err = -E2BIG;
@@ -661,7 +661,8 @@ int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **r
 		return err;
 	}
 	k->conf.nrules = k->n_rules;
-	k->conf.flags |= EG_KC_RULES;
+	if (with_rules)
+		k->conf.flags |= EG_KC_RULES;
 	k->conf.default_decision = kc_decision(p, st->default_decision);
 	k->conf.default_rank = policy_decision_rank(st->default_decision);
 	if (st->unknown_depth_direct)

@@ -70,8 +70,12 @@ struct kc_prog {
 	bool partial;
 };
 
-/* host_mnt_ns: where internal_bypass holds (the daemon's mount namespace inode). */
-int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, struct kc_prog **ret);
+/*
+ * host_mnt_ns: where internal_bypass holds (the daemon's mount namespace
+ * inode). rules false: the contexts' identities alone (a daemon without
+ * --enforce), where the rules' size cannot make it fail.
+ */
+int kcompile(const struct eg_policy *p, uint64_t host_mnt_ns, bool rules, struct kc_prog **ret);
 void kc_prog_free(struct kc_prog *k);
 
 /* The kernel's decision for a policy decision (approval follows kernel_approval). */
