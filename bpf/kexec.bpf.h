@@ -450,6 +450,19 @@ __noinline int kfacts_argscript(__u32 slot, __u32 word, __u32 from)
 }
 
 /*
+ * Whether only root could have made file what it is: owned by root and
+ * written by no one else. A user copies a program as their own file; a
+ * root-owned one cannot be linked elsewhere by a user (protected_hardlinks)
+ * nor changed.
+ */
+static __always_inline bool kfile_roots(struct file *file)
+{
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+
+	return inode && !BPF_CORE_READ(inode, i_uid.val) && !(BPF_CORE_READ(inode, i_mode) & 0022);
+}
+
+/*
  * The context an exec enters: the first of the policy's contexts one of
  * whose identities a program of the exec matches (the file, a script, a
  * chain's scripts, an interpreter's script argument, the program a dynamic
@@ -458,8 +471,9 @@ __noinline int kfacts_argscript(__u32 slot, __u32 word, __u32 from)
  * 0: none. What the identities read is the exec's own, as for any
  * judgement. A name spelled can only put a task in a context, never take
  * it out of one: a task in a context already (the record's, from its
- * parent) is moved only by a file the kernel opened (the program, its
- * scripts), or later by the file a loader maps; an interpreter's argument
+ * parent) is moved only by the program the kernel opened, or later by the
+ * file a loader maps, and only one root made (kfile_roots()); a script,
+ * an interpreter's argument
  * or the name a loader was asked for would let any task in an agent's
  * context leave its rules for another's, and start its depth again.
  */
@@ -475,8 +489,14 @@ __noinline int kcontext_exec(void)
 	c = bpf_map_lookup_elem(&kconf, &set);
 	if (!c || !c->n_ident || !ev)
 		return 0;
+	/*
+	 * From one context to another: only by the image itself, a file only
+	 * root could have put there (kfile_roots()). A copy the agent made of
+	 * another agent's program (or a script it wrote) would take it out of
+	 * its own context's rules and reset its limits.
+	 */
 	if (ev->context)
-		n = 2 + EG_CHAIN_MAX;	/* the files, not the names spelled */
+		n = kfile_roots(BPF_CORE_READ(bpf_get_current_task_btf(), mm, exe_file)) ? 1 : 0;
 	for (p = 0; p < n && !id; p++) {
 		if (p < 2 + EG_CHAIN_MAX) {
 			r = kfacts_exec(p);

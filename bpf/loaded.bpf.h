@@ -99,7 +99,7 @@ static __noinline void loaded_file(struct eg_event *e, char *buf, __u64 file_add
  * name the loader was asked for (a link named otherwise). True when the
  * task's context changed.
  */
-static __always_inline bool loaded_context(__u32 slot, struct eg_task *st, __u32 tgid)
+static __always_inline bool loaded_context(__u32 slot, struct eg_task *st, __u32 tgid, struct file *file)
 {
 	__u32 set = EG_KSET_OF(kstate_seq()), id = 0;
 	struct eg_kconf *c;
@@ -112,7 +112,8 @@ static __always_inline bool loaded_context(__u32 slot, struct eg_task *st, __u32
 	if (!st->shells && kf_base_named(f, &shells))
 		st->shells = 1;
 	c = bpf_map_lookup_elem(&kconf, &set);
-	if (!c || !c->n_ident)
+	/* from one context to another: a file only root could have made (kexec.bpf.h) */
+	if (!c || !c->n_ident || (st->context && !kfile_roots(file)))
 		return false;
 	f->identities = 1;
 	d = kjudge(slot);
@@ -193,7 +194,7 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 			eg_clamp(off, EG_EVENT_HDR + EG_FILENAME_MAX);
 			if (target)
 				kf_spelled(slot, buf + off, *(volatile __u16 *)&e->requested_len);
-			if (loaded_context(slot, st, task->tgid))
+			if (loaded_context(slot, st, task->tgid, file))
 				kf_depths(slot, st, 0);
 			d = kjudge(slot);
 			if (d == KJ_DEFER)

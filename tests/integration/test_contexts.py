@@ -183,6 +183,44 @@ def test_a_name_spelled_does_not_move_a_task_to_another_context(ctx):
     assert marks(t2) and e["context"]["name"] == "other", e
 
 
+def test_a_task_moves_to_another_context_only_by_a_file_only_root_made(ctx):
+    """From one context to another only by a program only root could have made (owned by root,
+    written by no one else): a copy the agent makes of another agent's program is its own file,
+    and running it would leave the agent's rules (the denied program ran) and start its limits
+    again. Outside every context the same file still enters its context."""
+    work = agent_files(ctx)
+    other = os.path.join(work, "other")
+    shutil.copy(os.path.join(work, "agent"), other)
+    ids = "[{paths: [%s/agent]}]\n  - name: other\n    identities: [{paths: [%s]}]" % (work, other)
+    d, rel, cg = enforcing(ctx, ctx_policy(work, identities=ids))
+
+    def from_agent(t, how=""):
+        r = in_cg(cg, [os.path.join(work, "agent"), "-c", "%s%s -c '%s/denied %s; echo rc=$?'; exit 0"
+                       % (how, other, work, t)])
+        return r, wait_mark_or_kill(d, t)
+    # by its exec, and through the dynamic loader (the file it maps)
+    for owner, mode, how in ((12345, 0o755, ""), (12345, 0o755, LDSO + " "), (0, 0o775, ""), (0, 0o757, "")):
+        os.chown(other, owner, owner)
+        os.chmod(other, mode)
+        t = token()
+        r, e = from_agent(t, how)
+        assert not marks(t), "the denied program ran in another context entered by a file %d owns (%o)" % (
+            owner, mode)
+        assert e["action"] == "killed" and e["context"]["name"] == "agent", (owner, mode, e)
+        assert b"rc=137" in r.stdout, r.stdout
+        # outside any context the file enters its own
+        t2 = token()
+        r = in_cg(cg, [other, "-c", "%s/denied %s" % (work, t2)])
+        e = wait_mark_or_kill(d, t2)
+        assert marks(t2) and e["context"]["name"] == "other", (owner, mode, e)
+    # root's own file, written by no one else: the agent may start it, and it is that context
+    os.chown(other, 0, 0)
+    os.chmod(other, 0o755)
+    t = token()
+    r, e = from_agent(t)
+    assert marks(t) and e["context"]["name"] == "other", e
+
+
 def waiting_agent(ctx, work, cg, t):
     """The agent in cgroup cg, and its child shell, which runs the denied program with t (then
     writes its exit status to work/rc) once a line is written to the fifo: (agent, fifo)."""
