@@ -157,10 +157,14 @@ static __always_inline char *scratch_get(void)
 	return bpf_map_lookup_elem(&scratch, &cpu);
 }
 
-/* The cgroups traced and enforced (--cgroup, repeatable): ids of subtree roots. */
+/*
+ * The cgroups traced and enforced (--cgroup, repeatable): ids of subtree
+ * roots. Twice the scopes: room for a restarted container's new id while
+ * the old one's removal is still to come.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
+	__uint(max_entries, 2 * EG_SCOPES_MAX);
 	__type(key, __u64);
 	__type(value, __u32);
 } scope SEC(".maps");

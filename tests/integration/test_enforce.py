@@ -527,6 +527,9 @@ def test_a_scope_made_again_while_the_daemon_loads_is_in_scope(ctx):
     for _ in range(3):
         r = in_cg(cg, ["/bin/cat", "/etc/hostname"])
         assert r.returncode == -signal.SIGKILL, r
+    # said as the programs say a cgroup back (where BPF LSM runs per cgroup, attached to it again)
+    back = d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "scope", 10, "the scope back")
+    assert back[0]["state"] == "back" and back[0]["cgroup_id"] == os.stat(cg).st_ino, back
 
 
 def test_a_scope_of_the_longest_path_follows_it(ctx):

@@ -292,7 +292,9 @@ static void scopes_recheck(struct daemon *d)
 			       d->o.cgroups[i], strerror(-err));
 			continue;
 		}
-		d->cg_ids[i] = id;
+		/* the old id is gone (no program saw it go), and what the programs do for a cgroup back */
+		tracer_scope_del(d->skel, d->cg_ids[i]);
+		daemon_scope_changed(d, i, true, id);
 	}
 }
 

@@ -181,6 +181,8 @@ void records_stop_drain(struct daemon *d);
 /* EXECGATE_STAGE_STATS=1: time per stage of the record path, printed at the stop. */
 extern bool records_stage_stats;
 void records_stage_report(void);
+/* A --cgroup's cgroup gone, or back with a new id: said, and its LSM link attached again. */
+void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup_id);
 /* Everything queued in the ring buffer, to the output (bounded by time). */
 void daemon_drain_all(struct daemon *d);
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret);

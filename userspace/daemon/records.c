@@ -244,14 +244,12 @@ static void annotate_loaded(struct daemon *d, const struct eg_record *l, struct 
 static void process_record(struct daemon *d, struct eg_record *rp);
 
 /*
- * The kernel followed a --cgroup scope: its cgroup was removed, or made
- * again at the same path (a restarted container): said, and the
- * per-cgroup BPF LSM link attached again.
+ * The kernel followed a --cgroup scope (or the start found it so): its
+ * cgroup was removed, or made again at the same path (a restarted
+ * container): said, and the per-cgroup BPF LSM link attached again.
  */
-static void scope_changed(struct daemon *d, const struct eg_event *h)
+void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup_id)
 {
-	size_t i = (size_t)h->dirfd;
-	bool back = h->at_flags == EG_SCOPE_BACK;
 	struct jsonw w;
 
 	if (i >= d->o.n_cgroups)
@@ -259,7 +257,7 @@ static void scope_changed(struct daemon *d, const struct eg_event *h)
 	d->scope_changes++;
 	d->cg_gone[i] = !back;
 	if (back) {
-		d->cg_ids[i] = h->cgroup_id;
+		d->cg_ids[i] = cgroup_id;
 		if (d->k.lsm_cgroup && kernel_scope_back(d, i))
 			p_warn("--cgroup %s: made again, but the BPF LSM cannot be attached to it: the kill at "
 			       "exec enforces there", d->o.cgroups[i]);
@@ -273,7 +271,7 @@ static void scope_changed(struct daemon *d, const struct eg_event *h)
 	jsonw_string_field(&w, "cgroup", d->o.cgroups[i]);
 	jsonw_string_field(&w, "path", d->cg_paths[i]);
 	jsonw_string_field(&w, "state", back ? "back" : "gone");
-	jsonw_uint_field(&w, "cgroup_id", h->cgroup_id);
+	jsonw_uint_field(&w, "cgroup_id", cgroup_id);
 	meta_close(&w, d->out);
 }
 
@@ -314,7 +312,7 @@ int records_on_record(void *ctx, void *data, size_t size)
 	}
 	stage_add(STAGE_DECODE, &t);
 	if (r.h.type == EG_EVENT_SCOPE) {
-		scope_changed(d, &r.h);
+		daemon_scope_changed(d, (size_t)r.h.dirfd, r.h.at_flags == EG_SCOPE_BACK, r.h.cgroup_id);
 		goto next;
 	}
 	/* a root not seen before (a container's): its own loaders, for its next execs */

@@ -574,6 +574,11 @@ int tracer_scope_add(struct execgate_bpf *skel, uint64_t cgroup_id)
 	return bpf_map_update_elem(bpf_map__fd(skel->maps.scope), &cgroup_id, &one, BPF_ANY) ? -errno : 0;
 }
 
+int tracer_scope_del(struct execgate_bpf *skel, uint64_t cgroup_id)
+{
+	return bpf_map_delete_elem(bpf_map__fd(skel->maps.scope), &cgroup_id) ? -errno : 0;
+}
+
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino)
 {
 	struct eg_file_key k = { dev, ino };

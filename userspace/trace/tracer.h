@@ -92,6 +92,7 @@ int tracer_pinned_progs(const char *dir, uint32_t *ids, int n, int max);
 int tracer_wait_progs_gone(const uint32_t *ids, int n, int timeout_ms);
 /* Puts a cgroup (by id) in the --cgroup scope the programs trace and judge. */
 int tracer_scope_add(struct execgate_bpf *skel, uint64_t cgroup_id);
+int tracer_scope_del(struct execgate_bpf *skel, uint64_t cgroup_id);
 /* Registers an execgate binary (its dev/ino) whose "exec" verb launches sessions. */
 int tracer_add_launcher(struct execgate_bpf *skel, uint64_t dev, uint64_t ino);
 /* Registers a dynamic loader (its dev/ino): run as a command, the program it maps is judged. */
