@@ -295,6 +295,62 @@ def test_session_cannot_set_an_outside_process_limits_or_priority(ctx):
         assert "Max open files            64 " not in f.read()
 
 
+IPC_AND_KEYS = r"""
+import ctypes, errno, json, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.syscall.restype = ctypes.c_long
+shmid = int(sys.argv[1])
+out = {}
+def name(e): return errno.errorcode.get(e, str(e))
+def tried(k, f, bad):
+    r = f()
+    out[k] = name(ctypes.get_errno()) if r == bad else "ok"
+tried("shmat", lambda: libc.shmat(shmid, None, 0), ctypes.c_void_p(-1).value)
+tried("shmget", lambda: libc.shmget(0, 4096, 0o1600), -1)
+tried("semget", lambda: libc.semget(0, 1, 0o1600), -1)
+tried("msgget", lambda: libc.msgget(0, 0o1600), -1)
+# the session keyring's id (KEYCTL_GET_KEYRING_ID of KEY_SPEC_SESSION_KEYRING), and joining the parent's
+out["session_keyring"] = libc.syscall(250, 0, -3, 0)
+tried("session_to_parent", lambda: libc.syscall(250, 18), -1)
+print(json.dumps(out))
+"""
+
+
+def test_session_cannot_reach_outside_sysv_ipc_or_keyrings(ctx):
+    """System V IPC is the host's, open to the owner's every process, and Landlock has no hook
+    for it: from inside a session a process attached an outside process's shared memory
+    segment. It is refused whole in a session (ENOSYS, as a kernel without it); outside, the
+    same probe attaches it. A session has a session keyring of its own (the caller's held the
+    user's keys) and cannot replace its parent's."""
+    d = ctx.daemon()
+    libc = ctypes.CDLL(None, use_errno=True)
+    shmid = libc.shmget(0, 4096, 0o1600)   # IPC_PRIVATE, IPC_CREAT | 0600
+    assert shmid >= 0, ctypes.get_errno()
+    ctx.on_cleanup(lambda: libc.shmctl(shmid, 0, None))   # IPC_RMID
+    # the segment is U's, as an outside process of U's would have made it
+    class ShmidDs(ctypes.Structure):
+        _fields_ = [("key", ctypes.c_int), ("uid", ctypes.c_uint), ("gid", ctypes.c_uint),
+                    ("cuid", ctypes.c_uint), ("cgid", ctypes.c_uint), ("mode", ctypes.c_ushort),
+                    ("pad", ctypes.c_char * 256)]
+    ds = ShmidDs()
+    assert libc.shmctl(shmid, 2, ctypes.byref(ds)) == 0    # IPC_STAT
+    ds.uid, ds.gid = U, U
+    assert libc.shmctl(shmid, 1, ctypes.byref(ds)) == 0    # IPC_SET
+    # under a shell of U's (single-threaded, its parent): KEYCTL_SESSION_TO_PARENT reaches it
+    cmd = ["/bin/sh", "-c", '/usr/bin/python3 -c "$0" "$1"; true', IPC_AND_KEYS, str(shmid)]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, **ME)
+    outside = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    keyring = outside.pop("session_keyring")
+    assert outside == {"shmat": "ok", "shmget": "ok", "semget": "ok", "msgget": "ok",
+                       "session_to_parent": "ok"}, outside
+    r = exec_(ctx, d, cmd)
+    inside = json.loads(r.stdout.decode().strip().splitlines()[-1])
+    assert inside.pop("session_keyring") not in (keyring, -1), (keyring, inside)
+    assert inside == {"shmat": "ENOSYS", "shmget": "ENOSYS", "semget": "ENOSYS", "msgget": "ENOSYS",
+                      "session_to_parent": "EPERM"}, inside
+
+
 FS_POLICY = """
 filesystem:
   read: [/]

@@ -28,6 +28,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <linux/filter.h>
+#include <linux/keyctl.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 #include "cli/commands.h"
@@ -211,6 +212,33 @@ static int deny_reaching_others(scmp_filter_ctx ctx)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, SCMP_A0(SCMP_CMP_NE, 1));
 	if (!rc)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioprio_set), 1, SCMP_A1(SCMP_CMP_NE, 0));
+	/* the caller's session keyring is replaced by a new one (see launch): not from here */
+	if (!rc)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(keyctl), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, KEYCTL_SESSION_TO_PARENT));
+	return rc;
+}
+
+/*
+ * System V IPC: its shared memory segments, semaphores and message queues
+ * are the host's (one IPC namespace), open to every process of the owner,
+ * and Landlock has no hook for them: a session's process could attach
+ * another process's segment (an X client's, a database's) and write it,
+ * or hold its semaphores. Refused whole (ENOSYS: as a kernel without
+ * SYSVIPC, which programs such as X clients fall back from); the 32-bit
+ * ipc() multiplexer too. POSIX shared memory (/dev/shm) is files, under
+ * the filesystem: section.
+ */
+static int deny_sysv_ipc(scmp_filter_ctx ctx)
+{
+	static const int calls[] = { SCMP_SYS(shmget), SCMP_SYS(shmat), SCMP_SYS(shmctl), SCMP_SYS(semget),
+				     SCMP_SYS(semop), SCMP_SYS(semtimedop), SCMP_SYS(semctl), SCMP_SYS(msgget),
+				     SCMP_SYS(msgsnd), SCMP_SYS(msgrcv), SCMP_SYS(msgctl), SCMP_SYS(ipc) };
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < sizeof(calls) / sizeof(calls[0]); i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), calls[i], 0);
 	return rc;
 }
 
@@ -297,6 +325,8 @@ static int build_filter(pid_t daemon_pid, struct sock_fprog *ret, void **ret_mem
 		rc = deny_user_namespaces(ctx);
 	if (!rc)
 		rc = deny_reaching_others(ctx);
+	if (!rc)
+		rc = deny_sysv_ipc(ctx);
 	if (rc)
 		goto out;
 	/* libseccomp 2.5 cannot ask for WAIT_KILLABLE_RECV: export and load by hand */
@@ -585,6 +615,17 @@ static int session_start(struct exec_args *a)
 	/* no privilege gains inside a session, and the filter and Landlock need it for non-root users */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		p_err("cannot set no_new_privs: %s", strerror(errno));
+		goto fail;
+	}
+	/*
+	 * A session keyring of its own: the caller's holds what the user put
+	 * there (a Kerberos cache, filesystem keys), and from the caller's
+	 * keyring a process could replace its parent's (the caller's shell:
+	 * KEYCTL_SESSION_TO_PARENT, refused by the filter too). The user's
+	 * keyring (@u) stays shared. No keyrings in the kernel: nothing to share.
+	 */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
+		p_err("cannot give the session a keyring of its own: %s", strerror(errno));
 		goto fail;
 	}
 	if (install) {
