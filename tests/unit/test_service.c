@@ -196,6 +196,7 @@ static void test_metrics_text(void)
 	m.have_counters = true;
 	m.k.exec = 7;
 	m.k.lost_exec = 2;
+	m.k.lost_other = 4;
 	m.exec_failed_mode = "collapse";
 	m.nprogs = 1;
 	strcpy(m.progs[0].name, "handle_exec");
@@ -206,6 +207,8 @@ static void test_metrics_text(void)
 	ASSERT_TRUE(strstr(p, "\nexecgate_execs_total 7\n") != NULL, "execs");
 	ASSERT_TRUE(strstr(p, "\nexecgate_lost_records_total{cause=\"ringbuf_full\",record=\"exec\"} 2\n") != NULL,
 		    "ring losses");
+	ASSERT_TRUE(strstr(p, "\nexecgate_lost_records_total{cause=\"ringbuf_full\",record=\"other\"} 4\n") != NULL,
+		    "ring losses of the other records (a loader's program, a scope)");
 	ASSERT_TRUE(strstr(p, "\nexecgate_lost_records_total{cause=\"bpf_recursion\",record=\"any\"} 3\n") != NULL,
 		    "recursion summed");
 	ASSERT_TRUE(strstr(p, "\nexecgate_bpf_recursion_misses_total{program=\"handle_exec\"} 3\n") != NULL,

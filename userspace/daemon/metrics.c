@@ -43,6 +43,8 @@ static void kernel_part(struct sbuf *b, const struct eg_metrics *m)
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exec_failed",
 		   k->lost_exec_failed);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "exit", k->lost_exit);
+	/* a loader's program, a scope's cgroup gone or back */
+	prom_u64_l(b, "execgate_lost_records_total", "cause", "ringbuf_full", "record", "other", k->lost_other);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "no_scratch", "record", "any",
 		   k->scratch_missing);
 	prom_u64_l(b, "execgate_lost_records_total", "cause", "too_big", "record", "exec", k->record_too_big);
