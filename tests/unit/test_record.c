@@ -339,6 +339,17 @@ static void test_container_names(void)
 	ASSERT_OK(cgroup_container("/system.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope/"
 				   "user.slice/user@1000.service/app.slice", &c), "a container running a user manager");
 	ASSERT_TRUE(!c.user, "the container's, not the user's");
+	/* a container's processes in a cgroup below its own (podman's .../container): still the container */
+	ASSERT_OK(cgroup_container("/machine.slice/libpod-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope/"
+				   "container", &c), "podman's container leaf");
+	ASSERT_TRUE(!c.user, "the container's own");
+	/* below a container's cgroup, names are its choice: another container's id is not believed */
+	ASSERT_OK(cgroup_container("/system.slice/docker-abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789.scope/"
+				   "cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+				   &c), "a container that named a cgroup of its own after another");
+	ASSERT_STREQ(c.runtime, "containerd", "as it names itself");
+	ASSERT_TRUE(c.user, "nothing read from the host's runtimes about it");
+	ASSERT_STREQ(c.pod_uid, "", "no pod");
 	ASSERT_ERR(cgroup_container("/lxc.payload.*", &c), "an LXC name with a glob's characters");
 	ASSERT_OK(cgroup_container("/lxc.payload.web-1", &c), "an LXC name");
 	ASSERT_STREQ(c.id, "web-1", "lxc id");

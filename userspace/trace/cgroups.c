@@ -231,7 +231,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 	};
 	const char *p, *end, *pod;
 	bool found = false, user = false, user_found = false;
-	size_t i, n;
+	size_t i, n, matches = 0;
 
 	memset(ret, 0, sizeof(*ret));
 	/* the innermost component that names one wins */
@@ -249,6 +249,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 		 */
 		if (n > 13 && !strncmp(p, "user@", 5) && !memcmp(p + n - 8, ".service", 8))
 			user = true;
+
 		for (i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
 			struct eg_container c = {};
 
@@ -257,6 +258,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 				ret->runtime = pats[i].runtime;
 				found = true;
 				user_found = user;
+				matches++;
 			}
 		}
 		/* /docker/<id>, /kubepods/.../pod<uid>/<id> (cgroupfs drivers) */
@@ -267,6 +269,7 @@ int cgroup_container(const char *path, struct eg_container *ret)
 				       strstr(path, "/docker/") ? "docker" : "unknown";
 			found = true;
 			user_found = user;
+			matches++;
 		}
 		if (n > 12 && !strncmp(p, "lxc.payload.", 12) && n - 12 < sizeof(ret->id) && lxc_name(p + 12, n - 12)) {
 			memcpy(ret->id, p + 12, n - 12);
@@ -274,13 +277,20 @@ int cgroup_container(const char *path, struct eg_container *ret)
 			ret->runtime = "lxc";
 			found = true;
 			user_found = user;
+			matches++;
 		}
 	}
 	if (!found)
 		return -ENOENT;
-	/* the container found, innermost, is below a user's subtree: the user's naming */
-	ret->user = user_found;
-	if (user_found)
+	/*
+	 * The container found, innermost, is below a user's subtree, or below
+	 * another container's cgroup, whose names are that container's choice
+	 * (one that may write its cgroup tree: --systemd, privileged, LXC): it
+	 * is named as it says, and nothing is read about it from the host's
+	 * runtimes (it could name itself after another container).
+	 */
+	ret->user = user_found || matches > 1;
+	if (ret->user)
 		return 0;	/* no pod of the cluster's either */
 	/* kubepods: the pod uid, "pod<uid>" (cgroupfs) or "-pod<uid with _>.slice" (systemd) */
 	pod = strstr(path, "pod");
