@@ -88,6 +88,13 @@ def test_daemonset_structure(ctx):
     vols = {v["name"]: v for v in spec["volumes"]}
     for path in ("/sys/fs/bpf", "/sys/fs/cgroup", "/run/execgate"):
         assert path in mounts and vols[mounts[path]]["hostPath"]["path"] == path, path
+    # a bpffs the daemon mounts (a node without one) must reach the node, or the pins die with the pod
+    bpffs = [m for m in c["volumeMounts"] if m["mountPath"] == "/sys/fs/bpf"][0]
+    assert bpffs.get("mountPropagation") == "Bidirectional", bpffs
+    # every runtime state the daemon reads (trace/containers.c), read-only
+    for path in ("/run/containerd", "/run/runc", "/var/lib/containers", "/run/containers", "/run/crun"):
+        m = [m for m in c["volumeMounts"] if m["mountPath"] == path]
+        assert m and m[0].get("readOnly") is True and vols[m[0]["name"]]["hostPath"]["path"] == path, path
     # the records name the node, not the pod: its name (the pod's hostname is the pod's) and
     # its machine id (the image has none), read-only
     env = {e["name"]: e for e in c.get("env", [])}
