@@ -413,6 +413,7 @@ int BPF_PROG(handle_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	i = scope_of(cgrp, path, &c);
 	if (i >= 0)
 		scope_change(BPF_CORE_READ(cgrp, kn, id), i, EG_SCOPE_BACK);
+	cgroup_made(cgrp, path);
 	return 0;
 }
 

@@ -44,6 +44,7 @@ enum eg_event_type {
 	EG_EVENT_EXIT		= 3,	/* an exec'd process ended (its last thread): struct eg_exit_event */
 	EG_EVENT_LOADED		= 4,	/* the program a dynamic loader run as a command mapped */
 	EG_EVENT_SCOPE		= 5,	/* a --cgroup scope's cgroup was made again, or removed */
+	EG_EVENT_CGROUP		= 6,	/* a cgroup (v2) was made: cgroup_id, its path as "requested" */
 };
 
 /*

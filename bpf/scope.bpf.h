@@ -96,4 +96,38 @@ static __noinline void scope_change(__u64 id, __u32 index, __u32 state)
 	submit(buf, EG_EVENT_HDR, EG_EVENT_SCOPE);
 }
 
+/*
+ * A cgroup (v2) made, by its id and path: the daemon names the cgroups of
+ * its records by id when it writes them, and a container that ran and
+ * went within its drain delay (docker run --rm, a Job's pod) would have
+ * left nothing to name it by (no cgroup, no container, its cgroups: rules
+ * unjudged). A cgroup is made before anything runs in it, so this record
+ * comes before theirs.
+ */
+static __noinline void cgroup_made(struct cgroup *cgrp, const char *path)
+{
+	struct eg_event *e;
+	char *buf;
+	long n;
+
+	if (!cgrp || BPF_CORE_READ(cgrp, root, hierarchy_id) != 0)
+		return;
+	buf = scratch_get();
+	if (!buf) {
+		COUNT(scratch_missing);
+		return;
+	}
+	e = (struct eg_event *)buf;
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = EG_EVENT_CGROUP;
+	e->ktime_ns = bpf_ktime_get_boot_ns();
+	e->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
+	n = bpf_probe_read_kernel_str(buf + EG_EVENT_HDR, EG_FILENAME_MAX, path);
+	/* a path cut short names another cgroup: none */
+	if (n <= 1 || n >= EG_FILENAME_MAX)
+		return;
+	e->requested_len = (__u16)(n - 1);
+	submit(buf, EG_EVENT_HDR + (__u32)(n - 1), EG_EVENT_CGROUP);
+}
+
 #endif /* EG_SCOPE_BPF_H */

@@ -860,3 +860,32 @@ def test_procs_view_names_each_process(ctx):
     p.wait()
 
 
+
+
+def test_a_cgroup_gone_before_its_records_are_written_is_still_named(ctx):
+    """A container that runs and goes within the daemon's drain delay (docker run --rm, a Job's
+    pod) left its records with no cgroup (and no container): the daemon named a record's cgroup
+    by looking up its id when it wrote it, and it was gone. The kernel says each cgroup it makes
+    (a record the daemon keeps, never writes), so the name is there; and a cgroups: rule judges it."""
+    parent_rel, parent, _ = ctx.cgroup()
+    pol = os.path.join(ctx.tmpdir(), "policy.yaml")
+    with open(pol, "w") as f:
+        f.write("commands:\n  - {name: gone-cg, cgroups: ['%s/c-*'], basenames: [true], decision: deny}\n"
+                % parent_rel)
+    d = ctx.daemon("--policy", pol)
+    tok = token()
+    for i in range(3):
+        cg = os.path.join(parent, "c-%s-%d" % (tok, i))
+        os.mkdir(cg)
+
+        def join(cg=cg):
+            with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+                f.write("0")
+        subprocess.run(["/bin/true", tok, str(i)], preexec_fn=join, check=True)
+        os.rmdir(cg)
+    evs = wait_execs(d, tok, n=3, timeout=10)
+    got = sorted((e.get("cgroup"), e.get("decision")) for e in evs)
+    want = sorted(("%s/c-%s-%d" % (parent_rel, tok, i), "deny") for i in range(3))
+    assert got == want, got
+    assert not [e for e in d.events() if e.get("type") not in ("exec", "exit", "daemon", "exec_failed")], \
+        "a record of another type in the output"

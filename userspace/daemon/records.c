@@ -311,6 +311,10 @@ int records_on_record(void *ctx, void *data, size_t size)
 		return 0;
 	}
 	stage_add(STAGE_DECODE, &t);
+	if (r.h.type == EG_EVENT_CGROUP) {
+		cgroup_cache_made(d->cgroups, r.h.cgroup_id, r.requested.p, r.requested.len);
+		goto next;
+	}
 	if (r.h.type == EG_EVENT_SCOPE) {
 		daemon_scope_changed(d, (size_t)r.h.dirfd, r.h.at_flags == EG_SCOPE_BACK, r.h.cgroup_id);
 		goto next;

@@ -108,9 +108,40 @@ int cgroup_relpath(const char *path, char *buf, size_t len)
 struct cgroup_cache {
 	char root[PATH_MAX];
 	int root_fd;
+	bool whole;			/* the mount shows the whole hierarchy, as the kernel names it */
 	uint64_t id[CACHE_SLOTS];
 	char *path[CACHE_SLOTS];
 };
+
+/*
+ * Whether our cgroup2 mount names cgroups as the kernel does: the
+ * hierarchy's root mounted (not a subtree), in the initial cgroup
+ * namespace (PROC_CGROUP_INIT_INO).
+ */
+static bool whole_hierarchy(void)
+{
+	char line[4096], root[PATH_MAX], fstype[64];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct stat st;
+	bool whole = false;
+
+	if (stat("/proc/self/ns/cgroup", &st) || st.st_ino != 0xEFFFFFFBu || !f) {
+		if (f)
+			fclose(f);
+		return false;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *sep = strstr(line, " - ");
+
+		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2") ||
+		    sscanf(line, "%*s %*s %*s %4095s", root) != 1)
+			continue;
+		whole = !strcmp(root, "/");
+		break;
+	}
+	fclose(f);
+	return whole;
+}
 
 struct cgroup_cache *cgroup_cache_new(void)
 {
@@ -121,6 +152,7 @@ struct cgroup_cache *cgroup_cache_new(void)
 	c->root_fd = -1;
 	if (!cgroup2_mount(c->root, sizeof(c->root)))
 		c->root_fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	c->whole = c->root_fd >= 0 && whole_hierarchy();
 	return c;
 }
 
@@ -179,6 +211,24 @@ const char *cgroup_cache_path(struct cgroup_cache *c, uint64_t id)
 	c->path[slot] = p;
 	c->id[slot] = id;
 	return p;
+}
+
+void cgroup_cache_made(struct cgroup_cache *c, uint64_t id, const char *path, size_t len)
+{
+	size_t slot = (id * 0x9e3779b97f4a7c15ull) >> 54;
+	char *p;
+
+	if (!c || !id || !len || path[0] != '/' || (c->id[slot] == id && c->path[slot]))
+		return;
+	/* the cgroup's own word while it is there (our mount's names); the kernel's where they agree */
+	p = lookup(c, id);
+	if (!p && c->whole)
+		p = strndup(path, len);
+	if (!p)
+		return;
+	free(c->path[slot]);
+	c->path[slot] = p;
+	c->id[slot] = id;
 }
 
 static bool all_hex(const char *s, size_t n)

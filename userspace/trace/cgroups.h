@@ -24,6 +24,12 @@ struct cgroup_cache;
 struct cgroup_cache *cgroup_cache_new(void);
 void cgroup_cache_free(struct cgroup_cache *c);
 const char *cgroup_cache_path(struct cgroup_cache *c, uint64_t id);
+/*
+ * The kernel said it made cgroup id at path (from the hierarchy's root):
+ * kept, so a cgroup gone before its records are written is still named.
+ * What the cgroup itself says, while it is there, comes first.
+ */
+void cgroup_cache_made(struct cgroup_cache *c, uint64_t id, const char *path, size_t len);
 
 /* A container named by a cgroup path (libpod-*, docker-*.scope, cri-containerd-*, crio-*, kubepods). */
 struct eg_container {

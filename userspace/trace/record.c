@@ -72,7 +72,7 @@ int record_decode(struct eg_decoder *d, const void *data, size_t size, struct eg
 		return -EINVAL;
 	memcpy(&h, data, sizeof(h));
 	if (h.type != EG_EVENT_EXEC && h.type != EG_EVENT_EXEC_FAILED && h.type != EG_EVENT_LOADED &&
-	    h.type != EG_EVENT_SCOPE)
+	    h.type != EG_EVENT_SCOPE && h.type != EG_EVENT_CGROUP)
 		return -EINVAL;
 	if (h.filename_len > EG_FILENAME_MAX || h.requested_len > EG_FILENAME_MAX ||
 	    h.interp_len > EG_FILENAME_MAX || h.script_len > EG_FILENAME_MAX ||
