@@ -374,7 +374,7 @@ struct eg_script {
 	__u64 dev;
 	__u64 ino;
 	__u32 len;		/* bytes of path, leaf first like eg_event paths */
-	__u32 flags;		/* EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED, EG_F_ANON_FILE, EG_SC_USER_MOUNT */
+	__u32 flags;		/* EG_F_SCRIPT_TRUNC, EG_F_SCRIPT_DELETED, EG_F_CHAIN_CUT, EG_F_ANON_FILE, EG_SC_USER_MOUNT */
 	char path[EG_FILENAME_MAX];
 };
 #define EG_SC_USER_MOUNT	(1u << 31)	/* eg_script.flags only: its path passes a user's mount */

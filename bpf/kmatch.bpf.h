@@ -183,7 +183,12 @@ static __always_inline bool kglobs_any(__u32 slot, __u32 first, __u32 count, __u
 	f->gs.matched = 0;
 	bpf_loop(1 << 22, globs_step, &slot, 0);
 	f = kf_get(slot);
-	return f && f->gs.matched;
+	if (!f)
+		return false;
+	/* out of loop steps before the last glob (a cgroup path's every ancestor, for each): cannot tell */
+	if (!f->gs.matched && f->gs.g < f->gs.count)
+		f->error = 1;
+	return f->gs.matched;
 }
 
 /* ---- the cgroup ------------------------------------------------------------------ */

@@ -176,8 +176,8 @@ static __noinline void keep_scripts(struct task_struct *task)
 	ch = bpf_task_storage_get(&chains, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ch) {
 		COUNT(storage_failed);
-		/* the first script alone would pass for the whole chain: the record says it is cut */
-		sc->flags |= EG_F_SCRIPT_TRUNC;
+		/* the first script alone would pass for the whole chain: the record says the chain is cut */
+		sc->flags |= EG_F_CHAIN_CUT;
 		return;
 	}
 	ch->n = 0;
@@ -241,7 +241,7 @@ static __noinline __u32 read_script(struct task_struct *task, char *buf, __u32 o
 	eg_clamp(o, EG_EVENT_HDR + EG_STRINGS_MAX - EG_FILENAME_MAX);
 	if (len && bpf_probe_read_kernel(buf + o, len, sc->path))
 		len = 0;
-	e->flags |= sc->flags & (EG_F_SCRIPT_TRUNC | EG_F_SCRIPT_DELETED);
+	e->flags |= sc->flags & (EG_F_SCRIPT_TRUNC | EG_F_SCRIPT_DELETED | EG_F_CHAIN_CUT);
 	if (sc->flags & EG_SC_USER_MOUNT)
 		e->flags2 |= EG_F2_SCRIPT_USER_MOUNT;
 	e->script_dev = sc->dev;

@@ -1052,3 +1052,28 @@ def test_a_path_of_ones_own_mount_lets_nothing_run(ctx):
     assert r.returncode == 0 and t.encode() in r.stdout, r
     e = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []), 10, "printf on the host")[0]
     assert "user_mount" not in e and e["rule"] == "system", e
+
+
+def test_a_rule_of_many_cgroups_and_a_deep_cgroup_is_judged_whole(ctx):
+    """The kernel matches a rule's cgroups one after another, each against the cgroup and its
+    every ancestor (a step per byte of the path): with a path of nearly 4 KiB only about the first
+    thousand were looked at, and the rest counted as no match. An exec in a cgroup below the one
+    the 1,301st entry names ran under a deny. It is refused now (matched, or counted as a kernel error)."""
+    rel, cg, _ = ctx.cgroup()
+    deep = cg
+    for i in range(16):
+        deep = os.path.join(deep, ("d%02d" % i) + ("x" * 245 if i else ""))
+        os.mkdir(deep)
+    ctx.on_cleanup(lambda: [os.rmdir(p) for p in sorted(
+        (os.path.join(r) for r, _, _ in os.walk(cg) if r != cg), key=len, reverse=True)])
+    deep_rel = deep[len(eg.CGROUP2):]
+    assert 3700 < len(deep_rel) < 4000, len(deep_rel)
+    others = ["'%s/tenant-%04d'" % (rel, i) for i in range(1300)]
+    pol = "commands:\n  - name: tenants\n    basenames: [cat]\n    cgroups: [%s, '%s/d00']\n    decision: deny\n" % (
+        ", ".join(others), rel)
+    pf = write(ctx, pol)
+    d = ctx.daemon("--policy", pf, "--enforce", "--cgroup", cg)
+    ctx.on_cleanup(lambda: subprocess.run([ctx.execgate, "unload", "-p", d.pin_path],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    r = in_cg(deep, ["/bin/cat", "/etc/hostname"])
+    assert r.returncode == -signal.SIGKILL, (r.returncode, r.stdout)
