@@ -1077,3 +1077,34 @@ def test_a_rule_of_many_cgroups_and_a_deep_cgroup_is_judged_whole(ctx):
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
     r = in_cg(deep, ["/bin/cat", "/etc/hostname"])
     assert r.returncode == -signal.SIGKILL, (r.returncode, r.stdout)
+
+
+def test_a_file_a_rule_names_replaced_by_an_upgrade_is_the_one_judged(ctx):
+    """A rule by path is bound at load to the file it found (device, inode): a package upgrade
+    renames a new file into place, and that file under another name (a hard link here; a bind
+    mount likewise) ran under the deny. The daemon watches the directories of the files its
+    policy names and loads the policy again when what they hold changed: the new file is
+    refused under any name, and a "policy" record says the policy was loaded again."""
+    d0 = ctx.tmpdir()
+    os.chmod(d0, 0o755)
+    tool = os.path.join(d0, "tool")
+    shutil.copy("/bin/true", tool)
+    other = os.path.join(ctx.tmpdir(), "other")
+    d, rel, cg = enforcing(ctx, "commands:\n  - {name: no-tool, paths: [%s], decision: deny}\n" % tool)
+    assert in_cg(cg, [tool]).returncode == -signal.SIGKILL
+    # the upgrade: a new file (other content) renamed over the old one, then linked elsewhere
+    with open(tool + ".dpkg-new", "wb") as f, open("/bin/true", "rb") as src:
+        f.write(src.read() + b"\0upgraded")
+    os.chmod(tool + ".dpkg-new", 0o755)
+    os.rename(tool + ".dpkg-new", tool)
+    os.link(tool, other)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("refresh"),
+               15, "the policy loaded again")
+    r = in_cg(cg, [other])
+    assert r.returncode == -signal.SIGKILL, r.returncode
+    # a change that leaves the named files as they were loads nothing again
+    n = len([e for e in d.events() if e.get("event") == "policy"])
+    with open(os.path.join(d0, "unrelated"), "w") as f:
+        f.write("x")
+    time.sleep(3)
+    assert len([e for e in d.events() if e.get("event") == "policy"]) == n

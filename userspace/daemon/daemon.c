@@ -114,7 +114,7 @@ static void emit_start(struct daemon *d)
 			     "maps in %s; control socket %s; failed execs: %s", EG_VERSION, d->mode.tracer,
 			     enforcement_text(d), d->paths.pin, d->paths.sock, daemon_exec_failed_mode(d));
 		if (d->policy)
-			daemon_emit_policy(d, false);
+			daemon_policy_in_force(d, false, false);
 		format_text_header(output_buf(d->out), d->fc.width);
 		output_end(d->out, EG_REC_META);
 		return;
@@ -156,7 +156,7 @@ static void emit_start(struct daemon *d)
 	service_start_facts(d, &w);
 	meta_close(&w, d->out);
 	if (d->policy)
-		daemon_emit_policy(d, false);
+		daemon_policy_in_force(d, false, false);
 }
 
 static void emit_stop(struct daemon *d)

@@ -88,6 +88,7 @@ struct daemon {
 	struct execgate_bpf *skel;
 	struct ring_buffer *rb;
 	struct eg_watch *flush_timer;	/* one-shot: the drain after a wakeup (records.c) */
+	struct files_watch *files;	/* the files the policy in force names (watch.h) */
 	bool drain_armed;		/* flush_timer is set */
 	uint64_t ring_seen;		/* ring records since the last whole drain */
 	struct ctl_server *ctl;
@@ -163,8 +164,12 @@ struct daemon {
 
 /* reload.c */
 int daemon_reload_policy(struct daemon *d, struct eg_diags *diags);
-/* The policy record (start, or reload). */
-void daemon_emit_policy(struct daemon *d, bool reload);
+/* The policy in force loaded again from its text: taken if the files it names changed (watch.c). */
+int daemon_refresh_policy(struct daemon *d);
+/* The policy record (start, reload, or refresh: its files changed). */
+void daemon_emit_policy(struct daemon *d, bool reload, bool refresh);
+/* A policy is in force (start, reload, refresh): its record, and its files watched. */
+void daemon_policy_in_force(struct daemon *d, bool reload, bool refresh);
 /* A load's errors (or all its lines) on stderr. */
 void daemon_print_diags(const struct eg_diags *diags, bool errors_only);
 

@@ -41,6 +41,7 @@
 #include "daemon/httpd.h"
 #include "daemon/metrics.h"
 #include "daemon/notify.h"
+#include "daemon/watch.h"
 #include "events/lineage.h"
 #include "events/meta.h"
 #include "events/sinks.h"
@@ -71,13 +72,14 @@ void daemon_print_diags(const struct eg_diags *diags, bool errors_only)
 	}
 }
 
-void daemon_emit_policy(struct daemon *d, bool reload)
+void daemon_emit_policy(struct daemon *d, bool reload, bool refresh)
 {
 	struct jsonw w;
 
 	if (d->text) {
 		emit_comment(d, "policy %s%s: %zu rules, sha256 %s", d->o.policy_path,
-			     reload ? " reloaded" : "", policy_rule_count(d->policy),
+			     refresh ? " loaded again (a file it names changed)" : reload ? " reloaded" : "",
+			     policy_rule_count(d->policy),
 			     policy_sha256(d->policy));
 		return;
 	}
@@ -86,6 +88,8 @@ void daemon_emit_policy(struct daemon *d, bool reload)
 	jsonw_string_field(&w, "sha256", policy_sha256(d->policy));
 	jsonw_uint_field(&w, "rules", policy_rule_count(d->policy));
 	jsonw_bool_field(&w, "reload", reload);
+	if (refresh)
+		jsonw_bool_field(&w, "refresh", true);
 	meta_close(&w, d->out);
 }
 
@@ -192,48 +196,39 @@ int daemon_contexts_start(struct daemon *d)
 	return 0;
 }
 
-/*
- * The new policy replaces the old only if it loads. Returns 0 or the load
- * error; diags (may be NULL) receives the errors.
- */
-int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
+static void on_files_changed(void *arg)
 {
-	struct eg_diags local = {};
-	struct eg_diags *dg = diags ? diags : &local;
-	struct eg_policy *p = NULL;
-	uint32_t old_seq;
-	char line[1024], why[512];
-	struct jsonw w;
-	size_t i;
+	daemon_refresh_policy(arg);
+}
+
+/*
+ * A policy's files are watched while it is in force: 2 s after a change
+ * in their directories it is loaded again from its own text, and when the
+ * files it finds differ (a package upgrade renamed a new file into place:
+ * the deny would not meet it under another path, the allow would refuse
+ * the new compiler, the kernel would judge a bypassed program by the
+ * rules) that load takes its place, in the kernel too, as a reload would.
+ */
+void daemon_policy_in_force(struct daemon *d, bool reload, bool refresh)
+{
 	int err;
 
-	if (!d->o.policy_path)
-		return -ENOENT;
-	old_seq = d->k.seq;
-	notify_reloading();
-	err = policy_load_file(d->o.policy_path, &p, dg);
-	if (err) {
-		d->st.policy_reload_failures++;
-		p_warn("policy reload failed, keeping the previous policy:");
-		daemon_print_diags(dg, true);
-		if (d->text) {
-			emit_comment(d, "policy reload failed; the previous policy stays in force");
-		} else {
-			meta_open_daemon(&w, output_buf(d->out), "policy_error");
-			jsonw_string_field(&w, "path", d->o.policy_path);
-			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
-			jsonw_key(&w, "errors");
-			jsonw_start_array(&w);
-			for (i = 0; i < dg->n; i++) {
-				if (dg->v[i].warning)
-					continue;
-				eg_diag_format(&dg->v[i], line, sizeof(line));
-				jsonw_string(&w, line);
-			}
-			jsonw_end_array(&w);
-			meta_close(&w, d->out);
-		}
-	} else if (contexts_renumbered(d, p, false, why, sizeof(why))) {
+	daemon_emit_policy(d, reload, refresh);
+	files_watch_free(d->files);
+	d->files = d->policy && d->loop ? files_watch(d->loop, d->policy, on_files_changed, d, &err) : NULL;
+	if (d->policy && d->loop && !d->files && err)
+		p_warn("cannot watch the files the policy names (%s): after an upgrade replaces one, "
+		       "'execgate policy reload' binds the rules to it", strerror(-err));
+}
+
+/* p (loaded) in place of the policy in force, unless its contexts' ids or the kernel refuse it. */
+static int take(struct daemon *d, struct eg_policy *p, struct eg_diags *dg, uint32_t old_seq, bool refresh)
+{
+	char why[512];
+	struct jsonw w;
+	int err = 0;
+
+	if (contexts_renumbered(d, p, false, why, sizeof(why))) {
 		d->st.policy_reload_failures++;
 		policy_free(p);
 		err = -EINVAL;
@@ -288,10 +283,82 @@ int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
 				p_warn("policy reload: running agents not all put in their contexts (%u failed): %s",
 				       ss.failed, serr ? strerror(-serr) : "the kernel refused");
 		}
-		daemon_emit_policy(d, true);
+		daemon_policy_in_force(d, true, refresh);
+	}
+	return err;
+}
+
+/*
+ * The new policy replaces the old only if it loads. Returns 0 or the load
+ * error; diags (may be NULL) receives the errors.
+ */
+int daemon_reload_policy(struct daemon *d, struct eg_diags *diags)
+{
+	struct eg_diags local = {};
+	struct eg_diags *dg = diags ? diags : &local;
+	struct eg_policy *p = NULL;
+	uint32_t old_seq;
+	char line[1024];
+	struct jsonw w;
+	size_t i;
+	int err;
+
+	if (!d->o.policy_path)
+		return -ENOENT;
+	old_seq = d->k.seq;
+	notify_reloading();
+	err = policy_load_file(d->o.policy_path, &p, dg);
+	if (err) {
+		d->st.policy_reload_failures++;
+		p_warn("policy reload failed, keeping the previous policy:");
+		daemon_print_diags(dg, true);
+		if (d->text) {
+			emit_comment(d, "policy reload failed; the previous policy stays in force");
+		} else {
+			meta_open_daemon(&w, output_buf(d->out), "policy_error");
+			jsonw_string_field(&w, "path", d->o.policy_path);
+			jsonw_string_field(&w, "kept_sha256", policy_sha256(d->policy));
+			jsonw_key(&w, "errors");
+			jsonw_start_array(&w);
+			for (i = 0; i < dg->n; i++) {
+				if (dg->v[i].warning)
+					continue;
+				eg_diag_format(&dg->v[i], line, sizeof(line));
+				jsonw_string(&w, line);
+			}
+			jsonw_end_array(&w);
+			meta_close(&w, d->out);
+		}
+	} else {
+		err = take(d, p, dg, old_seq, false);
 	}
 	output_flush(d->out);
 	eg_diags_free(&local);
 	notify_send("READY=1");
+	return err;
+}
+
+int daemon_refresh_policy(struct daemon *d)
+{
+	struct eg_diags dg = {};
+	struct eg_policy *p = NULL;
+	const char *src;
+	size_t len;
+	int err;
+
+	if (!d->policy || d->stopping)
+		return 0;
+	src = policy_source(d->policy, &len);
+	err = policy_load_buf(src, len, d->o.policy_path, &p, &dg);
+	if (!err && policy_files_same(d->policy, p)) {
+		policy_free(p);
+	} else if (!err) {
+		p_info("a file the policy names changed: the policy loaded again");
+		err = take(d, p, &dg, d->k.seq, true);
+		output_flush(d->out);
+	} else {
+		p_warn("a file the policy names changed, and the policy in force no longer loads: kept");
+	}
+	eg_diags_free(&dg);
 	return err;
 }

@@ -130,6 +130,14 @@ int eg_alias_compile(struct eg_policy *p)
 	return 0;
 }
 
+void eg_alias_dirs(void (*fn)(const char *dir, void *arg), void *arg)
+{
+	int k;
+
+	for (k = 0; alias_dirs[k]; k++)
+		fn(alias_dirs[k], arg);
+}
+
 int policy_rule_alias_id(const struct eg_policy *p, size_t i, size_t k, uint64_t *dev, uint64_t *ino)
 {
 	if (i >= p->n_rules || k >= p->rules[i].n_alias_ids)

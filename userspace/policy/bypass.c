@@ -115,6 +115,14 @@ static void expand(struct eg_policy *p, const char *pattern)
 	globfree(&g);
 }
 
+void eg_bypass_dirs(void (*fn)(const char *dir, void *arg), void *arg)
+{
+	int k;
+
+	for (k = 0; system_dirs[k]; k++)
+		fn(system_dirs[k], arg);
+}
+
 void eg_bypass_refresh(struct eg_policy *p)
 {
 	char pat[PATH_MAX];

@@ -94,3 +94,108 @@ int eg_identity_compile(struct eg_policy *p)
 	}
 	return 0;
 }
+
+/* ---- the files a policy names, after its load ---------------------------------- */
+
+static bool same_keys(const struct eg_file_key *a, uint32_t na, const struct eg_file_key *b, uint32_t nb)
+{
+	uint32_t i;
+
+	if (na != nb)
+		return false;
+	for (i = 0; i < na; i++)
+		if (a[i].id.dev != b[i].id.dev || a[i].id.ino != b[i].id.ino || a[i].size != b[i].size ||
+		    a[i].hashed != b[i].hashed || memcmp(a[i].sha256, b[i].sha256, sizeof(a[i].sha256)))
+			return false;
+	return true;
+}
+
+static bool same_rules(const struct eg_policy *a, const struct eg_policy *b)
+{
+	size_t i;
+
+	if (!a || !b)
+		return a == b;
+	if (a->n_rules != b->n_rules)
+		return false;
+	for (i = 0; i < a->n_rules; i++) {
+		const struct eg_rule *x = &a->rules[i], *y = &b->rules[i];
+
+		if (!same_keys(x->path_ids, x->n_path_ids, y->path_ids, y->n_path_ids) ||
+		    x->n_alias_ids != y->n_alias_ids ||
+		    (x->n_alias_ids && memcmp(x->alias_ids, y->alias_ids, x->n_alias_ids * sizeof(*x->alias_ids))))
+			return false;
+	}
+	return true;
+}
+
+/* every id of b's bypass in a's */
+static bool bypass_covered(const struct eg_policy *a, const struct eg_policy *b)
+{
+	size_t i, j;
+
+	for (j = 0; j < b->n_bypass_ids; j++) {
+		for (i = 0; i < a->n_bypass_ids; i++)
+			if (a->bypass_ids[i].dev == b->bypass_ids[j].dev && a->bypass_ids[i].ino == b->bypass_ids[j].ino)
+				break;
+		if (i == a->n_bypass_ids)
+			return false;
+	}
+	return true;
+}
+
+bool policy_files_same(const struct eg_policy *a, const struct eg_policy *b)
+{
+	/* as sets: a learns ids as execs meet them, which the kernel never hears of but from a load */
+	return same_rules(a, b) && same_rules(a->idents, b->idents) && bypass_covered(a, b) &&
+	       bypass_covered(b, a);
+}
+
+/* The directory a literal absolute path (or a glob's literal head) is in, to fn. */
+static void dir_of(const char *path, void (*fn)(const char *dir, void *arg), void *arg)
+{
+	char dir[PATH_MAX];
+	size_t n = strcspn(path, "*?[");
+	const char *slash;
+
+	if (path[0] != '/' || n >= sizeof(dir))
+		return;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	dir[slash == dir ? 1 : slash - dir] = '\0';
+	fn(dir, arg);
+}
+
+static void rules_dirs(const struct eg_policy *p, void (*fn)(const char *dir, void *arg), void *arg)
+{
+	size_t i, j;
+
+	for (i = 0; p && i < p->n_rules; i++) {
+		const struct eg_rule *r = &p->rules[i];
+
+		for (j = 0; j < r->paths.n; j++)
+			if (eg_glob_is_literal(r->paths.v[j]))
+				dir_of(r->paths.v[j], fn, arg);
+		if (r->decision == EG_DECISION_ALLOW && r->basenames.n)
+			eg_alias_dirs(fn, arg);
+	}
+}
+
+void policy_file_dirs(const struct eg_policy *p, void (*fn)(const char *dir, void *arg), void *arg)
+{
+	size_t i;
+
+	if (!p || p->no_files)
+		return;
+	rules_dirs(p, fn, arg);
+	rules_dirs(p->idents, fn, arg);
+	for (i = 0; i < p->bypass.n; i++) {
+		if (strchr(p->bypass.v[i], '/'))
+			dir_of(p->bypass.v[i], fn, arg);
+		else
+			eg_bypass_dirs(fn, arg);
+	}
+}

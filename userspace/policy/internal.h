@@ -189,6 +189,10 @@ int eg_identity_compile(struct eg_policy *p);
 
 /* alias.c */
 int eg_alias_compile(struct eg_policy *p);
+/* the directories allows' names are looked up in, to fn */
+void eg_alias_dirs(void (*fn)(const char *dir, void *arg), void *arg);
+/* bypass.c: the directories internal_bypass's bare names cover, to fn */
+void eg_bypass_dirs(void (*fn)(const char *dir, void *arg), void *arg);
 bool eg_rule_has_alias(const struct eg_rule *r, uint64_t dev, uint64_t ino);
 
 /* bypass.c */

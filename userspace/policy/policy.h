@@ -222,6 +222,15 @@ bool policy_wants_size(const struct eg_policy *p, uint64_t size);
 size_t policy_rule_count(const struct eg_policy *p);
 /* The bytes the policy was loaded from. */
 const char *policy_source(const struct eg_policy *p, size_t *ret_len);
+/*
+ * The files a policy names by path, as its load found them: whether b
+ * (the same text loaded again) found the same ones (a package upgrade
+ * replaces a file: a rule by path, an allow's alias, internal_bypass
+ * then name another file). policy_file_dirs() gives each directory whose
+ * change could change them (again and again: the caller keeps a set).
+ */
+bool policy_files_same(const struct eg_policy *a, const struct eg_policy *b);
+void policy_file_dirs(const struct eg_policy *p, void (*fn)(const char *dir, void *arg), void *arg);
 
 /*
  * The session's boundary a policy asks for (policy/README.md): its
