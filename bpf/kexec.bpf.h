@@ -343,7 +343,9 @@ static __always_inline int kjudge_exec(struct eg_event *e)
 		if (d2 == EG_KD_ERROR) {
 			d = d2;
 			rule = 0;
-		} else if (f && d2 != EG_KD_NONE && f->out_rank > rank) {
+		} else if (f && d2 != EG_KD_NONE &&
+			   (f->out_rank > rank || (d == EG_KD_BYPASS && d2 != EG_KD_BYPASS))) {
+			/* a bypassed interpreter bypasses nothing of its script: the script's verdict, and its limits */
 			d = d2;
 			rule = f->out_rule;
 			kfl = f->kflags | (p == 1 ? EG_KF_SCRIPT_RULE : EG_KF_CHAIN_RULE);

@@ -841,3 +841,32 @@ def test_contexts_without_enforce_do_not_depend_on_the_rules_size(ctx):
     write(ctx, "commands: []\n", path=pf)
     assert reload(d).returncode == 0
     assert kernel(d) is False
+
+
+def test_a_bypassed_interpreter_leaves_its_script_to_the_context_limits(ctx):
+    """internal_bypass skips the judgement of a program, not the context's limits on what it
+    runs: a script whose '#!' interpreter is a bypassed program, run too deep in a context, got
+    the interpreter's bypass from the kernel (rank 0, as the script's allow) and ran; the daemon
+    judged it past the limit. Refused now."""
+    work = agent_files(ctx)
+    t0 = token()
+    shell = "/usr/local/bin/egtest-agentsh-" + t0
+    shutil.copy("/bin/sh", shell)
+    os.chmod(shell, 0o755)
+    ctx.on_cleanup(lambda: os.unlink(shell))
+    script = os.path.join(work, "s.sh")
+    with open(script, "w") as f:
+        f.write("#!%s\n/bin/true \"$1\"\n" % shell)
+    os.chmod(script, 0o755)
+    pol = ctx_policy(work, limits="{max_depth: 1}").replace(
+        "default_decision: allow\n",
+        "default_decision: allow\nsandbox: {seccomp: {execve: {internal_bypass: [%s]}}}\n" % shell)
+    d, rel, cg = enforcing(ctx, pol)
+    t = "bypass-" + token()
+    # agent (0) -> env (1) -> s.sh (2): past max_depth 1
+    r = in_cg(cg, [os.path.join(work, "agent"), "-c", "/usr/bin/env %s %s; echo rc=$?" % (script, t)])
+    assert "rc=137" in r.stdout.decode(), r.stdout
+    e = d.wait_for(lambda e: e.get("type") == "exec" and e.get("action") == "killed" and
+                   any(t in a for a in e.get("argv", [])), 10, "the killed exec")[0]
+    # the script itself, not what it would have run
+    assert e["rule"] == "context_limit" and e["filename"] == script and e["interpreter"] == shell, e
