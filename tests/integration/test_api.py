@@ -784,6 +784,47 @@ def test_connections_without_a_token_cannot_hold_every_slot(ctx):
             s.close()
 
 
+def test_idle_connections_make_room_for_a_token_holder(ctx):
+    """All 64 connections taken by a client that sends nothing (no token
+    needed to connect) refused every newcomer until the head sweep ended
+    them ten seconds later, and one that connects again as fast kept the
+    person with the token out for good. When full, the oldest connection
+    still waiting for its request head makes room (counted as too_many)."""
+    a = Api(ctx)
+    held = []
+    stop = threading.Event()
+
+    def connect():
+        try:
+            held.append(socket.create_connection(("127.0.0.1", a.port), timeout=5))
+        except OSError:
+            pass
+
+    def flood():
+        while not stop.wait(0.05):      # 20 more a second, sending nothing
+            connect()
+    for _ in range(70):
+        connect()
+    t = threading.Thread(target=flood)
+    t.start()
+    try:
+        def served():
+            try:
+                return a.req("GET", "/v1/whoami")[0] == 200
+            except OSError:
+                return False            # refused: the server closed it unanswered
+        eg.wait_until(served, timeout=2, what="a request with the token served while 64 idle hold every slot")
+        # the first idle one made room: closed by the server
+        held[0].settimeout(2)
+        assert held[0].recv(1) == b"", "the oldest idle connection is still open"
+        assert (a.metric("execgate_api_refused_total", 'reason="too_many"') or 0) >= 1
+    finally:
+        stop.set()
+        t.join()
+        for s in held:
+            s.close()
+
+
 # ---- the page, in headless Chromium ------------------------------------------------
 
 class Navigated(Exception):
