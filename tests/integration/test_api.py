@@ -574,6 +574,28 @@ def test_a_websocket_refused_with_odd_bytes_is_told_and_closed(ctx):
     ws.close()
 
 
+def test_an_sse_client_that_goes_frees_its_stream(ctx):
+    """libwebsockets reads nothing of an HTTP connection while it sends
+    the answer, so an SSE client that closed its end was seen gone only
+    when a record it matched failed to be written: with a filter that
+    matches seldom, its stream kept an API connection and the daemon's
+    follower for good. Each tick now looks whether the client is there."""
+    a = Api(ctx)
+
+    def followers():
+        r = ctx.run([ctx.execgate, "stats", "--json", "-p", a.d.pin_path])
+        return json.loads(r.stdout)["counters"]["followers"]
+    c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=10)
+    c.request("GET", "/v1/events?type=approval", headers={"Authorization": "Bearer " + TOKENS["alice"]})
+    r = c.getresponse()
+    assert r.status == 200, r.status
+    eg.wait_until(lambda: followers() == 1, what="the stream's follower")
+    r.close()       # the response holds the socket (a stream has no length)
+    c.close()
+    eg.wait_until(lambda: followers() == 0, timeout=3, what="the follower gone with its client")
+    assert a.metric("execgate_api_refused_total", 'reason="slow_client"') in (None, 0), "counted as too slow"
+
+
 def test_a_follower_that_does_not_read_is_dropped(ctx):
     """An event stream (SSE, WebSocket) whose client reads nothing while
     records keep coming: past 4 MiB unread the daemon closes it, counted

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libwebsockets.h>
@@ -293,12 +294,32 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
 	return 0;
 }
 
+/*
+ * Whether an SSE client has closed its end. libwebsockets reads nothing
+ * of an HTTP connection while it sends the answer, so it saw the end only
+ * when a write failed: a stream whose filter matches seldom kept its slot
+ * and the daemon's follower for good after its client had gone.
+ */
+static bool sse_client_gone(struct lws *wsi)
+{
+	char b;
+	ssize_t n = recv(lws_get_socket_fd(wsi), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return !n || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 void stream_tick(struct lws *wsi, struct api_conn *c)
 {
 	int rc;
 
 	if (c->done)
 		return;
+	if (c->kind == CONN_SSE && sse_client_gone(wsi)) {
+		/* nobody to tell: closed at the next service, nothing more written */
+		c->dropped = c->done = true;
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		return;
+	}
 	tick_wsi = wsi;
 	rc = call_stream_read(c, on_line);
 	/*
