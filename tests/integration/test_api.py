@@ -651,6 +651,76 @@ def test_a_follower_that_does_not_read_is_dropped(ctx):
     assert 3 << 20 < len(got) <= (4 << 20) + 4096, len(got)
 
 
+def test_event_streams_leave_followers_for_query_follow(ctx):
+    """Each event stream holds one of the daemon's 64 followers for as long
+    as it is open, with no idle timeout: one token holder opening streams
+    took every follower, and `execgate query --follow` was refused. The API
+    serves 16 at once; the next gets 503 with the error (a WebSocket, an
+    error message), and a stream closed makes room for another."""
+    a = Api(ctx)
+
+    def open_sse():
+        c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=10)
+        c.request("GET", "/v1/events?type=exec", headers={"Authorization": "Bearer " + TOKENS["alice"]})
+        r = c.getresponse()
+        if r.status != 200:
+            body = r.read()
+            c.close()
+            return r.status, json.loads(body)
+        return 200, r       # the response holds the socket (a stream has no length): closed with it
+    streams = []
+    try:
+        for i in range(16):
+            st, r = open_sse()
+            assert st == 200, (i, st, r)
+            streams.append(r)
+
+        def followers():
+            r = ctx.run([ctx.execgate, "stats", "--json", "-p", a.d.pin_path])
+            return json.loads(r.stdout)["counters"]["followers"]
+        eg.wait_until(lambda: followers() == 16, what="16 followers, one a stream")
+        st, j = open_sse()
+        assert st == 503 and j["ok"] is False and "16 event streams" in j["error"], (st, j)
+        ws = WS(a.port, "/v1/events?type=exec")
+        assert ws.status == 101, ws.status
+        op, data = until_frame(ws, lambda op, d: op == 1, "the error message")
+        assert "16 event streams" in json.loads(data)["error"], data
+        ws.close()
+        assert (a.metric("execgate_api_refused_total", 'reason="too_many"') or 0) >= 2
+        # the control socket's follower starts, and sees a record
+        tok = token()
+        fol = subprocess.Popen([ctx.execgate, "query", "-p", a.d.pin_path, "--follow", "--json", "--comm", "true"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ctx.on_cleanup(fol.kill)
+        got = []
+
+        def reader():
+            for line in fol.stdout:
+                if tok.encode() in line:
+                    got.append(line)
+                    return
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        deadline = time.monotonic() + 15
+        while not got and fol.poll() is None and time.monotonic() < deadline:
+            subprocess.run(["true", tok])
+            time.sleep(0.2)
+        assert got, ("query --follow saw nothing", fol.poll(), fol.stderr.read() if fol.poll() is not None else "")
+        fol.kill()
+        # one closed: another can open (the API saw it go)
+        streams.pop().close()
+
+        def another():
+            st, r = open_sse()
+            if st == 200:
+                streams.append(r)
+            return st == 200
+        eg.wait_until(another, timeout=5, what="a stream once one was closed")
+    finally:
+        for r in streams:
+            r.close()
+
+
 def test_pty_over_websocket(ctx):
     a = Api(ctx)
     j = a.ok("POST", "/v1/runs", {"argv": ["sh", "-c", "stty size; read l; echo got=$l; stty size; exit 7"],

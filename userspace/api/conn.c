@@ -24,6 +24,9 @@ void conn_reset(struct api_conn *c)
 		close(c->pty);
 	free(c->filter);
 	c->filter = NULL;
+	if (c->streaming)
+		c->a->nstreams--;
+	c->streaming = false;
 	c->stream_fd = c->pty = -1;
 	c->out_off = 0;
 	c->frag_off = 0;

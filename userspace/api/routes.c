@@ -303,12 +303,14 @@ void routes_http(struct eg_api *a, struct lws *wsi, struct api_conn *c)
 	}
 	if (get && !strcmp(p, "/v1/events")) {
 		char err[512];
+		int rc;
 
 		c->kind = CONN_SSE;
-		if (stream_events(a, wsi, c, err, sizeof(err))) {
+		rc = stream_events(a, wsi, c, err, sizeof(err));
+		if (rc) {
 			c->kind = CONN_HTTP;
 			conn_reset(c);
-			reply_error(c, 400, err);
+			reply_error(c, rc == -EBUSY ? 503 : 400, err);
 		}
 		return;
 	}

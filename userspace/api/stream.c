@@ -267,6 +267,18 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
 		return -ENOMEM;
 	}
 	c->filter = &b->f;
+	/*
+	 * A stream has no idle timeout and holds one of the daemon's
+	 * followers for as long as it is open: a token holder opening
+	 * stream after stream would take them all, and `execgate query
+	 * --follow` on the control socket would find none left.
+	 */
+	if (a->nstreams >= API_MAX_STREAMS) {
+		__atomic_add_fetch(&a->st.refused, 1, __ATOMIC_RELAXED);
+		snprintf(err, errlen, "%d event streams are open already, the most the API serves at once: "
+			 "close one, or try again later", API_MAX_STREAMS);
+		return -EBUSY;
+	}
 	if (stream_filter(wsi, &b->f, since, sizeof(since), err, errlen))
 		return -EINVAL;
 	req = json_pack("{s:s}", "op", "follow");
@@ -284,6 +296,8 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
 	}
 	json_decref(reply);
 	c->stream_fd = fd;
+	c->streaming = true;
+	a->nstreams++;
 	if (c->kind == CONN_SSE) {
 		c->status = 200;
 		c->ctype = "text/event-stream";
