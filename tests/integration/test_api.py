@@ -523,6 +523,47 @@ def test_event_stream_sse_and_websocket_with_filters(ctx):
     assert st == 400 and "unknown filter" in j["error"], (st, j)
 
 
+def test_a_query_argument_too_long_is_refused_not_dropped(ctx):
+    """An argument of 512 bytes or more (64 for a run's log) ended the
+    reading of the query arguments (libwebsockets says -1 both past the
+    last argument and for one that does not fit): the filters after it
+    were left out, and the stream sent every record unfiltered; ?offset=
+    after a long argument was not seen. Now such an argument is a 400 that
+    names it, and those after it are read."""
+    a = Api(ctx)
+
+    def status(path):
+        c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=10)
+        c.request("GET", path, headers={"Authorization": "Bearer " + TOKENS["alice"]})
+        r = c.getresponse()
+        body = r.read() if r.status != 200 or "/v1/events" not in path else b"{}"   # a stream goes on
+        c.close()
+        return r.status, json.loads(body)
+    long_ = "x" * 600
+    for path in ("/v1/events?comm=%s&type=exec" % long_, "/v1/events?%s&type=exec" % long_,
+                 "/v1/events?type=exec&filename=/%s" % long_):
+        st, j = status(path)
+        assert st == 400 and "too long" in j["error"], (path[:40], st, j)
+    assert "query argument comm:" in status("/v1/events?comm=%s&type=exec" % long_)[1]["error"]
+    # over WebSocket, the error message
+    ws = WS(a.port, "/v1/events?comm=%s&type=exec" % long_)
+    assert ws.status == 101, ws.status
+    op, data = until_frame(ws, lambda op, d: op == 1, "the error message")
+    assert "query argument comm:" in json.loads(data)["error"], data
+    ws.close()
+    # what fits is taken, and a filter after it still counts
+    st, j = status("/v1/events?comm=%s&type=exec" % ("x" * 400))
+    assert st == 200, (st, j)
+    st, j = status("/v1/events?comm=%s&bogus=1" % ("x" * 400))
+    assert st == 400 and "unknown filter bogus" in j["error"], (st, j)
+    # a run's log: ?offset= after a long argument is read, and one too long is refused
+    rid = a.ok("POST", "/v1/runs", {"argv": ["true"]}, want=201)["id"]
+    assert a.req("GET", "/v1/runs/%s/log?offset=0" % rid)[0] == 200
+    for q in ("x=%s&offset=abc" % ("y" * 100), "offset=%s" % ("1" * 70)):
+        st, j = status("/v1/runs/%s/log?%s" % (rid, q))
+        assert st == 400 and "?offset= takes a number" in j["error"], (q[:20], st, j)
+
+
 def test_bytes_that_are_not_utf8_reach_the_approver_and_the_stream(ctx):
     """A command with an argument that is not UTF-8 (a Latin-1 file name):
     its approval was denied at once with nobody asked (the listing's entry

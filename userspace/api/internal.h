@@ -152,6 +152,12 @@ void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, 
 /* A client that leaves more than API_MAX_QUEUED unread: counted, and closed at once. */
 void conn_drop(struct lws *wsi, struct api_conn *c);
 void conn_reset(struct api_conn *c);
+/*
+ * Query argument i ("NAME=VALUE", URL-decoded) into buf: its length;
+ * -ENOENT past the last; -E2BIG when it does not fit in len, buf then
+ * holding its NAME alone (cut to fit).
+ */
+int urlarg(struct lws *wsi, int i, char *buf, size_t len);
 
 /*
  * server.c: the libwebsockets context serving a, listening on a's address

@@ -61,12 +61,17 @@ int stream_filter(struct lws *wsi, struct query_filter *qf, char *since, size_t 
 	struct filter_box *b = (struct filter_box *)qf;
 	struct query_filter *f = &b->f;
 	char arg[512];
-	int i, rc = 0;
+	int i, n, rc = 0;
 
 	since[0] = '\0';
-	for (i = 0; lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) >= 0; i++) {
+	for (i = 0; (n = urlarg(wsi, i, arg, sizeof(arg))) != -ENOENT; i++) {
 		char *v = strchr(arg, '=');
 
+		if (n == -E2BIG) {
+			snprintf(err, errlen, "query argument %.64s: too long (%zu bytes at most, the name and its value)",
+				 arg, sizeof(arg) - 1);
+			return -EINVAL;
+		}
 		if (!v) {
 			snprintf(err, errlen, "query argument %.64s: want NAME=VALUE", arg);
 			return -EINVAL;
