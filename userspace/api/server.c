@@ -709,6 +709,7 @@ struct lws_context *api_context_new(struct eg_api *a, bool listen)
 
 int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_t errlen)
 {
+	bool lws_owns_listener = false;
 	struct eg_api *a;
 	int rc;
 
@@ -776,6 +777,8 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 			rc = -ENOMEM;
 			goto fail;
 		}
+		/* lws's now: lws_context_destroy closes it (and accept_all still reads a->listen_fd) */
+		lws_owns_listener = true;
 	}
 	rc = -pthread_create(&a->thread, NULL, run, a);
 	if (rc) {
@@ -788,7 +791,7 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 fail:
 	if (a->ctx)
 		lws_context_destroy(a->ctx);
-	if (a->listen_fd >= 0 && !a->started)
+	if (a->listen_fd >= 0 && !lws_owns_listener)
 		close(a->listen_fd);
 	free(a->output_path);
 	free(a);
