@@ -1265,6 +1265,37 @@ def test_page_shows_what_runs(ctx):
     assert "TRUNCATED" in (cell(br, e4["approval_id"], ".note.truncated") or ""), cell(br, e4["approval_id"], "")
 
 
+def test_page_escapes_what_does_not_show_as_itself(ctx):
+    """The page's quote() escaped a list of marks by UTF-16 unit: a
+    surrogate pair went through whatever it stood for, so a path ending in
+    an invisible tag character (U+E0041) showed as the path without it,
+    and default-ignorable characters (a combining grapheme joiner, Hangul
+    fillers, variation selectors...) were not on the list. Every code
+    point that is default-ignorable, a format character, private use,
+    unassigned or a lone surrogate is now an escape bash reads back
+    (\\uXXXX, \\UXXXXXXXX past U+FFFF), in this browser's JavaScript."""
+    a = Api(ctx)
+    br = open_page(ctx, a)
+    hidden = ([0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x3164, 0xffa0, 0x00ad, 0x061c, 0x200b, 0x200d, 0x202e,
+               0x2066, 0x2028, 0xfeff, 0x0085, 0x0378, 0xffff, 0xe000, 0xf0000, 0x10fffd, 0xd800, 0xdbff, 0xdc00]
+              + list(range(0x180b, 0x1810)) + list(range(0xfe00, 0xfe10)) + list(range(0x1d173, 0x1d17b))
+              + [0xe0000, 0xe0001, 0xe0020, 0xe0041, 0xe007f, 0xe0080, 0xe0100, 0xe01ef, 0xe0fff])
+    shown = [0xe9, 0x4e2d, 0x1f600, 0x20ac, 0x1d11e]
+    args = ["/bin/ls" + chr(c) for c in hidden + shown]
+    got = json.loads(br.js("JSON.stringify(%s.map(quote))" % json.dumps(args)))
+    want = ["$'/bin/ls%s'" % ("\\U%08x" % c if c > 0xffff else "\\u%04x" % c) for c in hidden]
+    want += ["'/bin/ls%s'" % chr(c) for c in shown]
+    bad = [(hex(c), g, w) for c, g, w in zip(hidden + shown, got, want) if g != w]
+    assert not bad, bad
+    # what bash reads back is the argument itself
+    for c, q in zip(hidden + shown, got):
+        if 0xd800 <= c <= 0xdfff:
+            continue    # a lone surrogate has no UTF-8: bash writes nothing for it
+        r = subprocess.run(["bash", "-c", "printf %s " + q], stdout=subprocess.PIPE, check=True,
+                           env=dict(os.environ, LC_ALL="C.UTF-8"))
+        assert r.stdout == ("/bin/ls" + chr(c)).encode(), (hex(c), q, r.stdout)
+
+
 def test_page_in_chromium_approves(ctx):
     a = Api(ctx)
     # the page itself needs no token (it holds no data), and names no file of another host
