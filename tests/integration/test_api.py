@@ -523,6 +523,47 @@ def test_event_stream_sse_and_websocket_with_filters(ctx):
     assert st == 400 and "unknown filter" in j["error"], (st, j)
 
 
+def test_a_query_argument_too_long_is_refused_not_dropped(ctx):
+    """An argument of 512 bytes or more (64 for a run's log) ended the
+    reading of the query arguments (libwebsockets says -1 both past the
+    last argument and for one that does not fit): the filters after it
+    were left out, and the stream sent every record unfiltered; ?offset=
+    after a long argument was not seen. Now such an argument is a 400 that
+    names it, and those after it are read."""
+    a = Api(ctx)
+
+    def status(path):
+        c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=10)
+        c.request("GET", path, headers={"Authorization": "Bearer " + TOKENS["alice"]})
+        r = c.getresponse()
+        body = r.read() if r.status != 200 or "/v1/events" not in path else b"{}"   # a stream goes on
+        c.close()
+        return r.status, json.loads(body)
+    long_ = "x" * 600
+    for path in ("/v1/events?comm=%s&type=exec" % long_, "/v1/events?%s&type=exec" % long_,
+                 "/v1/events?type=exec&filename=/%s" % long_):
+        st, j = status(path)
+        assert st == 400 and "too long" in j["error"], (path[:40], st, j)
+    assert "query argument comm:" in status("/v1/events?comm=%s&type=exec" % long_)[1]["error"]
+    # over WebSocket, the error message
+    ws = WS(a.port, "/v1/events?comm=%s&type=exec" % long_)
+    assert ws.status == 101, ws.status
+    op, data = until_frame(ws, lambda op, d: op == 1, "the error message")
+    assert "query argument comm:" in json.loads(data)["error"], data
+    ws.close()
+    # what fits is taken, and a filter after it still counts
+    st, j = status("/v1/events?comm=%s&type=exec" % ("x" * 400))
+    assert st == 200, (st, j)
+    st, j = status("/v1/events?comm=%s&bogus=1" % ("x" * 400))
+    assert st == 400 and "unknown filter bogus" in j["error"], (st, j)
+    # a run's log: ?offset= after a long argument is read, and one too long is refused
+    rid = a.ok("POST", "/v1/runs", {"argv": ["true"]}, want=201)["id"]
+    assert a.req("GET", "/v1/runs/%s/log?offset=0" % rid)[0] == 200
+    for q in ("x=%s&offset=abc" % ("y" * 100), "offset=%s" % ("1" * 70)):
+        st, j = status("/v1/runs/%s/log?%s" % (rid, q))
+        assert st == 400 and "?offset= takes a number" in j["error"], (q[:20], st, j)
+
+
 def test_bytes_that_are_not_utf8_reach_the_approver_and_the_stream(ctx):
     """A command with an argument that is not UTF-8 (a Latin-1 file name):
     its approval was denied at once with nobody asked (the listing's entry
@@ -572,6 +613,28 @@ def test_a_websocket_refused_with_odd_bytes_is_told_and_closed(ctx):
     except EOFError:
         pass
     ws.close()
+
+
+def test_an_sse_client_that_goes_frees_its_stream(ctx):
+    """libwebsockets reads nothing of an HTTP connection while it sends
+    the answer, so an SSE client that closed its end was seen gone only
+    when a record it matched failed to be written: with a filter that
+    matches seldom, its stream kept an API connection and the daemon's
+    follower for good. Each tick now looks whether the client is there."""
+    a = Api(ctx)
+
+    def followers():
+        r = ctx.run([ctx.execgate, "stats", "--json", "-p", a.d.pin_path])
+        return json.loads(r.stdout)["counters"]["followers"]
+    c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=10)
+    c.request("GET", "/v1/events?type=approval", headers={"Authorization": "Bearer " + TOKENS["alice"]})
+    r = c.getresponse()
+    assert r.status == 200, r.status
+    eg.wait_until(lambda: followers() == 1, what="the stream's follower")
+    r.close()       # the response holds the socket (a stream has no length)
+    c.close()
+    eg.wait_until(lambda: followers() == 0, timeout=3, what="the follower gone with its client")
+    assert a.metric("execgate_api_refused_total", 'reason="slow_client"') in (None, 0), "counted as too slow"
 
 
 def test_a_follower_that_does_not_read_is_dropped(ctx):
@@ -627,6 +690,76 @@ def test_a_follower_that_does_not_read_is_dropped(ctx):
     assert got.startswith(b"HTTP/1.1 200") and b"event: end" in got and b"more than a client may leave unread" in got, \
         (got[:200], got[-300:])
     assert 3 << 20 < len(got) <= (4 << 20) + 4096, len(got)
+
+
+def test_event_streams_leave_followers_for_query_follow(ctx):
+    """Each event stream holds one of the daemon's 64 followers for as long
+    as it is open, with no idle timeout: one token holder opening streams
+    took every follower, and `execgate query --follow` was refused. The API
+    serves 16 at once; the next gets 503 with the error (a WebSocket, an
+    error message), and a stream closed makes room for another."""
+    a = Api(ctx)
+
+    def open_sse():
+        c = http.client.HTTPConnection("127.0.0.1", a.port, timeout=10)
+        c.request("GET", "/v1/events?type=exec", headers={"Authorization": "Bearer " + TOKENS["alice"]})
+        r = c.getresponse()
+        if r.status != 200:
+            body = r.read()
+            c.close()
+            return r.status, json.loads(body)
+        return 200, r       # the response holds the socket (a stream has no length): closed with it
+    streams = []
+    try:
+        for i in range(16):
+            st, r = open_sse()
+            assert st == 200, (i, st, r)
+            streams.append(r)
+
+        def followers():
+            r = ctx.run([ctx.execgate, "stats", "--json", "-p", a.d.pin_path])
+            return json.loads(r.stdout)["counters"]["followers"]
+        eg.wait_until(lambda: followers() == 16, what="16 followers, one a stream")
+        st, j = open_sse()
+        assert st == 503 and j["ok"] is False and "16 event streams" in j["error"], (st, j)
+        ws = WS(a.port, "/v1/events?type=exec")
+        assert ws.status == 101, ws.status
+        op, data = until_frame(ws, lambda op, d: op == 1, "the error message")
+        assert "16 event streams" in json.loads(data)["error"], data
+        ws.close()
+        assert (a.metric("execgate_api_refused_total", 'reason="too_many"') or 0) >= 2
+        # the control socket's follower starts, and sees a record
+        tok = token()
+        fol = subprocess.Popen([ctx.execgate, "query", "-p", a.d.pin_path, "--follow", "--json", "--comm", "true"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ctx.on_cleanup(fol.kill)
+        got = []
+
+        def reader():
+            for line in fol.stdout:
+                if tok.encode() in line:
+                    got.append(line)
+                    return
+        t = threading.Thread(target=reader, daemon=True)
+        t.start()
+        deadline = time.monotonic() + 15
+        while not got and fol.poll() is None and time.monotonic() < deadline:
+            subprocess.run(["true", tok])
+            time.sleep(0.2)
+        assert got, ("query --follow saw nothing", fol.poll(), fol.stderr.read() if fol.poll() is not None else "")
+        fol.kill()
+        # one closed: another can open (the API saw it go)
+        streams.pop().close()
+
+        def another():
+            st, r = open_sse()
+            if st == 200:
+                streams.append(r)
+            return st == 200
+        eg.wait_until(another, timeout=5, what="a stream once one was closed")
+    finally:
+        for r in streams:
+            r.close()
 
 
 def test_pty_over_websocket(ctx):
@@ -777,6 +910,47 @@ def test_connections_without_a_token_cannot_hold_every_slot(ctx):
             except OSError:
                 pass
         assert open_ == 0, "%d of %d connections still held by the server (%s)" % (open_, len(held), kinds)
+    finally:
+        stop.set()
+        t.join()
+        for s in held:
+            s.close()
+
+
+def test_idle_connections_make_room_for_a_token_holder(ctx):
+    """All 64 connections taken by a client that sends nothing (no token
+    needed to connect) refused every newcomer until the head sweep ended
+    them ten seconds later, and one that connects again as fast kept the
+    person with the token out for good. When full, the oldest connection
+    still waiting for its request head makes room (counted as too_many)."""
+    a = Api(ctx)
+    held = []
+    stop = threading.Event()
+
+    def connect():
+        try:
+            held.append(socket.create_connection(("127.0.0.1", a.port), timeout=5))
+        except OSError:
+            pass
+
+    def flood():
+        while not stop.wait(0.05):      # 20 more a second, sending nothing
+            connect()
+    for _ in range(70):
+        connect()
+    t = threading.Thread(target=flood)
+    t.start()
+    try:
+        def served():
+            try:
+                return a.req("GET", "/v1/whoami")[0] == 200
+            except OSError:
+                return False            # refused: the server closed it unanswered
+        eg.wait_until(served, timeout=2, what="a request with the token served while 64 idle hold every slot")
+        # the first idle one made room: closed by the server
+        held[0].settimeout(2)
+        assert held[0].recv(1) == b"", "the oldest idle connection is still open"
+        assert (a.metric("execgate_api_refused_total", 'reason="too_many"') or 0) >= 1
     finally:
         stop.set()
         t.join()
@@ -1089,6 +1263,37 @@ def test_page_shows_what_runs(ctx):
     assert e4["truncated"] and e4["rule"] == "on_truncated", e4
     eg.wait_until(lambda: cell(br, e4["approval_id"], ""), timeout=5, what="the truncated one on the page")
     assert "TRUNCATED" in (cell(br, e4["approval_id"], ".note.truncated") or ""), cell(br, e4["approval_id"], "")
+
+
+def test_page_escapes_what_does_not_show_as_itself(ctx):
+    """The page's quote() escaped a list of marks by UTF-16 unit: a
+    surrogate pair went through whatever it stood for, so a path ending in
+    an invisible tag character (U+E0041) showed as the path without it,
+    and default-ignorable characters (a combining grapheme joiner, Hangul
+    fillers, variation selectors...) were not on the list. Every code
+    point that is default-ignorable, a format character, private use,
+    unassigned or a lone surrogate is now an escape bash reads back
+    (\\uXXXX, \\UXXXXXXXX past U+FFFF), in this browser's JavaScript."""
+    a = Api(ctx)
+    br = open_page(ctx, a)
+    hidden = ([0x034f, 0x115f, 0x1160, 0x17b4, 0x17b5, 0x3164, 0xffa0, 0x00ad, 0x061c, 0x200b, 0x200d, 0x202e,
+               0x2066, 0x2028, 0xfeff, 0x0085, 0x0378, 0xffff, 0xe000, 0xf0000, 0x10fffd, 0xd800, 0xdbff, 0xdc00]
+              + list(range(0x180b, 0x1810)) + list(range(0xfe00, 0xfe10)) + list(range(0x1d173, 0x1d17b))
+              + [0xe0000, 0xe0001, 0xe0020, 0xe0041, 0xe007f, 0xe0080, 0xe0100, 0xe01ef, 0xe0fff])
+    shown = [0xe9, 0x4e2d, 0x1f600, 0x20ac, 0x1d11e]
+    args = ["/bin/ls" + chr(c) for c in hidden + shown]
+    got = json.loads(br.js("JSON.stringify(%s.map(quote))" % json.dumps(args)))
+    want = ["$'/bin/ls%s'" % ("\\U%08x" % c if c > 0xffff else "\\u%04x" % c) for c in hidden]
+    want += ["'/bin/ls%s'" % chr(c) for c in shown]
+    bad = [(hex(c), g, w) for c, g, w in zip(hidden + shown, got, want) if g != w]
+    assert not bad, bad
+    # what bash reads back is the argument itself
+    for c, q in zip(hidden + shown, got):
+        if 0xd800 <= c <= 0xdfff:
+            continue    # a lone surrogate has no UTF-8: bash writes nothing for it
+        r = subprocess.run(["bash", "-c", "printf %s " + q], stdout=subprocess.PIPE, check=True,
+                           env=dict(os.environ, LC_ALL="C.UTF-8"))
+        assert r.stdout == ("/bin/ls" + chr(c)).encode(), (hex(c), q, r.stdout)
 
 
 def test_page_in_chromium_approves(ctx):

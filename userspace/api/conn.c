@@ -2,8 +2,10 @@
 /*
  * A connection's answer, below everything else of the API's: an HTTP
  * reply (JSON, an error) put in c->out, WebSocket frames queued there,
- * and a connection made ready for its next request.
+ * and a connection made ready for its next request; and the request's
+ * query arguments.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,9 @@ void conn_reset(struct api_conn *c)
 		close(c->pty);
 	free(c->filter);
 	c->filter = NULL;
+	if (c->streaming)
+		c->a->nstreams--;
+	c->streaming = false;
 	c->stream_fd = c->pty = -1;
 	c->out_off = 0;
 	c->frag_off = 0;
@@ -92,3 +97,26 @@ void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, 
 	lws_callback_on_writable(wsi);
 }
 
+
+int urlarg(struct lws *wsi, int i, char *buf, size_t len)
+{
+	int n = lws_hdr_copy_fragment(wsi, buf, len, WSI_TOKEN_HTTP_URI_ARGS, i);
+	char *whole;
+
+	if (n >= 0)
+		return n;
+	/*
+	 * -1 is both "no argument i" and "argument i does not fit": taken
+	 * for the end, a long argument hid those after it (a filter, an
+	 * offset) and the request went on without them.
+	 */
+	n = lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, i);
+	if (n <= 0)
+		return -ENOENT;
+	buf[0] = '\0';
+	whole = malloc(n + 1);
+	if (whole && lws_hdr_copy_fragment(wsi, whole, n + 1, WSI_TOKEN_HTTP_URI_ARGS, i) >= 0)
+		snprintf(buf, len, "%.*s", (int)strcspn(whole, "="), whole);
+	free(whole);
+	return -E2BIG;
+}

@@ -29,6 +29,8 @@
 #define API_TICK_US		50000		/* streams and terminals look for more this often */
 #define API_CALL_MS		10000		/* the daemon's answer to one call */
 #define API_MAX_TOKENS		64
+/* event streams at once: each is one of the daemon's 64 followers, the rest are query --follow's */
+#define API_MAX_STREAMS		16
 #define API_MAX_PATH		512
 
 struct lws;
@@ -53,6 +55,7 @@ struct eg_api {
 	bool started;
 	volatile int stop;
 	unsigned int nconns;
+	unsigned int nstreams;		/* event streams (stream_events), up to API_MAX_STREAMS */
 	/* connections whose request head is not in yet, and since when (heads_sweep) */
 	struct { struct lws *wsi; uint64_t since_ms; } heads[API_MAX_CONNS + 1];
 	unsigned int nheads;
@@ -96,8 +99,9 @@ struct api_conn {
 	bool hdr_sent, close_after, done;
 	bool dropped;			/* left too much unread: closed, whatever is queued */
 	bool body_complete;		/* LWS_CALLBACK_HTTP_BODY_COMPLETION came for this request */
-	/* a stream of control lines (follow) */
+	/* a stream of control lines (follow); counted in a->nstreams while streaming */
 	int stream_fd;
+	bool streaming;
 	struct sbuf in;
 	struct query_filter *filter;
 	/* WebSocket: queued frames ([1 byte text?][4 bytes length][bytes]...) and a message coming in */
@@ -148,6 +152,12 @@ void ws_queue(struct lws *wsi, struct api_conn *c, bool text, const void *data, 
 /* A client that leaves more than API_MAX_QUEUED unread: counted, and closed at once. */
 void conn_drop(struct lws *wsi, struct api_conn *c);
 void conn_reset(struct api_conn *c);
+/*
+ * Query argument i ("NAME=VALUE", URL-decoded) into buf: its length;
+ * -ENOENT past the last; -E2BIG when it does not fit in len, buf then
+ * holding its NAME alone (cut to fit).
+ */
+int urlarg(struct lws *wsi, int i, char *buf, size_t len);
 
 /*
  * server.c: the libwebsockets context serving a, listening on a's address

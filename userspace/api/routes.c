@@ -183,16 +183,28 @@ static void get_run(struct eg_api *a, struct lws *wsi, struct api_conn *c, const
 	reply_error(c, 404, "no process of yours by that id: see GET /v1/runs");
 }
 
-/* ?name=N as an integer into req; false with a 400 queued when it is not one. */
+/*
+ * ?name=N as an integer into req; false with a 400 queued when it is not
+ * one. Other arguments are let be, however long (lws_get_urlarg_by_name
+ * stopped at the first that did not fit its buffer, and a later ?offset=
+ * was not seen).
+ */
 static bool int_arg(struct lws *wsi, struct api_conn *c, json_t *req, const char *name)
 {
-	char key[32], buf[64], *end;
-	const char *val;
+	char buf[64], *end;
+	const char *val = NULL;
+	size_t nl = strlen(name);
 	long long v;
+	int i, n;
 
-	snprintf(key, sizeof(key), "%s=", name);
-	/* the value after the name (the buffer holds both) */
-	val = lws_get_urlarg_by_name(wsi, key, buf, sizeof(buf));
+	for (i = 0; !val && (n = urlarg(wsi, i, buf, sizeof(buf))) != -ENOENT; i++) {
+		if (strncmp(buf, name, nl))
+			continue;
+		if (n == -E2BIG && !buf[nl])
+			val = "";	/* too long for a number: refused below */
+		else if (n >= 0 && buf[nl] == '=')
+			val = buf + nl + 1;
+	}
 	if (!val)
 		return true;
 	errno = 0;
@@ -303,12 +315,14 @@ void routes_http(struct eg_api *a, struct lws *wsi, struct api_conn *c)
 	}
 	if (get && !strcmp(p, "/v1/events")) {
 		char err[512];
+		int rc;
 
 		c->kind = CONN_SSE;
-		if (stream_events(a, wsi, c, err, sizeof(err))) {
+		rc = stream_events(a, wsi, c, err, sizeof(err));
+		if (rc) {
 			c->kind = CONN_HTTP;
 			conn_reset(c);
-			reply_error(c, 400, err);
+			reply_error(c, rc == -EBUSY ? 503 : 400, err);
 		}
 		return;
 	}

@@ -424,9 +424,40 @@ static int on_ws_established(struct eg_api *a, struct lws *wsi, struct api_conn 
 }
 
 /*
+ * Full: the oldest connection that has not sent a whole request head
+ * makes room, closed now and counted (as daemon/httpd.c does for the
+ * metrics). Anyone who reaches the port, no token needed, could hold
+ * every slot by connecting faster than heads_sweep ends the silent ones;
+ * a client with a token sends its head at once and is never the oldest
+ * of those for long. Connections past their head (a request being
+ * answered, a stream, a terminal) are kept: then the newcomer is refused.
+ */
+static bool make_room(struct eg_api *a)
+{
+	unsigned int i, oldest = 0;
+	struct lws *victim;
+
+	if (a->nconns < API_MAX_CONNS + 1)	/* the listener's own connection apart */
+		return true;
+	if (!a->nheads)
+		return false;
+	for (i = 1; i < a->nheads; i++)
+		if (a->heads[i].since_ms < a->heads[oldest].since_ms)
+			oldest = i;
+	victim = a->heads[oldest].wsi;
+	/* out of heads first: should lws put off the close (output to flush), the next newcomer takes another */
+	head_done(a, victim);
+	count(&a->st.refused);
+	/* not the connection being serviced (the listener's): closed before this returns, nconns with it */
+	lws_set_timeout(victim, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
+	return a->nconns < API_MAX_CONNS + 1;
+}
+
+/*
  * Accepts every connection waiting on the listener and hands it to
  * libwebsockets as a served socket; past API_MAX_CONNS (the listener's
- * own connection apart) one is closed at once and counted.
+ * own connection apart) one waiting for its head makes room (make_room),
+ * else the newcomer is closed at once and counted.
  */
 static void accept_all(struct eg_api *a, struct lws_vhost *vh)
 {
@@ -436,7 +467,7 @@ static void accept_all(struct eg_api *a, struct lws_vhost *vh)
 		fd = accept4(a->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0)
 			return;
-		if (a->nconns >= API_MAX_CONNS + 1) {
+		if (!make_room(a)) {
 			count(&a->st.refused);
 			close(fd);
 			continue;
@@ -678,6 +709,7 @@ struct lws_context *api_context_new(struct eg_api *a, bool listen)
 
 int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_t errlen)
 {
+	bool lws_owns_listener = false;
 	struct eg_api *a;
 	int rc;
 
@@ -745,6 +777,8 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 			rc = -ENOMEM;
 			goto fail;
 		}
+		/* lws's now: lws_context_destroy closes it (and accept_all still reads a->listen_fd) */
+		lws_owns_listener = true;
 	}
 	rc = -pthread_create(&a->thread, NULL, run, a);
 	if (rc) {
@@ -757,7 +791,7 @@ int api_start(const struct eg_api_opts *o, struct eg_api **ret, char *err, size_
 fail:
 	if (a->ctx)
 		lws_context_destroy(a->ctx);
-	if (a->listen_fd >= 0 && !a->started)
+	if (a->listen_fd >= 0 && !lws_owns_listener)
 		close(a->listen_fd);
 	free(a->output_path);
 	free(a);

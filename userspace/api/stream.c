@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <libwebsockets.h>
@@ -60,12 +61,17 @@ int stream_filter(struct lws *wsi, struct query_filter *qf, char *since, size_t 
 	struct filter_box *b = (struct filter_box *)qf;
 	struct query_filter *f = &b->f;
 	char arg[512];
-	int i, rc = 0;
+	int i, n, rc = 0;
 
 	since[0] = '\0';
-	for (i = 0; lws_hdr_copy_fragment(wsi, arg, sizeof(arg), WSI_TOKEN_HTTP_URI_ARGS, i) >= 0; i++) {
+	for (i = 0; (n = urlarg(wsi, i, arg, sizeof(arg))) != -ENOENT; i++) {
 		char *v = strchr(arg, '=');
 
+		if (n == -E2BIG) {
+			snprintf(err, errlen, "query argument %.64s: too long (%zu bytes at most, the name and its value)",
+				 arg, sizeof(arg) - 1);
+			return -EINVAL;
+		}
 		if (!v) {
 			snprintf(err, errlen, "query argument %.64s: want NAME=VALUE", arg);
 			return -EINVAL;
@@ -266,6 +272,18 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
 		return -ENOMEM;
 	}
 	c->filter = &b->f;
+	/*
+	 * A stream has no idle timeout and holds one of the daemon's
+	 * followers for as long as it is open: a token holder opening
+	 * stream after stream would take them all, and `execgate query
+	 * --follow` on the control socket would find none left.
+	 */
+	if (a->nstreams >= API_MAX_STREAMS) {
+		__atomic_add_fetch(&a->st.refused, 1, __ATOMIC_RELAXED);
+		snprintf(err, errlen, "%d event streams are open already, the most the API serves at once: "
+			 "close one, or try again later", API_MAX_STREAMS);
+		return -EBUSY;
+	}
 	if (stream_filter(wsi, &b->f, since, sizeof(since), err, errlen))
 		return -EINVAL;
 	req = json_pack("{s:s}", "op", "follow");
@@ -283,6 +301,8 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
 	}
 	json_decref(reply);
 	c->stream_fd = fd;
+	c->streaming = true;
+	a->nstreams++;
 	if (c->kind == CONN_SSE) {
 		c->status = 200;
 		c->ctype = "text/event-stream";
@@ -293,12 +313,32 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
 	return 0;
 }
 
+/*
+ * Whether an SSE client has closed its end. libwebsockets reads nothing
+ * of an HTTP connection while it sends the answer, so it saw the end only
+ * when a write failed: a stream whose filter matches seldom kept its slot
+ * and the daemon's follower for good after its client had gone.
+ */
+static bool sse_client_gone(struct lws *wsi)
+{
+	char b;
+	ssize_t n = recv(lws_get_socket_fd(wsi), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+
+	return !n || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
 void stream_tick(struct lws *wsi, struct api_conn *c)
 {
 	int rc;
 
 	if (c->done)
 		return;
+	if (c->kind == CONN_SSE && sse_client_gone(wsi)) {
+		/* nobody to tell: closed at the next service, nothing more written */
+		c->dropped = c->done = true;
+		lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		return;
+	}
 	tick_wsi = wsi;
 	rc = call_stream_read(c, on_line);
 	/*
