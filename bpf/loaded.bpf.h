@@ -146,7 +146,7 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 	struct eg_event *e;
 	__u64 target, off;
 	char *buf;
-	int d;
+	int d = EG_KD_NONE;
 
 	buf = scratch_get();
 	if (!buf) {
@@ -196,10 +196,13 @@ static __noinline void loaded_check(struct task_struct *task, struct eg_task *st
 				kf_spelled(slot, buf + off, *(volatile __u16 *)&e->requested_len);
 			if (loaded_context(slot, st, task->tgid, file))
 				kf_depths(slot, st, 0);
-			d = kjudge(slot);
+			d = krules_commands() ? kjudge(slot) : EG_KD_NONE;
 			if (d == KJ_DEFER)
 				d = EG_KD_ERROR;
 		}
+	}
+	/* the contexts alone (no --enforce): no verdict, as at the exec (exec_check) */
+	if (krules_loaded() && krules_commands()) {
 		f = kf_get(slot);
 		e->kdecision = d;
 		e->klayer = EG_KL_KILL;

@@ -829,6 +829,14 @@ def test_contexts_without_enforce_do_not_depend_on_the_rules_size(ctx):
     pf = write(ctx, policy(0, 75000))
     d = ctx.daemon("--policy", pf)
     assert kernel(d) is True
+    # no verdict of the kernel's on an exec, nor on what a loader run as the command maps
+    t = token()
+    subprocess.run([LDSO, "/bin/true", t], check=True)
+    subprocess.run(["/bin/true", t], check=True)
+    evs = d.wait_for(lambda e: e.get("type") == "exec" and t in e.get("argv", []) and
+                     len([x for x in d.events() if x.get("type") == "exec" and t in x.get("argv", [])]) == 2,
+                     10, "both execs")
+    assert [e.get("kernel") for e in evs] == [None, None], evs
     write(ctx, policy(0, 0), path=pf)
     assert reload(d).returncode == 0
     write(ctx, policy(0, 75000), path=pf)
