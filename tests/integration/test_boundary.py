@@ -313,6 +313,10 @@ tried("msgget", lambda: libc.msgget(0, 0o1600), -1)
 # the session keyring's id (KEYCTL_GET_KEYRING_ID of KEY_SPEC_SESSION_KEYRING), and joining the parent's
 out["session_keyring"] = libc.syscall(250, 0, -3, 0)
 tried("session_to_parent", lambda: libc.syscall(250, 18), -1)
+# the user's keyring linked in the session's (KEYCTL_READ of @s holds @u's id)
+ids = (ctypes.c_int32 * 256)()
+n = libc.syscall(250, 11, -3, ids, ctypes.sizeof(ids))
+out["user_linked"] = libc.syscall(250, 0, -4, 1) in list(ids[:max(n, 0) // 4])
 print(json.dumps(out))
 """
 
@@ -342,13 +346,14 @@ def test_session_cannot_reach_outside_sysv_ipc_or_keyrings(ctx):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60, **ME)
     outside = json.loads(r.stdout.decode().strip().splitlines()[-1])
     keyring = outside.pop("session_keyring")
+    outside.pop("user_linked")
     assert outside == {"shmat": "ok", "shmget": "ok", "semget": "ok", "msgget": "ok",
                        "session_to_parent": "ok"}, outside
     r = exec_(ctx, d, cmd)
     inside = json.loads(r.stdout.decode().strip().splitlines()[-1])
     assert inside.pop("session_keyring") not in (keyring, -1), (keyring, inside)
     assert inside == {"shmat": "ENOSYS", "shmget": "ENOSYS", "semget": "ENOSYS", "msgget": "ENOSYS",
-                      "session_to_parent": "EPERM"}, inside
+                      "session_to_parent": "EPERM", "user_linked": True}, inside
 
 
 FS_POLICY = """

@@ -622,9 +622,16 @@ static int session_start(struct exec_args *a)
 	 * there (a Kerberos cache, filesystem keys), and from the caller's
 	 * keyring a process could replace its parent's (the caller's shell:
 	 * KEYCTL_SESSION_TO_PARENT, refused by the filter too). The user's
-	 * keyring (@u) stays shared. No keyrings in the kernel: nothing to share.
+	 * keyring (@u) stays shared, linked in as pam_keyinit does. No keyrings
+	 * in the kernel, or keyctl refused to us (a container's seccomp
+	 * profile): nothing to share. Out of key quota (a user's 200 keys):
+	 * said, and the session shares the caller's.
 	 */
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
+		syscall(SYS_keyctl, KEYCTL_LINK, KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING);
+	else if (errno == EDQUOT)
+		p_warn("no key quota left for a session keyring of its own: the session shares yours");
+	else if (errno != ENOSYS && errno != EPERM && errno != EACCES) {
 		p_err("cannot give the session a keyring of its own: %s", strerror(errno));
 		goto fail;
 	}
