@@ -104,6 +104,8 @@ static __noinline void scope_change(__u64 id, __u32 index, __u32 state)
  * unjudged). A cgroup is made before anything runs in it, so this record
  * comes before theirs.
  */
+#define EG_CGROUP_MADE_MAX	1024
+
 static __noinline void cgroup_made(struct cgroup *cgrp, const char *path)
 {
 	struct eg_event *e;
@@ -123,8 +125,12 @@ static __noinline void cgroup_made(struct cgroup *cgrp, const char *path)
 	e->ktime_ns = bpf_ktime_get_boot_ns();
 	e->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
 	n = bpf_probe_read_kernel_str(buf + EG_EVENT_HDR, EG_FILENAME_MAX, path);
-	/* a path cut short names another cgroup: none */
-	if (n <= 1 || n >= EG_FILENAME_MAX)
+	/*
+	 * A path cut short names another cgroup: none. The tracepoint's own
+	 * buffer is 1024 bytes (TRACE_CGROUP_PATH_LEN): a path that fills it
+	 * may have been cut there.
+	 */
+	if (n <= 1 || n >= EG_CGROUP_MADE_MAX)
 		return;
 	e->requested_len = (__u16)(n - 1);
 	submit(buf, EG_EVENT_HDR + (__u32)(n - 1), EG_EVENT_CGROUP);

@@ -337,10 +337,11 @@ def test_the_cgroups_of_a_gone_daemons_runs_are_removed(ctx):
     gone = subprocess.Popen(["true"])
     gone.wait()
     now = int(time.time())
+    # "reused": a process that is not an execgate (this test) has the number; "live": a daemon
     made = {
         "dead": "p-1.%d.%x" % (gone.pid, now),
-        "reused": "p-2.%d.%x" % (os.getpid(), now - 100000),
-        "live": "p-3.%d.%x" % (os.getpid(), now),
+        "reused": "p-2.%d.%x" % (os.getpid(), now),
+        "live": "p-3.%d.%x" % (e.d.proc.pid, now - 100000),
         "busy": "p-4.%d.%x" % (gone.pid, now),
         "other": "p-other.%d.%x" % (gone.pid, now),
     }

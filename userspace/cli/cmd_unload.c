@@ -47,9 +47,14 @@ int do_unload(int argc, char **argv)
 		p_err("a daemon (pid %d) runs on %s: stop it first", (int)pid, p.pin);
 		return 1;
 	}
-	/* a killed daemon's pid file and socket (its output's record stays for `query`) */
-	unlink(p.pidfile);
-	unlink(p.sock);
+	/*
+	 * A killed daemon's pid file and socket (its output's record stays for
+	 * `query`): only when its pins say no daemon holds them.
+	 */
+	if (rc == 0 && !access(p.pin, F_OK)) {
+		unlink(p.pidfile);
+		unlink(p.sock);
+	}
 	if (access(p.pin, F_OK)) {
 		if (common.json)
 			printf("{\"pin_path\":\"%s\",\"removed\":false}\n", p.pin);

@@ -181,36 +181,28 @@ static void remove_below(char *dir, size_t len, int depth)
 
 /*
  * Whether the daemon that made a run's cgroup named "p-N.PID.STAMP" is
- * gone: no process PID, or one started after STAMP (the daemon's start,
- * which a handover keeps: the same process). A name of another form is
- * not ours to judge.
+ * gone: no process PID, or one that is not an execgate (its number taken
+ * since). Not by times: the wall clock steps (NTP at boot), and a
+ * handover is the same process. A name of another form is not ours to
+ * judge.
  */
 static bool maker_gone(const char *name)
 {
-	unsigned long long stamp, start, btime = 0;
-	char path[64], buf[1024], *p;
+	unsigned long long stamp;
+	char path[64], comm[32];
 	unsigned int seq;
-	long ticks = sysconf(_SC_CLK_TCK);
 	int pid, n = 0;
-	FILE *f;
 
 	if (sscanf(name, "p-%u.%d.%llx%n", &seq, &pid, &stamp, &n) != 3 || name[n] || pid <= 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = read_str(path, buf, sizeof(buf));
+	if (pid == getpid())
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	n = read_str(path, comm, sizeof(comm));
 	if (n)
 		return n == -ENOENT || n == -ESRCH;
-	p = strrchr(buf, ')');
-	/* after the command's ")": state is field 3, starttime field 22 */
-	if (!p || sscanf(p + 2, "%*c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-			 &start) != 1 || ticks <= 0)
-		return false;
-	f = fopen("/proc/stat", "re");
-	while (f && fgets(buf, sizeof(buf), f) && sscanf(buf, "btime %llu", &btime) != 1)
-		;
-	if (f)
-		fclose(f);
-	return btime && btime + start / (unsigned long long)ticks > stamp + 1;
+	comm[strcspn(comm, "\n")] = '\0';
+	return strcmp(comm, "execgate");
 }
 
 /*
