@@ -1108,3 +1108,37 @@ def test_a_file_a_rule_names_replaced_by_an_upgrade_is_the_one_judged(ctx):
         f.write("x")
     time.sleep(3)
     assert len([e for e in d.events() if e.get("event") == "policy"]) == n
+
+
+def test_a_session_judges_by_the_files_the_policy_in_force_found(ctx):
+    """A session's workers hash a program only when its size is a denied file's, by the sizes of
+    the daemon's policy as they knew it, and knew it by the policy text's digest: a policy loaded
+    again because its files changed has the same text, so they kept the old sizes, never hashed
+    a program of the new file's size, and the judge refused it ("could not be compared"). Now
+    the sizes follow each load."""
+    d0 = ctx.tmpdir()
+    os.chmod(d0, 0o755)
+    tool = os.path.join(d0, "tool")
+    shutil.copy("/bin/true", tool)
+    pf = write(ctx, "commands:\n  - {name: no-tool, paths: [%s], decision: deny}\n" % tool)
+    d = ctx.daemon("--policy", pf)
+    with open("/bin/true", "rb") as f:
+        true = f.read()
+    # the upgrade: the denied file one byte longer; a program of that size that is not it
+    with open(tool + ".new", "wb") as f:
+        f.write(true + b"\1")
+    os.chmod(tool + ".new", 0o755)
+    os.rename(tool + ".new", tool)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("refresh"),
+               15, "the policy loaded again")
+    same_size = os.path.join(ctx.tmpdir(), "same-size")
+    with open(same_size, "wb") as f:
+        f.write(true + b"\2")
+    os.chmod(same_size, 0o755)
+    os.chmod(os.path.dirname(same_size), 0o755)
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", same_size], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 0, (r.returncode, r.stderr.decode()[-400:])
+    r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", tool], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode != 0, "the denied file ran in a session"

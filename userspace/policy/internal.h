@@ -155,6 +155,7 @@ struct eg_policy {
 	uint32_t *unindexed;		/* rules no key can rule out, ascending */
 	uint32_t n_unindexed;
 	char sha256[SHA256_HEX_LEN];
+	uint64_t load_seq;		/* this load's number in the process (policy_load_seq) */
 	char *source;			/* the bytes it was loaded from */
 	size_t source_len;
 	struct eg_scratch *scratch;

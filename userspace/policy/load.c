@@ -155,6 +155,9 @@ int policy_load_buf(const char *buf, size_t len, const char *name,
 	return policy_load_buf_flags(buf, len, name, 0, ret_policy, diags);
 }
 
+/* each load its number: the same text loaded again (its files changed) is another load */
+static uint64_t load_seq;
+
 int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigned int flags,
 			  struct eg_policy **ret_policy, struct eg_diags *diags)
 {
@@ -176,6 +179,7 @@ int policy_load_buf_flags(const char *buf, size_t len, const char *name, unsigne
 	}
 	load_settings_defaults(&p->settings);
 	p->no_files = flags & POLICY_LOAD_NO_FILES;
+	p->load_seq = __atomic_add_fetch(&load_seq, 1, __ATOMIC_RELAXED);
 	sha256_hex(buf, len, p->sha256);
 	/* kept: a daemon handing a session over passes its policy on as it was */
 	p->source = malloc(len ? len : 1);

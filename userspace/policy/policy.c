@@ -269,6 +269,11 @@ const char *policy_sha256(const struct eg_policy *p)
 	return p->sha256;
 }
 
+uint64_t policy_load_seq(const struct eg_policy *p)
+{
+	return p->load_seq;
+}
+
 size_t policy_rule_count(const struct eg_policy *p)
 {
 	return p ? p->n_rules : 0;

@@ -211,6 +211,8 @@ void policy_eval(const struct eg_policy *p, const struct eg_exec_req *req, struc
 const struct eg_policy_settings *policy_settings(const struct eg_policy *p);
 /* Hex sha256 of the file's bytes (65 bytes with the NUL). */
 const char *policy_sha256(const struct eg_policy *p);
+/* Which load this is, in this process: the same text loaded again (its files changed) is another. */
+uint64_t policy_load_seq(const struct eg_policy *p);
 /*
  * The sizes of the files the policy's literal paths name by content (a
  * copy of one matches it): up to max into out; returns how many there are

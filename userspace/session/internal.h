@@ -198,7 +198,7 @@ struct eg_sessions {
 	struct sbuf ann_rule, ann_msg, ann_id;
 	struct eg_roots roots;
 	/* what the daemon's policy looks at beyond the exec (POLICY_NEEDS_*), for the one of this digest */
-	char global_needs_sha[65];
+	uint64_t global_load_seq;	/* the daemon's policy load global_needs is of (0: none yet) */
 	unsigned int global_needs;
 	/* ... and the sizes of the files it names by content (at most 64 kept) */
 	uint64_t global_sizes[64];

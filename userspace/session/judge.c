@@ -43,18 +43,21 @@ static unsigned int policy_needs(const struct eg_policy *p)
 	return needs;
 }
 
-/* What is known of the daemon's policy, taken again when it was reloaded (its digest changed). */
+/*
+ * What is known of the daemon's policy, taken again when another load is
+ * in force (a reload; the same text loaded again because its files
+ * changed: other files, other sizes).
+ */
 static void global_known(struct eg_sessions *s, const struct eg_policy *g)
 {
-	const char *sha = policy_sha256(g);
 	size_t n;
 
-	if (!strcmp(sha, s->global_needs_sha))
+	if (policy_load_seq(g) == s->global_load_seq)
 		return;
 	s->global_needs = policy_needs(g);
 	n = policy_content_sizes(g, s->global_sizes, 64);
 	s->n_global_sizes = n < 64 ? n : 64;
-	snprintf(s->global_needs_sha, sizeof(s->global_needs_sha), "%s", sha);
+	s->global_load_seq = policy_load_seq(g);
 }
 
 /* What the policies over r's session look at: the daemon's (it may be reloaded), the sessions'. */
