@@ -1142,3 +1142,41 @@ def test_a_session_judges_by_the_files_the_policy_in_force_found(ctx):
     r = subprocess.run([ctx.execgate, "exec", "-p", d.pin_path, "--", tool], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=60)
     assert r.returncode != 0, "the denied file ran in a session"
+
+
+def test_a_file_a_rule_reaches_through_a_link_is_watched_where_it_is(ctx):
+    """A rule's path is often a link to the package's file elsewhere (/usr/bin/clang-15 to
+    /usr/lib/llvm-15/bin/clang): the upgrade replaces the file there, and the directory of the
+    link never changes. That directory is watched too, and one not made yet is watched from the
+    nearest that is."""
+    links, pkg = ctx.tmpdir(), ctx.tmpdir()
+    os.chmod(links, 0o755)
+    os.chmod(pkg, 0o755)
+    real = os.path.join(pkg, "lib", "bin", "tool")
+    later = os.path.join(pkg, "later", "bin", "tool2")
+    os.makedirs(os.path.dirname(real))
+    shutil.copy("/bin/true", real)
+    os.symlink(real, os.path.join(links, "tool"))
+    other = os.path.join(ctx.tmpdir(), "other")
+    d, rel, cg = enforcing(ctx, "commands:\n  - {name: no-tool, paths: [%s/tool, %s], decision: deny}\n"
+                           % (links, later))
+    with open("/bin/true", "rb") as src:
+        true = src.read()
+    with open(real + ".new", "wb") as f:
+        f.write(true + b"\0upgraded")
+    os.chmod(real + ".new", 0o755)
+    os.rename(real + ".new", real)
+    os.link(real, other)
+    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("refresh"),
+               15, "the policy loaded again")
+    assert in_cg(cg, [other]).returncode == -signal.SIGKILL
+    # a directory made after the load: its file, once there, is bound
+    n = len([e for e in d.events() if e.get("event") == "policy" and e.get("refresh")])
+    os.makedirs(os.path.dirname(later))
+    with open(later, "wb") as f:
+        f.write(true + b"\0later")
+    os.chmod(later, 0o755)
+    os.link(later, other + "2")
+    d.wait_for(lambda e: len([x for x in d.events() if x.get("event") == "policy" and x.get("refresh")]) > n,
+               15, "the policy loaded again for the new file")
+    assert in_cg(cg, [other + "2"]).returncode == -signal.SIGKILL

@@ -209,16 +209,21 @@ static void on_files_changed(void *arg)
  * the new compiler, the kernel would judge a bypassed program by the
  * rules) that load takes its place, in the kernel too, as a reload would.
  */
-void daemon_policy_in_force(struct daemon *d, bool reload, bool refresh)
+static void rewatch(struct daemon *d)
 {
 	int err;
 
-	daemon_emit_policy(d, reload, refresh);
 	files_watch_free(d->files);
 	d->files = d->policy && d->loop ? files_watch(d->loop, d->policy, on_files_changed, d, &err) : NULL;
 	if (d->policy && d->loop && !d->files && err)
 		p_warn("cannot watch the files the policy names (%s): after an upgrade replaces one, "
 		       "'execgate policy reload' binds the rules to it", strerror(-err));
+}
+
+void daemon_policy_in_force(struct daemon *d, bool reload, bool refresh)
+{
+	daemon_emit_policy(d, reload, refresh);
+	rewatch(d);
 }
 
 /* p (loaded) in place of the policy in force, unless its contexts' ids or the kernel refuse it. */
@@ -352,6 +357,8 @@ int daemon_refresh_policy(struct daemon *d)
 	err = policy_load_buf(src, len, d->o.policy_path, &p, &dg);
 	if (!err && policy_files_same(d->policy, p)) {
 		policy_free(p);
+		/* the same files; a directory made meanwhile (a package's, not installed yet) is watched now */
+		rewatch(d);
 	} else if (!err) {
 		p_info("a file the policy names changed: the policy loaded again");
 		err = take(d, p, &dg, d->k.seq, true);

@@ -166,7 +166,37 @@ static void dir_of(const char *path, void (*fn)(const char *dir, void *arg), voi
 	if (!slash)
 		return;
 	dir[slash == dir ? 1 : slash - dir] = '\0';
+	/* one not there yet: the nearest that is (its child made is a change there) */
+	while (strcmp(dir, "/") && access(dir, F_OK)) {
+		slash = strrchr(dir, '/');
+		dir[slash == dir ? 1 : slash - dir] = '\0';
+	}
 	fn(dir, arg);
+}
+
+/* dir_of() the path, and of the file it leads to through links (a package's file is often there) */
+static void dirs_of(const char *path, void (*fn)(const char *dir, void *arg), void *arg)
+{
+	char real[PATH_MAX];
+
+	dir_of(path, fn, arg);
+	if (realpath(path, real) && strcmp(real, path))
+		dir_of(real, fn, arg);
+}
+
+struct alias_walk {
+	const char *name;
+	void (*fn)(const char *dir, void *arg);
+	void *arg;
+};
+
+static void alias_real_dir(const char *dir, void *arg)
+{
+	const struct alias_walk *w = arg;
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, w->name) < sizeof(path))
+		dirs_of(path, w->fn, w->arg);
 }
 
 static void rules_dirs(const struct eg_policy *p, void (*fn)(const char *dir, void *arg), void *arg)
@@ -178,9 +208,17 @@ static void rules_dirs(const struct eg_policy *p, void (*fn)(const char *dir, vo
 
 		for (j = 0; j < r->paths.n; j++)
 			if (eg_glob_is_literal(r->paths.v[j]))
-				dir_of(r->paths.v[j], fn, arg);
-		if (r->decision == EG_DECISION_ALLOW && r->basenames.n)
-			eg_alias_dirs(fn, arg);
+				dirs_of(r->paths.v[j], fn, arg);
+		if (r->decision != EG_DECISION_ALLOW || !r->basenames.n)
+			continue;
+		eg_alias_dirs(fn, arg);
+		/* where each name leads from there (clang-15 to /usr/lib/llvm-15/bin) */
+		for (j = 0; j < r->basenames.n; j++) {
+			struct alias_walk w = { r->basenames.v[j], fn, arg };
+
+			if (!strpbrk(r->basenames.v[j], "*?[/"))
+				eg_alias_dirs(alias_real_dir, &w);
+		}
 	}
 }
 
