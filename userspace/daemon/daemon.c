@@ -294,7 +294,7 @@ static void scopes_recheck(struct daemon *d)
 		}
 		/* the old id is gone (no program saw it go), and what the programs do for a cgroup back */
 		tracer_scope_del(d->skel, d->cg_ids[i]);
-		daemon_scope_changed(d, i, true, id);
+		daemon_scope_changed(d, i, true, id, true);
 	}
 }
 

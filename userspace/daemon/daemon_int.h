@@ -187,7 +187,7 @@ void records_stop_drain(struct daemon *d);
 extern bool records_stage_stats;
 void records_stage_report(void);
 /* A --cgroup's cgroup gone, or back with a new id: said, and its LSM link attached again. */
-void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup_id);
+void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup_id, bool starting);
 /* Everything queued in the ring buffer, to the output (bounded by time). */
 void daemon_drain_all(struct daemon *d);
 void daemon_read_counters(struct daemon *d, struct eg_counters *ret);
@@ -222,7 +222,7 @@ void kernel_stop(struct daemon *d);
 void kernel_free(struct daemon *d);
 void kernel_annotate(struct daemon *d, const struct eg_record *r, struct eg_annotation *a);
 /* A --cgroup scope's cgroup made again (state EG_SCOPE_BACK): its per-cgroup BPF LSM link too. */
-int kernel_scope_back(struct daemon *d, size_t i);
+int kernel_scope_back(struct daemon *d, size_t i, bool pin);
 /* The policy whose rules the kernel's set seq holds (the one in force, or a recent one), or NULL. */
 const struct eg_policy *kernel_policy_of(const struct daemon *d, uint32_t seq);
 /* The policy in force until a reload, for records the kernel judged with its rules. */

@@ -185,7 +185,7 @@ static int attach_cgroups(struct daemon *d)
 	return 0;
 }
 
-int kernel_scope_back(struct daemon *d, size_t i)
+int kernel_scope_back(struct daemon *d, size_t i, bool pin)
 {
 	struct daemon_kernel *k = &d->k;
 	struct bpf_link *l;
@@ -207,7 +207,8 @@ int kernel_scope_back(struct daemon *d, size_t i)
 	/* the old cgroup is gone, and its link with it */
 	bpf_link__destroy(k->cg_links[i]);
 	k->cg_links[i] = l;
-	return tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links);
+	/* at the start, kernel_start() pins them all, or hands the last copy's pins back */
+	return pin ? tracer_pin_links(d->skel, d->paths.pin, k->cg_links, k->n_cg_links) : 0;
 }
 
 int kernel_load_before_switch(struct daemon *d)

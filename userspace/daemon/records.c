@@ -248,7 +248,7 @@ static void process_record(struct daemon *d, struct eg_record *rp);
  * cgroup was removed, or made again at the same path (a restarted
  * container): said, and the per-cgroup BPF LSM link attached again.
  */
-void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup_id)
+void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup_id, bool starting)
 {
 	struct jsonw w;
 
@@ -258,7 +258,7 @@ void daemon_scope_changed(struct daemon *d, size_t i, bool back, uint64_t cgroup
 	d->cg_gone[i] = !back;
 	if (back) {
 		d->cg_ids[i] = cgroup_id;
-		if (d->k.lsm_cgroup && kernel_scope_back(d, i))
+		if (d->k.lsm_cgroup && kernel_scope_back(d, i, !starting))
 			p_warn("--cgroup %s: made again, but the BPF LSM cannot be attached to it: the kill at "
 			       "exec enforces there", d->o.cgroups[i]);
 	}
@@ -316,7 +316,7 @@ int records_on_record(void *ctx, void *data, size_t size)
 		goto next;
 	}
 	if (r.h.type == EG_EVENT_SCOPE) {
-		daemon_scope_changed(d, (size_t)r.h.dirfd, r.h.at_flags == EG_SCOPE_BACK, r.h.cgroup_id);
+		daemon_scope_changed(d, (size_t)r.h.dirfd, r.h.at_flags == EG_SCOPE_BACK, r.h.cgroup_id, false);
 		goto next;
 	}
 	/* a root not seen before (a container's): its own loaders, for its next execs */
@@ -749,8 +749,9 @@ static int count_only(void *ctx, void *data, size_t size)
 {
 	struct daemon *d = ctx;
 
-	(void)data;
-	(void)size;
+	/* a cgroup made is no record the output would have had */
+	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == EG_EVENT_CGROUP)
+		return 0;
 	d->st.shutdown_dropped++;
 	return 0;
 }
