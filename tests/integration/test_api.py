@@ -636,6 +636,15 @@ def test_an_sse_client_that_goes_frees_its_stream(ctx):
     c.close()
     eg.wait_until(lambda: followers() == 0, timeout=3, what="the follower gone with its client")
     assert a.metric("execgate_api_refused_total", 'reason="slow_client"') in (None, 0), "counted as too slow"
+    # one that sent a byte more after its request (a stray CRLF) before it closed: gone too
+    s = socket.create_connection(("127.0.0.1", a.port))
+    s.sendall(("GET /v1/events?type=approval HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+               "Authorization: Bearer %s\r\n\r\n" % TOKENS["alice"]).encode())
+    assert s.recv(4096).startswith(b"HTTP/1.1 200"), "no answer"
+    eg.wait_until(lambda: followers() == 1, what="the stream's follower")
+    s.sendall(b"\r\n")
+    s.close()
+    eg.wait_until(lambda: followers() == 0, timeout=3, what="the follower gone with a client that sent more")
 
 
 def test_a_follower_that_does_not_read_is_dropped(ctx):

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -321,10 +322,16 @@ int stream_events(struct eg_api *a, struct lws *wsi, struct api_conn *c, char *e
  */
 static bool sse_client_gone(struct lws *wsi)
 {
-	char b;
-	ssize_t n = recv(lws_get_socket_fd(wsi), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	/*
+	 * The peer's end shut (POLLRDHUP), or the connection broken: a byte
+	 * the client sent before it closed (a stray CRLF) does not hide it, as
+	 * a peek at the next byte would. An SSE client reads until it closes
+	 * and sends nothing after its request: one that shut its writing half
+	 * and still reads is taken for gone.
+	 */
+	struct pollfd p = { .fd = lws_get_socket_fd(wsi), .events = POLLIN | POLLRDHUP };
 
-	return !n || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
 }
 
 void stream_tick(struct lws *wsi, struct api_conn *c)
