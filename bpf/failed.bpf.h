@@ -144,15 +144,10 @@ static __always_inline void report_failed(long ret, bool at)
 	if (ret >= 0 || session_refused || !report_failures || !traced_cgroup())
 		return;
 
-	buf = scratch_get();
-	if (!buf) {
-		COUNT(scratch_missing);
+	e = record_begin(EG_EVENT_EXEC_FAILED);
+	if (!e)
 		return;
-	}
-	e = (struct eg_event *)buf;
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = EG_EVENT_EXEC_FAILED;
-	e->ktime_ns = bpf_ktime_get_boot_ns();
+	buf = (char *)e;
 	e->pid = pid_tgid >> 32;
 	e->tid = (__u32)pid_tgid;
 	e->err = ret;

@@ -19,6 +19,24 @@
 #include "kjudge.bpf.h"
 #include "loader.bpf.h"
 
+/*
+ * The CPU's scratch buffer as a record of type: its header zeroed, its
+ * time now. NULL (counted) when the CPU has none.
+ */
+static __always_inline struct eg_event *record_begin(__u32 type)
+{
+	struct eg_event *e = (struct eg_event *)scratch_get();
+
+	if (!e) {
+		COUNT(scratch_missing);
+		return NULL;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->type = type;
+	e->ktime_ns = bpf_ktime_get_boot_ns();
+	return e;
+}
+
 /* ---- record assembly ---------------------------------------------------- */
 
 static __always_inline void submit(char *buf, __u32 size, __u32 type)

@@ -75,25 +75,18 @@ static __noinline void scope_change(__u64 id, __u32 index, __u32 state)
 {
 	struct eg_event *e;
 	__u32 one = 1;
-	char *buf;
 
 	if (state == EG_SCOPE_BACK)
 		bpf_map_update_elem(&scope, &id, &one, BPF_ANY);
 	else
 		bpf_map_delete_elem(&scope, &id);
-	buf = scratch_get();
-	if (!buf) {
-		COUNT(scratch_missing);
+	e = record_begin(EG_EVENT_SCOPE);
+	if (!e)
 		return;
-	}
-	e = (struct eg_event *)buf;
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = EG_EVENT_SCOPE;
-	e->ktime_ns = bpf_ktime_get_boot_ns();
 	e->cgroup_id = id;
 	e->dirfd = index;
 	e->at_flags = state;
-	submit(buf, EG_EVENT_HDR, EG_EVENT_SCOPE);
+	submit((char *)e, EG_EVENT_HDR, EG_EVENT_SCOPE);
 }
 
 /*
@@ -109,22 +102,15 @@ static __noinline void scope_change(__u64 id, __u32 index, __u32 state)
 static __noinline void cgroup_made(struct cgroup *cgrp, const char *path)
 {
 	struct eg_event *e;
-	char *buf;
 	long n;
 
 	if (!cgrp || BPF_CORE_READ(cgrp, root, hierarchy_id) != 0)
 		return;
-	buf = scratch_get();
-	if (!buf) {
-		COUNT(scratch_missing);
+	e = record_begin(EG_EVENT_CGROUP);
+	if (!e)
 		return;
-	}
-	e = (struct eg_event *)buf;
-	__builtin_memset(e, 0, sizeof(*e));
-	e->type = EG_EVENT_CGROUP;
-	e->ktime_ns = bpf_ktime_get_boot_ns();
 	e->cgroup_id = BPF_CORE_READ(cgrp, kn, id);
-	n = bpf_probe_read_kernel_str(buf + EG_EVENT_HDR, EG_FILENAME_MAX, path);
+	n = bpf_probe_read_kernel_str((char *)e + EG_EVENT_HDR, EG_FILENAME_MAX, path);
 	/*
 	 * A path cut short names another cgroup: none. The tracepoint's own
 	 * buffer is 1024 bytes (TRACE_CGROUP_PATH_LEN): a path that fills it
@@ -133,7 +119,7 @@ static __noinline void cgroup_made(struct cgroup *cgrp, const char *path)
 	if (n <= 1 || n >= EG_CGROUP_MADE_MAX)
 		return;
 	e->requested_len = (__u16)(n - 1);
-	submit(buf, EG_EVENT_HDR + (__u32)(n - 1), EG_EVENT_CGROUP);
+	submit((char *)e, EG_EVENT_HDR + (__u32)(n - 1), EG_EVENT_CGROUP);
 }
 
 #endif /* EG_SCOPE_BPF_H */

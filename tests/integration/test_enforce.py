@@ -1079,6 +1079,25 @@ def test_a_rule_of_many_cgroups_and_a_deep_cgroup_is_judged_whole(ctx):
     assert r.returncode == -signal.SIGKILL, (r.returncode, r.stdout)
 
 
+def upgraded(path, tail):
+    """As a package upgrade does it: a new file (/bin/true and tail) written beside path, then
+    renamed over it."""
+    with open("/bin/true", "rb") as src, open(path + ".dpkg-new", "wb") as f:
+        f.write(src.read() + tail)
+    os.chmod(path + ".dpkg-new", 0o755)
+    os.rename(path + ".dpkg-new", path)
+
+
+def refreshes(d):
+    """The policy records of d that say the policy was loaded again (its files changed)."""
+    return len([e for e in d.events() if e.get("type") == "daemon" and e.get("event") == "policy" and
+                e.get("refresh")])
+
+
+def wait_refreshed(d, past=0, what="the policy loaded again"):
+    d.wait_for(lambda e: refreshes(d) > past, 15, what)
+
+
 def test_a_file_a_rule_names_replaced_by_an_upgrade_is_the_one_judged(ctx):
     """A rule by path is bound at load to the file it found (device, inode): a package upgrade
     renames a new file into place, and that file under another name (a hard link here; a bind
@@ -1093,13 +1112,9 @@ def test_a_file_a_rule_names_replaced_by_an_upgrade_is_the_one_judged(ctx):
     d, rel, cg = enforcing(ctx, "commands:\n  - {name: no-tool, paths: [%s], decision: deny}\n" % tool)
     assert in_cg(cg, [tool]).returncode == -signal.SIGKILL
     # the upgrade: a new file (other content) renamed over the old one, then linked elsewhere
-    with open(tool + ".dpkg-new", "wb") as f, open("/bin/true", "rb") as src:
-        f.write(src.read() + b"\0upgraded")
-    os.chmod(tool + ".dpkg-new", 0o755)
-    os.rename(tool + ".dpkg-new", tool)
+    upgraded(tool, b"\0upgraded")
     os.link(tool, other)
-    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("refresh"),
-               15, "the policy loaded again")
+    wait_refreshed(d)
     r = in_cg(cg, [other])
     assert r.returncode == -signal.SIGKILL, r.returncode
     # a change that leaves the named files as they were loads nothing again
@@ -1125,12 +1140,8 @@ def test_a_session_judges_by_the_files_the_policy_in_force_found(ctx):
     with open("/bin/true", "rb") as f:
         true = f.read()
     # the upgrade: the denied file one byte longer; a program of that size that is not it
-    with open(tool + ".new", "wb") as f:
-        f.write(true + b"\1")
-    os.chmod(tool + ".new", 0o755)
-    os.rename(tool + ".new", tool)
-    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("refresh"),
-               15, "the policy loaded again")
+    upgraded(tool, b"\1")
+    wait_refreshed(d)
     same_size = os.path.join(ctx.tmpdir(), "same-size")
     with open(same_size, "wb") as f:
         f.write(true + b"\2")
@@ -1160,23 +1171,14 @@ def test_a_file_a_rule_reaches_through_a_link_is_watched_where_it_is(ctx):
     other = os.path.join(ctx.tmpdir(), "other")
     d, rel, cg = enforcing(ctx, "commands:\n  - {name: no-tool, paths: [%s/tool, %s], decision: deny}\n"
                            % (links, later))
-    with open("/bin/true", "rb") as src:
-        true = src.read()
-    with open(real + ".new", "wb") as f:
-        f.write(true + b"\0upgraded")
-    os.chmod(real + ".new", 0o755)
-    os.rename(real + ".new", real)
+    upgraded(real, b"\0upgraded")
     os.link(real, other)
-    d.wait_for(lambda e: e.get("type") == "daemon" and e.get("event") == "policy" and e.get("refresh"),
-               15, "the policy loaded again")
+    wait_refreshed(d)
     assert in_cg(cg, [other]).returncode == -signal.SIGKILL
     # a directory made after the load: its file, once there, is bound
-    n = len([e for e in d.events() if e.get("event") == "policy" and e.get("refresh")])
+    n = refreshes(d)
     os.makedirs(os.path.dirname(later))
-    with open(later, "wb") as f:
-        f.write(true + b"\0later")
-    os.chmod(later, 0o755)
+    upgraded(later, b"\0later")
     os.link(later, other + "2")
-    d.wait_for(lambda e: len([x for x in d.events() if x.get("event") == "policy" and x.get("refresh")]) > n,
-               15, "the policy loaded again for the new file")
+    wait_refreshed(d, n, "the policy loaded again for the new file")
     assert in_cg(cg, [other + "2"]).returncode == -signal.SIGKILL

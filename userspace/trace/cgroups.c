@@ -12,9 +12,10 @@
 #include "trace/cgroups.h"
 #include "util/fileid.h"
 
-int cgroup2_mount(char *buf, size_t len)
+/* The cgroup2 mount's mountpoint into buf, and (ret_root) whether it mounts the hierarchy's root. */
+static int cgroup2_mountinfo(char *buf, size_t len, bool *ret_root)
 {
-	char line[4096], mnt[PATH_MAX], fstype[64];
+	char line[4096], mnt[PATH_MAX], root[PATH_MAX], fstype[64];
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	int err = -ENOENT;
 
@@ -26,13 +27,20 @@ int cgroup2_mount(char *buf, size_t len)
 
 		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2"))
 			continue;
-		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, mnt) != 2)
 			continue;
 		err = (size_t)snprintf(buf, len, "%s", mnt) >= len ? -ENAMETOOLONG : 0;
+		if (ret_root)
+			*ret_root = !strcmp(root, "/");
 		break;
 	}
 	fclose(f);
 	return err;
+}
+
+int cgroup2_mount(char *buf, size_t len)
+{
+	return cgroup2_mountinfo(buf, len, NULL);
 }
 
 int cgroup_dir(const char *path, char *buf, size_t len)
@@ -113,46 +121,23 @@ struct cgroup_cache {
 	char *path[CACHE_SLOTS];
 };
 
-/*
- * Whether our cgroup2 mount names cgroups as the kernel does: the
- * hierarchy's root mounted (not a subtree), in the initial cgroup
- * namespace (PROC_CGROUP_INIT_INO).
- */
-static bool whole_hierarchy(void)
-{
-	char line[4096], root[PATH_MAX], fstype[64];
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	struct stat st;
-	bool whole = false;
-
-	if (stat("/proc/self/ns/cgroup", &st) || st.st_ino != 0xEFFFFFFBu || !f) {
-		if (f)
-			fclose(f);
-		return false;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		char *sep = strstr(line, " - ");
-
-		if (!sep || sscanf(sep + 3, "%63s", fstype) != 1 || strcmp(fstype, "cgroup2") ||
-		    sscanf(line, "%*s %*s %*s %4095s", root) != 1)
-			continue;
-		whole = !strcmp(root, "/");
-		break;
-	}
-	fclose(f);
-	return whole;
-}
-
 struct cgroup_cache *cgroup_cache_new(void)
 {
 	struct cgroup_cache *c = calloc(1, sizeof(*c));
+	struct stat st;
+	bool root = false;
 
 	if (!c)
 		return NULL;
 	c->root_fd = -1;
-	if (!cgroup2_mount(c->root, sizeof(c->root)))
+	if (!cgroup2_mountinfo(c->root, sizeof(c->root), &root))
 		c->root_fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	c->whole = c->root_fd >= 0 && whole_hierarchy();
+	/*
+	 * The mount names cgroups as the kernel does: the hierarchy's root
+	 * mounted (not a subtree), in the initial cgroup namespace
+	 * (PROC_CGROUP_INIT_INO).
+	 */
+	c->whole = c->root_fd >= 0 && root && !stat("/proc/self/ns/cgroup", &st) && st.st_ino == 0xEFFFFFFBu;
 	return c;
 }
 
